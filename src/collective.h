@@ -1,0 +1,64 @@
+/* Everything that crosses ranks: communicator set-up, failure agreement,
+ * broadcasts, the K-list merge (a user-defined commutative MPI_Op), and the
+ * per-phase timing statistics. MPI types stay inside this module and its
+ * callers that include it. */
+#ifndef LBK_COLLECTIVE_H
+#define LBK_COLLECTIVE_H
+
+#include "config.h"
+#include "knn.h"
+#include "status.h"
+
+#include <mpi.h>
+#include <stdint.h>
+
+typedef struct {
+    MPI_Comm comm;
+    int rank, size;
+    int local_rank, local_size;   /* within the node (MPI_COMM_TYPE_SHARED) */
+} lbk_comm;
+
+/* After MPI_Init: world communicator, node-local rank. */
+lbk_status lbk_comm_init(lbk_comm *comm);
+void lbk_comm_free(lbk_comm *comm);
+
+/* Every rank calls this before every collective step with its own status.
+ * Returns LBK_OK when all ranks are OK; otherwise the local status on a rank
+ * that failed and LBK_ERR_REMOTE on the others (which log nothing: the
+ * failing rank already said why). Never blocks forever when a rank has
+ * failed, because a failing rank still reaches the next agreement point. */
+lbk_status lbk_agree(const lbk_comm *comm, lbk_status local);
+
+/* Rank 0's job to every rank. */
+lbk_status lbk_bcast_job(const lbk_comm *comm, lbk_job *job);
+/* Rank 0's buffer of `count` floats to every rank (count may exceed INT_MAX). */
+lbk_status lbk_bcast_floats(const lbk_comm *comm, float *data, uint64_t count);
+lbk_status lbk_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes);
+
+/* Merge two K-lists sorted by (key, id) into the K best (out may not alias). */
+void lbk_merge_lists(const lbk_candidate *a, const lbk_candidate *b, lbk_candidate *out, int k);
+
+/* Combine every rank's per-query K-lists (nq * k candidates, each list sorted
+ * by (key, id), padded with {+inf, -1, UINT64_MAX}).
+ *   LBK_MERGE_REDUCE: rank 0 receives all nq lists in `out` (nq * k); other
+ *     ranks get *slice_count = 0.
+ *   LBK_MERGE_REDUCE_SCATTER: rank r receives the lists of queries
+ *     [*slice_first, *slice_first + *slice_count), a contiguous balanced slice.
+ * `out` must hold nq * k candidates on every rank that may receive them.
+ * *bytes_moved: bytes this rank sent during the merge. */
+lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
+                                const lbk_candidate *local, uint64_t nq, int k,
+                                lbk_candidate *out, uint64_t *slice_first,
+                                uint64_t *slice_count, uint64_t *bytes_moved);
+
+/* min / avg / max over ranks of each of `count` values (all ranks get them). */
+lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
+                            double *avg, double *max);
+
+/* When several ranks share a node and the user has not set
+ * POCL_MAX_PTHREAD_COUNT, give each rank an equal share of the node's cores
+ * so PoCL's CPU device does not oversubscribe them. Call before opening the
+ * device. */
+void lbk_share_cpu_threads(const lbk_comm *comm);
+
+#endif

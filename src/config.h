@@ -1,0 +1,128 @@
+/* The job: everything a run needs, parsed from a YAML job file (libyaml
+ * document API) and --set overrides, validated once on rank 0 and then
+ * broadcast as a plain struct (no pointers inside, so MPI_Bcast of the bytes
+ * is enough). */
+#ifndef LBK_CONFIG_H
+#define LBK_CONFIG_H
+
+#include "status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LBK_PATH_MAX 1024
+#define LBK_K_MAX 1024          /* largest K any engine supports */
+#define LBK_MAX_DEVICE_LIST 64
+
+typedef enum { LBK_METRIC_L2 = 0, LBK_METRIC_L1, LBK_METRIC_LINF } lbk_metric;
+typedef enum { LBK_WEIGHTS_UNIFORM = 0, LBK_WEIGHTS_DISTANCE } lbk_weights;
+typedef enum { LBK_ENGINE_AUTO = 0, LBK_ENGINE_KDTREE, LBK_ENGINE_BRUTE } lbk_engine;
+typedef enum { LBK_DEVICE_GPU = 0, LBK_DEVICE_CPU, LBK_DEVICE_ANY } lbk_device_type;
+typedef enum {
+    LBK_FORMAT_AUTO = 0, /* from the file name's extension */
+    LBK_FORMAT_FVECS,
+    LBK_FORMAT_IVECS,
+    LBK_FORMAT_BVECS,
+    LBK_FORMAT_CSV,
+    LBK_FORMAT_IDX,      /* MNIST-style IDX, plain or .gz */
+    LBK_FORMAT_TEXT      /* labels only: one integer per line */
+} lbk_format;
+typedef enum { LBK_SPLIT_ROUND_ROBIN = 0, LBK_SPLIT_WIDEST } lbk_tree_split;
+typedef enum { LBK_SORT_AUTO = 0, LBK_SORT_BITONIC, LBK_SORT_RADIX } lbk_tree_sort;
+typedef enum { LBK_MERGE_REDUCE = 0, LBK_MERGE_REDUCE_SCATTER } lbk_merge_mode;
+
+/* One data source: points, and labels either in a separate file or as a CSV
+ * column of the points file. An empty path means "not given". */
+typedef struct {
+    char path[LBK_PATH_MAX];
+    lbk_format format;
+    char labels[LBK_PATH_MAX];
+    lbk_format labels_format;
+    int label_column;   /* CSV: 0-based column holding the label; -1 = none */
+    char delimiter;     /* CSV: ',' by default */
+    int header;         /* CSV: -1 auto-detect, 0 no header, 1 header */
+} lbk_input_spec;
+
+/* The built-in data set used when reference.path is not given: seeded
+ * Gaussian blobs, generated row by row so any shard can make its own rows. */
+typedef struct {
+    uint64_t points;    /* reference rows */
+    uint64_t queries;   /* query rows (drawn from the same blobs) */
+    int dim;
+    int classes;
+    uint64_t seed;
+    double spread;      /* blob standard deviation relative to centre spacing */
+} lbk_synthetic_spec;
+
+typedef struct {
+    char source[LBK_PATH_MAX];      /* job file path, or "<built-in default>" */
+
+    lbk_input_spec reference;
+    lbk_input_spec query;
+    lbk_synthetic_spec synthetic;
+
+    struct {
+        int k;
+        lbk_metric metric;
+        lbk_weights weights;
+        lbk_engine engine;
+    } knn;
+
+    struct {
+        lbk_device_type type;
+        uint64_t batch;             /* queries per batch; 0 = from memory budget */
+        int groups;                 /* brute: bubble groups G per query; 0 = default */
+        uint64_t memory_mb;         /* device memory budget; 0 = from the device */
+        int list[LBK_MAX_DEVICE_LIST]; /* explicit device indices, per local rank */
+        int list_len;
+    } device;
+
+    struct {
+        lbk_tree_split split;
+        lbk_tree_sort sort;
+        bool verify;
+    } tree;
+
+    struct {
+        lbk_merge_mode merge;
+    } mpi;
+
+    struct {
+        char predictions[LBK_PATH_MAX];
+        char neighbors[LBK_PATH_MAX];
+        char distances[LBK_PATH_MAX];
+        char report[LBK_PATH_MAX];
+    } output;
+} lbk_job;
+
+/* The built-in default job: synthetic data, K = 5, L2, uniform, auto engine,
+ * any device type preferring GPUs, no output files. */
+void lbk_job_defaults(lbk_job *job);
+
+/* Parse a YAML job file over the defaults. Every error is logged once as
+ * "FILE:LINE:COL: what is wrong" and returns LBK_ERR_CONFIG. Relative data
+ * paths are resolved against the job file's directory. */
+lbk_status lbk_job_load(const char *path, lbk_job *job);
+
+/* Apply one "--set key.path=value" override, with the same validation as the
+ * file; errors name the override: "--set knn.k=0: ...". */
+lbk_status lbk_job_set(lbk_job *job, const char *assignment);
+
+/* Cross-field checks that need no data (e.g. query given without reference
+ * path is fine with synthetic, K within LBK_K_MAX). */
+lbk_status lbk_job_validate(const lbk_job *job);
+
+/* Write the job back as YAML (used in the report and by `check`). */
+void lbk_job_print(const lbk_job *job, void *file /* FILE* */, int indent);
+
+const char *lbk_metric_name(lbk_metric m);
+const char *lbk_weights_name(lbk_weights w);
+const char *lbk_engine_name(lbk_engine e);
+const char *lbk_device_type_name(lbk_device_type t);
+const char *lbk_format_name(lbk_format f);
+const char *lbk_tree_split_name(lbk_tree_split s);
+const char *lbk_tree_sort_name(lbk_tree_sort s);
+const char *lbk_merge_mode_name(lbk_merge_mode m);
+
+#endif

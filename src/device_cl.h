@@ -1,0 +1,46 @@
+/* OpenCL-level access to an opened device, for the modules that launch
+ * kernels (brute, kdtree, query). Keep OpenCL types out of everything else. */
+#ifndef LBK_DEVICE_CL_H
+#define LBK_DEVICE_CL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+/* From cl_ext.h (the ICD loader returns it when no platform is installed). */
+#ifndef CL_PLATFORM_NOT_FOUND_KHR
+#define CL_PLATFORM_NOT_FOUND_KHR -1001
+#endif
+
+#include "device.h"
+
+cl_context lbk_device_context(const lbk_device *dev);
+cl_command_queue lbk_device_queue(const lbk_device *dev);
+cl_device_id lbk_device_id(const lbk_device *dev);
+
+/* Build (once per device, kernel file and options; later calls return the
+ * cached program) the embedded kernel file `file` ("brute.cl"), with the
+ * shared header lbk_shared.h prepended, -cl-std=CL1.2 and `options` (e.g.
+ * "-DLBK_K=16"). On a build failure the build log is printed. The program is
+ * owned by the device. */
+lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
+                              cl_program *out);
+
+/* clCreateKernel with an error message naming the kernel. Caller releases. */
+lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *out);
+
+/* clCreateBuffer with a readable error (names `what` and the size). */
+lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, void *host,
+                             const char *what, cl_mem *out);
+
+/* Logs "what: OpenCL error CL_XXX (-n)" and returns LBK_ERR_DEVICE when err
+ * is not CL_SUCCESS; LBK_OK otherwise. */
+lbk_status lbk_cl_check(cl_int err, const char *what);
+const char *lbk_cl_error_name(cl_int err);
+
+/* Set kernel arguments in order; each pair is (size, pointer). */
+lbk_status lbk_kernel_args(cl_kernel kernel, const char *name, int count, ...);
+
+/* Round `n` up to a multiple of `m`. */
+static inline size_t lbk_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+#endif
