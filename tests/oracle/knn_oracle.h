@@ -1,0 +1,19 @@
+/* Independent host oracle for exact kNN: a plain double loop with a full sort,
+ * written without any code from src/ so that engines are checked against
+ * something they do not share. Keys follow the rule in src/knn.h (float,
+ * j ascending, separate multiply and add), ordered by (key, global id). */
+#ifndef LBK_TEST_KNN_ORACLE_H
+#define LBK_TEST_KNN_ORACLE_H
+
+#include <stdint.h>
+
+/* metric: 0 = L2 (squared key), 1 = L1, 2 = Linf. For each of nq queries,
+ * writes k (key, index) pairs; slots beyond n get key +inf, index UINT32_MAX.
+ * Returns 0, or -1 when out of memory. */
+int oracle_knn(const float *ref, uint32_t n, const float *queries, uint32_t nq, int dim,
+               int metric, int k, float *keys, uint32_t *index);
+
+/* The key of one pair, as every engine must compute it. */
+float oracle_key(const float *a, const float *b, int dim, int metric);
+
+#endif
