@@ -13,7 +13,7 @@ typedef struct lbk_engine_state lbk_engine_state;
 
 /* Resolve `auto` for this data: returns KDTREE or BRUTE and a sentence saying
  * why (static string). */
-lbk_engine lbk_engine_resolve(lbk_engine requested, int dim, uint64_t reference_rows,
+lbk_engine lbk_engine_resolve(lbk_engine requested, int dim, uint64_t reference_rows, int k,
                               const char **why);
 
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,

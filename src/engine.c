@@ -1,0 +1,145 @@
+#include "engine.h"
+
+#include "brute.h"
+#include "kdtree.h"
+#include "log.h"
+#include "query.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lbk_engine_state {
+    lbk_engine engine;
+    int k;
+    lbk_metric metric;
+    uint64_t memory_budget;
+    lbk_brute *brute;
+    lbk_kdtree *tree;
+};
+
+lbk_engine lbk_engine_resolve(lbk_engine requested, int dim, uint64_t reference_rows, int k,
+                              const char **why)
+{
+    if (requested == LBK_ENGINE_KDTREE) {
+        *why = "requested in the job (knn.engine: kdtree)";
+        return LBK_ENGINE_KDTREE;
+    }
+    if (requested == LBK_ENGINE_BRUTE) {
+        *why = "requested in the job (knn.engine: brute)";
+        return LBK_ENGINE_BRUTE;
+    }
+    return lbk_tree_is_preferred(dim, reference_rows, k, why) ? LBK_ENGINE_KDTREE
+                                                              : LBK_ENGINE_BRUTE;
+}
+
+lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,
+                             const lbk_dataset *reference, lbk_engine_state **out)
+{
+    lbk_status st = LBK_OK;
+    lbk_engine_state *state = calloc(1, sizeof *state);
+    *out = NULL;
+    if (!state) {
+        lbk_error("out of host memory creating the engine");
+        return LBK_ERR_NOMEM;
+    }
+    state->engine = engine;
+    state->k = job->knn.k;
+    state->metric = job->knn.metric;
+    state->memory_budget = job->device.memory_mb * 1024u * 1024u;
+    if (engine == LBK_ENGINE_BRUTE) {
+        const lbk_brute_params params = {
+            .k = job->knn.k,
+            .metric = job->knn.metric,
+            .groups = job->device.groups,
+            .select = LBK_SELECT_BUBBLE,
+            .memory_budget = state->memory_budget,
+        };
+        st = lbk_brute_create(dev, reference, &params, &state->brute);
+    } else {
+        const lbk_kdtree_params params = {
+            .split = job->tree.split,
+            .sort = job->tree.sort,
+            .verify = job->tree.verify,
+            .memory_budget = state->memory_budget,
+        };
+        st = lbk_kdtree_build(dev, reference, &params, &state->tree);
+    }
+    if (st != LBK_OK)
+        goto cleanup;
+    *out = state;
+    state = NULL;
+cleanup:
+    lbk_engine_destroy(state);
+    return st;
+}
+
+uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
+{
+    if (state->brute)
+        return lbk_brute_max_batch(state->brute);
+    return lbk_tree_max_batch(state->tree, state->k, state->memory_budget);
+}
+
+lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
+                            lbk_knn_result *result)
+{
+    if (state->brute)
+        return lbk_brute_query(state->brute, queries, nq, result);
+    return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result);
+}
+
+double lbk_engine_build_seconds(const lbk_engine_state *state)
+{
+    if (!state->tree)
+        return 0.0;
+    lbk_kdtree_stats stats;
+    lbk_kdtree_get_stats(state->tree, &stats);
+    return stats.build_s;
+}
+
+void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (!state->tree)
+        return;
+    lbk_kdtree_stats stats;
+    lbk_kdtree_get_stats(state->tree, &stats);
+    snprintf(buf, size, "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64 "}",
+             stats.levels, lbk_tree_sort_name(stats.sort_used), stats.build_s,
+             stats.peak_device_bytes);
+}
+
+void lbk_engine_destroy(lbk_engine_state *state)
+{
+    if (!state)
+        return;
+    lbk_brute_destroy(state->brute);
+    lbk_kdtree_destroy(state->tree);
+    free(state);
+}
+
+lbk_status lbk_knn_result_alloc(lbk_knn_result *result, uint64_t queries, int k)
+{
+    const size_t slots = (size_t)queries * (size_t)k;
+    result->queries = queries;
+    result->k = k;
+    result->keys = malloc((slots ? slots : 1) * sizeof *result->keys);
+    result->index = malloc((slots ? slots : 1) * sizeof *result->index);
+    if (!result->keys || !result->index) {
+        lbk_knn_result_free(result);
+        lbk_error("out of host memory for %" PRIu64 " x %d results", queries, k);
+        return LBK_ERR_NOMEM;
+    }
+    return LBK_OK;
+}
+
+void lbk_knn_result_free(lbk_knn_result *result)
+{
+    free(result->keys);
+    free(result->index);
+    result->keys = NULL;
+    result->index = NULL;
+}

@@ -1,0 +1,163 @@
+#include "report.h"
+
+#include "log.h"
+#include "output.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *lbk_phase_name(lbk_phase phase)
+{
+    static const char *const names[LBK_PHASE_COUNT] = {"read",  "device", "build", "distribute",
+                                                       "query", "merge",  "output"};
+    return (unsigned)phase < LBK_PHASE_COUNT ? names[phase] : "?";
+}
+
+static const char *source_name(const lbk_input_spec *spec)
+{
+    return spec->path[0] ? spec->path : "built-in synthetic blobs";
+}
+
+void lbk_print_summary(FILE *out, const lbk_run_report *r)
+{
+    const lbk_job *job = r->job;
+    fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION, job->source);
+    fprintf(out, "  reference  %" PRIu64 " x %d  (%s)%s\n", r->reference_rows, r->dim,
+            source_name(&job->reference), r->reference_labels ? "" : "  [no labels]");
+    fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
+            job->reference.path[0] ? job->query.path : "built-in synthetic blobs",
+            r->query_labels ? "" : "  [no labels]");
+    fprintf(out, "  knn        k=%d  metric=%s  weights=%s\n", job->knn.k,
+            lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
+    fprintf(out, "  engine     %s  (%s)\n", lbk_engine_name(r->engine), r->engine_why);
+    if (r->engine_detail[0])
+        fprintf(out, "             %s\n", r->engine_detail);
+    fprintf(out, "  ranks      %d  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n", r->ranks,
+            lbk_merge_mode_name(job->mpi.merge), r->batches, r->batch_size);
+    for (int i = 0; i < r->ranks; i++) {
+        if (i == 8 && r->ranks > 9) {
+            fprintf(out, "  ...        (%d more ranks; see the report)\n", r->ranks - 8);
+            break;
+        }
+        fprintf(out, "  device     rank %d: %s\n", i, r->devices + (size_t)i * LBK_DEVICE_DESC);
+    }
+    fprintf(out, "  phase          %s\n", r->ranks > 1 ? "min / avg / max over ranks (s)" : "seconds");
+    for (int p = 0; p < LBK_PHASE_COUNT; p++) {
+        if (r->ranks > 1)
+            fprintf(out, "    %-11s %9.3f %9.3f %9.3f\n", lbk_phase_name((lbk_phase)p),
+                    r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
+        else
+            fprintf(out, "    %-11s %9.3f\n", lbk_phase_name((lbk_phase)p), r->phase_max[p]);
+    }
+    fprintf(out, "  total      %.3f s;  search %.3f s;  %.0f queries/s\n", r->total_s, r->search_s,
+            r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
+    if (r->ranks > 1)
+        fprintf(out, "  merge      %.2f MiB moved\n", (double)r->merge_bytes / (1024.0 * 1024.0));
+    if (r->confusion && r->confusion->total > 0)
+        fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
+                (double)r->confusion->correct / (double)r->confusion->total, r->confusion->correct,
+                r->confusion->total);
+    const char *outputs[] = {job->output.predictions, job->output.neighbors,
+                             job->output.distances, job->output.report};
+    const char *names[] = {"predictions", "neighbors", "distances", "report"};
+    for (int i = 0; i < 4; i++)
+        if (outputs[i][0])
+            fprintf(out, "  %-10s %s\n", names[i], outputs[i]);
+}
+
+/* YAML double-quoted scalar: escape what YAML requires. */
+static void yaml_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\x%02x", (unsigned char)*s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_report_body(FILE *f, const lbk_run_report *r)
+{
+    const lbk_job *job = r->job;
+    fprintf(f, "lbknn_version: \"%s\"\n", LBK_VERSION);
+    fprintf(f, "job_file: ");
+    yaml_string(f, job->source);
+    fprintf(f, "\njob:\n");
+    lbk_job_print(job, f, 2);
+    fprintf(f, "inputs:\n  reference: {source: ");
+    yaml_string(f, source_name(&job->reference));
+    fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->reference_rows, r->dim,
+            r->reference_labels ? "true" : "false");
+    fprintf(f, "  query: {source: ");
+    yaml_string(f, job->reference.path[0] ? job->query.path : "built-in synthetic blobs");
+    fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->query_rows, r->dim,
+            r->query_labels ? "true" : "false");
+    fprintf(f, "engine: {name: %s, reason: ", lbk_engine_name(r->engine));
+    yaml_string(f, r->engine_why);
+    fprintf(f, ", k: %d, metric: %s, weights: %s}\n", job->knn.k, lbk_metric_name(job->knn.metric),
+            lbk_weights_name(job->knn.weights));
+    if (r->engine_detail[0])
+        fprintf(f, "%s\n", r->engine_detail);
+    fprintf(f, "ranks: %d\ndevices:\n", r->ranks);
+    for (int i = 0; i < r->ranks; i++) {
+        fprintf(f, "  - {rank: %d, device: ", i);
+        yaml_string(f, r->devices + (size_t)i * LBK_DEVICE_DESC);
+        fprintf(f, "}\n");
+    }
+    fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);
+    fprintf(f, "timings_s:\n");
+    for (int p = 0; p < LBK_PHASE_COUNT; p++)
+        fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n", lbk_phase_name((lbk_phase)p),
+                r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
+    fprintf(f, "  total: %.6f\n  search: %.6f\n", r->total_s, r->search_s);
+    fprintf(f, "queries_per_second: %.1f\n",
+            r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
+    fprintf(f, "merge: {mode: %s, bytes: %" PRIu64 "}\n", lbk_merge_mode_name(job->mpi.merge),
+            r->merge_bytes);
+    if (r->confusion && r->confusion->total > 0) {
+        const lbk_confusion *c = r->confusion;
+        fprintf(f, "accuracy: %.6f\ncorrect: %" PRIu64 "\nevaluated: %" PRIu64 "\n",
+                (double)c->correct / (double)c->total, c->correct, c->total);
+        if (c->classes > 0) {
+            fprintf(f, "confusion_matrix:  # rows: true label 0..%d, columns: predicted\n",
+                    c->classes - 1);
+            for (int t = 0; t < c->classes; t++) {
+                fprintf(f, "  - [");
+                for (int p = 0; p < c->classes; p++)
+                    fprintf(f, "%s%" PRIu64, p ? ", " : "", c->matrix[(size_t)t * c->classes + p]);
+                fprintf(f, "]\n");
+            }
+            if (c->other)
+                fprintf(f, "confusion_outside_matrix: %" PRIu64 "\n", c->other);
+        }
+    } else {
+        fprintf(f, "accuracy: null  # the queries have no labels\n");
+    }
+}
+
+lbk_status lbk_write_report(const char *path, const lbk_run_report *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    lbk_status st = LBK_OK;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        lbk_error("out of host memory rendering the report");
+        return LBK_ERR_NOMEM;
+    }
+    write_report_body(f, r);
+    if (fclose(f) != 0) {
+        lbk_error("out of host memory rendering the report");
+        st = LBK_ERR_NOMEM;
+        goto cleanup;
+    }
+    st = lbk_write_file_atomically(path, text, len);
+cleanup:
+    free(text);
+    return st;
+}
