@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# End-to-end scenarios for lbknn, one per CTest test.
+# usage: e2e.sh LBKNN VERIFY WORKDIR SCENARIO
+set -u
+LBKNN=$1 VERIFY=$2 WORK=$3 SCENARIO=$4
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# expect_exit CODE CMD...: run, keep stderr in err.txt, check the exit code
+expect_exit() {
+    local want=$1; shift
+    "$@" >out.txt 2>err.txt
+    local got=$?
+    [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "exit $got, expected $want: $*"; }
+}
+expect_err() { grep -qF -- "$1" err.txt || { cat err.txt >&2; fail "stderr lacks '$1'"; }; }
+expect_out() { grep -qF -- "$1" out.txt || { cat out.txt >&2; fail "stdout lacks '$1'"; }; }
+no_outputs() {
+    local left
+    left=$(ls out/ 2>/dev/null)
+    [ -z "$left" ] || fail "output files left behind: $left"
+}
+
+case $SCENARIO in
+default-job)
+    # The built-in default job, made smaller only in size: same code path.
+    expect_exit 0 "$LBKNN" run --set synthetic.points=20000 --set synthetic.queries=2000
+    expect_out "accuracy"
+    expect_out "engine"
+    expect_out "queries/s"
+    ;;
+every-output)
+    for engine in brute kdtree; do
+        for metric in l2 l1 linf; do
+            for weights in uniform distance; do
+                rm -rf out && mkdir out
+                expect_exit 0 "$LBKNN" generate data --points 1500 --queries 120 --dim 3 --classes 4 --seed 7
+                expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=7 \
+                    --set knn.metric=$metric --set knn.weights=$weights --set knn.engine=$engine \
+                    --set output.predictions=out/p.csv --set output.neighbors=out/n.ivecs \
+                    --set output.distances=out/d.fvecs --set output.report=out/r.yaml
+                [ -s out/r.yaml ] || fail "no report"
+                grep -q '^accuracy: 0\.' out/r.yaml || fail "report has no accuracy"
+                grep -q '^confusion_matrix:' out/r.yaml || fail "report has no confusion matrix"
+                "$VERIFY" data 7 $metric $weights out/p.csv out/n.ivecs out/d.fvecs \
+                    || fail "outputs differ from the oracle ($engine $metric $weights)"
+            done
+        done
+    done
+    ;;
+failed-run-leaves-nothing)
+    mkdir out
+    expect_exit 0 "$LBKNN" generate data --points 500 --queries 50 --dim 3
+    # The neighbours file cannot be created, after the predictions file was:
+    # the partial predictions file must be removed too.
+    expect_exit 1 "$LBKNN" run data/job.yaml --quiet --set output.predictions=out/p.csv \
+        --set output.neighbors=out/missing-dir/n.ivecs
+    expect_err "missing-dir/n.ivecs"
+    no_outputs
+    ;;
+bad-input-leaves-nothing)
+    mkdir out
+    printf '1,2,0\n3,4,1\n5,6,0\n' > ref.csv
+    printf '1,2,0\n3,nan,1\n' > query.csv
+    printf 'reference: {path: ref.csv, label_column: 2}\nquery: {path: query.csv, label_column: 2}\nknn: {k: 1}\noutput: {predictions: out/p.csv}\n' > job.yaml
+    expect_exit 2 "$LBKNN" run job.yaml
+    expect_err "query.csv:2"
+    no_outputs
+    ;;
+k-larger-than-data)
+    expect_exit 2 "$LBKNN" run --set synthetic.points=3 --set synthetic.classes=2 --set knn.k=5
+    expect_err "knn.k = 5 is larger than the 3 reference points"
+    ;;
+dimension-mismatch)
+    expect_exit 0 "$LBKNN" generate a --points 50 --queries 5 --dim 3
+    expect_exit 0 "$LBKNN" generate b --points 50 --queries 5 --dim 4
+    printf 'reference: {path: a/reference.fvecs, labels: a/reference-labels.ivecs}\nquery: {path: b/query.fvecs}\n' > job.yaml
+    expect_exit 2 "$LBKNN" run job.yaml
+    expect_err "b/query.fvecs: queries have dimension 4 but the reference points"
+    expect_exit 2 "$LBKNN" check job.yaml
+    ;;
+cli)
+    expect_exit 0 "$LBKNN" --help
+    expect_out "Usage: lbknn"
+    expect_exit 0 "$LBKNN" --version
+    expect_out "lbknn "
+    expect_exit 0 "$LBKNN" run --help
+    expect_exit 2 "$LBKNN"
+    expect_exit 2 "$LBKNN" frobnicate
+    expect_err "unknown command 'frobnicate'"
+    expect_exit 2 "$LBKNN" run --bogus
+    expect_err "unknown option '--bogus'"
+    expect_exit 2 "$LBKNN" run --set knn.k=0
+    expect_err "--set knn.k=0"
+    expect_exit 2 "$LBKNN" run no-such-job.yaml
+    expect_err "no-such-job.yaml"
+    expect_exit 0 "$LBKNN" devices
+    expect_out "OpenCL devices"
+    expect_exit 0 "$LBKNN" check --set synthetic.points=100 --set synthetic.queries=10
+    expect_out "OK"
+    expect_exit 2 "$LBKNN" generate
+    ;;
+generate-formats)
+    for fmt in fvecs bvecs csv idx; do
+        expect_exit 0 "$LBKNN" generate g-$fmt --points 300 --queries 30 --dim 5 --format $fmt
+        expect_exit 0 "$LBKNN" check g-$fmt/job.yaml
+        expect_exit 0 "$LBKNN" run g-$fmt/job.yaml --quiet --set output.predictions=p-$fmt.csv
+        [ "$(wc -l < p-$fmt.csv)" -eq 31 ] || fail "$fmt: expected 30 predictions"
+    done
+    # The same points in every float-exact format give the same predictions.
+    cmp p-fvecs.csv p-csv.csv || fail "csv and fvecs runs differ"
+    cmp p-fvecs.csv p-idx.csv || fail "idx and fvecs runs differ"
+    ;;
+*)
+    fail "unknown scenario $SCENARIO"
+    ;;
+esac
+echo "PASS: $SCENARIO"
