@@ -52,7 +52,7 @@ typedef struct {
     int dim;
     int classes;
     uint64_t seed;
-    double spread;      /* blob standard deviation relative to centre spacing */
+    double spread;      /* per-coordinate standard deviation of a blob (centres in [0, 6.25)^dim) */
 } lbk_synthetic_spec;
 
 typedef struct {
@@ -100,20 +100,29 @@ typedef struct {
  * any device type preferring GPUs, no output files. */
 void lbk_job_defaults(lbk_job *job);
 
-/* Parse a YAML job file over the defaults. Every error is logged once as
- * "FILE:LINE:COL: what is wrong" and returns LBK_ERR_CONFIG. Relative data
- * paths are resolved against the job file's directory. */
+/* Parse a YAML job file over the defaults (the job is reset first). Every
+ * error is logged once as "FILE:LINE:COL: what is wrong" and returns
+ * LBK_ERR_CONFIG; the cross-key rules of lbk_job_validate are applied to the
+ * file too, with positions. Relative input paths (reference.*, query.*)
+ * become absolute against the job file's directory; relative output paths
+ * are kept, i.e. relative to the working directory. */
 lbk_status lbk_job_load(const char *path, lbk_job *job);
 
-/* Apply one "--set key.path=value" override, with the same validation as the
- * file; errors name the override: "--set knn.k=0: ...". */
+/* Apply one "--set section.key=value" override, with the same validation as
+ * the file; errors name the override: "--set knn.k=0: ...". The value is a
+ * YAML scalar (or flow sequence for device.list); paths are taken literally
+ * and kept relative to the working directory. On error the job is unchanged. */
 lbk_status lbk_job_set(lbk_job *job, const char *assignment);
 
-/* Cross-field checks that need no data (e.g. query given without reference
- * path is fine with synthetic, K within LBK_K_MAX). */
+/* Every per-key range again plus the cross-key rules (query.path needs
+ * reference.path and vice versa, label_column needs CSV, predictions need
+ * reference labels, synthetic classes <= points). Call after load and all
+ * overrides; errors read "SOURCE: what is wrong". */
 lbk_status lbk_job_validate(const lbk_job *job);
 
-/* Write the job back as YAML (used in the report and by `check`). */
+/* Write the job back as YAML, every key, each line prefixed by `indent`
+ * spaces (used in the report and by `check`). Loading the output gives the
+ * same job as long as its input paths are absolute (as loaded ones are). */
 void lbk_job_print(const lbk_job *job, void *file /* FILE* */, int indent);
 
 const char *lbk_metric_name(lbk_metric m);

@@ -30,7 +30,9 @@ typedef struct {
 } lbk_source_info;
 
 /* Resolve LBK_FORMAT_AUTO from the extension (".fvecs", ".csv", "-ubyte",
- * "-ubyte.gz", ".idx", ".txt", ...). Returns LBK_FORMAT_AUTO when unknown. */
+ * "-ubyte.gz", ".idx", ".txt", ...). Returns LBK_FORMAT_AUTO when unknown.
+ * ".tsv" is CSV: the delimiter always comes from the spec. Only IDX may be
+ * gzip-compressed (recognised by content, so the name needs no ".gz"). */
 lbk_format lbk_format_from_path(const char *path);
 
 lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
@@ -39,7 +41,10 @@ lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
  * (fvecs/ivecs/bvecs, plain IDX) read only those bytes. Every value is
  * checked: non-finite values, truncated records, ragged rows, non-numeric
  * fields and label/point count mismatches are LBK_ERR_INPUT with the file,
- * the 1-based row (and column where it applies). */
+ * the 1-based row (and column where it applies). Rows are the record number
+ * in binary files and the physical line number in text files. Labels are
+ * non-negative int32. lo == hi is an empty shard: headers are still
+ * checked. A labels file together with a CSV label_column is an error. */
 lbk_status lbk_source_read(const lbk_input_spec *spec, uint64_t lo, uint64_t hi,
                            lbk_dataset *out);
 
@@ -51,7 +56,11 @@ lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uin
                               uint64_t hi, lbk_dataset *out);
 
 /* Writers, used by `lbknn generate`, the outputs and the tests. Each writes
- * the whole file; callers handle temp-file-and-rename. */
+ * the whole file; callers handle temp-file-and-rename. Points: bvecs needs
+ * integers 0..255 and ivecs int32 integers (else LBK_ERR_INPUT, nothing
+ * written); IDX is ubyte when every value is an integer 0..255, else float;
+ * fvecs writes any value, +inf included. I/O failures (also at close) are
+ * LBK_ERR_IO naming the path. */
 lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_dataset *data);
 /* CSV writes points and, with labels, the label as the last column. */
 lbk_status lbk_write_labels(const char *path, lbk_format format, const int32_t *labels,

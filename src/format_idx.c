@@ -1,0 +1,429 @@
+/* IDX (the MNIST format): a big-endian header "0, 0, type, ndims" and ndims
+ * uint32 sizes, then the values row-major. The first size is the row count;
+ * the rest multiply to the point dimension (28 x 28 images -> 784).
+ * Compressed files are recognised by the gzip magic and streamed through
+ * zlib; plain files seek straight to a shard's first row. */
+#include "format_io.h"
+
+#include "log.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define CHUNK_BYTES ((size_t)8 << 20)
+#define MAX_NDIMS 16
+
+enum { IDX_U8 = 0x08, IDX_I8 = 0x09, IDX_I16 = 0x0B, IDX_I32 = 0x0C, IDX_F32 = 0x0D, IDX_F64 = 0x0E };
+
+typedef struct {
+    const char *path;
+    FILE *file;
+    gzFile gz;
+} idx_stream;
+
+typedef struct {
+    int type;
+    size_t value_bytes;
+    int ndims;
+    uint64_t rows;
+    uint64_t dim;
+    uint64_t header_bytes;
+} idx_header;
+
+static size_t type_bytes(int type)
+{
+    switch (type) {
+    case IDX_U8:
+    case IDX_I8: return 1;
+    case IDX_I16: return 2;
+    case IDX_I32:
+    case IDX_F32: return 4;
+    case IDX_F64: return 8;
+    default: return 0;
+    }
+}
+
+static bool type_is_integer(int type) { return type != IDX_F32 && type != IDX_F64; }
+
+static void stream_close(idx_stream *s)
+{
+    if (s->file)
+        fclose(s->file);
+    if (s->gz)
+        gzclose(s->gz);
+    s->file = NULL;
+    s->gz = NULL;
+}
+
+static lbk_status stream_open(idx_stream *s, const char *path)
+{
+    lbk_status st = LBK_OK;
+    unsigned char magic[2];
+    size_t got = 0;
+    memset(s, 0, sizeof *s);
+    s->path = path;
+    st = lbk_fmt_open_read(path, &s->file);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_read(s->file, path, magic, sizeof magic, &got);
+    if (st != LBK_OK)
+        goto cleanup;
+    if (got == sizeof magic && magic[0] == 0x1f && magic[1] == 0x8b) {
+        fclose(s->file);
+        s->file = NULL;
+        errno = 0;
+        s->gz = gzopen(path, "rb");
+        if (!s->gz) {
+            lbk_error("%s: cannot open: %s", path, errno ? strerror(errno) : "zlib failed");
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        gzbuffer(s->gz, 1 << 18);
+    } else {
+        st = lbk_fmt_seek(s->file, path, 0);
+    }
+cleanup:
+    if (st != LBK_OK)
+        stream_close(s);
+    return st;
+}
+
+static lbk_status stream_read(idx_stream *s, void *buf, size_t n, size_t *got)
+{
+    lbk_status st = LBK_OK;
+    if (s->file) {
+        st = lbk_fmt_read(s->file, s->path, buf, n, got);
+        goto cleanup;
+    }
+    *got = 0;
+    while (*got < n) {
+        size_t want = n - *got < ((size_t)1 << 30) ? n - *got : (size_t)1 << 30;
+        int r = gzread(s->gz, (unsigned char *)buf + *got, (unsigned)want);
+        if (r < 0) {
+            int code = 0;
+            const char *why = gzerror(s->gz, &code);
+            lbk_error("%s: cannot decompress: %s", s->path,
+                      code == Z_ERRNO ? strerror(errno) : why);
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+cleanup:
+    return st;
+}
+
+static lbk_status stream_seek(idx_stream *s, uint64_t offset)
+{
+    lbk_status st = LBK_OK;
+    if (s->file) {
+        st = lbk_fmt_seek(s->file, s->path, offset);
+        goto cleanup;
+    }
+    /* zlib emulates the seek by decompressing up to the offset. */
+    if (offset > (uint64_t)LONG_MAX || gzseek(s->gz, (z_off_t)offset, SEEK_SET) < 0) {
+        lbk_error("%s: cannot seek to byte %llu of the decompressed data", s->path,
+                  (unsigned long long)offset);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+cleanup:
+    return st;
+}
+
+static lbk_status read_header(idx_stream *s, idx_header *h)
+{
+    lbk_status st = LBK_OK;
+    const char *path = s->path;
+    unsigned char buf[4 * MAX_NDIMS];
+    size_t got = 0;
+    memset(h, 0, sizeof *h);
+
+    st = stream_read(s, buf, 4, &got);
+    if (st != LBK_OK)
+        goto cleanup;
+    if (got == 0) {
+        lbk_error("%s: empty file", path);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (got < 4) {
+        lbk_error("%s: truncated IDX header (%zu bytes)", path, got);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    h->type = buf[2];
+    h->ndims = buf[3];
+    h->value_bytes = type_bytes(h->type);
+    if (buf[0] != 0 || buf[1] != 0 || h->value_bytes == 0 || h->ndims < 1 ||
+        h->ndims > MAX_NDIMS) {
+        lbk_error("%s: bad IDX magic number 0x%08x (expected 0x000008nn..0x00000Enn)", path,
+                  (unsigned)lbk_get_be32(buf));
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    st = stream_read(s, buf, 4 * (size_t)h->ndims, &got);
+    if (st != LBK_OK)
+        goto cleanup;
+    if (got < 4 * (size_t)h->ndims) {
+        lbk_error("%s: truncated IDX header (%d sizes expected)", path, h->ndims);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    h->rows = lbk_get_be32(buf);
+    h->dim = 1;
+    for (int i = 1; i < h->ndims; i++) {
+        h->dim *= lbk_get_be32(buf + 4 * i);
+        if (h->dim > INT_MAX) {
+            lbk_error("%s: IDX point dimension is too large", path);
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+    }
+    h->header_bytes = 4 + 4 * (uint64_t)h->ndims;
+cleanup:
+    return st;
+}
+
+/* Opens, reads the header and checks it against what the caller expects. */
+static lbk_status open_checked(idx_stream *s, const char *path, bool labels, idx_header *h)
+{
+    lbk_status st = LBK_OK;
+    st = stream_open(s, path);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = read_header(s, h);
+    if (st != LBK_OK)
+        goto cleanup;
+    if (labels && h->ndims != 1) {
+        lbk_error("%s: an IDX label file has 1 dimension, this one has %d", path, h->ndims);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (labels && !type_is_integer(h->type)) {
+        lbk_error("%s: IDX labels must have an integer type, not type 0x%02X", path,
+                  (unsigned)h->type);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (!labels && h->ndims < 2) {
+        lbk_error("%s: an IDX points file has at least 2 dimensions, this one has 1 "
+                  "(a label file?)",
+                  path);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (h->dim == 0) {
+        lbk_error("%s: dimension 0", path);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (s->file) {
+        /* Plain files can be checked whole now; gzip ones only as they stream. */
+        uint64_t size = 0;
+        uint64_t rec = h->dim * h->value_bytes;
+        st = lbk_fmt_file_size(s->file, path, &size);
+        if (st != LBK_OK)
+            goto cleanup;
+        uint64_t expect = h->header_bytes + h->rows * rec;
+        if (size < expect) {
+            lbk_error("%s:%llu: truncated record (file is %llu bytes, the header promises %llu)",
+                      path, (unsigned long long)((size - h->header_bytes) / rec + 1),
+                      (unsigned long long)size, (unsigned long long)expect);
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        if (size > expect) {
+            lbk_error("%s: %llu bytes after the last record the header declares", path,
+                      (unsigned long long)(size - expect));
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+    }
+cleanup:
+    return st;
+}
+
+lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim)
+{
+    lbk_status st = LBK_OK;
+    idx_stream s = {0};
+    idx_header h;
+    st = open_checked(&s, path, labels, &h);
+    if (st != LBK_OK)
+        goto cleanup;
+    *rows = h.rows;
+    *dim = (int)h.dim;
+cleanup:
+    stream_close(&s);
+    return st;
+}
+
+static double decode_value(int type, const unsigned char *p)
+{
+    switch (type) {
+    case IDX_U8: return p[0];
+    case IDX_I8: return (signed char)p[0];
+    case IDX_I16: return (int16_t)(uint16_t)(p[0] << 8 | p[1]);
+    case IDX_I32: return (int32_t)lbk_get_be32(p);
+    case IDX_F32: {
+        uint32_t bits = lbk_get_be32(p);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    default: {
+        uint64_t bits = (uint64_t)lbk_get_be32(p) << 32 | lbk_get_be32(p + 4);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        return d;
+    }
+    }
+}
+
+lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+                        int32_t *labels)
+{
+    lbk_status st = LBK_OK;
+    idx_stream s = {0};
+    idx_header h;
+    unsigned char *buf = NULL;
+
+    st = open_checked(&s, path, labels != NULL, &h);
+    if (st != LBK_OK)
+        goto cleanup;
+    const uint64_t dim = h.dim;
+    const uint64_t rec = dim * h.value_bytes;
+    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
+    if (chunk_rows > hi - lo)
+        chunk_rows = hi - lo;
+    st = lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = stream_seek(&s, h.header_bytes + lo * rec);
+    if (st != LBK_OK)
+        goto cleanup;
+    for (uint64_t r = lo; r < hi;) {
+        uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
+        size_t got = 0;
+        st = stream_read(&s, buf, (size_t)(n * rec), &got);
+        if (st != LBK_OK)
+            goto cleanup;
+        if (got < n * rec) {
+            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
+                      (unsigned long long)(r + got / rec + 1));
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            const uint64_t row = r + i;
+            for (uint64_t j = 0; j < dim; j++) {
+                double v = decode_value(h.type, buf + (i * dim + j) * h.value_bytes);
+                if (labels) {
+                    if (v < 0) {
+                        lbk_error("%s:%llu: negative label %.0f", path,
+                                  (unsigned long long)(row + 1), v);
+                        st = LBK_ERR_INPUT;
+                        goto cleanup;
+                    }
+                    labels[row - lo] = (int32_t)v;
+                    continue;
+                }
+                float f = (float)v;
+                if (!isfinite(f)) {
+                    lbk_error("%s:%llu:%llu: value is not a finite float (%g)", path,
+                              (unsigned long long)(row + 1), (unsigned long long)(j + 1), v);
+                    st = LBK_ERR_INPUT;
+                    goto cleanup;
+                }
+                points[(row - lo) * dim + j] = f;
+            }
+        }
+        r += n;
+    }
+cleanup:
+    free(buf);
+    stream_close(&s);
+    return st;
+}
+
+/* Header with sizes {rows, dim} (points) or {rows} (labels), then values. */
+static lbk_status write_idx(const char *path, int type, int ndims, uint64_t rows, int dim,
+                            const float *points, const int32_t *labels)
+{
+    lbk_status st = LBK_OK;
+    FILE *file = NULL;
+    unsigned char *buf = NULL;
+    unsigned char head[12];
+    const size_t vb = type_bytes(type);
+    const uint64_t count = rows * (uint64_t)dim;
+    const size_t chunk = CHUNK_BYTES / vb;
+
+    if (rows > UINT32_MAX) {
+        lbk_error("%s: IDX holds at most %u rows, not %llu", path, (unsigned)UINT32_MAX,
+                  (unsigned long long)rows);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    lbk_put_be32(head, (uint32_t)type << 8 | (uint32_t)ndims);
+    lbk_put_be32(head + 4, (uint32_t)rows);
+    lbk_put_be32(head + 8, (uint32_t)dim);
+    st = lbk_fmt_alloc((void **)&buf, chunk, vb);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_open_write(path, &file);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_write(file, path, head, 4 + 4 * (size_t)ndims);
+    if (st != LBK_OK)
+        goto cleanup;
+    for (uint64_t at = 0; at < count;) {
+        size_t n = count - at < chunk ? (size_t)(count - at) : chunk;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char *p = buf + i * vb;
+            if (type == IDX_U8) {
+                *p = (unsigned char)(points ? points[at + i] : (float)labels[at + i]);
+            } else if (type == IDX_I32) {
+                lbk_put_be32(p, (uint32_t)labels[at + i]);
+            } else {
+                uint32_t bits;
+                memcpy(&bits, &points[at + i], sizeof bits);
+                lbk_put_be32(p, bits);
+            }
+        }
+        st = lbk_fmt_write(file, path, buf, n * vb);
+        if (st != LBK_OK)
+            goto cleanup;
+        at += n;
+    }
+    st = lbk_fmt_close_write(file, path);
+    file = NULL;
+cleanup:
+    if (file)
+        fclose(file);
+    free(buf);
+    return st;
+}
+
+lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows, int dim)
+{
+    /* Bytes when they suffice (the MNIST form, a quarter of the size). */
+    bool bytes = true;
+    for (uint64_t i = 0; i < rows * (uint64_t)dim && bytes; i++)
+        bytes = points[i] >= 0.0f && points[i] <= 255.0f && points[i] == floorf(points[i]);
+    return write_idx(path, bytes ? IDX_U8 : IDX_F32, 2, rows, dim, points, NULL);
+}
+
+lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_t rows)
+{
+    bool bytes = true;
+    for (uint64_t i = 0; i < rows && bytes; i++)
+        bytes = labels[i] >= 0 && labels[i] <= 255;
+    return write_idx(path, bytes ? IDX_U8 : IDX_I32, 1, rows, 1, NULL, labels);
+}

@@ -1,0 +1,117 @@
+/* Private to the dataset module: the per-format readers and writers that
+ * dataset.c dispatches to, and the byte, line and field helpers they share.
+ *
+ * Conventions: row numbers in messages are 1-based (binary formats: the
+ * record number; text formats: the physical line), columns are 1-based.
+ * Readers are called only after a successful probe of the same file, and
+ * with lo < hi <= rows. */
+#ifndef LBK_FORMAT_IO_H
+#define LBK_FORMAT_IO_H
+
+#include "dataset.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- files ------------------------------------------------------------ */
+
+/* Missing, unreadable or a directory: "PATH: cannot open: why", LBK_ERR_INPUT. */
+lbk_status lbk_fmt_open_read(const char *path, FILE **out);
+lbk_status lbk_fmt_open_write(const char *path, FILE **out);
+/* Flushes and closes, reporting a failed write or close with the path. */
+lbk_status lbk_fmt_close_write(FILE *file, const char *path);
+lbk_status lbk_fmt_file_size(FILE *file, const char *path, uint64_t *size);
+lbk_status lbk_fmt_seek(FILE *file, const char *path, uint64_t offset);
+/* Reads up to n bytes; *got < n only at end of file. */
+lbk_status lbk_fmt_read(FILE *file, const char *path, void *buf, size_t n, size_t *got);
+lbk_status lbk_fmt_write(FILE *file, const char *path, const void *buf, size_t n);
+/* count * size bytes, refusing sizes that overflow. */
+lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size);
+
+static inline uint32_t lbk_get_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint32_t lbk_get_be32(const unsigned char *p)
+{
+    return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
+}
+static inline void lbk_put_le32(unsigned char *p, uint32_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)(v >> 16);
+    p[3] = (unsigned char)(v >> 24);
+}
+static inline void lbk_put_be32(unsigned char *p, uint32_t v)
+{
+    p[3] = (unsigned char)v;
+    p[2] = (unsigned char)(v >> 8);
+    p[1] = (unsigned char)(v >> 16);
+    p[0] = (unsigned char)(v >> 24);
+}
+
+/* ---- text lines and fields -------------------------------------------- */
+
+typedef struct {
+    FILE *file;
+    const char *path;
+    char *buf;
+    size_t cap;
+    uint64_t line;  /* physical number of the line last returned, 1-based */
+} lbk_line_reader;
+
+lbk_status lbk_lines_open(lbk_line_reader *reader, const char *path);
+void lbk_lines_close(lbk_line_reader *reader);
+/* The next non-blank line, without its line ending ("\n" or "\r\n"), or
+ * *line = NULL at the end. Blank lines are allowed only at the end of the
+ * file; one followed by data is an error at the blank line. */
+lbk_status lbk_lines_next(lbk_line_reader *reader, char **line);
+
+/* Strips leading and trailing blanks in place. */
+char *lbk_trim(char *s);
+/* Whole-field parses of trimmed text. */
+bool lbk_parse_number(const char *field);
+/* Logs "PATH:ROW[:COL]: what" (col <= 0: no column) on failure. */
+lbk_status lbk_parse_float(const char *path, uint64_t row, int col, const char *field,
+                           float *out);
+lbk_status lbk_parse_label(const char *path, uint64_t row, int col, const char *field,
+                           int32_t *out);
+
+/* ---- formats ------------------------------------------------------------ */
+
+/* fvecs / ivecs / bvecs: little-endian records "int32 dim, dim values". */
+lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
+/* Exactly one of points / ints is non-NULL; ints only for ivecs. */
+lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo,
+                           uint64_t hi, float *points, int32_t *ints);
+/* Exactly one of points / ints is non-NULL. Float values must fit the
+ * format (bvecs: integers 0..255, ivecs: int32 integers). */
+lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *points,
+                            const int32_t *ints, uint64_t rows, int dim);
+
+lbk_status lbk_csv_probe(const lbk_input_spec *spec, uint64_t *rows, int *dim);
+/* labels non-NULL only when spec->label_column >= 0. */
+lbk_status lbk_csv_read(const lbk_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
+                        float *points, int32_t *labels);
+lbk_status lbk_csv_write(const char *path, const lbk_dataset *data);
+
+/* IDX, plain or gzip (told apart by the gzip magic, not the name). */
+lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim);
+/* Exactly one of points / labels is non-NULL. */
+lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+                        int32_t *labels);
+lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows,
+                                int dim);
+lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_t rows);
+
+/* Label files: ivecs (dim 1), IDX, TEXT (one integer per line), CSV (one
+ * integer per line, optional header line). */
+lbk_status lbk_labels_probe(const char *path, lbk_format format, uint64_t *rows);
+lbk_status lbk_labels_read(const char *path, lbk_format format, uint64_t lo, uint64_t hi,
+                           int32_t *labels);
+lbk_status lbk_labels_write(const char *path, lbk_format format, const int32_t *labels,
+                            uint64_t rows);
+
+#endif

@@ -1,0 +1,257 @@
+/* TEXMEX vector files (fvecs, ivecs, bvecs): every record is a little-endian
+ * int32 dimension followed by that many values (float32, int32 or uint8).
+ * Records have a fixed size, so row lo starts at byte lo * record size and a
+ * shard reads only its own bytes. */
+#include "format_io.h"
+
+#include "log.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Large enough to amortise the calls, small enough not to double the
+ * footprint of a shard. */
+#define CHUNK_BYTES ((size_t)8 << 20)
+
+static size_t value_bytes(lbk_format format) { return format == LBK_FORMAT_BVECS ? 1 : 4; }
+
+static uint64_t record_bytes(lbk_format format, int dim)
+{
+    return 4 + (uint64_t)dim * value_bytes(format);
+}
+
+lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows, int *dim)
+{
+    lbk_status st = LBK_OK;
+    FILE *file = NULL;
+    uint64_t size = 0;
+    unsigned char head[4];
+    size_t got = 0;
+
+    st = lbk_fmt_open_read(path, &file);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_file_size(file, path, &size);
+    if (st != LBK_OK)
+        goto cleanup;
+    if (size == 0) {
+        lbk_error("%s: empty file", path);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    st = lbk_fmt_read(file, path, head, sizeof head, &got);
+    if (st != LBK_OK)
+        goto cleanup;
+    if (got < sizeof head) {
+        lbk_error("%s:1: truncated record (file is %llu bytes)", path,
+                  (unsigned long long)size);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    int32_t d = (int32_t)lbk_get_le32(head);
+    if (d <= 0) {
+        lbk_error("%s:1: invalid dimension %d (must be at least 1)", path, (int)d);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    uint64_t rec = record_bytes(format, d);
+    if (size % rec != 0) {
+        lbk_error("%s:%llu: truncated record (file is %llu bytes, not a multiple of the "
+                  "%llu-byte record of dimension %d)",
+                  path, (unsigned long long)(size / rec + 1), (unsigned long long)size,
+                  (unsigned long long)rec, (int)d);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    *rows = size / rec;
+    *dim = d;
+cleanup:
+    if (file)
+        fclose(file);
+    return st;
+}
+
+/* Checks and converts one record; row is 1-based for messages. */
+static lbk_status decode_record(const char *path, lbk_format format, int dim, uint64_t row,
+                                const unsigned char *rec, float *points, int32_t *ints)
+{
+    lbk_status st = LBK_OK;
+    int32_t d = (int32_t)lbk_get_le32(rec);
+    if (d != dim) {
+        lbk_error("%s:%llu: record has dimension %d, but the first record has %d", path,
+                  (unsigned long long)row, (int)d, dim);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    const unsigned char *v = rec + 4;
+    for (int j = 0; j < dim; j++) {
+        if (format == LBK_FORMAT_BVECS) {
+            points[j] = (float)v[j];
+        } else if (format == LBK_FORMAT_IVECS) {
+            int32_t x = (int32_t)lbk_get_le32(v + 4 * (size_t)j);
+            if (ints)
+                ints[j] = x;
+            else
+                points[j] = (float)x;
+        } else {
+            uint32_t bits = lbk_get_le32(v + 4 * (size_t)j);
+            float x;
+            memcpy(&x, &bits, sizeof x);
+            if (!isfinite(x)) {
+                lbk_error("%s:%llu:%d: value is not finite (%g)", path,
+                          (unsigned long long)row, j + 1, (double)x);
+                st = LBK_ERR_INPUT;
+                goto cleanup;
+            }
+            points[j] = x;
+        }
+    }
+cleanup:
+    return st;
+}
+
+lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo,
+                           uint64_t hi, float *points, int32_t *ints)
+{
+    lbk_status st = LBK_OK;
+    FILE *file = NULL;
+    unsigned char *buf = NULL;
+    const uint64_t rec = record_bytes(format, dim);
+    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
+    if (chunk_rows > hi - lo)
+        chunk_rows = hi - lo;
+
+    st = lbk_fmt_open_read(path, &file);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_seek(file, path, lo * rec);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec);
+    if (st != LBK_OK)
+        goto cleanup;
+    for (uint64_t r = lo; r < hi;) {
+        uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
+        size_t got = 0;
+        st = lbk_fmt_read(file, path, buf, (size_t)(n * rec), &got);
+        if (st != LBK_OK)
+            goto cleanup;
+        if (got < n * rec) {
+            /* The file shrank since the probe. */
+            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
+                      (unsigned long long)(r + got / rec + 1));
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t out = (r + i - lo) * (uint64_t)dim;
+            st = decode_record(path, format, dim, r + i + 1, buf + i * rec,
+                               points ? points + out : NULL, ints ? ints + out : NULL);
+            if (st != LBK_OK)
+                goto cleanup;
+        }
+        r += n;
+    }
+cleanup:
+    free(buf);
+    if (file)
+        fclose(file);
+    return st;
+}
+
+/* Writers refuse values the format cannot hold before creating the file.
+ * Non-finite floats are written as given: distance outputs may hold +inf
+ * padding, and the readers are where input is judged. */
+static lbk_status check_values(const char *path, lbk_format format, const float *points,
+                               uint64_t rows, int dim)
+{
+    lbk_status st = LBK_OK;
+    for (uint64_t i = 0; i < rows; i++) {
+        for (int j = 0; j < dim; j++) {
+            float v = points[i * (uint64_t)dim + (uint64_t)j];
+            bool ok = true;
+            const char *need = "";
+            if (format == LBK_FORMAT_BVECS) {
+                ok = v >= 0.0f && v <= 255.0f && v == floorf(v);
+                need = "bvecs holds integers 0..255";
+            } else if (format == LBK_FORMAT_IVECS) {
+                ok = v >= -2147483648.0f && v < 2147483648.0f && v == floorf(v);
+                need = "ivecs holds 32-bit integers";
+            }
+            if (!ok) {
+                lbk_error("%s:%llu:%d: cannot write %g: %s", path, (unsigned long long)(i + 1),
+                          j + 1, (double)v, need);
+                st = LBK_ERR_INPUT;
+                goto cleanup;
+            }
+        }
+    }
+cleanup:
+    return st;
+}
+
+static void encode_record(lbk_format format, int dim, const float *points, const int32_t *ints,
+                          unsigned char *rec)
+{
+    lbk_put_le32(rec, (uint32_t)dim);
+    unsigned char *v = rec + 4;
+    for (int j = 0; j < dim; j++) {
+        if (format == LBK_FORMAT_BVECS) {
+            v[j] = (unsigned char)points[j];
+        } else if (format == LBK_FORMAT_IVECS) {
+            int32_t x = ints ? ints[j] : (int32_t)points[j];
+            lbk_put_le32(v + 4 * (size_t)j, (uint32_t)x);
+        } else {
+            uint32_t bits;
+            memcpy(&bits, &points[j], sizeof bits);
+            lbk_put_le32(v + 4 * (size_t)j, bits);
+        }
+    }
+}
+
+lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *points,
+                            const int32_t *ints, uint64_t rows, int dim)
+{
+    lbk_status st = LBK_OK;
+    FILE *file = NULL;
+    unsigned char *buf = NULL;
+    if (dim <= 0) {
+        lbk_error("%s: cannot write dimension %d", path, dim);
+        st = LBK_ERR_INTERNAL;
+        goto cleanup;
+    }
+    const uint64_t rec = record_bytes(format, dim);
+    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
+
+    if (points && format != LBK_FORMAT_FVECS) {
+        st = check_values(path, format, points, rows, dim);
+        if (st != LBK_OK)
+            goto cleanup;
+    }
+    st = lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec);
+    if (st != LBK_OK)
+        goto cleanup;
+    st = lbk_fmt_open_write(path, &file);
+    if (st != LBK_OK)
+        goto cleanup;
+    for (uint64_t r = 0; r < rows;) {
+        uint64_t n = rows - r < chunk_rows ? rows - r : chunk_rows;
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t at = (r + i) * (uint64_t)dim;
+            encode_record(format, dim, points ? points + at : NULL, ints ? ints + at : NULL,
+                          buf + i * rec);
+        }
+        st = lbk_fmt_write(file, path, buf, (size_t)(n * rec));
+        if (st != LBK_OK)
+            goto cleanup;
+        r += n;
+    }
+    st = lbk_fmt_close_write(file, path);
+    file = NULL;
+cleanup:
+    if (file)
+        fclose(file);
+    free(buf);
+    return st;
+}

@@ -1,0 +1,324 @@
+/* Malformed inputs: each must fail with LBK_ERR_INPUT and exactly one error
+ * line naming the file, the 1-based row and (where it applies) the column.
+ * Expected messages use '@' for the scratch directory; a trailing '*' makes
+ * the comparison a prefix match. */
+#include "cases.h"
+#include "testkit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    void (*setup)(lbk_input_spec *spec);
+    uint64_t lo, hi;
+    const char *message;
+} bad_case;
+
+static void set_path(lbk_input_spec *spec, const char *name)
+{
+    *spec = tk_spec(tk_path(name));
+}
+
+static void text_file(lbk_input_spec *spec, const char *name, const char *text)
+{
+    set_path(spec, name);
+    tk_write_text(spec->path, text);
+}
+
+static void bytes_file(lbk_input_spec *spec, const char *name, tk_bytes *w)
+{
+    set_path(spec, name);
+    tk_write_file(spec->path, w->b, w->n);
+    tk_free(w);
+}
+
+/* rows records of dimension dim, values row*10 + col. */
+static void fvecs_records(tk_bytes *w, int rows, int dim)
+{
+    for (int r = 0; r < rows; r++) {
+        tk_le32(w, (uint32_t)dim);
+        for (int j = 0; j < dim; j++)
+            tk_f32le(w, (float)(r * 10 + j));
+    }
+}
+
+static void labels_file(lbk_input_spec *spec, const char *name, const char *text)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 3, 2);
+    bytes_file(spec, "p3.fvecs", &w);
+    const char *path = tk_path(name);
+    tk_write_text(path, text);
+    snprintf(spec->labels, sizeof spec->labels, "%s", path);
+}
+
+static void ivecs_labels(lbk_input_spec *spec, const char *name, int dim, int32_t second)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 3, 2);
+    bytes_file(spec, "p3.fvecs", &w);
+    for (int r = 0; r < 3; r++) {
+        tk_le32(&w, (uint32_t)dim);
+        for (int j = 0; j < dim; j++)
+            tk_le32(&w, (uint32_t)(r == 1 ? second : r));
+    }
+    const char *path = tk_path(name);
+    tk_write_file(path, w.b, w.n);
+    tk_free(&w);
+    snprintf(spec->labels, sizeof spec->labels, "%s", path);
+}
+
+/* MNIST-like header with the given magic and sizes, then n data bytes. */
+static void idx_file(lbk_input_spec *spec, const char *name, uint32_t magic, int ndims,
+                     const uint32_t *sizes, size_t n)
+{
+    tk_bytes w = {0};
+    tk_be32(&w, magic);
+    for (int i = 0; i < ndims; i++)
+        tk_be32(&w, sizes[i]);
+    for (size_t i = 0; i < n; i++)
+        tk_u8(&w, (unsigned)(i % 256));
+    bytes_file(spec, name, &w);
+}
+
+static void fvecs_truncated(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 2, 3);
+    for (int i = 0; i < 5; i++)
+        tk_u8(&w, 0);
+    bytes_file(s, "t.fvecs", &w);
+}
+
+static void fvecs_dim_mismatch(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 3, 2);
+    w.b[12] = 5;  /* the second record's dimension field */
+    bytes_file(s, "d.fvecs", &w);
+}
+
+static void fvecs_nan(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 1, 2);
+    tk_le32(&w, 2);
+    tk_f32le(&w, 1.0f);
+    tk_f32le(&w, NAN);
+    bytes_file(s, "n.fvecs", &w);
+}
+
+static void fvecs_inf_in_shard(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 2, 2);
+    tk_le32(&w, 2);
+    tk_f32le(&w, -INFINITY);
+    tk_f32le(&w, 1.0f);
+    fvecs_records(&w, 1, 2);
+    bytes_file(s, "i.fvecs", &w);
+}
+
+static void fvecs_dim0(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_le32(&w, 0);
+    tk_le32(&w, 0);
+    bytes_file(s, "z.fvecs", &w);
+}
+
+static void empty_file(lbk_input_spec *s) { text_file(s, "e.fvecs", ""); }
+static void missing_file(lbk_input_spec *s) { set_path(s, "missing.fvecs"); }
+
+static void bvecs_truncated(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_le32(&w, 4);
+    for (int i = 0; i < 4 + 6; i++)
+        tk_u8(&w, 4);
+    bytes_file(s, "b.bvecs", &w);
+}
+
+static void csv_ragged(lbk_input_spec *s) { text_file(s, "r.csv", "1,2,3\n4,5,6\n7,8\n9,9,9\n"); }
+static void csv_not_number(lbk_input_spec *s) { text_file(s, "nn.csv", "x,y\n1,2\n3,4\n5,abc\n"); }
+static void csv_inf(lbk_input_spec *s) { text_file(s, "inf.csv", "1,2\ninf,3\n"); }
+static void csv_nan(lbk_input_spec *s) { text_file(s, "nan.csv", "a,b\r\n1, nan \r\n"); }
+static void csv_too_big(lbk_input_spec *s) { text_file(s, "big.csv", "1e39,2\n"); }
+
+static void csv_empty_field(lbk_input_spec *s)
+{
+    text_file(s, "ef.csv", "1,,3\n");
+    s->header = 0;
+}
+
+static void csv_label_not_integer(lbk_input_spec *s)
+{
+    text_file(s, "lf.csv", "a,b,l\n1,2,3\n1,2,1.5\n");
+    s->label_column = 2;
+}
+
+static void csv_label_negative(lbk_input_spec *s)
+{
+    text_file(s, "ln.csv", "1,2,-1\n");
+    s->header = 0;
+    s->label_column = 2;
+}
+
+static void csv_blank_middle(lbk_input_spec *s) { text_file(s, "bl.csv", "1,2\n3,4\n\n5,6\n"); }
+
+static void csv_label_column_missing(lbk_input_spec *s)
+{
+    text_file(s, "lc.csv", "1,2,3\n");
+    s->label_column = 5;
+}
+
+static void csv_header_only(lbk_input_spec *s) { text_file(s, "ho.csv", "x,y\n\n"); }
+
+static void text_labels_negative(lbk_input_spec *s) { labels_file(s, "neg.txt", "1\n2\n-2\n"); }
+static void text_labels_word(lbk_input_spec *s) { labels_file(s, "w.txt", "1\ncat\n0\n"); }
+static void labels_count(lbk_input_spec *s) { labels_file(s, "few.txt", "1\n2\n"); }
+static void ivecs_labels_negative(lbk_input_spec *s) { ivecs_labels(s, "neg.ivecs", 1, -1); }
+static void ivecs_labels_dim2(lbk_input_spec *s) { ivecs_labels(s, "l2.ivecs", 2, 1); }
+
+static void idx_bad_magic(lbk_input_spec *s)
+{
+    idx_file(s, "m.idx", 0x01020803, 3, (const uint32_t[]){1, 2, 2}, 4);
+}
+
+static void idx_truncated(lbk_input_spec *s)
+{
+    idx_file(s, "t-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 10);
+}
+
+static void idx_gz_truncated(lbk_input_spec *s)
+{
+    idx_file(s, "plain-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 10);
+    const char *gz = tk_path("t.idx.gz");
+    tk_gzip(s->path, gz);
+    set_path(s, "t.idx.gz");
+}
+
+static void idx_dim0(lbk_input_spec *s)
+{
+    idx_file(s, "d0.idx", 0x00000803, 3, (const uint32_t[]){3, 0, 28}, 0);
+}
+
+static void idx_labels_as_points(lbk_input_spec *s)
+{
+    idx_file(s, "lbl-ubyte", 0x00000801, 1, (const uint32_t[]){3}, 3);
+}
+
+static void range_past_end(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 3, 2);
+    bytes_file(s, "p3.fvecs", &w);
+}
+
+static void unknown_format(lbk_input_spec *s) { text_file(s, "data.bin", "1,2\n"); }
+
+static const bad_case bad[] = {
+    {"fvecs_truncated", fvecs_truncated, 0, 1,
+     "@/t.fvecs:3: truncated record (file is 37 bytes, not a multiple of the 16-byte record "
+     "of dimension 3)"},
+    {"fvecs_dim_mismatch", fvecs_dim_mismatch, 0, 3,
+     "@/d.fvecs:2: record has dimension 5, but the first record has 2"},
+    {"fvecs_nan", fvecs_nan, 0, 2, "@/n.fvecs:2:2: value is not finite (nan)"},
+    {"fvecs_inf_in_shard", fvecs_inf_in_shard, 2, 4, "@/i.fvecs:3:1: value is not finite (-inf)"},
+    {"fvecs_dim0", fvecs_dim0, 0, 1, "@/z.fvecs:1: invalid dimension 0 (must be at least 1)"},
+    {"empty_file", empty_file, 0, 0, "@/e.fvecs: empty file"},
+    {"missing_file", missing_file, 0, 0, "@/missing.fvecs: cannot open: No such file or directory"},
+    {"bvecs_truncated", bvecs_truncated, 0, 1,
+     "@/b.bvecs:2: truncated record (file is 14 bytes, not a multiple of the 8-byte record of "
+     "dimension 4)"},
+    {"csv_ragged", csv_ragged, 0, 1, "@/r.csv:3: expected 3 fields (as on line 1), found 2"},
+    {"csv_not_number", csv_not_number, 0, 3, "@/nn.csv:4:2: not a number: 'abc'"},
+    {"csv_inf", csv_inf, 0, 2, "@/inf.csv:2:1: not a finite number: 'inf'"},
+    {"csv_nan", csv_nan, 0, 1, "@/nan.csv:2:2: not a finite number: 'nan'"},
+    {"csv_too_big", csv_too_big, 0, 1, "@/big.csv:1:1: too large for a float: '1e39'"},
+    {"csv_empty_field", csv_empty_field, 0, 1, "@/ef.csv:1:2: empty field"},
+    {"csv_label_not_integer", csv_label_not_integer, 1, 2,
+     "@/lf.csv:3:3: label is not an integer: '1.5'"},
+    {"csv_label_negative", csv_label_negative, 0, 1, "@/ln.csv:1:3: negative label: '-1'"},
+    {"csv_blank_middle", csv_blank_middle, 0, 0, "@/bl.csv:3: empty line before the end of the file"},
+    {"csv_label_column_missing", csv_label_column_missing, 0, 0,
+     "@/lc.csv:1: label column 6 does not exist: the line has 3 fields"},
+    {"csv_header_only", csv_header_only, 0, 0, "@/ho.csv: no data rows after the header line"},
+    {"text_labels_negative", text_labels_negative, 0, 3, "@/neg.txt:3: negative label: '-2'"},
+    {"text_labels_word", text_labels_word, 1, 2, "@/w.txt:2: label is not a number: 'cat'"},
+    {"labels_count", labels_count, 0, 0, "@/few.txt: 2 labels, but @/p3.fvecs has 3 points"},
+    {"ivecs_labels_negative", ivecs_labels_negative, 0, 3, "@/neg.ivecs:2: negative label -1"},
+    {"ivecs_labels_dim2", ivecs_labels_dim2, 0, 0,
+     "@/l2.ivecs:1: a label file has dimension 1, this one has 2"},
+    {"idx_bad_magic", idx_bad_magic, 0, 1,
+     "@/m.idx: bad IDX magic number 0x01020803 (expected 0x000008nn..0x00000Enn)"},
+    {"idx_empty_shard_checks_header", idx_bad_magic, 0, 0, "@/m.idx: bad IDX magic number*"},
+    {"idx_truncated", idx_truncated, 0, 1,
+     "@/t-ubyte:3: truncated record (file is 26 bytes, the header promises 28)"},
+    {"idx_gz_truncated", idx_gz_truncated, 1, 3,
+     "@/t.idx.gz:3: truncated record (unexpected end of file)"},
+    {"idx_dim0", idx_dim0, 0, 0, "@/d0.idx: dimension 0"},
+    {"idx_labels_as_points", idx_labels_as_points, 0, 0,
+     "@/lbl-ubyte: an IDX points file has at least 2 dimensions, this one has 1 (a label file?)"},
+    {"range_past_end", range_past_end, 1, 4,
+     "@/p3.fvecs: rows [1, 4) requested, but the file has 3 rows"},
+    {"unknown_format", unknown_format, 0, 0,
+     "@/data.bin: cannot tell the points format from the file name*"},
+};
+
+/* '@' -> scratch directory. */
+static char *expand(const char *message)
+{
+    size_t n = strlen(message) + 1;
+    for (const char *p = message; *p; p++)
+        n += *p == '@' ? strlen(tk_dir()) : 0;
+    char *out = malloc(n), *o = out;
+    for (const char *p = message; *p; p++) {
+        if (*p == '@') {
+            strcpy(o, tk_dir());
+            o += strlen(o);
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+bool tk_run_bad(const char *name)
+{
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (strcmp(bad[i].name, name) != 0)
+            continue;
+        lbk_input_spec spec;
+        bad[i].setup(&spec);
+        lbk_dataset d = {.rows = 99};
+        tk_capture_begin();
+        lbk_status st = lbk_source_read(&spec, bad[i].lo, bad[i].hi, &d);
+        char *err = tk_capture_end();
+        CHECK(st == LBK_ERR_INPUT);
+        CHECK(d.points == NULL && d.labels == NULL && d.rows == 0);
+        char *want = expand(bad[i].message);
+        size_t wn = strlen(want);
+        bool prefix = wn > 0 && want[wn - 1] == '*';
+        const char *body = err + (strncmp(err, "lbknn: error: ", 14) == 0 ? 14 : 0);
+        CHECK(body != err);
+        /* Exactly one line: the error is reported once. */
+        const char *nl = strchr(body, '\n');
+        CHECK(nl != NULL && nl[1] == '\0');
+        size_t len = nl ? (size_t)(nl - body) : strlen(body);
+        bool match = prefix ? len >= wn - 1 && strncmp(body, want, wn - 1) == 0
+                            : len == wn && strncmp(body, want, wn) == 0;
+        CHECK(match);
+        if (!match || !nl || nl[1])
+            printf("  expected: %s\n  got:      %s", want, err);
+        free(want);
+        free(err);
+        lbk_dataset_free(&d);
+        return true;
+    }
+    return false;
+}

@@ -1,0 +1,410 @@
+/* Round trips and known-byte fixtures for every format, CSV layouts and
+ * label sources. Known-byte fixtures are encoded by testkit, not by src/. */
+#include "cases.h"
+#include "testkit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ROWS 7
+#define DIM 5
+
+enum { FLOATS, INTS, BYTES };
+
+static void make_points(int kind, float *p, uint64_t n)
+{
+    uint32_t s = 12345u + (uint32_t)kind;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t r = tk_rand(&s);
+        p[i] = kind == BYTES ? (float)(r % 256)
+               : kind == INTS ? (float)((int32_t)(r % 200001) - 100000)
+                              : ((float)(r % 2000001) - 1000000.0f) / 997.0f;
+    }
+    if (kind == FLOATS) { /* extremes that %.9g must still round-trip */
+        p[0] = 3.40282347e38f;
+        p[1] = 1.17549435e-38f;
+        p[2] = -0.1f;
+        p[3] = 1.0f / 3.0f;
+    }
+}
+
+static void make_labels(int32_t *l, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++)
+        l[i] = (int32_t)((i * 7 + 3) % 11);
+}
+
+static void roundtrip(const char *name, lbk_format format, int kind)
+{
+    float p[ROWS * DIM];
+    make_points(kind, p, ROWS * DIM);
+    lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
+    const char *path = tk_path(name);
+    CHECK(lbk_write_points(path, format, &d) == LBK_OK);
+    lbk_input_spec spec = tk_spec(path);
+    lbk_source_info info;
+    CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
+    CHECK(info.rows == ROWS && info.dim == DIM && !info.has_labels);
+    CHECK(info.format == lbk_format_from_path(path));
+    tk_check_ranges(&spec, p, NULL, ROWS, DIM);
+}
+
+static void case_format_from_path(void)
+{
+    static const struct {
+        const char *path;
+        lbk_format format;
+    } t[] = {
+        {"a.fvecs", LBK_FORMAT_FVECS},
+        {"dir.x/a.ivecs", LBK_FORMAT_IVECS},
+        {"A.BVECS", LBK_FORMAT_BVECS},
+        {"a.csv", LBK_FORMAT_CSV},
+        {"a.tsv", LBK_FORMAT_CSV},
+        {"a.txt", LBK_FORMAT_TEXT},
+        {"a.labels", LBK_FORMAT_TEXT},
+        {"a.idx", LBK_FORMAT_IDX},
+        {"a.idx.gz", LBK_FORMAT_IDX},
+        {"train-images-idx3-ubyte", LBK_FORMAT_IDX},
+        {"train-images-idx3-ubyte.gz", LBK_FORMAT_IDX},
+        {"t10k-labels.idx1-ubyte", LBK_FORMAT_IDX},
+        {"t10k-labels.idx1-ubyte.gz", LBK_FORMAT_IDX},
+        {"a.csv.gz", LBK_FORMAT_AUTO},
+        {"a.fvecs.bak", LBK_FORMAT_AUTO},
+        {"fvecs", LBK_FORMAT_AUTO},
+        {"", LBK_FORMAT_AUTO},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        lbk_format got = lbk_format_from_path(t[i].path);
+        CHECK(got == t[i].format);
+        if (got != t[i].format)
+            printf("  %s -> %d\n", t[i].path, (int)got);
+    }
+}
+
+static void case_fvecs_roundtrip(void) { roundtrip("a.fvecs", LBK_FORMAT_FVECS, FLOATS); }
+static void case_ivecs_roundtrip(void) { roundtrip("a.ivecs", LBK_FORMAT_IVECS, INTS); }
+static void case_bvecs_roundtrip(void) { roundtrip("a.bvecs", LBK_FORMAT_BVECS, BYTES); }
+static void case_idx_roundtrip(void)
+{
+    roundtrip("bytes.idx", LBK_FORMAT_IDX, BYTES);
+    roundtrip("floats.idx", LBK_FORMAT_IDX, FLOATS);
+    /* Byte-valued points are stored as ubyte: header + one byte per value. */
+    size_t n = 0;
+    free(tk_read_file(tk_path("bytes.idx"), &n));
+    CHECK(n == 12 + ROWS * DIM);
+}
+
+static void case_csv_roundtrip(void)
+{
+    float p[ROWS * DIM];
+    int32_t l[ROWS];
+    make_points(FLOATS, p, ROWS * DIM);
+    make_labels(l, ROWS);
+    const char *path = tk_path("a.csv");
+    lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
+    CHECK(lbk_write_points(path, LBK_FORMAT_CSV, &d) == LBK_OK);
+    lbk_input_spec spec = tk_spec(path);
+    tk_check_ranges(&spec, p, NULL, ROWS, DIM);
+
+    d.labels = l;  /* now the label is the last column */
+    CHECK(lbk_write_points(path, LBK_FORMAT_CSV, &d) == LBK_OK);
+    spec.label_column = DIM;
+    tk_check_ranges(&spec, p, l, ROWS, DIM);
+}
+
+static void case_fvecs_bytes(void)
+{
+    /* 3 records of dim 2, little-endian as TEXMEX defines. */
+    const float v[6] = {1.5f, -2.25f, 0.0f, 1e-3f, 7.0f, -0.0f};
+    tk_bytes w = {0};
+    for (int r = 0; r < 3; r++) {
+        tk_le32(&w, 2);
+        tk_f32le(&w, v[2 * r]);
+        tk_f32le(&w, v[2 * r + 1]);
+    }
+    const char *path = tk_path("known.fvecs");
+    tk_write_file(path, w.b, w.n);
+    lbk_input_spec spec = tk_spec(path);
+    tk_check_ranges(&spec, v, NULL, 3, 2);
+    /* The writer produces exactly these bytes. */
+    const char *out = tk_path("written.fvecs");
+    CHECK(lbk_write_fvecs(out, v, 3, 2) == LBK_OK);
+    size_t n = 0;
+    char *got = tk_read_file(out, &n);
+    CHECK(n == w.n && memcmp(got, w.b, n) == 0);
+    free(got);
+    tk_free(&w);
+}
+
+static void case_ivecs_bvecs_bytes(void)
+{
+    tk_bytes w = {0};
+    const int32_t iv[4] = {-7, 2147483647, 0, 42};
+    for (int r = 0; r < 2; r++) {
+        tk_le32(&w, 2);
+        tk_le32(&w, (uint32_t)iv[2 * r]);
+        tk_le32(&w, (uint32_t)iv[2 * r + 1]);
+    }
+    const char *ipath = tk_path("known.ivecs");
+    tk_write_file(ipath, w.b, w.n);
+    const float ivf[4] = {-7.0f, 2147483648.0f, 0.0f, 42.0f};  /* int -> float rounding */
+    lbk_input_spec spec = tk_spec(ipath);
+    tk_check_ranges(&spec, ivf, NULL, 2, 2);
+    const char *out = tk_path("written.ivecs");
+    CHECK(lbk_write_ivecs(out, iv, 2, 2) == LBK_OK);
+    size_t n = 0;
+    char *got = tk_read_file(out, &n);
+    CHECK(n == w.n && memcmp(got, w.b, n) == 0);
+    free(got);
+    tk_free(&w);
+
+    const unsigned char bv[6] = {0, 255, 128, 1, 2, 3};
+    for (int r = 0; r < 2; r++) {
+        tk_le32(&w, 3);
+        for (int j = 0; j < 3; j++)
+            tk_u8(&w, bv[3 * r + j]);
+    }
+    const char *bpath = tk_path("known.bvecs");
+    tk_write_file(bpath, w.b, w.n);
+    const float bvf[6] = {0, 255, 128, 1, 2, 3};
+    spec = tk_spec(bpath);
+    tk_check_ranges(&spec, bvf, NULL, 2, 3);
+    tk_free(&w);
+}
+
+/* MNIST layout: 0x00000803, n, 28, 28 -> here n = 3 images of 2 x 2, with
+ * 0x00000801 labels. */
+static void write_mnist(const char *images, const char *labels, const float *v, const int32_t *l)
+{
+    tk_bytes w = {0};
+    tk_be32(&w, 0x00000803);
+    tk_be32(&w, 3);
+    tk_be32(&w, 2);
+    tk_be32(&w, 2);
+    for (int i = 0; i < 12; i++)
+        tk_u8(&w, (unsigned)v[i]);
+    tk_write_file(images, w.b, w.n);
+    tk_free(&w);
+    tk_be32(&w, 0x00000801);
+    tk_be32(&w, 3);
+    for (int i = 0; i < 3; i++)
+        tk_u8(&w, (unsigned)l[i]);
+    tk_write_file(labels, w.b, w.n);
+    tk_free(&w);
+}
+
+static void case_idx_mnist_bytes(void)
+{
+    const float v[12] = {0, 1, 2, 3, 255, 254, 253, 252, 9, 8, 7, 6};
+    const int32_t l[3] = {5, 0, 9};
+    const char *images = tk_path("train-images-idx3-ubyte");
+    const char *labels = tk_path("train-labels-idx1-ubyte");
+    write_mnist(images, labels, v, l);
+    lbk_input_spec spec = tk_spec(images);
+    snprintf(spec.labels, sizeof spec.labels, "%s", labels);
+    lbk_source_info info;
+    CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
+    CHECK(info.rows == 3 && info.dim == 4 && info.has_labels);
+    CHECK(info.format == LBK_FORMAT_IDX && info.labels_format == LBK_FORMAT_IDX);
+    tk_check_ranges(&spec, v, l, 3, 4);
+
+    /* Float IDX (0x0D), big-endian. */
+    tk_bytes w = {0};
+    const float f[4] = {0.5f, -1.25f, 3e10f, -0.0f};
+    tk_be32(&w, 0x00000D02);
+    tk_be32(&w, 2);
+    tk_be32(&w, 2);
+    for (int i = 0; i < 4; i++)
+        tk_f32be(&w, f[i]);
+    const char *fpath = tk_path("floats.idx");
+    tk_write_file(fpath, w.b, w.n);
+    tk_free(&w);
+    lbk_input_spec fspec = tk_spec(fpath);
+    tk_check_ranges(&fspec, f, NULL, 2, 2);
+}
+
+static void case_idx_gz(void)
+{
+    const float v[12] = {0, 1, 2, 3, 255, 254, 253, 252, 9, 8, 7, 6};
+    const int32_t l[3] = {5, 0, 9};
+    const char *images = tk_path("imgs-ubyte");
+    const char *labels = tk_path("lbls-ubyte");
+    write_mnist(images, labels, v, l);
+    const char *gimages = tk_path("t10k-images-idx3-ubyte.gz");
+    const char *glabels = tk_path("t10k-labels-idx1-ubyte.gz");
+    tk_gzip(images, gimages);
+    tk_gzip(labels, glabels);
+    lbk_input_spec spec = tk_spec(gimages);
+    snprintf(spec.labels, sizeof spec.labels, "%s", glabels);
+    tk_check_ranges(&spec, v, l, 3, 4);
+
+    /* Our own writer's output, compressed, reads back the same. */
+    float p[ROWS * DIM];
+    make_points(FLOATS, p, ROWS * DIM);
+    lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
+    const char *plain = tk_path("mine.idx");
+    const char *gz = tk_path("mine.idx.gz");
+    CHECK(lbk_write_points(plain, LBK_FORMAT_IDX, &d) == LBK_OK);
+    tk_gzip(plain, gz);
+    lbk_input_spec gspec = tk_spec(gz);
+    tk_check_ranges(&gspec, p, NULL, ROWS, DIM);
+}
+
+static void case_labels_formats(void)
+{
+    float p[ROWS * DIM];
+    int32_t l[ROWS];
+    make_points(FLOATS, p, ROWS * DIM);
+    make_labels(l, ROWS);
+    l[2] = 300;   /* IDX labels then need int32, not ubyte */
+    const char *points = tk_path("p.fvecs");
+    CHECK(lbk_write_fvecs(points, p, ROWS, DIM) == LBK_OK);
+    const struct {
+        const char *name;
+        lbk_format format;
+    } t[] = {
+        {"l.ivecs", LBK_FORMAT_IVECS}, {"l.idx", LBK_FORMAT_IDX},   {"l.txt", LBK_FORMAT_TEXT},
+        {"l.labels", LBK_FORMAT_TEXT}, {"l.csv", LBK_FORMAT_CSV},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        const char *path = tk_path(t[i].name);
+        CHECK(lbk_write_labels(path, t[i].format, l, ROWS) == LBK_OK);
+        lbk_input_spec spec = tk_spec(points);
+        snprintf(spec.labels, sizeof spec.labels, "%s", path);
+        lbk_source_info info;
+        CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
+        CHECK(info.has_labels && info.labels_format == t[i].format);
+        tk_check_ranges(&spec, p, l, ROWS, DIM);
+    }
+    /* Text labels are plain decimal lines. */
+    char *text = tk_read_file(tk_path("l.txt"), NULL);
+    CHECK(strcmp(text, "3\n10\n300\n2\n9\n5\n1\n") == 0);
+    free(text);
+    /* A CSV label file may start with a header line. */
+    const char *hdr = tk_path("h.csv");
+    tk_write_text(hdr, "label\n3\n10\n300\n2\n9\n5\n1\n\n");
+    lbk_input_spec spec = tk_spec(points);
+    snprintf(spec.labels, sizeof spec.labels, "%s", hdr);
+    tk_check_ranges(&spec, p, l, ROWS, DIM);
+}
+
+static const float grid[6] = {1.5f, 2, 3, -4, 5e-3f, 6};
+
+static void expect_csv(const char *name, const char *text, char delim, int header, int label_col,
+                       const float *points, const int32_t *labels, uint64_t rows, int dim)
+{
+    const char *path = tk_path(name);
+    tk_write_text(path, text);
+    lbk_input_spec spec = tk_spec(path);
+    spec.delimiter = delim;
+    spec.header = header;
+    spec.label_column = label_col;
+    lbk_source_info info;
+    CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
+    CHECK(info.rows == rows && info.dim == dim);
+    tk_check_ranges(&spec, points, labels, rows, dim);
+}
+
+static void case_csv_header(void)
+{
+    expect_csv("auto-hdr.csv", "x,y,z\n1.5,2,3\n-4,5e-3,6\n", ',', -1, -1, grid, NULL, 2, 3);
+    expect_csv("auto-none.csv", "1.5,2,3\n-4,5e-3,6\n", ',', -1, -1, grid, NULL, 2, 3);
+    expect_csv("yes.csv", "1,1,1\n1.5,2,3\n-4,5e-3,6\n", ',', 1, -1, grid, NULL, 2, 3);
+    expect_csv("no.csv", "1.5,2,3\n-4,5e-3,6\n", ',', 0, -1, grid, NULL, 2, 3);
+    /* One non-numeric field is enough to make the first line a header. */
+    expect_csv("auto-mixed.csv", "1,2,c\n1.5,2,3\n-4,5e-3,6\n", ',', -1, -1, grid, NULL, 2, 3);
+}
+
+static void case_csv_label_middle(void)
+{
+    const int32_t l[2] = {7, 0};
+    expect_csv("mid.csv", "a,label,b,c\n1.5,7,2,3\n-4,0,5e-3,6\n", ',', -1, 1, grid, l, 2, 3);
+    expect_csv("first.csv", "7,1.5,2,3\n0,-4,5e-3,6\n", ',', 0, 0, grid, l, 2, 3);
+}
+
+static void case_csv_tab_crlf(void)
+{
+    const int32_t l[2] = {7, 0};
+    expect_csv("tab.tsv", "x\ty\tz\tc\r\n 1.5\t2 \t 3\t7\r\n-4\t5e-3\t6\t0\r\n", '\t', -1, 3,
+               grid, l, 2, 3);
+    expect_csv("crlf.csv", "1.5 , 2 , 3\r\n  -4,5e-3,6  \r\n\r\n\n  \n", ',', -1, -1, grid, NULL,
+               2, 3);
+    expect_csv("semi.csv", "1.5;2;3\n-4;5e-3;6", ';', -1, -1, grid, NULL, 2, 3);
+}
+
+static void case_write_errors(void)
+{
+    const float v[4] = {1, 2, 3.5f, 4};
+    lbk_dataset d = {.rows = 2, .dim = 2, .points = (float *)v};
+    const char *b = tk_path("bad.bvecs");
+    tk_capture_begin();
+    lbk_status st = lbk_write_points(b, LBK_FORMAT_BVECS, &d);
+    char *err = tk_capture_end();
+    CHECK(st == LBK_ERR_INPUT);
+    char want[2048];
+    snprintf(want, sizeof want, "lbknn: error: %s:2:1: cannot write 3.5: bvecs holds integers 0..255\n", b);
+    CHECK(strcmp(err, want) == 0);
+    free(err);
+
+    const float big[2] = {256, 0};
+    d = (lbk_dataset){.rows = 1, .dim = 2, .points = (float *)big};
+    tk_capture_begin();
+    CHECK(lbk_write_points(b, LBK_FORMAT_BVECS, &d) == LBK_ERR_INPUT);
+    free(tk_capture_end());
+
+    char nodir[512];
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir/x.fvecs", tk_dir());
+    tk_capture_begin();
+    st = lbk_write_fvecs(nodir, v, 2, 2);
+    err = tk_capture_end();
+    CHECK(st == LBK_ERR_IO);
+    snprintf(want, sizeof want, "lbknn: error: %s: cannot create: No such file or directory\n",
+             nodir);
+    CHECK(strcmp(err, want) == 0);
+    free(err);
+
+    /* A full device shows only when the data is flushed: fclose must be checked. */
+    if (access("/dev/full", W_OK) == 0) {
+        tk_capture_begin();
+        st = lbk_write_labels("/dev/full", LBK_FORMAT_TEXT, (const int32_t[]){1, 2}, 2);
+        err = tk_capture_end();
+        CHECK(st == LBK_ERR_IO);
+        CHECK(strcmp(err, "lbknn: error: /dev/full: cannot write: No space left on device\n") == 0);
+        free(err);
+    }
+}
+
+static void case_fvecs_inf_written(void)
+{
+    /* Distance outputs may carry +inf padding: the raw writer keeps it. */
+    const float v[2] = {INFINITY, 1.0f};
+    const char *path = tk_path("dist.fvecs");
+    CHECK(lbk_write_fvecs(path, v, 1, 2) == LBK_OK);
+    size_t n = 0;
+    char *got = tk_read_file(path, &n);
+    CHECK(n == 12);
+    free(got);
+}
+
+const tk_case tk_good_cases[] = {
+    {"format_from_path", case_format_from_path},
+    {"fvecs_roundtrip", case_fvecs_roundtrip},
+    {"ivecs_roundtrip", case_ivecs_roundtrip},
+    {"bvecs_roundtrip", case_bvecs_roundtrip},
+    {"idx_roundtrip", case_idx_roundtrip},
+    {"csv_roundtrip", case_csv_roundtrip},
+    {"fvecs_known_bytes", case_fvecs_bytes},
+    {"ivecs_bvecs_known_bytes", case_ivecs_bvecs_bytes},
+    {"idx_mnist_known_bytes", case_idx_mnist_bytes},
+    {"idx_gz", case_idx_gz},
+    {"labels_formats", case_labels_formats},
+    {"csv_header", case_csv_header},
+    {"csv_label_middle", case_csv_label_middle},
+    {"csv_tab_crlf", case_csv_tab_crlf},
+    {"write_errors", case_write_errors},
+    {"fvecs_inf_written", case_fvecs_inf_written},
+    {NULL, NULL},
+};

@@ -1,0 +1,228 @@
+#include "testkit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+int tk_failures = 0;
+
+static char dir[256];
+static char *paths[256];
+static int npaths;
+
+static void remove_all(void)
+{
+    for (int i = 0; i < npaths; i++) {
+        unlink(paths[i]);
+        free(paths[i]);
+    }
+    char err[300];
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    unlink(err);
+    if (dir[0])
+        rmdir(dir);
+}
+
+const char *tk_dir(void)
+{
+    if (!dir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/lbk-dataset-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+        atexit(remove_all);
+    }
+    return dir;
+}
+
+const char *tk_path(const char *name)
+{
+    size_t n = strlen(tk_dir()) + strlen(name) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    if (npaths < (int)(sizeof paths / sizeof paths[0]))
+        paths[npaths++] = p;
+    return p;
+}
+
+static void put(tk_bytes *w, const unsigned char *p, size_t n)
+{
+    if (w->n + n > w->cap) {
+        w->cap = (w->n + n) * 2 + 64;
+        w->b = realloc(w->b, w->cap);
+    }
+    memcpy(w->b + w->n, p, n);
+    w->n += n;
+}
+
+void tk_u8(tk_bytes *w, unsigned v)
+{
+    unsigned char c = (unsigned char)v;
+    put(w, &c, 1);
+}
+
+void tk_le32(tk_bytes *w, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        tk_u8(w, (v >> (8 * i)) & 0xff);
+}
+
+void tk_be32(tk_bytes *w, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--)
+        tk_u8(w, (v >> (8 * i)) & 0xff);
+}
+
+void tk_f32le(tk_bytes *w, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    tk_le32(w, u);
+}
+
+void tk_f32be(tk_bytes *w, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    tk_be32(w, u);
+}
+
+void tk_free(tk_bytes *w)
+{
+    free(w->b);
+    memset(w, 0, sizeof *w);
+}
+
+void tk_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
+void tk_write_text(const char *path, const char *text) { tk_write_file(path, text, strlen(text)); }
+
+char *tk_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        exit(2);
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap + 1);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap)
+            buf = realloc(buf, (cap *= 2) + 1);
+    }
+    fclose(f);
+    buf[len] = '\0';
+    if (n)
+        *n = len;
+    return buf;
+}
+
+void tk_gzip(const char *from, const char *to)
+{
+    size_t n = 0;
+    char *data = tk_read_file(from, &n);
+    gzFile gz = gzopen(to, "wb");
+    if (!gz || gzwrite(gz, data, (unsigned)n) != (int)n || gzclose(gz) != Z_OK) {
+        fprintf(stdout, "gzip %s failed\n", to);
+        exit(2);
+    }
+    free(data);
+}
+
+static char capture_path[300];
+
+void tk_capture_begin(void)
+{
+    snprintf(capture_path, sizeof capture_path, "%s/stderr.txt", tk_dir());
+    fflush(stderr);
+    if (!freopen(capture_path, "w", stderr)) {
+        perror("freopen");
+        exit(2);
+    }
+}
+
+char *tk_capture_end(void)
+{
+    fflush(stderr);
+    char *text = tk_read_file(capture_path, NULL);
+    /* Later output goes on to the same file; the test prints to stdout. */
+    if (!freopen(capture_path, "w", stderr))
+        exit(2);
+    return text;
+}
+
+uint32_t tk_rand(uint32_t *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return *state >> 8;
+}
+
+void tk_check_range(const lbk_input_spec *spec, uint64_t lo, uint64_t hi, const float *points,
+                    const int32_t *labels, int dim)
+{
+    lbk_dataset d;
+    lbk_status st = lbk_source_read(spec, lo, hi, &d);
+    CHECK(st == LBK_OK);
+    if (st != LBK_OK) {
+        printf("  reading %s [%llu, %llu)\n", spec->path, (unsigned long long)lo,
+               (unsigned long long)hi);
+        return;
+    }
+    CHECK(d.rows == hi - lo);
+    CHECK(d.first_row == lo);
+    CHECK(d.dim == dim);
+    CHECK((d.labels != NULL) == (labels != NULL));
+    bool same = true;
+    for (uint64_t i = 0; i < d.rows * (uint64_t)dim; i++)
+        same = same && memcmp(&d.points[i], &points[lo * (uint64_t)dim + i], sizeof(float)) == 0;
+    CHECK(same);
+    if (labels && d.labels) {
+        bool same_labels = true;
+        for (uint64_t i = 0; i < d.rows; i++)
+            same_labels = same_labels && d.labels[i] == labels[lo + i];
+        CHECK(same_labels);
+    }
+    if (!same)
+        printf("  points differ in %s [%llu, %llu)\n", spec->path, (unsigned long long)lo,
+               (unsigned long long)hi);
+    lbk_dataset_free(&d);
+    CHECK(d.points == NULL && d.labels == NULL && d.rows == 0);
+}
+
+void tk_check_ranges(const lbk_input_spec *spec, const float *points, const int32_t *labels,
+                     uint64_t rows, int dim)
+{
+    tk_check_range(spec, 0, rows, points, labels, dim);
+    tk_check_range(spec, 0, 0, points, labels, dim);
+    tk_check_range(spec, rows, rows, points, labels, dim);
+    tk_check_range(spec, 0, 1, points, labels, dim);
+    tk_check_range(spec, rows - 1, rows, points, labels, dim);
+    if (rows > 3)
+        tk_check_range(spec, 1, rows - 2, points, labels, dim);
+}
+
+lbk_input_spec tk_spec(const char *path)
+{
+    lbk_input_spec s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.path, sizeof s.path, "%s", path);
+    s.format = LBK_FORMAT_AUTO;
+    s.labels_format = LBK_FORMAT_AUTO;
+    s.label_column = -1;
+    s.delimiter = ',';
+    s.header = -1;
+    return s;
+}
