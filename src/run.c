@@ -275,6 +275,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         batch = job->device.batch;
     if (batch > BATCH_CAP)
         batch = BATCH_CAP;
+    if (batch > shape.query_rows)
+        batch = shape.query_rows;
     if (batch == 0)
         batch = 1;
     MPI_Allreduce(MPI_IN_PLACE, &batch, 1, MPI_UINT64_T, MPI_MIN, comm->comm);
