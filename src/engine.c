@@ -24,11 +24,11 @@ lbk_engine lbk_engine_resolve(lbk_engine requested, int dim, uint64_t reference_
                               const char **why)
 {
     if (requested == LBK_ENGINE_KDTREE) {
-        *why = "requested in the job (knn.engine: kdtree)";
+        *why = "requested by knn.engine";
         return LBK_ENGINE_KDTREE;
     }
     if (requested == LBK_ENGINE_BRUTE) {
-        *why = "requested in the job (knn.engine: brute)";
+        *why = "requested by knn.engine";
         return LBK_ENGINE_BRUTE;
     }
     return lbk_tree_is_preferred(dim, reference_rows, k, why) ? LBK_ENGINE_KDTREE

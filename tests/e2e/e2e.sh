@@ -111,6 +111,45 @@ generate-formats)
     cmp p-fvecs.csv p-csv.csv || fail "csv and fvecs runs differ"
     cmp p-fvecs.csv p-idx.csv || fail "idx and fvecs runs differ"
     ;;
+progress-and-quiet)
+    expect_exit 0 "$LBKNN" run --progress --set synthetic.points=3000 --set synthetic.queries=900 \
+        --set device.batch=100
+    expect_err "batch 9/9  900/900 queries"
+    expect_exit 0 "$LBKNN" run --quiet --set synthetic.points=3000 --set synthetic.queries=300
+    [ ! -s out.txt ] && [ ! -s err.txt ] || fail "--quiet printed something"
+    ;;
+no-device)
+    mkdir out
+    # No OpenCL platform at all: one line that says how to get one.
+    expect_exit 1 env OCL_ICD_VENDORS=/nonexistent "$LBKNN" run --set synthetic.points=100 \
+        --set output.predictions=out/p.csv
+    expect_err "no usable OpenCL device found; on Debian install"
+    [ "$(wc -l < err.txt)" -eq 1 ] || fail "expected exactly one error line"
+    no_outputs
+    # A device type this machine lacks (no GPU here; skip where there is one).
+    if ! "$LBKNN" devices --type gpu >/dev/null 2>&1; then
+        expect_exit 1 "$LBKNN" run --set device.type=gpu --set synthetic.points=100
+        expect_err "no OpenCL device of type 'gpu'"
+    fi
+    ;;
+install)
+    # The installed binary runs from anywhere: kernels are inside it.
+    cmake --install "$(dirname "$LBKNN")" --prefix "$WORK/prefix" >/dev/null || fail "install"
+    [ -f prefix/share/lbknn/configs/fashion-mnist.yaml ] || fail "configs not installed"
+    [ -f prefix/share/lbknn/jobs/README.md ] || fail "job scripts not installed"
+    cd /
+    expect_exit 0 "$WORK/prefix/bin/lbknn" run --set synthetic.points=2000 --set synthetic.queries=100
+    cd "$WORK"
+    ;;
+fashion-mnist)
+    # scikit-learn's KNeighborsClassifier(5) scores 0.8554 on Fashion-MNIST.
+    D=/usr/share/datasets/fashion-mnist
+    [ -f $D/train-images-idx3-ubyte.gz ] || { echo "SKIP: dataset-fashion-mnist not installed"; exit 77; }
+    CONFIGS=$(cd "$(dirname "$0")/../../configs" && pwd)
+    expect_exit 0 "$LBKNN" run "$CONFIGS/fashion-mnist.yaml"
+    expect_out "accuracy   0.8554  (8554 / 10000)"
+    [ "$(wc -l < fashion-mnist-predictions.csv)" -eq 10001 ] || fail "predictions rows"
+    ;;
 *)
     fail "unknown scenario $SCENARIO"
     ;;
