@@ -18,7 +18,9 @@ typedef struct {
     int local_rank, local_size;   /* within the node (MPI_COMM_TYPE_SHARED) */
 } lbk_comm;
 
-/* After MPI_Init: world communicator, node-local rank. */
+/* After MPI_Init: a duplicate of the world communicator (MPI errors on it
+ * come back as codes and become LBK_ERR_MPI), node-local rank and size, and
+ * the log's rank prefix (lbk_log_set_rank). */
 lbk_status lbk_comm_init(lbk_comm *comm);
 void lbk_comm_free(lbk_comm *comm);
 
@@ -44,12 +46,28 @@ void lbk_merge_lists(const lbk_candidate *a, const lbk_candidate *b, lbk_candida
  *     ranks get *slice_count = 0.
  *   LBK_MERGE_REDUCE_SCATTER: rank r receives the lists of queries
  *     [*slice_first, *slice_first + *slice_count), a contiguous balanced slice.
- * `out` must hold nq * k candidates on every rank that may receive them.
- * *bytes_moved: bytes this rank sent during the merge. */
+ * `out` must hold nq * k candidates on every rank that may receive them; the
+ * received lists are stored from out[0] on (rank 0: all nq; reduce-scatter:
+ * the slice's *slice_count lists, query *slice_first first).
+ * *bytes_moved: candidate bytes this rank hands to other ranks under the
+ * simplest algorithm (reduce: every non-root rank sends its nq lists once;
+ * reduce-scatter: every rank sends the lists outside its own slice). It is a
+ * model, not a byte counter inside MPI: tree algorithms forward partial
+ * results, so the wire total can differ by a small factor. */
 lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
                                 const lbk_candidate *local, uint64_t nq, int k,
                                 lbk_candidate *out, uint64_t *slice_first,
                                 uint64_t *slice_count, uint64_t *bytes_moved);
+
+/* The balanced contiguous slice of nq queries that rank r of p owns in
+ * reduce-scatter mode: [r*nq/p, (r+1)*nq/p). */
+void lbk_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count);
+
+/* Testing hook: the most candidate bytes one MPI call of the merge or a
+ * broadcast may carry (default 1 GiB, which keeps every MPI count far below
+ * INT_MAX). Tests lower it to exercise the chunked paths with small data;
+ * 0 restores the default. Not thread-safe; call it on every rank alike. */
+void lbk_collective_set_chunk_bytes(uint64_t bytes);
 
 /* min / avg / max over ranks of each of `count` values (all ranks get them). */
 lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,

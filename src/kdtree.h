@@ -26,6 +26,10 @@ typedef struct {
     uint64_t peak_device_bytes;
     lbk_tree_sort sort_used;
     int levels;
+    /* Global-memory bytes the build's kernels read and wrote, counted from
+     * their access patterns (not measured): for the bytes-per-point-per-level
+     * benchmark. */
+    uint64_t bytes_moved;
 } lbk_kdtree_stats;
 
 /* An empty shard gives an empty tree (queries return pads). */
@@ -46,5 +50,18 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
 lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims);
 
 void lbk_kdtree_destroy(lbk_kdtree *tree);
+
+/* The shape formulas of a left-balanced tree of n nodes (DESIGN.md section 3),
+ * on the host, with 64-bit intermediates: levels D = 32 - clz(n) (0 for
+ * n = 0), the size of node s's subtree, the first array position of s's
+ * subtree while its level is being split, and s's pivot position. */
+int lbk_kdtree_levels(uint64_t n);
+uint64_t lbk_kdtree_subtree_size(uint64_t s, uint64_t n);
+uint64_t lbk_kdtree_segment_begin(uint64_t s, uint64_t n);
+uint64_t lbk_kdtree_pivot(uint64_t s, uint64_t n);
+
+/* Peak device bytes a build of n points would allocate with this sort
+ * (BITONIC or RADIX). */
+uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort);
 
 #endif

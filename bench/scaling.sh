@@ -1,0 +1,179 @@
+#!/bin/bash
+# Strong and weak scaling of `lbknn run` over MPI ranks on one machine.
+#
+#   bench/scaling.sh [--quick] [--repeat N] [--fashion-repeat N] [--no-fashion]
+#
+# Workloads: 3-D synthetic blobs (1e6 references, 1e5 queries, K = 16, k-d
+# tree) and Fashion-MNIST (60000 x 784, 10000 queries, K = 5, brute force);
+# weak scaling: 3-D with 5e5 references per rank. Two ways to give ranks
+# compute:
+#   core   every rank's PoCL device gets one thread (POCL_MAX_PTHREAD_COUNT=1):
+#          the stand-in for "one device per rank", so P ranks have P devices
+#          as long as P <= cores;
+#   node   lbknn's own rule: the node's cores divided among its ranks, so
+#          every P shares the same cores (the case of a CPU-only node).
+# Runs with more ranks than cores are marked oversubscribed.
+#
+# Each run's report goes to bench/out/scaling/, the table (medians over the
+# repeats) to bench/out/scaling/table.md and stdout; bench/results/scaling.md
+# is a recorded run with its analysis, written by hand from that table. LBKNN picks the
+# binary (default: build/lbknn, then build-mpi/lbknn).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+repeat=3 quick=0 fashion=1 fashion_repeat=1
+while [ $# -gt 0 ]; do
+    case $1 in
+    --quick) quick=1 repeat=1 ;;
+    --repeat) repeat=$2; shift ;;
+    --fashion-repeat) fashion_repeat=$2; shift ;;
+    --no-fashion) fashion=0 ;;
+    *) echo "usage: $0 [--quick] [--repeat N] [--fashion-repeat N] [--no-fashion]" >&2; exit 2 ;;
+    esac
+    shift
+done
+if [ -z "${LBKNN:-}" ]; then
+    for c in "$root/build/lbknn" "$root/build-mpi/lbknn"; do [ -x "$c" ] && LBKNN=$c && break; done
+fi
+[ -x "${LBKNN:-}" ] || { echo "no lbknn binary; set LBKNN" >&2; exit 1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+out=$root/bench/out/scaling
+mkdir -p "$out"
+rm -f "$out"/*.yaml "$out/runs.tsv"
+
+if [ "$quick" = 1 ]; then
+    pts=200000 qs=20000 weak=100000
+else
+    pts=1000000 qs=100000 weak=500000
+fi
+fm=/usr/share/datasets/fashion-mnist
+d3=(--set synthetic.dim=3 --set synthetic.queries=$qs --set knn.k=16 --set knn.engine=kdtree)
+
+# name workload P mode [run args...]
+run() {
+    local name=$1 workload=$2 np=$3 mode=$4
+    shift 4
+    for ((i = 1; i <= repeat; i++)); do
+        local report=$out/$name.r$i.yaml load
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        if [ "$mode" = core ]; then
+            POCL_MAX_PTHREAD_COUNT=1 mpirun -x POCL_MAX_PTHREAD_COUNT -n "$np" \
+                "$LBKNN" run --quiet "$@" --set "output.report=$report"
+        else
+            env -u POCL_MAX_PTHREAD_COUNT mpirun -n "$np" \
+                "$LBKNN" run --quiet "$@" --set "output.report=$report"
+        fi
+        printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$workload" "$np" "$mode" "$load" "$report" \
+            >>"$out/runs.tsv"
+        echo "done: $name run $i (load before: $load)" >&2
+    done
+}
+
+for mode in core node; do
+    for np in 1 2 4; do
+        run "3d-strong-$mode-p$np" 3d-strong "$np" "$mode" "${d3[@]}" --set synthetic.points=$pts
+    done
+done
+for np in 1 2 4; do
+    run "3d-weak-core-p$np" 3d-weak "$np" core "${d3[@]}" \
+        --set synthetic.points=$((weak * np))
+done
+# One rank with one shard's worth of references, shards run one after the
+# other: the query time a rank would need with a device of its own, free of
+# the contention between ranks sharing this machine's cores. Speedup here =
+# t(N) / t(N/P) is the query-phase speedup P dedicated devices can reach.
+for np in 1 2 4; do
+    run "3d-shard-of-p$np" 3d-shard 1 core "${d3[@]}" --set synthetic.points=$((pts / np))
+done
+if [ "$fashion" = 1 ]; then
+    # Fashion-MNIST's shape (784-d, 60000 x 10000, K = 5, brute force) on
+    # synthetic blobs, whose size can be cut into shards.
+    for np in 1 2; do
+        run "784d-shard-of-p$np" 784d-shard 1 core --set synthetic.dim=784 \
+            --set synthetic.points=$((60000 / np)) --set synthetic.queries=10000 \
+            --set knn.k=5 --set knn.engine=brute
+    done
+fi
+repeats="$repeat (Fashion-MNIST: $fashion_repeat)"
+if [ "$fashion" = 1 ] && [ -r "$fm/train-images-idx3-ubyte.gz" ]; then
+    # Fashion-MNIST runs take tens of seconds each: fewer repeats by default.
+    repeat=$fashion_repeat
+    for mode in core node; do
+        for np in 1 2; do
+            run "fashion-$mode-p$np" fashion "$np" "$mode" "$root/configs/fashion-mnist.yaml" \
+                --set output.predictions= --set output.neighbors= --set output.distances=
+        done
+    done
+fi
+
+# The merge alone (docs/cluster.md's model): operator throughput and
+# lbk_merge_candidates for B = 1e5 queries, K = 16.
+mpicc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I"$root/src" "$root/bench/scaling_merge.c" \
+    "$root/src/collective.c" "$root/src/log.c" -lm -o "$out/scaling_merge"
+for np in 1 2 4; do
+    mpirun -n "$np" "$out/scaling_merge" 100000 16
+done | tee "$out/merge.txt"
+
+/usr/bin/python3 - "$out/runs.tsv" "$(nproc)" "$out/table.md" "$repeats" <<'PY'
+import re, statistics, sys, datetime, platform
+runs_path, cores, md_path, repeat = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def parse(path):
+    """The few report keys we need; the report is flat enough for regexes."""
+    text = open(path).read()
+    get = lambda pat: float(re.search(pat, text, re.M).group(1))
+    phase = lambda p, s: get(r'^\s+%s: \{min: [\d.]+, avg: [\d.]+, max: ([\d.]+)\}' % p) if s == 'max' \
+        else get(r'^\s+%s: \{min: [\d.]+, avg: ([\d.]+)' % p)
+    return dict(query=phase('query', 'max'), merge=phase('merge', 'max'),
+                build=phase('build', 'max'), total=get(r'^\s+total: ([\d.]+)'),
+                search=get(r'^\s+search: ([\d.]+)'),
+                bytes=get(r'^merge: \{mode: \w+, bytes: (\d+)\}'))
+
+rows = {}
+for line in open(runs_path):
+    name, workload, np_, mode, load, report = line.rstrip('\n').split('\t')
+    r = rows.setdefault(name, dict(workload=workload, np=int(np_), mode=mode, loads=[], runs=[]))
+    r['loads'].append(float(load))
+    r['runs'].append(parse(report))
+
+med = lambda r, k: statistics.median(x[k] for x in r['runs'])
+base = {}
+for name, r in rows.items():
+    if r['np'] == 1 and not r['workload'].endswith('-shard'):
+        base[(r['workload'], r['mode'])] = r
+    # Sequential shard runs are all one rank; the P they stand for is in the
+    # name, and the full-size run is their baseline.
+    m = re.search(r'-shard-of-p(\d+)$', name)
+    if m:
+        r['np'] = int(m.group(1))
+        r['mode'] = 'shard'
+        if r['np'] == 1:
+            base[(r['workload'], 'shard')] = r
+
+lines = []
+lines.append('| run | P | ranks get | query max (s) | query speedup | build max (s) | merge max (s) | merge / total | total (s) | merge MiB | load before |')
+lines.append('|---|---|---|---|---|---|---|---|---|---|---|')
+for name, r in rows.items():
+    b = base.get((r['workload'], r['mode']))
+    q = med(r, 'query')
+    if r['workload'] == '3d-weak':
+        speed = 'n/a (weak)'
+        if b:
+            speed = 'efficiency %.2f' % (med(b, 'query') / q)
+    else:
+        speed = '%.2fx' % (med(b, 'query') / q) if b else '-'
+    over = ' (oversubscribed)' if r['np'] > cores and r['mode'] != 'shard' else ''
+    lines.append('| %s | %d%s | %s | %.3f | %s | %.3f | %.4f | %.1f%% | %.3f | %.2f | %s |' % (
+        name, r['np'], over, {'core': '1 thread each', 'node': 'cores / P', 'shard': '1 shard alone, 1 thread'}[r['mode']], q, speed,
+        med(r, 'build'), med(r, 'merge'), 100 * med(r, 'merge') / med(r, 'total'), med(r, 'total'),
+        med(r, 'bytes') / 2**20, ' '.join('%.1f' % l for l in r['loads'])))
+table = '\n'.join(lines)
+print(table)
+
+stamp = datetime.datetime.utcnow().strftime('%Y-%m-%d %H:%M UTC')
+with open(md_path, 'w') as f:
+    f.write('<!-- generated by bench/scaling.sh on %s, %d cores, %s, medians of %s runs -->\n' % (
+        stamp, cores, platform.node(), repeat))
+    f.write(table + '\n')
+PY
+echo "table: $out/table.md (bench/results/scaling.md holds a recorded run with its analysis)" >&2

@@ -1,0 +1,524 @@
+/* PBKNN brute-force kernels (He et al. 2016): a tiled distance kernel, the
+ * grouped parallel-bubble selection, the final K-of-G*K selection, and the
+ * CUKNN-style full-sort baseline.
+ *
+ * Compile-time parameters (set by src/brute.c):
+ *   LBK_METRIC          LBK_KERNEL_METRIC_*
+ *   LBK_K               neighbours per query
+ *   LBK_W, LBK_B        bubble work-items and bubbles per work-item (W*B >= K)
+ *   LBK_SCAN            stream elements each bubble work-item filters per block
+ *   LBK_SORT_S          full-sort block (power of two >= max(256, 2K))
+ *   LBK_SORT_W          full-sort work-items (<= S/2)
+ *   LBK_LX, LBK_LY      distance work-group shape
+ *   LBK_RB, LBK_QB      references (x) and queries (y) per distance work-item
+ *   LBK_TD              dimensions staged per local-memory tile
+ *   LBK_VQB, LBK_VRB    blocked (CPU) distance kernel: queries and 16-row
+ *                       reference blocks per work-item
+ *   LBK_VLY             blocked distance kernel: work-items per group
+ *   LBK_KP              (optional) prefilter candidates per query, K < KP
+ *
+ * Candidates are ordered by (key, index); a missing candidate (pad) is
+ * (+inf, LBK_NO_INDEX), which sorts after every real one, even a real +inf. */
+
+#define LBK_TR (LBK_LX * LBK_RB)
+#define LBK_TQ (LBK_LY * LBK_QB)
+#define LBK_L (LBK_W * LBK_SCAN)
+
+inline bool lbk_less(float ka, uint ia, float kb, uint ib)
+{
+    return ka < kb || (ka == kb && ia < ib);
+}
+
+/* The key's operation order is part of the exactness contract (src/knn.h):
+ * one separate multiply and add per dimension, dimensions ascending. */
+inline float lbk_accumulate(float s, float d)
+{
+#if LBK_METRIC == LBK_KERNEL_METRIC_L2
+    const float sq = d * d;
+    return s + sq;
+#elif LBK_METRIC == LBK_KERNEL_METRIC_L1
+    return s + fabs(d);
+#else
+    return fmax(s, fabs(d));
+#endif
+}
+
+/* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
+ * Padding a tile with zeros in both operands adds exact zeros (and max with
+ * 0 is a no-op), so the dimension tail needs no special case. */
+__kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1)))
+void lbk_brute_distance(__global const float *queries, const uint nq,
+                        __global const float *refs, const ulong r_first, const uint nr,
+                        const uint dim, __global float *dist, const ulong ldd)
+{
+    __local float qt[LBK_TQ][LBK_TD];
+    __local float rt[LBK_TD][LBK_TR];
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    const uint lid = ly * LBK_LX + lx;
+    const uint r0 = get_group_id(0) * LBK_TR, q0 = get_group_id(1) * LBK_TQ;
+    float acc[LBK_QB][LBK_RB];
+    for (int a = 0; a < LBK_QB; a++)
+        for (int b = 0; b < LBK_RB; b++)
+            acc[a][b] = 0.0f;
+
+    for (uint d0 = 0; d0 < dim; d0 += LBK_TD) {
+        for (uint e = lid; e < LBK_TQ * LBK_TD; e += LBK_LX * LBK_LY) {
+            const uint qq = e / LBK_TD, j = e % LBK_TD;
+            const uint gq = q0 + qq, gj = d0 + j;
+            qt[qq][j] = (gq < nq && gj < dim) ? queries[(ulong)gq * dim + gj] : 0.0f;
+        }
+        for (uint e = lid; e < LBK_TR * LBK_TD; e += LBK_LX * LBK_LY) {
+            const uint rr = e / LBK_TD, j = e % LBK_TD;
+            const uint gr = r0 + rr, gj = d0 + j;
+            rt[j][rr] = (gr < nr && gj < dim) ? refs[(r_first + gr) * dim + gj] : 0.0f;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int j = 0; j < LBK_TD; j++) {
+            float r[LBK_RB];
+            for (int b = 0; b < LBK_RB; b++)
+                r[b] = rt[j][lx + b * LBK_LX];
+            for (int a = 0; a < LBK_QB; a++) {
+                const float q = qt[ly + a * LBK_LY][j];
+                for (int b = 0; b < LBK_RB; b++)
+                    acc[a][b] = lbk_accumulate(acc[a][b], q - r[b]);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int a = 0; a < LBK_QB; a++) {
+        const uint gq = q0 + ly + a * LBK_LY;
+        for (int b = 0; b < LBK_RB; b++) {
+            const uint gr = r0 + lx + b * LBK_LX;
+            if (gq < nq && gr < nr)
+                dist[(ulong)gq * ldd + gr] = acc[a][b];
+        }
+    }
+}
+
+/* CPU variant of the distance kernel. References are stored in blocks of 16
+ * rows, dimension-major inside a block ([block][dim][16]), so one float16
+ * load brings coordinate j of 16 references and each vector lane keeps its
+ * own pair's sequential sum: the exactness contract holds lane by lane. A
+ * work-item owns LBK_VQB queries x LBK_VRB blocks (a register block of
+ * accumulators). Queries are not staged in local memory: on a CPU device the
+ * work-items of a group run one after another on one core, so "local memory"
+ * is ordinary cached memory and the copy is pure overhead; the LBK_VLY
+ * work-items of a group share the same reference blocks while they sit in
+ * L2. */
+#define LBK_MODE_EXACT 0
+#define LBK_MODE_BOUND 1
+
+/* mode EXACT: the exact key. mode BOUND (L2 prefilter): a lower bound of the
+ * exact key, (|q|^2 + |r|^2 - 2 q.r) - c (|q|^2 + |r|^2), where the dot
+ * product may use fused multiply-adds in any order: its error, and the exact
+ * key's own rounding, are covered by c (see src/brute.c, prefilter_bound). */
+inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
+                        __global const float *refs, const ulong block_first, const uint nr,
+                        const uint dim, __global float *dist, const ulong ldd,
+                        __global const float *qnorm, __global const float *rnorm,
+                        const float bound_c)
+{
+    const uint b0 = get_group_id(0) * LBK_VRB;
+    const uint q0 = get_global_id(1) * LBK_VQB;
+    float16 acc[LBK_VQB][LBK_VRB];
+    __global const float *qrow[LBK_VQB];
+#pragma unroll
+    for (int a = 0; a < LBK_VQB; a++) {
+        const uint q = min(q0 + a, nq - 1);
+        qrow[a] = queries + (ulong)q * dim;
+#pragma unroll
+        for (int b = 0; b < LBK_VRB; b++)
+            acc[a][b] = (float16)(0.0f);
+    }
+    __global const float *rblk = refs + (block_first + b0) * dim * 16;
+    for (uint j = 0; j < dim; j++) {
+        float16 r[LBK_VRB];
+#pragma unroll
+        for (int b = 0; b < LBK_VRB; b++)
+            r[b] = vload16(0, rblk + ((ulong)b * dim + j) * 16);
+#pragma unroll
+        for (int a = 0; a < LBK_VQB; a++) {
+            const float q = qrow[a][j];
+#pragma unroll
+            for (int b = 0; b < LBK_VRB; b++) {
+                if (mode == LBK_MODE_BOUND) {
+                    acc[a][b] = fma((float16)(q), r[b], acc[a][b]);
+                } else {
+                    const float16 d = (float16)(q) - r[b];
+#if LBK_METRIC == LBK_KERNEL_METRIC_L2
+                    const float16 sq = d * d;
+                    acc[a][b] = acc[a][b] + sq;
+#elif LBK_METRIC == LBK_KERNEL_METRIC_L1
+                    acc[a][b] = acc[a][b] + fabs(d);
+#else
+                    acc[a][b] = fmax(acc[a][b], fabs(d));
+#endif
+                }
+            }
+        }
+    }
+    for (int a = 0; a < LBK_VQB; a++) {
+        if (q0 + a >= nq)
+            break;
+        __global float *row = dist + (ulong)(q0 + a) * ldd;
+        for (int b = 0; b < LBK_VRB; b++) {
+            const uint r0 = (b0 + b) * 16;
+            float16 key = acc[a][b];
+            if (mode == LBK_MODE_BOUND) {
+                const float16 norms = (float16)(qnorm[q0 + a]) +
+                                      vload16(0, rnorm + (block_first + b0 + b) * 16);
+                key = (norms - 2.0f * acc[a][b]) - bound_c * norms;
+            }
+            if (r0 + 16 <= nr) {
+                vstore16(key, 0, row + r0);
+            } else {
+                float lanes[16];
+                vstore16(key, 0, lanes);
+                for (uint l = 0; l < 16 && r0 + l < nr; l++)
+                    row[r0 + l] = lanes[l];
+            }
+        }
+    }
+}
+
+__kernel __attribute__((reqd_work_group_size(1, LBK_VLY, 1)))
+void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
+                                __global const float *refs, const ulong block_first,
+                                const uint nr, const uint dim, __global float *dist,
+                                const ulong ldd)
+{
+    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0.0f);
+}
+
+/* The prefilter's lower bounds; rnorm is indexed like the whole shard. */
+__kernel __attribute__((reqd_work_group_size(1, LBK_VLY, 1)))
+void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
+                             __global const float *refs, const ulong block_first,
+                             const uint nr, const uint dim, __global float *dist,
+                             const ulong ldd, __global const float *qnorm,
+                             __global const float *rnorm, const float bound_c)
+{
+    lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
+                bound_c);
+}
+
+#ifdef LBK_KP
+/* One work-item per query; refs row-major. cand holds the LBK_KP smallest lower bounds L(r)
+ * (sorted, from the bubble kernels compiled with K = LBK_KP). With the upper
+ * bound U(r) = L(r) + 2c(|q|^2 + |r|^2) and U_K the K-th smallest U among
+ * them, every reference left out has exact key >= L(r) >= L_KP > U_K >= the
+ * K-th smallest exact key, so it cannot be a neighbour even by a tie; then the
+ * exact keys of the candidates decide. When L_KP > U_K does not hold, the
+ * query is flagged for the exact path. */
+__kernel void lbk_brute_rerank(__global const float *queries, const uint nq, const uint dim,
+                               __global const float *refs, __global const float *qnorm,
+                               __global const float *rnorm, const float bound_c,
+                               __global const float *cand_k, __global const uint *cand_i,
+                               __global float *best_k, __global uint *best_i,
+                               __global uint *fallback)
+{
+    const uint q = get_global_id(0);
+    if (q >= nq)
+        return;
+    __global const float *ck = cand_k + (ulong)q * LBK_KP;
+    __global const uint *ci = cand_i + (ulong)q * LBK_KP;
+    const float qn = qnorm[q];
+    bool complete = false; /* every reference of the shard is a candidate */
+    float upper[LBK_KP];
+    for (int s = 0; s < LBK_KP; s++) {
+        if (ci[s] == LBK_NO_INDEX) {
+            complete = true;
+            upper[s] = INFINITY;
+        } else {
+            /* Rounding of this sum is covered by the 1e-6 margin. */
+            upper[s] = (ck[s] + 2.0f * bound_c * (qn + rnorm[ci[s]])) * 1.000001f;
+        }
+    }
+    if (!complete) {
+        /* K-th smallest upper bound: partial insertion sort of the first K. */
+        for (int s = 1; s < LBK_KP; s++) {
+            const float v = upper[s];
+            int t = s;
+            while (t > 0 && upper[t - 1] > v) {
+                upper[t] = upper[t - 1];
+                t--;
+            }
+            upper[t] = v;
+        }
+        if (!(ck[LBK_KP - 1] > upper[LBK_K - 1])) {
+            fallback[q] = 1;
+            return;
+        }
+    }
+    fallback[q] = 0;
+    float bk[LBK_K];
+    uint bx[LBK_K];
+    for (int s = 0; s < LBK_K; s++) {
+        bk[s] = INFINITY;
+        bx[s] = LBK_NO_INDEX;
+    }
+    __global const float *qrow = queries + (ulong)q * dim;
+    for (int s = 0; s < LBK_KP; s++) {
+        const uint i = ci[s];
+        if (i == LBK_NO_INDEX)
+            continue;
+        __global const float *r = refs + (ulong)i * dim;
+        float key = 0.0f;
+        for (uint j = 0; j < dim; j++) {
+            const float d = qrow[j] - r[j];
+            const float sq = d * d;
+            key = key + sq;
+        }
+        if (!lbk_less(key, i, bk[LBK_K - 1], bx[LBK_K - 1]))
+            continue;
+        int t = LBK_K - 1;
+        while (t > 0 && lbk_less(key, i, bk[t - 1], bx[t - 1])) {
+            bk[t] = bk[t - 1];
+            bx[t] = bx[t - 1];
+            t--;
+        }
+        bk[t] = key;
+        bx[t] = i;
+    }
+    for (int s = 0; s < LBK_K; s++) {
+        best_k[(ulong)q * LBK_K + s] = bk[s];
+        best_i[(ulong)q * LBK_K + s] = bx[s];
+    }
+}
+#endif
+
+/* Element p of a stream made of two segments: n0 listed candidates (k0, i0),
+ * then k1 with indices i1, or base + position when i1 is null (a row of the
+ * distance matrix). */
+inline void lbk_fetch(__global const float *k0, __global const uint *i0, const uint n0,
+                      __global const float *k1, __global const uint *i1, const uint base,
+                      uint p, float *key, uint *index)
+{
+    if (p < n0) {
+        *key = k0[p];
+        *index = i0[p];
+        return;
+    }
+    p -= n0;
+    *key = k1[p];
+    *index = i1 ? i1[p] : base + p;
+}
+
+/* One pipeline step: every work-item takes what its left neighbour passed on
+ * in the previous step (work-item 0 takes the next stream element), runs it
+ * through its bubbles - each keeps the smaller and hands on the larger - and
+ * passes what is left over to the right. The pass buffer is double-buffered
+ * by step parity so one barrier per step suffices. */
+inline void lbk_bubble_step(const uint t, const uint nb, const uint step, float in_k, uint in_i,
+                            float *hk, uint *hx, __local float *pk, __local uint *px,
+                            __local float *thr_k, __local uint *thr_i)
+{
+    const uint cur = (step & 1u) * LBK_W, prv = LBK_W - cur;
+    if (t > 0) {
+        in_k = pk[prv + t - 1];
+        in_i = px[prv + t - 1];
+    }
+    for (uint b = 0; b < LBK_B; b++) {
+        if (b < nb && lbk_less(in_k, in_i, hk[b], hx[b])) {
+            const float tk = hk[b];
+            const uint ti = hx[b];
+            hk[b] = in_k;
+            hx[b] = in_i;
+            in_k = tk;
+            in_i = ti;
+        }
+    }
+    pk[cur + t] = in_k;
+    px[cur + t] = in_i;
+    if (t == LBK_W - 1) {
+        *thr_k = hk[nb - 1];
+        *thr_i = hx[nb - 1];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Held values never increase and are non-decreasing along the chain, so once
+ * the last bubble holds a real candidate, K candidates already seen are <= it:
+ * anything not smaller can never be among the K smallest. That filter lets a
+ * block of stream elements skip the pipeline entirely once the bubbles have
+ * warmed up, which is where the bubble beats sorting everything. Elements that
+ * pass are queued in local memory (in any order: the result is a set under a
+ * total order, so arrival order does not matter) and fed to the pipeline. */
+inline void lbk_bubble_run(__global const float *k0, __global const uint *i0, const uint n0,
+                           __global const float *k1, __global const uint *i1, const uint base,
+                           const uint n, __global float *out_k, __global uint *out_i,
+                           __local float *pk, __local uint *px, __local float *qk,
+                           __local uint *qx, __local uint *qn, __local float *thr_k,
+                           __local uint *thr_i)
+{
+    const uint t = get_local_id(0);
+    const uint first = t * LBK_B;
+    const uint nb = first < LBK_K ? min((uint)LBK_B, (uint)LBK_K - first) : 0u;
+    float hk[LBK_B];
+    uint hx[LBK_B];
+    for (uint b = 0; b < LBK_B; b++) {
+        hk[b] = INFINITY;
+        hx[b] = LBK_NO_INDEX;
+    }
+    pk[t] = INFINITY;
+    px[t] = LBK_NO_INDEX;
+    pk[LBK_W + t] = INFINITY;
+    px[LBK_W + t] = LBK_NO_INDEX;
+    if (t == 0) {
+        *thr_k = INFINITY;
+        *thr_i = LBK_NO_INDEX;
+    }
+    uint step = 0;
+    for (uint lo = 0; lo < n; lo += LBK_L) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t == 0)
+            *qn = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const float tk = *thr_k;
+        const uint ti = *thr_i;
+        for (uint s = 0; s < LBK_SCAN; s++) {
+            const uint p = lo + s * LBK_W + t;
+            if (p < n) {
+                float key;
+                uint index;
+                lbk_fetch(k0, i0, n0, k1, i1, base, p, &key, &index);
+                if (lbk_less(key, index, tk, ti)) {
+                    const uint slot = atomic_inc(qn);
+                    qk[slot] = key;
+                    qx[slot] = index;
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint m = *qn;
+        for (uint e = 0; e < m; e++, step++)
+            lbk_bubble_step(t, nb, step, qk[e], qx[e], hk, hx, pk, px, thr_k, thr_i);
+    }
+    /* Drain: the last element entered needs W - 1 more steps to pass every
+     * work-item. */
+    for (uint e = 0; e < LBK_W; e++, step++)
+        lbk_bubble_step(t, nb, step, INFINITY, LBK_NO_INDEX, hk, hx, pk, px, thr_k, thr_i);
+    for (uint b = 0; b < nb; b++) {
+        out_k[first + b] = hk[b];
+        out_i[first + b] = hx[b];
+    }
+}
+
+/* Work-group (g, q): group g of row q of the distance matrix, nr columns cut
+ * into groups of group_len; the K smallest go to surv[(q * groups + g) * K]. */
+__kernel __attribute__((reqd_work_group_size(LBK_W, 1, 1)))
+void lbk_bubble_groups(__global const float *dist, const ulong ldd, const uint nr,
+                       const uint group_len, const uint base, __global float *surv_k,
+                       __global uint *surv_i)
+{
+    __local float pk[2 * LBK_W];
+    __local uint px[2 * LBK_W];
+    __local float qk[LBK_L];
+    __local uint qx[LBK_L];
+    __local uint qn;
+    __local float thr_k;
+    __local uint thr_i;
+    const uint g = get_group_id(0), q = get_group_id(1), groups = get_num_groups(0);
+    const uint lo = min(g * group_len, nr);
+    const uint hi = min(lo + group_len, nr);
+    const ulong out = ((ulong)q * groups + g) * LBK_K;
+    lbk_bubble_run(0, 0, 0, dist + (ulong)q * ldd + lo, 0, base + lo, hi - lo, surv_k + out,
+                   surv_i + out, pk, px, qk, qx, &qn, &thr_k, &thr_i);
+}
+
+/* Work-group q: the K smallest of best[q] (when use_prev; results of earlier
+ * reference chunks) and the `count` survivors of row q, written over best[q].
+ * Safe in place: best[q] is read only before the drain and written after. */
+__kernel __attribute__((reqd_work_group_size(LBK_W, 1, 1)))
+void lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i,
+                      const uint count, const uint use_prev, __global float *best_k,
+                      __global uint *best_i)
+{
+    __local float pk[2 * LBK_W];
+    __local uint px[2 * LBK_W];
+    __local float qk[LBK_L];
+    __local uint qx[LBK_L];
+    __local uint qn;
+    __local float thr_k;
+    __local uint thr_i;
+    const uint q = get_group_id(1);
+    const uint n0 = use_prev ? LBK_K : 0;
+    const ulong row = (ulong)q * count, out = (ulong)q * LBK_K;
+    lbk_bubble_run(best_k + out, best_i + out, n0, surv_k + row, surv_i + row, 0, n0 + count,
+                   best_k + out, best_i + out, pk, px, qk, qx, &qn, &thr_k, &thr_i);
+}
+
+/* Full bitonic sort of S candidates in local memory; the K smallest are
+ * written to out. */
+inline void lbk_sort_run(__global const float *k0, __global const uint *i0, const uint n0,
+                         __global const float *k1, __global const uint *i1, const uint base,
+                         const uint lo, const uint n, __global float *out_k,
+                         __global uint *out_i, __local float *sk, __local uint *sx)
+{
+    const uint t = get_local_id(0);
+    for (uint e = t; e < LBK_SORT_S; e += LBK_SORT_W) {
+        float key = INFINITY;
+        uint index = LBK_NO_INDEX;
+        if (lo + e < n)
+            lbk_fetch(k0, i0, n0, k1, i1, base, lo + e, &key, &index);
+        sk[e] = key;
+        sx[e] = index;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint size = 2; size <= LBK_SORT_S; size <<= 1) {
+        for (uint stride = size >> 1; stride > 0; stride >>= 1) {
+            for (uint p = t; p < LBK_SORT_S / 2; p += LBK_SORT_W) {
+                const uint i = 2 * p - (p & (stride - 1));
+                const uint j = i + stride;
+                const bool ascending = (i & size) == 0;
+                const bool swap = ascending ? lbk_less(sk[j], sx[j], sk[i], sx[i])
+                                            : lbk_less(sk[i], sx[i], sk[j], sx[j]);
+                if (swap) {
+                    const float tk = sk[i];
+                    const uint ti = sx[i];
+                    sk[i] = sk[j];
+                    sx[i] = sx[j];
+                    sk[j] = tk;
+                    sx[j] = ti;
+                }
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+    }
+    for (uint e = t; e < LBK_K; e += LBK_SORT_W) {
+        out_k[e] = sk[e];
+        out_i[e] = sx[e];
+    }
+}
+
+/* Work-group (b, q): block b (S columns) of row q of the distance matrix. */
+__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1)))
+void lbk_sort_matrix(__global const float *dist, const ulong ldd, const uint nr,
+                     const uint base, __global float *out_k, __global uint *out_i)
+{
+    __local float sk[LBK_SORT_S];
+    __local uint sx[LBK_SORT_S];
+    const uint b = get_group_id(0), q = get_group_id(1), blocks = get_num_groups(0);
+    const ulong out = ((ulong)q * blocks + b) * LBK_K;
+    lbk_sort_run(0, 0, 0, dist + (ulong)q * ldd, 0, base, b * LBK_SORT_S, nr, out_k + out,
+                 out_i + out, sk, sx);
+}
+
+/* Work-group (b, q): block b of the stream (best[q] when use_prev, then the
+ * `count` candidates of row q of in); block b's K smallest go to row q of out
+ * (stride blocks * K). With use_prev there is exactly one block and out may be
+ * best itself: everything is read before the first barrier. */
+__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1)))
+void lbk_sort_lists(__global const float *in_k, __global const uint *in_i, const uint count,
+                    const uint use_prev, __global const float *best_k,
+                    __global const uint *best_i, __global float *out_k, __global uint *out_i)
+{
+    __local float sk[LBK_SORT_S];
+    __local uint sx[LBK_SORT_S];
+    const uint b = get_group_id(0), q = get_group_id(1), blocks = get_num_groups(0);
+    const uint n0 = use_prev ? LBK_K : 0;
+    const ulong row = (ulong)q * count, prev = (ulong)q * LBK_K;
+    const ulong out = ((ulong)q * blocks + b) * LBK_K;
+    lbk_sort_run(best_k + prev, best_i + prev, n0, in_k + row, in_i + row, 0, b * LBK_SORT_S,
+                 n0 + count, out_k + out, out_i + out, sk, sx);
+}

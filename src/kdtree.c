@@ -1,0 +1,785 @@
+#include "kdtree.h"
+
+#include "kdtree_cl.h"
+#include "log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct lbk_kdtree {
+    lbk_device *dev;
+    uint64_t n;
+    int dim;
+    lbk_tree_split split;
+    cl_mem points;   /* tree order */
+    cl_mem ids;      /* original shard row per node */
+    cl_mem dims;     /* split dimension per node; NULL for round robin */
+    uint64_t bytes;
+    lbk_kdtree_stats stats;
+};
+
+/* A device buffer and its size, so that the builder can report its peak. */
+typedef struct {
+    cl_mem mem;
+    size_t bytes;
+} tracked;
+
+enum {
+    K_INIT, K_KEYS, K_HIST, K_SCAN, K_SCATTER, K_APPLY, K_COPY, K_STEP, K_BLOCK,
+    K_UPDATE, K_CHILD, K_SEG_SORT, K_SEG_PIVOTS, K_COUNT
+};
+
+static const char *const kernel_names[K_COUNT] = {
+    "kd_init", "kd_make_keys", "kd_radix_hist", "kd_radix_scan", "kd_radix_scatter",
+    "kd_radix_apply", "kd_copy_range", "kd_bitonic_step",
+    "kd_bitonic_block", "kd_update", "kd_child_dims", "kd_seg_sort", "kd_seg_pivots"};
+
+typedef struct {
+    lbk_device *dev;
+    cl_command_queue queue;
+    cl_kernel kernels[K_COUNT];
+    uint64_t n;
+    int dim;
+    int levels;
+    cl_int has_dims;
+    lbk_tree_sort sort;
+    uint64_t current_bytes, peak_bytes, moved;
+    size_t elementwise_local;
+    size_t block_local;      /* bitonic work-group size; blocks of twice this */
+    uint64_t radix_blocks_max;
+    uint64_t segment_max;
+    int compute_units;    /* radix: levels whose runs are at most this use kd_seg_sort */
+    bool profile;            /* LBK_KDTREE_PROFILE set: time every kernel */
+    double kernel_s[K_COUNT];
+    tracked points, rows, tags, dims, points2, rows2, dims2, keys, keys2, perm, perm2, hist;
+    tracked world_lo, world_hi, child_dims;
+} builder;
+
+/* ---- shape formulas (host copies of the kernel's; see DESIGN.md 3) ---- */
+
+static int level_of(uint64_t s)
+{
+    int l = 0;
+    for (uint64_t v = s + 1; v > 1; v >>= 1)
+        l++;
+    return l;
+}
+
+int lbk_kdtree_levels(uint64_t n)
+{
+    int d = 0;
+    for (uint64_t v = n; v; v >>= 1)
+        d++;
+    return d;
+}
+
+uint64_t lbk_kdtree_subtree_size(uint64_t s, uint64_t n)
+{
+    if (s >= n)
+        return 0;
+    const int d = lbk_kdtree_levels(n) - level_of(s) - 1;
+    const uint64_t fllc = ((s + 1) << d) - 1;
+    const uint64_t full = ((uint64_t)1 << d) - 1;
+    uint64_t last = 0;
+    if (n > fllc)
+        last = n - fllc < ((uint64_t)1 << d) ? n - fllc : (uint64_t)1 << d;
+    return full + last;
+}
+
+uint64_t lbk_kdtree_segment_begin(uint64_t s, uint64_t n)
+{
+    const int levels = lbk_kdtree_levels(n);
+    const int l = level_of(s);
+    const int d = levels - l - 1;
+    const uint64_t first = ((uint64_t)1 << l) - 1;
+    const uint64_t m = s - first;
+    const uint64_t rest = n - (((uint64_t)1 << (levels - 1)) - 1);
+    const uint64_t lower = m << d;
+    return first + m * (((uint64_t)1 << d) - 1) + (lower < rest ? lower : rest);
+}
+
+uint64_t lbk_kdtree_pivot(uint64_t s, uint64_t n)
+{
+    return lbk_kdtree_segment_begin(s, n) + lbk_kdtree_subtree_size(2 * s + 1, n);
+}
+
+uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort)
+{
+    const uint64_t pts = n * (uint64_t)dim * sizeof(float);
+    const uint64_t dims = split == LBK_SPLIT_WIDEST ? n : 0;
+    /* Small buffers: the box, and placeholders for unused arguments. */
+    const uint64_t small = 4096 + 8 * (uint64_t)dim;
+    if (sort == LBK_SORT_BITONIC)
+        return pts + n * 8 + dims + (dims ? n : 0) + small;
+    /* Radix: points, rows and dims twice (ping-pong), tags, keys x2, perm
+     * x2, child dims, the histogram table. */
+    return 2 * pts + n * (8 + 4 + 16 + 8) + 3 * dims + (1u << 20) + small;
+}
+
+/* ---- buffers and launches ---- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+
+static lbk_status buf_alloc(builder *b, tracked *t, size_t bytes, void *host, const char *what)
+{
+    cl_mem_flags flags = CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0);
+    lbk_status st = lbk_device_buffer(b->dev, flags, bytes, host, what, &t->mem);
+    if (st != LBK_OK)
+        return st;
+    t->bytes = bytes ? bytes : 16;
+    b->current_bytes += t->bytes;
+    if (b->current_bytes > b->peak_bytes)
+        b->peak_bytes = b->current_bytes;
+    return LBK_OK;
+}
+
+static void buf_free(builder *b, tracked *t)
+{
+    if (t->mem) {
+        clReleaseMemObject(t->mem);
+        b->current_bytes -= t->bytes;
+    }
+    t->mem = NULL;
+    t->bytes = 0;
+}
+
+static void swap_tracked(tracked *a, tracked *b)
+{
+    const tracked t = *a;
+    *a = *b;
+    *b = t;
+}
+
+static lbk_status launch(builder *b, int k, uint64_t global, size_t local)
+{
+    if (global == 0)
+        return LBK_OK;
+    size_t g = (size_t)global;
+    /* Element-wise kernels get explicit work-groups of 256, so that the
+     * per-group cost stays small whatever size the runtime would pick. */
+    if (!local && g >= b->elementwise_local)
+        local = b->elementwise_local;
+    if (local)
+        g = lbk_round_up(g, local);
+    const double t0 = b->profile ? now_seconds() : 0.0;
+    cl_int err = clEnqueueNDRangeKernel(b->queue, b->kernels[k], 1, NULL, &g,
+                                        local ? &local : NULL, 0, NULL, NULL);
+    if (b->profile && err == CL_SUCCESS) {
+        err = clFinish(b->queue);
+        b->kernel_s[k] += now_seconds() - t0;
+    }
+    if (err != CL_SUCCESS) {
+        lbk_error("k-d tree build: launching %s over %zu work-items: OpenCL error %s",
+                  kernel_names[k], g, lbk_cl_error_name(err));
+        return err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
+                       err == CL_OUT_OF_HOST_MEMORY
+                   ? LBK_ERR_NOMEM
+                   : LBK_ERR_DEVICE;
+    }
+    return LBK_OK;
+}
+
+#define ARG(x) sizeof(x), (const void *)&(x)
+
+static int bit_length(uint64_t v)
+{
+    int bits = 0;
+    for (; v; v >>= 1)
+        bits++;
+    return bits;
+}
+
+/* After a radix sort wrote [lo, n) of the second copy of the state: make it
+ * current, and copy the nodes it settled, [lo, settled), into the other. */
+static lbk_status swap_and_settle(builder *b, uint64_t lo, uint64_t settled)
+{
+    lbk_status st = LBK_OK;
+    swap_tracked(&b->points, &b->points2);
+    swap_tracked(&b->rows, &b->rows2);
+    swap_tracked(&b->dims, &b->dims2);
+    if (settled <= lo || settled >= b->n)
+        return LBK_OK; /* nothing settled, or the build is complete */
+    const cl_ulong clo = lo, ccount = settled - lo;
+    if ((st = lbk_kernel_args(b->kernels[K_COPY], "kd_copy_range", 10, ARG(b->points.mem),
+                              ARG(b->points2.mem), ARG(b->dim), ARG(b->rows.mem),
+                              ARG(b->rows2.mem), ARG(b->dims.mem), ARG(b->dims2.mem),
+                              ARG(b->has_dims), ARG(clo), ARG(ccount))) != LBK_OK ||
+        (st = launch(b, K_COPY, ccount, 0)) != LBK_OK)
+        return st;
+    b->moved += ccount * 2 * ((uint64_t)b->dim * 4 + 4 + (b->has_dims ? 1 : 0));
+    return LBK_OK;
+}
+
+/* Sort positions [lo, lo + count) by (tag, split coordinate); tags lie in
+ * [tag_lo, tag_hi]. */
+static lbk_status radix_sort(builder *b, uint64_t lo, uint64_t count, uint32_t tag_lo,
+                             uint32_t tag_hi, int tag_only, cl_int rr_dim, uint64_t settled)
+{
+    lbk_status st = LBK_OK;
+    const int bits = bit_length(tag_hi - tag_lo) + (tag_only ? 0 : 32);
+    const int passes = (bits + 7) / 8;
+    if (count < 2 || passes == 0)
+        goto cleanup;
+    const uint64_t blocks64 = (count + 4095) / 4096 < b->radix_blocks_max
+                                  ? (count + 4095) / 4096
+                                  : b->radix_blocks_max;
+    const cl_uint blocks = (cl_uint)blocks64;
+    const cl_ulong block_len = (count + blocks - 1) / blocks;
+    const cl_uint entries = 256u * blocks;
+    const cl_ulong clo = lo, ccount = count;
+    const cl_uint ctag_lo = tag_lo;
+    const cl_int ctag_only = tag_only;
+
+    if ((st = lbk_kernel_args(b->kernels[K_KEYS], "kd_make_keys", 12, ARG(b->points.mem),
+                              ARG(b->dim), ARG(b->tags.mem),
+                              ARG(b->dims.mem), ARG(b->has_dims), ARG(rr_dim), ARG(clo), ARG(ccount),
+                              ARG(ctag_lo), ARG(ctag_only), ARG(b->keys.mem),
+                              ARG(b->perm.mem))) != LBK_OK ||
+        (st = launch(b, K_KEYS, count, 0)) != LBK_OK)
+        goto cleanup;
+    b->moved += count * (4 + 4 + 4 + 12 + (b->has_dims ? 1 : 0));
+    for (int p = 0; p < passes; p++) {
+        /* Tag-only keys hold nothing below bit 32. */
+        const cl_uint shift = (tag_only ? 32u : 0u) + 8u * (cl_uint)p;
+        if ((st = lbk_kernel_args(b->kernels[K_HIST], "kd_radix_hist", 6, ARG(b->keys.mem),
+                                  ARG(ccount), ARG(shift), ARG(block_len), ARG(blocks),
+                                  ARG(b->hist.mem))) != LBK_OK ||
+            (st = launch(b, K_HIST, blocks, 1)) != LBK_OK ||
+            (st = lbk_kernel_args(b->kernels[K_SCAN], "kd_radix_scan", 2, ARG(b->hist.mem),
+                                  ARG(entries))) != LBK_OK ||
+            (st = launch(b, K_SCAN, 1, 1)) != LBK_OK ||
+            (st = lbk_kernel_args(b->kernels[K_SCATTER], "kd_radix_scatter", 9,
+                                  ARG(b->keys.mem), ARG(b->perm.mem), ARG(b->keys2.mem),
+                                  ARG(b->perm2.mem), ARG(ccount), ARG(shift), ARG(block_len),
+                                  ARG(blocks), ARG(b->hist.mem))) != LBK_OK ||
+            (st = launch(b, K_SCATTER, blocks, 1)) != LBK_OK)
+            goto cleanup;
+        b->moved += count * (8 + 24);
+        swap_tracked(&b->keys, &b->keys2);
+        swap_tracked(&b->perm, &b->perm2);
+    }
+    if ((st = lbk_kernel_args(b->kernels[K_APPLY], "kd_radix_apply", 14, ARG(b->keys.mem),
+                              ARG(b->perm.mem), ARG(clo), ARG(ccount), ARG(ctag_lo),
+                              ARG(b->points.mem), ARG(b->points2.mem), ARG(b->dim),
+                              ARG(b->rows.mem), ARG(b->rows2.mem), ARG(b->dims.mem),
+                              ARG(b->dims2.mem), ARG(b->has_dims), ARG(b->tags.mem))) != LBK_OK ||
+        (st = launch(b, K_APPLY, count, 0)) != LBK_OK)
+        goto cleanup;
+    b->moved += count * (12 + 8 + 2 * ((uint64_t)b->dim * 4) + (b->has_dims ? 2 : 0));
+    st = swap_and_settle(b, lo, settled);
+cleanup:
+    return st;
+}
+
+static int log2_ceil(uint64_t v)
+{
+    int l = 0;
+    while (((uint64_t)1 << l) < v)
+        l++;
+    return l;
+}
+
+static lbk_status bitonic_sort(builder *b, uint64_t lo, uint64_t count, cl_int rr_dim)
+{
+    lbk_status st = LBK_OK;
+    if (count < 2)
+        return LBK_OK;
+    const cl_ulong clo = lo, cn = count;
+    const int log_m = log2_ceil(count);
+    const int log_b = log2_ceil(2 * b->block_local);
+    const uint64_t pairs = (uint64_t)1 << (log_m - 1);
+    const uint64_t elem = (uint64_t)b->dim * 4 + 8 + (b->has_dims ? 1 : 0);
+    /* Per step: both keys read for every pair, and (on average) half the
+     * pairs swapped. */
+    const uint64_t step_bytes = count * (8 + elem);
+    cl_kernel blk = b->kernels[K_BLOCK];
+    cl_kernel step = b->kernels[K_STEP];
+    cl_uint first = 1, last = (cl_uint)(log_m < log_b ? log_m : log_b), jfirst = 0;
+    if ((st = lbk_kernel_args(blk, "kd_bitonic_block", 12, ARG(b->points.mem), ARG(b->dim),
+                              ARG(b->rows.mem), ARG(b->tags.mem), ARG(b->dims.mem),
+                              ARG(b->has_dims), ARG(rr_dim), ARG(clo), ARG(cn), ARG(first),
+                              ARG(last), ARG(jfirst))) != LBK_OK ||
+        (st = launch(b, K_BLOCK, pairs, b->block_local)) != LBK_OK)
+        return st;
+    b->moved += step_bytes * (uint64_t)last * (last + 1) / 2;
+    for (int log_k = log_b + 1; log_k <= log_m; log_k++) {
+        for (int log_j = log_k - 1; log_j >= log_b; log_j--) {
+            const cl_uint ck = (cl_uint)log_k, cj = (cl_uint)log_j;
+            if ((st = lbk_kernel_args(step, "kd_bitonic_step", 11, ARG(b->points.mem),
+                                      ARG(b->dim), ARG(b->rows.mem), ARG(b->tags.mem),
+                                      ARG(b->dims.mem), ARG(b->has_dims), ARG(rr_dim), ARG(clo),
+                                      ARG(cn),
+                                      ARG(ck), ARG(cj))) != LBK_OK ||
+                (st = launch(b, K_STEP, pairs, 0)) != LBK_OK)
+                return st;
+            b->moved += step_bytes;
+        }
+        first = last = (cl_uint)log_k;
+        jfirst = (cl_uint)log_b - 1;
+        if ((st = lbk_kernel_args(blk, "kd_bitonic_block", 12, ARG(b->points.mem), ARG(b->dim),
+                                  ARG(b->rows.mem), ARG(b->tags.mem), ARG(b->dims.mem),
+                                  ARG(b->has_dims), ARG(rr_dim), ARG(clo), ARG(cn),
+                                  ARG(first), ARG(last), ARG(jfirst))) != LBK_OK ||
+            (st = launch(b, K_BLOCK, pairs, b->block_local)) != LBK_OK)
+            return st;
+        b->moved += step_bytes * (uint64_t)log_b;
+    }
+    return LBK_OK;
+}
+
+/* The sort of `level` (the level about to be split, or levels - 1 for the
+ * last, tag-only sort) as one work-item per run; see kd_seg_sort. */
+static lbk_status segmented_sort(builder *b, int level, int tag_only, cl_int rr_dim,
+                                 uint64_t settled)
+{
+    lbk_status st = LBK_OK;
+    const cl_ulong cn = b->n;
+    const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)level;
+    const cl_int ctag_only = tag_only;
+    const uint64_t lo = level == 0 ? 0 : ((uint64_t)1 << (level - 1)) - 1;
+    const cl_ulong ccount = b->n - lo;
+    /* Enough groups to keep every compute unit busy, but not one per run:
+     * PoCL's per-group cost dominated the deep levels. */
+    size_t seg_local = ((size_t)1 << level) / (8 * (size_t)b->compute_units);
+    seg_local = seg_local < 1 ? 1 : seg_local > 64 ? 64 : seg_local;
+    if ((st = lbk_kernel_args(b->kernels[K_SEG_SORT], "kd_seg_sort", 17, ARG(b->points.mem),
+                              ARG(b->dim), ARG(b->rows.mem), ARG(b->dims.mem), ARG(b->has_dims),
+                              ARG(rr_dim), ARG(cn), ARG(clevels), ARG(clevel), ARG(ctag_only),
+                              ARG(b->points2.mem), ARG(b->rows2.mem), ARG(b->dims2.mem), ARG(b->tags.mem),
+                              ARG(b->keys.mem), ARG(b->keys2.mem), ARG(b->child_dims.mem))) !=
+            LBK_OK ||
+        (st = launch(b, K_SEG_SORT, (uint64_t)1 << level, seg_local)) != LBK_OK)
+        return st;
+    if (level > 0 &&
+        ((st = lbk_kernel_args(b->kernels[K_SEG_PIVOTS], "kd_seg_pivots", 12,
+                               ARG(b->points.mem), ARG(b->dim), ARG(b->rows.mem),
+                               ARG(b->dims.mem), ARG(b->has_dims), ARG(cn), ARG(clevels),
+                               ARG(clevel), ARG(b->points2.mem), ARG(b->rows2.mem),
+                               ARG(b->dims2.mem), ARG(b->tags.mem))) != LBK_OK ||
+         (st = launch(b, K_SEG_PIVOTS, (uint64_t)1 << (level - 1), 0)) != LBK_OK))
+        return st;
+    /* Position and key through scratch (about two radix passes), the
+     * state gathered into place, tags out. */
+    b->moved += ccount * (4 + 8 + 2 * 16 + 8 + 2 * ((uint64_t)b->dim * 4 + 1) + 4);
+    return swap_and_settle(b, lo, settled);
+}
+
+static lbk_status sort_range_timed(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
+                                   int tag_only, int level);
+
+static lbk_status sort_range(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
+                             int tag_only, int level)
+{
+    if (!b->profile)
+        return sort_range_timed(b, lo, tag_lo, tag_hi, tag_only, level);
+    const double t0 = now_seconds();
+    const lbk_status st = sort_range_timed(b, lo, tag_lo, tag_hi, tag_only, level);
+    fprintf(stderr, "kdtree profile: sort of level %2d: %.4f s\n", tag_only ? b->levels - 1 : level,
+            now_seconds() - t0);
+    return st;
+}
+
+static lbk_status sort_range_timed(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
+                                   int tag_only, int level)
+{
+    const cl_int rr_dim = level % b->dim;
+    if (b->sort == LBK_SORT_RADIX) {
+        const int split_level = tag_only ? b->levels - 1 : level;
+        /* Slots below this are settled once the sort is done. */
+        const uint64_t settled = tag_only ? b->n : ((uint64_t)1 << level) - 1;
+        const uint64_t run = lbk_kdtree_subtree_size(((uint64_t)1 << split_level) - 1, b->n);
+        if (tag_only || run <= b->segment_max)
+            return segmented_sort(b, split_level, tag_only, rr_dim, settled);
+        return radix_sort(b, lo, b->n - lo, tag_lo, tag_hi, tag_only, rr_dim, settled);
+    }
+    return bitonic_sort(b, lo, b->n - lo, rr_dim);
+}
+
+/* The world box and its widest side (ties to the highest dimension), as the
+ * widest rule's starting split. */
+static lbk_status world_box(const lbk_dataset *ref, float **lo_out, float **hi_out, int *widest)
+{
+    const int dim = ref->dim;
+    float *lo = malloc((size_t)dim * sizeof *lo);
+    float *hi = malloc((size_t)dim * sizeof *hi);
+    if (!lo || !hi) {
+        free(lo);
+        free(hi);
+        lbk_error("out of host memory for the k-d tree's bounding box");
+        return LBK_ERR_NOMEM;
+    }
+    for (int j = 0; j < dim; j++)
+        lo[j] = hi[j] = ref->points[j];
+    for (uint64_t i = 1; i < ref->rows; i++) {
+        const float *p = ref->points + i * (uint64_t)dim;
+        for (int j = 0; j < dim; j++) {
+            lo[j] = p[j] < lo[j] ? p[j] : lo[j];
+            hi[j] = p[j] > hi[j] ? p[j] : hi[j];
+        }
+    }
+    float best = -INFINITY;
+    *widest = 0;
+    for (int j = 0; j < dim; j++) {
+        const float w = hi[j] - lo[j];
+        if (w >= best) {
+            best = w;
+            *widest = j;
+        }
+    }
+    *lo_out = lo;
+    *hi_out = hi;
+    return LBK_OK;
+}
+
+static void builder_release(builder *b)
+{
+    tracked *all[] = {&b->points, &b->rows, &b->tags, &b->dims, &b->rows2, &b->dims2,
+                      &b->keys, &b->keys2, &b->perm, &b->perm2, &b->hist, &b->world_lo,
+                      &b->world_hi, &b->child_dims, &b->points2};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        buf_free(b, all[i]);
+    for (int k = 0; k < K_COUNT; k++)
+        if (b->kernels[k])
+            clReleaseKernel(b->kernels[k]);
+}
+
+static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *params,
+                              uint64_t n, int dim, lbk_tree_sort *out)
+{
+    const uint64_t budget = params->memory_budget ? params->memory_budget
+                                                  : lbk_device_global_mem(dev);
+    const uint64_t max_alloc = lbk_device_max_alloc(dev);
+    const uint64_t largest = n * (uint64_t)dim * sizeof(float) > n * 8
+                                 ? n * (uint64_t)dim * sizeof(float)
+                                 : n * 8;
+    const uint64_t radix = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_RADIX);
+    const uint64_t bitonic = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_BITONIC);
+    const bool radix_fits = radix <= budget && largest <= max_alloc;
+    const bool bitonic_fits = bitonic <= budget && n * (uint64_t)dim * 4 <= max_alloc;
+    lbk_tree_sort sort = params->sort;
+    if (sort == LBK_SORT_AUTO)
+        sort = radix_fits ? LBK_SORT_RADIX : LBK_SORT_BITONIC;
+    const bool fits = sort == LBK_SORT_RADIX ? radix_fits : bitonic_fits;
+    if (!fits) {
+        lbk_error("k-d tree of %llu points x %d dimensions with the %s sort needs %.1f MiB "
+                  "of device memory (largest buffer %.1f MiB); the budget is %.1f MiB and the "
+                  "device's largest allocation %.1f MiB",
+                  (unsigned long long)n, dim, lbk_tree_sort_name(sort),
+                  (double)(sort == LBK_SORT_RADIX ? radix : bitonic) / 1048576.0,
+                  (double)largest / 1048576.0, (double)budget / 1048576.0,
+                  (double)max_alloc / 1048576.0);
+        return LBK_ERR_NOMEM;
+    }
+    *out = sort;
+    return LBK_OK;
+}
+
+lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
+                            const lbk_kdtree_params *params, lbk_kdtree **out)
+{
+    lbk_status st = LBK_OK;
+    builder b;
+    memset(&b, 0, sizeof b);
+    lbk_kdtree *tree = NULL;
+    float *box_lo = NULL, *box_hi = NULL;
+    const double t0 = now_seconds();
+    const uint64_t n = reference->rows;
+    const int dim = reference->dim;
+
+    *out = NULL;
+    if (dim < 1 || (params->split == LBK_SPLIT_WIDEST && dim > 256)) {
+        lbk_error("k-d tree: %d dimensions not supported (1..%d with the %s split)", dim,
+                  params->split == LBK_SPLIT_WIDEST ? 256 : 1 << 30,
+                  lbk_tree_split_name(params->split));
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (n >= UINT32_MAX) {
+        lbk_error("k-d tree: a shard of %llu points is too large (row ids are 32-bit; use "
+                  "more ranks)", (unsigned long long)n);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    tree = calloc(1, sizeof *tree);
+    if (!tree) {
+        lbk_error("out of host memory for the k-d tree");
+        st = LBK_ERR_NOMEM;
+        goto cleanup;
+    }
+    tree->dev = dev;
+    tree->n = n;
+    tree->dim = dim;
+    tree->split = params->split;
+    if ((st = choose_sort(dev, params, n, dim, &b.sort)) != LBK_OK)
+        goto cleanup;
+    tree->stats.sort_used = b.sort;
+    tree->stats.levels = lbk_kdtree_levels(n);
+    if (n == 0)
+        goto done;
+
+    b.dev = dev;
+    b.queue = lbk_device_queue(dev);
+    b.n = n;
+    b.dim = dim;
+    b.levels = tree->stats.levels;
+    b.has_dims = params->split == LBK_SPLIT_WIDEST;
+    b.profile = getenv("LBK_KDTREE_PROFILE") != NULL;
+    /* Runs this short sort well inside one work-item's cache on a CPU; a GPU
+     * wants many short runs. LBK_KDTREE_SEGMENT_MAX overrides (tests use it
+     * to force either path). */
+    b.segment_max = lbk_device_is_gpu(dev) ? 256 : 65536;
+    b.compute_units = lbk_device_compute_units(dev) > 0 ? lbk_device_compute_units(dev) : 1;
+    const char *seg_env = getenv("LBK_KDTREE_SEGMENT_MAX");
+    if (seg_env)
+        b.segment_max = strtoull(seg_env, NULL, 10);
+    b.radix_blocks_max = lbk_device_is_gpu(dev) ? 4096 : 16 * (uint64_t)lbk_device_compute_units(dev);
+    cl_program program;
+    if ((st = lbk_device_program(dev, "kdtree.cl", "", &program)) != LBK_OK)
+        goto cleanup;
+    for (int k = 0; k < K_COUNT; k++)
+        if ((st = lbk_device_kernel(program, kernel_names[k], &b.kernels[k])) != LBK_OK)
+            goto cleanup;
+    size_t wg = 0;
+    cl_int err = clGetKernelWorkGroupInfo(b.kernels[K_BLOCK], lbk_device_id(dev),
+                                          CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    if ((st = lbk_cl_check(err, "querying the bitonic kernel's work-group size")) != LBK_OK)
+        goto cleanup;
+    b.elementwise_local = 256;
+    b.block_local = 1;
+    while (b.block_local * 2 <= wg && b.block_local < 512)
+        b.block_local *= 2;
+
+    int first_dim = 0;
+    if (b.has_dims && (st = world_box(reference, &box_lo, &box_hi, &first_dim)) != LBK_OK)
+        goto cleanup;
+
+    const size_t pts_bytes = (size_t)n * (size_t)dim * sizeof(float);
+    if ((st = buf_alloc(&b, &b.points, pts_bytes, reference->points, "k-d tree points")) !=
+            LBK_OK ||
+        (st = buf_alloc(&b, &b.rows, n * 4, NULL, "k-d tree row ids")) != LBK_OK ||
+        (st = buf_alloc(&b, &b.tags, n * 4, NULL, "k-d tree tags")) != LBK_OK ||
+        (st = buf_alloc(&b, &b.dims, b.has_dims ? n : 0, NULL, "k-d tree split dims")) !=
+            LBK_OK)
+        goto cleanup;
+    if (b.has_dims &&
+        ((st = buf_alloc(&b, &b.world_lo, (size_t)dim * 4, box_lo, "k-d tree box")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.world_hi, (size_t)dim * 4, box_hi, "k-d tree box")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.child_dims, n, NULL, "k-d tree child dims")) != LBK_OK))
+        goto cleanup;
+    if (b.sort == LBK_SORT_RADIX &&
+        ((st = buf_alloc(&b, &b.points2, pts_bytes, NULL, "k-d tree points (sorted)")) !=
+             LBK_OK ||
+         (st = buf_alloc(&b, &b.rows2, n * 4, NULL, "k-d tree row ids (sorted)")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.dims2, b.has_dims ? n : 0, NULL, "k-d tree dims (sorted)")) !=
+             LBK_OK ||
+         (st = buf_alloc(&b, &b.keys, n * 8, NULL, "k-d tree sort keys")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.keys2, n * 8, NULL, "k-d tree sort keys")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.perm, n * 4, NULL, "k-d tree permutation")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.perm2, n * 4, NULL, "k-d tree permutation")) != LBK_OK ||
+         (st = buf_alloc(&b, &b.hist, 256 * 4 * b.radix_blocks_max, NULL,
+                         "k-d tree radix histogram")) != LBK_OK))
+        goto cleanup;
+
+    const cl_uint cfirst = (cl_uint)first_dim;
+    const cl_ulong cn = n;
+    const cl_uint clevels = (cl_uint)b.levels;
+    if ((st = lbk_kernel_args(b.kernels[K_INIT], "kd_init", 6, ARG(b.tags.mem), ARG(b.rows.mem),
+                              ARG(b.dims.mem), ARG(b.has_dims), ARG(cfirst), ARG(cn))) !=
+            LBK_OK ||
+        (st = launch(&b, K_INIT, n, 0)) != LBK_OK)
+        goto cleanup;
+
+    for (int l = 0; l + 2 <= b.levels; l++) {
+        /* Level l-1's pivots still sit inside their segments; the sort moves
+         * them to their final slots in front. */
+        const uint64_t lo_sort = l == 0 ? 0 : ((uint64_t)1 << (l - 1)) - 1;
+        const uint32_t tag_hi = (uint32_t)(((uint64_t)1 << (l + 1)) - 2);
+        if ((st = sort_range(&b, lo_sort, (uint32_t)lo_sort, tag_hi, 0, l)) != LBK_OK)
+            goto cleanup;
+        const cl_uint clevel = (cl_uint)l;
+        if (b.has_dims) {
+            if ((st = lbk_kernel_args(b.kernels[K_CHILD], "kd_child_dims", 9, ARG(b.points.mem),
+                                      ARG(b.dim), ARG(b.dims.mem), ARG(b.world_lo.mem),
+                                      ARG(b.world_hi.mem), ARG(cn), ARG(clevels), ARG(clevel),
+                                      ARG(b.child_dims.mem))) != LBK_OK ||
+                (st = launch(&b, K_CHILD, (uint64_t)1 << l, 0)) != LBK_OK)
+                goto cleanup;
+            b.moved += ((uint64_t)1 << l) * (uint64_t)(dim * (l + 1)) * 5;
+        }
+        /* A segmented sort reads the structure, not the tags: the update
+         * before it would only write tags nobody reads. */
+        if (b.sort == LBK_SORT_RADIX &&
+            (l + 2 == b.levels ||
+             lbk_kdtree_subtree_size(((uint64_t)1 << (l + 1)) - 1, n) <= b.segment_max))
+            continue;
+        const cl_ulong lo_upd = ((uint64_t)1 << l) - 1;
+        if ((st = lbk_kernel_args(b.kernels[K_UPDATE], "kd_update", 8, ARG(b.tags.mem),
+                                  ARG(b.dims.mem), ARG(b.has_dims), ARG(b.child_dims.mem),
+                                  ARG(lo_upd), ARG(cn), ARG(clevels), ARG(clevel))) != LBK_OK ||
+            (st = launch(&b, K_UPDATE, n - lo_upd, 0)) != LBK_OK)
+            goto cleanup;
+        b.moved += (n - lo_upd) * (8 + (b.has_dims ? 2 : 0));
+    }
+    const uint64_t lo_final = b.levels >= 2 ? ((uint64_t)1 << (b.levels - 2)) - 1 : 0;
+    if ((st = sort_range(&b, lo_final, (uint32_t)lo_final, (uint32_t)(n - 1), 1, 0)) != LBK_OK)
+        goto cleanup;
+
+    if ((st = lbk_cl_check(clFinish(b.queue), "finishing the k-d tree build")) != LBK_OK)
+        goto cleanup;
+
+    if (b.profile)
+        for (int k = 0; k < K_COUNT; k++)
+            if (b.kernel_s[k] > 0)
+                fprintf(stderr, "kdtree profile: %-18s %.4f s\n", kernel_names[k], b.kernel_s[k]);
+
+    /* Keep only what queries need. */
+    tree->points = b.points.mem;
+    tree->ids = b.rows.mem;
+    tree->dims = b.has_dims ? b.dims.mem : NULL;
+    tree->bytes = b.points.bytes + b.rows.bytes + (b.has_dims ? b.dims.bytes : 0);
+    b.points.mem = b.rows.mem = NULL;
+    if (b.has_dims)
+        b.dims.mem = NULL;
+    tree->stats.peak_device_bytes = b.peak_bytes;
+    tree->stats.bytes_moved = b.moved;
+
+done:
+    tree->stats.build_s = now_seconds() - t0;
+    if (params->verify && n > 0) {
+        float *pts = NULL;
+        uint32_t *ids = NULL;
+        uint8_t *sd = NULL;
+        st = lbk_kdtree_download(tree, &pts, &ids, &sd);
+        if (st == LBK_OK)
+            st = lbk_kdtree_check(pts, n, dim, sd);
+        free(pts);
+        free(ids);
+        free(sd);
+        if (st != LBK_OK)
+            goto cleanup;
+    }
+    *out = tree;
+    tree = NULL;
+cleanup:
+    builder_release(&b);
+    lbk_kdtree_destroy(tree);
+    free(box_lo);
+    free(box_hi);
+    return st;
+}
+
+void lbk_kdtree_get_stats(const lbk_kdtree *tree, lbk_kdtree_stats *stats)
+{
+    *stats = tree->stats;
+}
+
+lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
+                               uint8_t **split_dims)
+{
+    lbk_status st = LBK_OK;
+    const uint64_t n = tree->n;
+    float *p = NULL;
+    uint32_t *r = NULL;
+    uint8_t *d = NULL;
+    *points = NULL;
+    *ids = NULL;
+    *split_dims = NULL;
+    if (n == 0)
+        return LBK_OK;
+    const size_t pts_bytes = (size_t)n * (size_t)tree->dim * sizeof(float);
+    p = malloc(pts_bytes);
+    r = malloc((size_t)n * sizeof *r);
+    if (tree->dims)
+        d = malloc((size_t)n);
+    if (!p || !r || (tree->dims && !d)) {
+        lbk_error("out of host memory downloading a k-d tree of %llu points",
+                  (unsigned long long)n);
+        st = LBK_ERR_NOMEM;
+        goto cleanup;
+    }
+    cl_command_queue q = lbk_device_queue(tree->dev);
+    if ((st = lbk_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0, pts_bytes, p, 0,
+                                               NULL, NULL),
+                           "downloading k-d tree points")) != LBK_OK ||
+        (st = lbk_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0, (size_t)n * 4, r, 0,
+                                               NULL, NULL),
+                           "downloading k-d tree ids")) != LBK_OK)
+        goto cleanup;
+    if (d && (st = lbk_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0, (size_t)n, d, 0,
+                                                    NULL, NULL),
+                                "downloading k-d tree split dims")) != LBK_OK)
+        goto cleanup;
+    *points = p;
+    *ids = r;
+    *split_dims = d;
+    p = NULL;
+    r = NULL;
+    d = NULL;
+cleanup:
+    free(p);
+    free(r);
+    free(d);
+    return st;
+}
+
+/* Checking every node against each of its ancestors is the same as checking
+ * every node against the bounds of its whole subtree, in O(n log n). NaN
+ * coordinates fail the comparisons and are reported as violations. */
+lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (split_dims && split_dims[i] >= dim) {
+            lbk_error("internal: k-d tree node %llu has split dimension %d of %d",
+                      (unsigned long long)i, split_dims[i], dim);
+            return LBK_ERR_INTERNAL;
+        }
+    }
+    for (uint64_t i = 1; i < n; i++) {
+        const float *p = points + i * (uint64_t)dim;
+        for (uint64_t x = i; x > 0;) {
+            const uint64_t a = (x - 1) / 2;
+            const int d = split_dims ? split_dims[a] : level_of(a) % dim;
+            const float plane = points[a * (uint64_t)dim + (uint64_t)d];
+            const bool left = x == 2 * a + 1;
+            if (left ? !(p[d] <= plane) : !(p[d] >= plane)) {
+                lbk_error("internal: k-d invariant violated: node %llu (split dimension %d, "
+                          "plane %.9g) has node %llu in its %s subtree with coordinate %.9g",
+                          (unsigned long long)a, d, (double)plane, (unsigned long long)i,
+                          left ? "left" : "right", (double)p[d]);
+                return LBK_ERR_INTERNAL;
+            }
+            x = a;
+        }
+    }
+    return LBK_OK;
+}
+
+void lbk_kdtree_destroy(lbk_kdtree *tree)
+{
+    if (!tree)
+        return;
+    if (tree->points)
+        clReleaseMemObject(tree->points);
+    if (tree->ids)
+        clReleaseMemObject(tree->ids);
+    if (tree->dims)
+        clReleaseMemObject(tree->dims);
+    free(tree);
+}
+
+lbk_device *lbk_kdtree_device(const lbk_kdtree *tree) { return tree->dev; }
+uint64_t lbk_kdtree_size(const lbk_kdtree *tree) { return tree->n; }
+int lbk_kdtree_dim(const lbk_kdtree *tree) { return tree->dim; }
+cl_mem lbk_kdtree_points(const lbk_kdtree *tree) { return tree->points; }
+cl_mem lbk_kdtree_ids(const lbk_kdtree *tree) { return tree->ids; }
+cl_mem lbk_kdtree_split_dims(const lbk_kdtree *tree) { return tree->dims; }
+uint64_t lbk_kdtree_bytes(const lbk_kdtree *tree) { return tree->bytes; }

@@ -1,0 +1,315 @@
+/* Brute engine vs the independent host oracle: keys and indices must be
+ * byte-identical. One CTest test per case name (argv[1]). Integer-grid data
+ * makes many exact ties, so the (key, index) tie rule is exercised. */
+#include "brute.h"
+#include "device.h"
+#include "knn_oracle.h"
+#include "log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* OFFSET: uniform plus 1000, so |q|^2 + |r|^2 - 2 q.r cancels catastrophically
+ * and only a rigorous prefilter bound stays exact. */
+typedef enum { DATA_GRID, DATA_UNIFORM, DATA_DUPLICATES, DATA_MIXED, DATA_OFFSET } data_kind;
+
+typedef struct {
+    const char *name;
+    int metric;
+    int k;
+    uint32_t n;
+    uint32_t nq;
+    int dim;
+    data_kind data;
+    lbk_brute_select select;
+    int groups;
+    uint64_t budget;
+    int expect_chunks; /* 1: assert the budget forced reference chunks */
+    lbk_brute_distance distance;
+    lbk_brute_prefilter prefilter;
+    int expect_fallback; /* prefilter ON: 1 = some queries must take the exact path,
+                            2 = some but not all, -1 = at most half may */
+    int work_group_limit;
+} test_case;
+
+static uint64_t rng_state;
+
+static uint32_t rng_next(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33);
+}
+
+static void fill(float *x, size_t rows, int dim, data_kind kind, uint64_t seed)
+{
+    rng_state = seed;
+    for (size_t i = 0; i < rows; i++) {
+        for (int j = 0; j < dim; j++) {
+            float v;
+            if (kind == DATA_UNIFORM || kind == DATA_MIXED)
+                v = (float)(rng_next() % 2000001u) / 1000000.0f - 1.0f;
+            else if (kind == DATA_OFFSET)
+                v = (float)(rng_next() % 2000001u) / 1000000.0f + 1000.0f;
+            else
+                v = (float)(int)(rng_next() % 4u) - 1.0f;
+            x[i * dim + j] = v;
+        }
+        /* Duplicates: each row repeats one of the first 7 rows. */
+        if (kind == DATA_DUPLICATES && i >= 7)
+            memcpy(x + i * dim, x + (rng_next() % 7u) * dim, (size_t)dim * sizeof *x);
+        /* Mixed: every second row repeats one of the first 7, so queries near
+         * those points tie far beyond K and the others do not. */
+        if (kind == DATA_MIXED && i >= 7 && i % 2 == 0)
+            memcpy(x + i * dim, x + (rng_next() % 7u) * dim, (size_t)dim * sizeof *x);
+    }
+}
+
+static int run_case(const test_case *c)
+{
+    int failures = 0;
+    lbk_device *dev = NULL;
+    lbk_brute *engine = NULL;
+    float *ref = malloc(((size_t)c->n * c->dim + 1) * sizeof *ref);
+    float *queries = malloc(((size_t)c->nq * c->dim + 1) * sizeof *queries);
+    float *want_k = malloc((size_t)c->nq * c->k * sizeof *want_k);
+    uint32_t *want_i = malloc((size_t)c->nq * c->k * sizeof *want_i);
+    lbk_knn_result got = {0};
+    if (!ref || !queries || !want_k || !want_i) {
+        fprintf(stderr, "%s: out of memory\n", c->name);
+        failures = 1;
+        goto cleanup;
+    }
+    fill(ref, c->n, c->dim, c->data, 12345u + c->n);
+    fill(queries, c->nq, c->dim,
+         c->data == DATA_DUPLICATES ? DATA_GRID : c->data == DATA_MIXED ? DATA_UNIFORM : c->data,
+         777u);
+    /* Some queries coincide with reference points: zero keys tie too. */
+    for (uint32_t q = 0; q < c->nq && q < c->n; q += 3)
+        memcpy(queries + (size_t)q * c->dim, ref + (size_t)(q * 7 % c->n) * c->dim,
+               (size_t)c->dim * sizeof *queries);
+    if (oracle_knn(ref, c->n, queries, c->nq, c->dim, c->metric, c->k, want_k, want_i) != 0) {
+        fprintf(stderr, "%s: oracle out of memory\n", c->name);
+        failures = 1;
+        goto cleanup;
+    }
+
+    const lbk_device_request req = {.type = LBK_DEVICE_ANY};
+    if (lbk_device_open(&req, &dev) != LBK_OK) {
+        failures = 1;
+        goto cleanup;
+    }
+    const lbk_dataset data = {.rows = c->n, .dim = c->dim, .points = ref};
+    const lbk_brute_params params = {.k = c->k,
+                                     .metric = (lbk_metric)c->metric,
+                                     .groups = c->groups,
+                                     .select = c->select,
+                                     .memory_budget = c->budget,
+                                     .distance = c->distance,
+                                     .prefilter = c->prefilter,
+                                     .work_group_limit = c->work_group_limit};
+    if (lbk_brute_create(dev, &data, &params, &engine) != LBK_OK) {
+        failures = 1;
+        goto cleanup;
+    }
+    const uint64_t batch = lbk_brute_max_batch(engine);
+    if (batch == 0) {
+        fprintf(stderr, "%s: max batch is 0\n", c->name);
+        failures = 1;
+        goto cleanup;
+    }
+    if (c->expect_chunks) {
+        const uint64_t chunk = lbk_brute_chunk_rows(engine);
+        if (chunk >= c->n || batch >= c->nq) {
+            fprintf(stderr, "%s: budget %llu should force chunks and batches, got chunk %llu "
+                            "of %u rows and batch %llu of %u queries\n",
+                    c->name, (unsigned long long)c->budget, (unsigned long long)chunk, c->n,
+                    (unsigned long long)batch, c->nq);
+            failures = 1;
+            goto cleanup;
+        }
+    }
+    got.queries = c->nq;
+    got.k = c->k;
+    got.keys = malloc(((size_t)c->nq * c->k + 1) * sizeof *got.keys);
+    got.index = malloc(((size_t)c->nq * c->k + 1) * sizeof *got.index);
+    if (!got.keys || !got.index) {
+        failures = 1;
+        goto cleanup;
+    }
+    /* Call in max-batch slices, as the run driver does. */
+    uint64_t prefiltered = 0, fallback = 0;
+    for (uint64_t off = 0; off < c->nq; off += batch) {
+        const uint64_t n = c->nq - off < batch ? c->nq - off : batch;
+        lbk_knn_result slice = {.queries = n,
+                                .k = c->k,
+                                .keys = got.keys + off * c->k,
+                                .index = got.index + off * c->k};
+        if (lbk_brute_query(engine, queries + off * c->dim, n, &slice) != LBK_OK) {
+            failures = 1;
+            goto cleanup;
+        }
+        lbk_brute_timing t;
+        lbk_brute_last_timing(engine, &t);
+        prefiltered += t.prefiltered_queries;
+        fallback += t.fallback_queries;
+    }
+    printf("%s: %llu queries prefiltered, %llu of them on the exact path\n", c->name,
+           (unsigned long long)prefiltered, (unsigned long long)fallback);
+    if (c->prefilter == LBK_PREFILTER_ON && c->n > 0 &&
+        (prefiltered != c->nq || (c->expect_fallback > 0 && fallback == 0) ||
+         (c->expect_fallback == 2 && fallback == c->nq) ||
+         (c->expect_fallback < 0 && fallback > c->nq / 2))) {
+        fprintf(stderr, "%s: prefilter path not exercised as expected\n", c->name);
+        failures = 1;
+        goto cleanup;
+    }
+    for (size_t s = 0; s < (size_t)c->nq * c->k; s++) {
+        if (memcmp(&got.keys[s], &want_k[s], sizeof(float)) != 0 ||
+            got.index[s] != want_i[s]) {
+            if (failures < 10)
+                fprintf(stderr,
+                        "%s: query %zu slot %zu: got (%.9g, %u) want (%.9g, %u)\n", c->name,
+                        s / c->k, s % c->k, got.keys[s], got.index[s], want_k[s], want_i[s]);
+            failures++;
+        }
+    }
+    if (failures)
+        fprintf(stderr, "%s: %d of %zu slots differ\n", c->name, failures,
+                (size_t)c->nq * c->k);
+    else
+        printf("%s: %u queries x K = %d over %u references identical to the oracle\n", c->name,
+               c->nq, c->k, c->n);
+cleanup:
+    free(got.keys);
+    free(got.index);
+    lbk_brute_destroy(engine);
+    lbk_device_close(dev);
+    free(ref);
+    free(queries);
+    free(want_k);
+    free(want_i);
+    return failures ? 1 : 0;
+}
+
+/* K above the maximum: a clear configuration error, not a crash. */
+static int run_k_too_large(void)
+{
+    int fail = 1;
+    lbk_device *dev = NULL;
+    lbk_brute *engine = NULL;
+    float point[3] = {0, 1, 2};
+    const lbk_device_request req = {.type = LBK_DEVICE_ANY};
+    if (lbk_device_open(&req, &dev) != LBK_OK)
+        goto cleanup;
+    const lbk_dataset data = {.rows = 1, .dim = 3, .points = point};
+    const lbk_brute_params params = {.k = LBK_BRUTE_K_MAX + 1};
+    const lbk_status st = lbk_brute_create(dev, &data, &params, &engine);
+    if (st == LBK_ERR_CONFIG && engine == NULL)
+        fail = 0;
+    else
+        fprintf(stderr, "k_too_large: expected LBK_ERR_CONFIG, got %s\n", lbk_status_name(st));
+cleanup:
+    lbk_brute_destroy(engine);
+    lbk_device_close(dev);
+    return fail;
+}
+
+#define L2 0
+#define L1 1
+#define LINF 2
+#define BUB LBK_SELECT_BUBBLE
+#define SORT LBK_SELECT_FULL_SORT
+#define DEF LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, 0
+#define TILED LBK_DISTANCE_TILED, LBK_PREFILTER_AUTO, 0, 0
+#define OFF LBK_DISTANCE_AUTO, LBK_PREFILTER_OFF, 0, 0
+#define PRE(fallback) LBK_DISTANCE_AUTO, LBK_PREFILTER_ON, fallback, 0
+#define LIMIT(wg) LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, wg
+#define PRE_LIMIT(fallback, wg) LBK_DISTANCE_AUTO, LBK_PREFILTER_ON, fallback, wg
+
+static const test_case cases[] = {
+    /* name, metric, k, n, nq, dim, data, select, groups, budget, expect_chunks,
+     * distance kernel, prefilter, expect_fallback, work_group_limit */
+    {"l2_k1", L2, 1, 1000, 64, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l2_k2", L2, 2, 1000, 64, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l2_k16", L2, 16, 4099, 64, 37, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
+    {"l2_k16_grid", L2, 16, 4099, 64, 6, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l2_k100", L2, 100, 1000, 40, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l2_k256", L2, 256, 4099, 24, 9, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l1_k1", L1, 1, 1000, 64, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l1_k16", L1, 16, 4099, 64, 33, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
+    {"l1_k100", L1, 100, 1000, 40, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"l1_k256", L1, 256, 1000, 24, 7, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"linf_k2", LINF, 2, 1000, 64, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"linf_k16", LINF, 16, 4099, 64, 40, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
+    {"linf_k256", LINF, 256, 1000, 24, 3, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"duplicates", L2, 16, 1000, 64, 4, DATA_DUPLICATES, BUB, 0, 0, 0, DEF},
+    {"k_equals_n", L2, 100, 100, 32, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"k_above_n", L2, 16, 10, 32, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"n_one", L1, 5, 1, 16, 3, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"empty_shard", L2, 4, 0, 16, 3, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"groups_1", L2, 16, 4099, 32, 6, DATA_GRID, BUB, 1, 0, 0, DEF},
+    {"groups_3", L2, 16, 4099, 32, 6, DATA_GRID, BUB, 3, 0, 0, DEF},
+    {"groups_100", L2, 16, 4099, 32, 6, DATA_GRID, BUB, 100, 0, 0, DEF},
+    {"groups_5000", L2, 2, 4099, 32, 6, DATA_GRID, BUB, 5000, 0, 0, DEF},
+    {"multibatch_bubble", L2, 16, 3001, 301, 8, DATA_GRID, BUB, 0, 120000, 1, DEF},
+    {"multibatch_sort", L1, 16, 3001, 301, 8, DATA_GRID, SORT, 0, 120000, 1, DEF},
+    {"multibatch_streamed", L2, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, DEF},
+    {"sort_l2_k1", L2, 1, 1000, 64, 5, DATA_GRID, SORT, 0, 0, 0, DEF},
+    {"sort_l2_k16", L2, 16, 4099, 64, 37, DATA_UNIFORM, SORT, 0, 0, 0, DEF},
+    {"sort_linf_k100", LINF, 100, 4099, 40, 5, DATA_GRID, SORT, 0, 0, 0, DEF},
+    {"sort_l1_k256", L1, 256, 4099, 24, 7, DATA_GRID, SORT, 0, 0, 0, DEF},
+    {"sort_k_above_n", L2, 16, 10, 32, 5, DATA_GRID, SORT, 0, 0, 0, DEF},
+    /* The L2 prefilter (lower bounds from dot products, exact re-rank). Grid
+     * data ties at the K-th neighbour, so its bound cannot settle every query
+     * and the exact fallback runs too. */
+    {"prefilter_uniform_k16", L2, 16, 4099, 64, 37, DATA_UNIFORM, BUB, 0, 0, 0, PRE(-1)},
+    {"prefilter_uniform_k1", L2, 1, 4099, 64, 5, DATA_UNIFORM, BUB, 0, 0, 0, PRE(-1)},
+    {"prefilter_uniform_k64", L2, 64, 4099, 64, 20, DATA_UNIFORM, BUB, 0, 0, 0, PRE(-1)},
+    {"prefilter_grid_k5", L2, 5, 1000, 64, 6, DATA_GRID, BUB, 0, 0, 0, PRE(0)},
+    {"prefilter_mixed", L2, 16, 1000, 96, 2, DATA_MIXED, BUB, 0, 0, 0, PRE(2)},
+    {"prefilter_duplicates", L2, 16, 1000, 64, 4, DATA_DUPLICATES, BUB, 0, 0, 0, PRE(1)},
+    {"prefilter_offset", L2, 8, 4099, 64, 64, DATA_OFFSET, BUB, 0, 0, 0, PRE(0)},
+    {"exact_l2_k16", L2, 16, 4099, 64, 37, DATA_UNIFORM, BUB, 0, 0, 0, OFF},
+    {"prefilter_k_above_n", L2, 16, 30, 32, 17, DATA_UNIFORM, BUB, 0, 0, 0, PRE(0)},
+    {"prefilter_multibatch", L2, 8, 3001, 301, 24, DATA_UNIFORM, BUB, 0, 1200000, 1, PRE(-1)},
+    /* The local-memory tiled distance kernel (the GPU default). */
+    {"tiled_l2_k16", L2, 16, 4099, 64, 37, DATA_UNIFORM, BUB, 0, 0, 0, TILED},
+    {"tiled_l1_k100", L1, 100, 1000, 40, 5, DATA_GRID, BUB, 0, 0, 0, TILED},
+    {"tiled_linf_k2", LINF, 2, 1000, 64, 40, DATA_UNIFORM, BUB, 0, 0, 0, TILED},
+    {"tiled_multibatch_streamed", L2, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, TILED},
+    {"tiled_sort_l2_k16", L2, 16, 4099, 33, 37, DATA_UNIFORM, SORT, 0, 0, 0, TILED},
+    /* Work-groups smaller than K: several bubbles per work-item, and
+     * several compare-exchange pairs per work-item in the sort. */
+    {"bubbles_per_item_k100", L2, 100, 4099, 40, 5, DATA_GRID, BUB, 0, 0, 0, LIMIT(16)},
+    {"bubbles_per_item_k16", L1, 16, 4099, 40, 5, DATA_GRID, BUB, 3, 0, 0, LIMIT(5)},
+    {"bubbles_per_item_prefilter", L2, 20, 4099, 40, 24, DATA_UNIFORM, BUB, 0, 0, 0,
+     PRE_LIMIT(-1, 7)},
+    {"sort_small_groups_k100", LINF, 100, 4099, 40, 5, DATA_GRID, SORT, 0, 0, 0, LIMIT(32)},
+    /* slow */
+    {"slow_l2_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, BUB, 0, 0, 0, DEF},
+    {"slow_sort_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, SORT, 0, 0, 0, DEF},
+    {"slow_l2_large", L2, 64, 100003, 200, 100, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
+};
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s CASE|list\n", argv[0]);
+        return 2;
+    }
+    if (strcmp(argv[1], "list") == 0) {
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            printf("%s\n", cases[i].name);
+        printf("k_too_large\n");
+        return 0;
+    }
+    if (strcmp(argv[1], "k_too_large") == 0)
+        return run_k_too_large();
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (strcmp(argv[1], cases[i].name) == 0)
+            return run_case(&cases[i]);
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,75 @@
+/* Test-side oracle for K-list merges: build lists by sorting everything and
+ * taking the first K, with its own comparison, so the merge under test is
+ * checked against code it does not share. */
+#ifndef LBK_TEST_CAND_ORACLE_H
+#define LBK_TEST_CAND_ORACLE_H
+
+#include "knn.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint64_t co_mix(uint64_t x)
+{
+    x += UINT64_C(0x9E3779B97F4A7C15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return x ^ (x >> 31);
+}
+
+/* The candidate of reference `id` for query `q`: a key with few distinct
+ * values when `levels` > 0 (many ties, so the id order matters), else a
+ * near-continuous one. */
+static inline lbk_candidate co_candidate(uint64_t seed, uint64_t q, uint64_t id, int levels)
+{
+    uint64_t h = co_mix(seed ^ co_mix(q * UINT64_C(1000003) + id));
+    lbk_candidate c;
+    c.key = levels > 0 ? (float)(h % (uint64_t)levels) * 0.25f
+                       : (float)(h >> 40) / (float)(UINT64_C(1) << 24);
+    c.label = (int32_t)(id % 7);
+    c.id = id;
+    return c;
+}
+
+static inline lbk_candidate co_pad(void)
+{
+    lbk_candidate c = {INFINITY, -1, UINT64_MAX};
+    return c;
+}
+
+static int co_cmp(const void *pa, const void *pb)
+{
+    const lbk_candidate *a = pa, *b = pb;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    if (a->id != b->id)
+        return a->id < b->id ? -1 : 1;
+    return 0;
+}
+
+/* Sort `n` candidates (scratch is reordered) and write the first k, padded. */
+static inline void co_take_k(lbk_candidate *scratch, size_t n, int k, lbk_candidate *out)
+{
+    qsort(scratch, n, sizeof *scratch, co_cmp);
+    for (int i = 0; i < k; i++)
+        out[i] = (size_t)i < n ? scratch[i] : co_pad();
+}
+
+/* K-list of query q over the references [lo, hi). scratch holds hi - lo. */
+static inline void co_list(uint64_t seed, uint64_t q, uint64_t lo, uint64_t hi, int levels,
+                           int k, lbk_candidate *scratch, lbk_candidate *out)
+{
+    for (uint64_t id = lo; id < hi; id++)
+        scratch[id - lo] = co_candidate(seed, q, id, levels);
+    co_take_k(scratch, (size_t)(hi - lo), k, out);
+}
+
+static inline int co_same(const lbk_candidate *a, const lbk_candidate *b)
+{
+    return memcmp(&a->key, &b->key, sizeof a->key) == 0 && a->label == b->label &&
+           a->id == b->id;
+}
+
+#endif

@@ -1,0 +1,183 @@
+/* lbk_merge_lists alone, against the sort-and-take-K oracle. One behaviour per
+ * command-line case so that CTest reports each on its own. */
+#include "cand_oracle.h"
+#include "collective.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                   \
+    do {                                                                                   \
+        if (!(cond)) {                                                                     \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                           \
+            fprintf(stderr, __VA_ARGS__);                                                  \
+            fputc('\n', stderr);                                                           \
+            failures++;                                                                    \
+        }                                                                                  \
+    } while (0)
+
+#define KMAX 64
+#define NMAX 200
+
+static int lists_equal(const lbk_candidate *a, const lbk_candidate *b, int k)
+{
+    for (int i = 0; i < k; i++)
+        if (!co_same(&a[i], &b[i]))
+            return 0;
+    return 1;
+}
+
+/* A K-list over a random subset of ids [base, base + n) (a "shard"). */
+static void shard_list(uint64_t seed, uint64_t base, uint64_t n, int levels, int k,
+                       lbk_candidate *out)
+{
+    lbk_candidate scratch[NMAX];
+    co_list(seed, 0, base, base + n, levels, k, scratch, out);
+}
+
+/* The oracle: both shards' points together, sorted, first K. */
+static void oracle_two(uint64_t seed, uint64_t base_a, uint64_t na, uint64_t base_b,
+                       uint64_t nb, int levels, int k, lbk_candidate *out)
+{
+    lbk_candidate scratch[2 * NMAX];
+    for (uint64_t i = 0; i < na; i++)
+        scratch[i] = co_candidate(seed, 0, base_a + i, levels);
+    for (uint64_t i = 0; i < nb; i++)
+        scratch[na + i] = co_candidate(seed, 0, base_b + i, levels);
+    co_take_k(scratch, (size_t)(na + nb), k, out);
+}
+
+static void case_oracle(void)
+{
+    lbk_candidate a[KMAX], b[KMAX], got[KMAX], want[KMAX];
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        int k = 1 + (int)(co_mix(seed) % KMAX);
+        uint64_t na = co_mix(seed + 7) % (NMAX / 2), nb = co_mix(seed + 9) % (NMAX / 2);
+        int levels = seed % 2 ? 5 : 0;
+        /* Shard b's ids come first half the time, so order of ids and of
+         * arguments are independent. */
+        uint64_t base_a = seed % 4 < 2 ? 0 : nb, base_b = seed % 4 < 2 ? na : 0;
+        shard_list(seed, base_a, na, levels, k, a);
+        shard_list(seed, base_b, nb, levels, k, b);
+        lbk_merge_lists(a, b, got, k);
+        oracle_two(seed, base_a, na, base_b, nb, levels, k, want);
+        CHECK(lists_equal(got, want, k), "seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
+              k, (unsigned long long)na, (unsigned long long)nb);
+    }
+}
+
+static void case_commutative(void)
+{
+    lbk_candidate a[KMAX], b[KMAX], ab[KMAX], ba[KMAX];
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        int k = 1 + (int)(co_mix(seed) % KMAX);
+        uint64_t na = co_mix(seed + 1) % NMAX / 2, nb = co_mix(seed + 2) % NMAX / 2;
+        shard_list(seed, 0, na, 3, k, a);
+        shard_list(seed, na, nb, 3, k, b);
+        lbk_merge_lists(a, b, ab, k);
+        lbk_merge_lists(b, a, ba, k);
+        CHECK(memcmp(ab, ba, (size_t)k * sizeof *ab) == 0, "seed %llu k %d",
+              (unsigned long long)seed, k);
+    }
+}
+
+static void case_associative(void)
+{
+    lbk_candidate a[KMAX], b[KMAX], c[KMAX], t[KMAX], left[KMAX], right[KMAX];
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        int k = 1 + (int)(co_mix(seed) % KMAX);
+        uint64_t na = co_mix(seed + 1) % 70, nb = co_mix(seed + 2) % 70,
+                 nc = co_mix(seed + 3) % 70;
+        int levels = seed % 3 ? 4 : 0;
+        shard_list(seed, 0, na, levels, k, a);
+        shard_list(seed, na, nb, levels, k, b);
+        shard_list(seed, na + nb, nc, levels, k, c);
+        lbk_merge_lists(a, b, t, k);
+        lbk_merge_lists(t, c, left, k);
+        lbk_merge_lists(b, c, t, k);
+        lbk_merge_lists(a, t, right, k);
+        CHECK(memcmp(left, right, (size_t)k * sizeof *left) == 0, "seed %llu k %d",
+              (unsigned long long)seed, k);
+    }
+}
+
+static void case_padding(void)
+{
+    enum { K = 8 };
+    lbk_candidate pads[K], a[K], got[K];
+    for (int i = 0; i < K; i++)
+        pads[i] = co_pad();
+    /* Two empty shards stay empty. */
+    lbk_merge_lists(pads, pads, got, K);
+    for (int i = 0; i < K; i++)
+        CHECK(isinf(got[i].key) && got[i].key > 0 && got[i].label == -1 &&
+                  got[i].id == UINT64_MAX,
+              "slot %d of pad+pad is not a pad", i);
+    /* Three real points plus an empty shard: the three, then padding. */
+    shard_list(5, 10, 3, 0, K, a);
+    lbk_merge_lists(pads, a, got, K);
+    CHECK(lists_equal(got, a, K), "pad+list differs from list");
+    lbk_merge_lists(a, pads, got, K);
+    CHECK(lists_equal(got, a, K), "list+pad differs from list");
+    CHECK(got[2].id != UINT64_MAX && got[3].id == UINT64_MAX && got[7].label == -1,
+          "padding not at the end");
+}
+
+static void case_ties(void)
+{
+    enum { K = 6 };
+    /* All keys equal: the merged list is the K smallest ids, whichever list
+     * they come from. */
+    lbk_candidate a[K], b[K], got[K];
+    uint64_t ida[K] = {1, 4, 5, 8, 20, 21}, idb[K] = {0, 2, 3, 9, 10, 11};
+    for (int i = 0; i < K; i++) {
+        a[i] = (lbk_candidate){1.5f, 1, ida[i]};
+        b[i] = (lbk_candidate){1.5f, 2, idb[i]};
+    }
+    lbk_merge_lists(a, b, got, K);
+    uint64_t want[K] = {0, 1, 2, 3, 4, 5};
+    for (int i = 0; i < K; i++)
+        CHECK(got[i].id == want[i] && got[i].label == (want[i] == 1 || want[i] >= 4 ? 1 : 2),
+              "slot %d: id %llu label %d", i, (unsigned long long)got[i].id, got[i].label);
+    /* A smaller key beats a smaller id. */
+    a[0] = (lbk_candidate){0.5f, 1, 99};
+    lbk_merge_lists(a, b, got, K);
+    CHECK(got[0].id == 99 && got[1].id == 0, "key must come before id");
+}
+
+static void case_k1(void)
+{
+    lbk_candidate a = {2.0f, 3, 7}, b = {2.0f, 4, 6}, c = {1.0f, 5, 100}, got;
+    lbk_merge_lists(&a, &b, &got, 1);
+    CHECK(got.id == 6 && got.label == 4, "K=1 tie: id %llu", (unsigned long long)got.id);
+    lbk_merge_lists(&a, &c, &got, 1);
+    CHECK(got.id == 100, "K=1: id %llu", (unsigned long long)got.id);
+    lbk_candidate pad = co_pad();
+    lbk_merge_lists(&pad, &a, &got, 1);
+    CHECK(got.id == 7, "K=1 with pad: id %llu", (unsigned long long)got.id);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } cases[] = {{"oracle", case_oracle},   {"commutative", case_commutative},
+                 {"associative", case_associative}, {"padding", case_padding},
+                 {"ties", case_ties},       {"k1", case_k1}};
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s CASE\n", argv[0]);
+        return 2;
+    }
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].fn();
+            if (failures == 0)
+                printf("%s: ok\n", argv[1]);
+            return failures ? 1 : 0;
+        }
+    fprintf(stderr, "unknown case %s\n", argv[1]);
+    return 2;
+}

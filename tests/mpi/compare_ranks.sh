@@ -1,0 +1,39 @@
+#!/bin/bash
+# Exactness across rank counts: the output files of `mpirun -n NP lbknn run`
+# must be byte-identical to those of a plain one-rank run of the same job.
+#
+# usage: compare_ranks.sh LBKNN MPIEXEC NP [lbknn run arguments...]
+set -u
+lbknn=$1 mpiexec=$2 np=$3
+shift 3
+dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-mpi.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/one" "$dir/many"
+
+outputs() {
+    printf -- '--set\noutput.%s=%s\n' predictions "$1/predictions.csv" \
+        neighbors "$1/neighbors.ivecs" distances "$1/distances.fvecs" report "$1/report.yaml"
+}
+mapfile -t out_one < <(outputs "$dir/one")
+mapfile -t out_many < <(outputs "$dir/many")
+
+"$lbknn" run --quiet "$@" "${out_one[@]}" || { echo "one-rank run failed"; exit 1; }
+"$mpiexec" -n "$np" "$lbknn" run --quiet "$@" "${out_many[@]}" ||
+    { echo "$np-rank run failed"; exit 1; }
+
+status=0
+for f in predictions.csv neighbors.ivecs distances.fvecs; do
+    if [ ! -s "$dir/one/$f" ]; then
+        echo "one-rank run wrote no $f"; status=1
+    elif ! cmp "$dir/one/$f" "$dir/many/$f"; then
+        echo "$f differs between 1 and $np ranks"; status=1
+    fi
+done
+# The report's numbers that do not depend on timing must agree too.
+for key in '^accuracy' '^correct' '^evaluated' '^confusion' '^batches'; do
+    a=$(grep -E "$key" "$dir/one/report.yaml") b=$(grep -E "$key" "$dir/many/report.yaml")
+    [ "$a" = "$b" ] || { echo "report '$key': '$a' vs '$b'"; status=1; }
+done
+grep -q "^ranks: $np\$" "$dir/many/report.yaml" || { echo "report does not say ranks: $np"; status=1; }
+[ "$status" -eq 0 ] && echo "ok: $np ranks match one rank"
+exit "$status"

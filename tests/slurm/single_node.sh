@@ -1,0 +1,35 @@
+#!/bin/bash
+# jobs/single-node.sbatch through the private cluster: the batch job's output
+# files must be byte-identical to a plain one-rank run of the same job.
+# Runs inside slurm_harness.sh (LBK_SLURM_DIR, SLURM_CONF set).
+# usage: single_node.sh LBKNN SBATCH_SCRIPT NTASKS [lbknn run arguments...]
+set -u
+lbknn=$1 script=$2 ntasks=$3
+shift 3
+cd "$LBK_SLURM_DIR" || exit 1
+mkdir one batch
+
+out() {
+    echo --set "output.predictions=$1/predictions.csv" --set "output.neighbors=$1/neighbors.ivecs" \
+        --set "output.distances=$1/distances.fvecs" --set "output.report=$1/report.yaml"
+}
+# shellcheck disable=SC2046 # the paths hold no spaces (mktemp under TMPDIR)
+"$lbknn" run --quiet "$@" $(out "$PWD/one") || { echo "one-rank run failed"; exit 1; }
+
+# The machine may have fewer cores than the script asks tasks for; the
+# command line overrides #SBATCH lines. LBKNN: the binary under test.
+# shellcheck disable=SC2046
+LBKNN="$lbknn" sbatch --wait --ntasks="$ntasks" --output="$PWD/job.out" --chdir="$PWD" \
+    "$script" --quiet "$@" $(out "$PWD/batch")
+rc=$?
+cat job.out
+[ "$rc" -eq 0 ] || { echo "batch job failed (sbatch rc $rc)"; exit 1; }
+
+status=0
+for f in predictions.csv neighbors.ivecs distances.fvecs; do
+    if [ ! -s "one/$f" ]; then echo "one-rank run wrote no $f"; status=1
+    elif ! cmp "one/$f" "batch/$f"; then echo "$f differs"; status=1; fi
+done
+grep -q "^ranks: $ntasks\$" batch/report.yaml || { echo "report does not say ranks: $ntasks"; status=1; }
+[ "$status" -eq 0 ] && echo "ok: $ntasks SLURM tasks match one rank"
+exit "$status"
