@@ -2,13 +2,16 @@
  * commands in bench/results/kdtree.md.
  *
  *   kdtree_bench build     N DIST SORT SPLIT [REPS]   one build row
- *   kdtree_bench scaling   SORT                       build time vs N, log-log
+ *   kdtree_bench scaling   SORT [MAX_N]               build time vs N (x4 steps), log-log
  *   kdtree_bench query     N NQ K [REPS]              3-D build + query
  *   kdtree_bench crossover N NQ K DIM...              tree vs brute force
  *
  * DIST: uniform | clustered; SORT: auto | radix | bitonic; SPLIT: rr | widest.
  * Data: uniform in [0,1)^d, or 64 Gaussian blobs (sigma 0.01) in [0,1)^d; the
- * Python peers (bench/kdtree_peers.py) draw from the same distributions. */
+ * Python peers (bench/kdtree_peers.py) draw from the same distributions.
+ * Build times include the upload; "bytes/pt/level" is the builder's own
+ * access-pattern count (lbk_kdtree_stats.bytes_moved), the minimum a read and
+ * a write of each point and its row id. */
 #include "brute.h"
 #include "device.h"
 #include "kdtree.h"
