@@ -1,6 +1,7 @@
-/* PBKNN brute-force kernels (He et al. 2016): a tiled distance kernel, the
- * grouped parallel-bubble selection, the final K-of-G*K selection, and the
- * CUKNN-style full-sort baseline.
+/* PBKNN brute-force kernels (He et al. 2016): the distance kernels (tiled
+ * in local memory for GPUs, blocked 16-lane for CPUs), the grouped
+ * parallel-bubble selection, the final K-of-G*K selection, the L2 prefilter's
+ * bound and re-rank kernels, and the CUKNN-style full-sort baseline.
  *
  * Compile-time parameters (set by src/brute.c):
  *   LBK_METRIC          LBK_KERNEL_METRIC_*
@@ -14,7 +15,6 @@
  *   LBK_TD              dimensions staged per local-memory tile
  *   LBK_VQB, LBK_VRB    blocked (CPU) distance kernel: queries and 16-row
  *                       reference blocks per work-item
- *   LBK_VLY             blocked distance kernel: work-items per group
  *   LBK_KP              (optional) prefilter candidates per query, K < KP
  *
  * Candidates are ordered by (key, index); a missing candidate (pad) is
@@ -102,9 +102,9 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
  * work-item owns LBK_VQB queries x LBK_VRB blocks (a register block of
  * accumulators). Queries are not staged in local memory: on a CPU device the
  * work-items of a group run one after another on one core, so "local memory"
- * is ordinary cached memory and the copy is pure overhead; the LBK_VLY
- * work-items of a group share the same reference blocks while they sit in
- * L2. */
+ * is ordinary cached memory and the copy is pure overhead; the work-items of
+ * a group (1 x up to 8, chosen per launch) share the same reference blocks
+ * while they sit in L2. */
 #define LBK_MODE_EXACT 0
 #define LBK_MODE_BOUND 1
 
@@ -181,8 +181,7 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(1, LBK_VLY, 1)))
-void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
+__kernel void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
                                 __global const float *refs, const ulong block_first,
                                 const uint nr, const uint dim, __global float *dist,
                                 const ulong ldd)
@@ -191,8 +190,7 @@ void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
 }
 
 /* The prefilter's lower bounds; rnorm is indexed like the whole shard. */
-__kernel __attribute__((reqd_work_group_size(1, LBK_VLY, 1)))
-void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
+__kernel void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
                              __global const float *refs, const ulong block_first,
                              const uint nr, const uint dim, __global float *dist,
                              const ulong ldd, __global const float *qnorm,

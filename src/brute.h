@@ -1,7 +1,11 @@
-/* The brute-force engine of PBKNN (He et al. 2016): a tiled distance kernel,
- * grouped parallel-bubble selection (G groups per query, K work-items each),
- * and a final selection of K out of G*K. Also the CUKNN-style full-sort
- * baseline, used only by the benchmark. */
+/* The brute-force engine of PBKNN (He et al. 2016): a distance kernel,
+ * grouped parallel-bubble selection (G groups per query, K bubbles each,
+ * with a threshold filter in front of the pipeline), and a final selection of
+ * K out of G*K. For L2 an exact prefilter (dot-product lower bounds, exact
+ * re-rank) replaces the direct distance kernel where it applies. Also the
+ * CUKNN-style full-sort baseline, used only by the benchmark. Results are
+ * byte-identical on every path (src/knn.h); bench/results/brute.md has the
+ * measurements and design notes. */
 #ifndef LBK_BRUTE_H
 #define LBK_BRUTE_H
 

@@ -221,12 +221,13 @@ cleanup:
 #define LINF 2
 #define BUB LBK_SELECT_BUBBLE
 #define SORT LBK_SELECT_FULL_SORT
+/* PRE: the prefilter needs the blocked kernel, the default only on CPUs. */
 #define DEF LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, 0
 #define TILED LBK_DISTANCE_TILED, LBK_PREFILTER_AUTO, 0, 0
 #define OFF LBK_DISTANCE_AUTO, LBK_PREFILTER_OFF, 0, 0
-#define PRE(fallback) LBK_DISTANCE_AUTO, LBK_PREFILTER_ON, fallback, 0
+#define PRE(fallback) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, fallback, 0
 #define LIMIT(wg) LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, wg
-#define PRE_LIMIT(fallback, wg) LBK_DISTANCE_AUTO, LBK_PREFILTER_ON, fallback, wg
+#define PRE_LIMIT(fallback, wg) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, fallback, wg
 
 static const test_case cases[] = {
     /* name, metric, k, n, nq, dim, data, select, groups, budget, expect_chunks,
