@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Enum fields are written through memcpy of an int. */
@@ -598,6 +599,17 @@ static lbk_status cross_check(const parse_ctx *c, const lbk_job *job)
         return fail(c, mark_of(c, SEC_OUTPUT, "predictions"),
                     "output.predictions needs reference labels (reference.labels or "
                     "reference.label_column)");
+    /* Two outputs in one file would be written over each other and then
+     * renamed into place twice: a garbled file from a failed run. */
+    const char *const out_names[] = {"predictions", "neighbors", "distances", "report"};
+    const char *const out_paths[] = {job->output.predictions, job->output.neighbors,
+                                     job->output.distances, job->output.report};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            if (out_paths[i][0] && strcmp(out_paths[i], out_paths[j]) == 0)
+                return fail(c, mark_of(c, SEC_OUTPUT, out_names[i]),
+                            "output.%s and output.%s name the same file '%.64s'",
+                            out_names[j], out_names[i], out_paths[i]);
     if ((uint64_t)job->synthetic.classes > job->synthetic.points) {
         const char *at = c->has_marks && c->key_seen[find_key(SEC_SYNTHETIC, "classes")]
                              ? "classes"
@@ -722,6 +734,13 @@ lbk_status lbk_job_load(const char *path, lbk_job *job)
     f = fopen(path, "rb");
     if (!f) {
         lbk_error("%s: cannot open job file: %s", path, strerror(errno));
+        st = LBK_ERR_CONFIG;
+        goto cleanup;
+    }
+    /* fopen takes a directory; libyaml would then report a bare "input error". */
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        lbk_error("%s: cannot open job file: %s", path, strerror(EISDIR));
         st = LBK_ERR_CONFIG;
         goto cleanup;
     }
@@ -947,22 +966,84 @@ lbk_status lbk_job_validate(const lbk_job *job)
     return cross_check(&c, job);
 }
 
-/* YAML double-quoted scalar: the one style that can hold any byte string. */
+/* The code point of the well-formed UTF-8 sequence at p, and its length in
+ * *len; 0 with *len = 0 when the bytes there are not well-formed UTF-8
+ * (overlong forms, surrogates and values past U+10FFFF included). */
+static uint32_t utf8_decode(const unsigned char *p, int *len)
+{
+    uint32_t cp;
+    int n;
+    *len = 0;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+        n = 2;
+        cp = p[0] & 0x1Fu;
+    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        n = 3;
+        cp = p[0] & 0x0Fu;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    /* The NUL terminator is not a continuation byte, so this stops there. */
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3Fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    *len = n;
+    return cp;
+}
+
+/* What a YAML reader takes literally inside a double-quoted scalar: libyaml
+ * rejects C1 controls and U+FFFE/U+FFFF in the stream, and folds the line
+ * breaks NEL, LS and PS; the BOM is left out to be safe. */
+static bool yaml_printable(uint32_t cp)
+{
+    return (cp >= 0xA0 && cp <= 0xFFFD && cp != 0x2028 && cp != 0x2029 && cp != 0xFEFF) ||
+           cp >= 0x10000;
+}
+
+/* YAML double-quoted scalar, so that the report and `check` are valid YAML
+ * whatever the bytes. Every Unicode path loads back unchanged (escaped code
+ * points are exact). Bytes that are not UTF-8 at all cannot be spelt in
+ * YAML: they become \xNN, i.e. U+00NN, and load back as a different path;
+ * job files cannot hold such paths either, only --set can. */
 static void print_quoted(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\x%02X", *p);
-            else
-                fputc(*p, f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p < 0x80) {
+            switch (*p) {
+            case '"': fputs("\\\"", f); break;
+            case '\\': fputs("\\\\", f); break;
+            case '\t': fputs("\\t", f); break;
+            case '\n': fputs("\\n", f); break;
+            case '\r': fputs("\\r", f); break;
+            default:
+                if (*p < 0x20 || *p == 0x7f)
+                    fprintf(f, "\\x%02X", *p);
+                else
+                    fputc(*p, f);
+            }
+            p++;
+            continue;
+        }
+        int len = 0;
+        const uint32_t cp = utf8_decode(p, &len);
+        if (len == 0) {
+            fprintf(f, "\\x%02X", *p);
+            p++;
+        } else if (yaml_printable(cp)) {
+            fwrite(p, 1, (size_t)len, f);
+            p += len;
+        } else {
+            fprintf(f, "\\u%04" PRIX32, cp);  /* all non-printables are in the BMP */
+            p += len;
         }
     }
     fputc('"', f);

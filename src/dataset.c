@@ -78,8 +78,8 @@ lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info)
         goto cleanup;
     }
     if (spec->label_column >= 0 && label_file) {
-        lbk_error("%s: labels given both as column %d and as file %s; give one", path,
-                  spec->label_column + 1, spec->labels);
+        lbk_error("%s: labels given both as column %lld and as file %s; give one", path,
+                  (long long)spec->label_column + 1, spec->labels);
         st = LBK_ERR_INPUT;
         goto cleanup;
     }

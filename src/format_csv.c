@@ -117,9 +117,22 @@ static lbk_status csv_open(csv_reader *r, const lbk_input_spec *spec, bool *more
         goto cleanup;
     }
     uint64_t first = r->lines.line;
+    /* One field holding tabs or semicolons: a TSV or a European CSV read
+     * with the wrong delimiter, whatever error would follow from it. */
+    const char *other = r->count == 1 ? strpbrk(r->field[0], "\t;") : NULL;
+    if (other) {
+        lbk_error("%s:%llu: no '%c' delimiter on the line, but %s; set the delimiter "
+                  "(delimiter: \"%s\")",
+                  path, (unsigned long long)first, r->delim,
+                  *other == '\t' ? "it holds tabs" : "it holds semicolons",
+                  *other == '\t' ? "\\t" : ";");
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
     if (spec->label_column >= r->count) {
-        lbk_error("%s:%llu: label column %d does not exist: the line has %d fields", path,
-                  (unsigned long long)first, spec->label_column + 1, r->count);
+        /* long long: label_column may be INT_MAX, and the message is 1-based. */
+        lbk_error("%s:%llu: label column %lld does not exist: the line has %d fields", path,
+                  (unsigned long long)first, (long long)spec->label_column + 1, r->count);
         st = LBK_ERR_INPUT;
         goto cleanup;
     }

@@ -191,10 +191,58 @@ cleanup:
     return st;
 }
 
-/* Opens, reads the header and checks it against what the caller expects. */
-static lbk_status open_checked(idx_stream *s, const char *path, bool labels, idx_header *h)
+/* Where the declared data ends: header_bytes + rows * record bytes; false
+ * when a header declares more than 64 bits can count (it lies). */
+static bool data_end(const idx_header *h, uint64_t *end)
+{
+    const uint64_t rec = h->dim * h->value_bytes;
+    if (h->rows != 0 && rec > (UINT64_MAX - h->header_bytes) / h->rows)
+        return false;
+    *end = h->header_bytes + h->rows * rec;
+    return true;
+}
+
+/* A gzip file's length is known only after decompressing it. Checking it in
+ * the probe costs one pass, but keeps a tiny file whose header claims
+ * billions of rows from making every reader allocate for them first. */
+static lbk_status gz_check_length(idx_stream *s, const idx_header *h, uint64_t expect)
 {
     lbk_status st = LBK_OK;
+    unsigned char buf[1 << 16];
+    uint64_t total = h->header_bytes;
+    size_t got = 0;
+    do {
+        /* One byte past the end is enough to tell the file is too long. */
+        const uint64_t left = expect - total + 1;
+        st = stream_read(s, buf, left < sizeof buf ? (size_t)left : sizeof buf, &got);
+        if (st != LBK_OK)
+            goto cleanup;
+        total += got;
+    } while (got > 0 && total <= expect);
+    if (total < expect) {
+        const uint64_t rec = h->dim * h->value_bytes;
+        lbk_error("%s:%llu: truncated record (unexpected end of file)", s->path,
+                  (unsigned long long)((total - h->header_bytes) / rec + 1));
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    if (total > expect) {
+        lbk_error("%s: data continues after the last record the header declares", s->path);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+cleanup:
+    return st;
+}
+
+/* Opens, reads the header and checks it against what the caller expects;
+ * with check_length (the probe) also that the data is exactly as long as
+ * the header says. */
+static lbk_status open_checked(idx_stream *s, const char *path, bool labels, bool check_length,
+                               idx_header *h)
+{
+    lbk_status st = LBK_OK;
+    uint64_t expect = 0;
     st = stream_open(s, path);
     if (st != LBK_OK)
         goto cleanup;
@@ -224,14 +272,20 @@ static lbk_status open_checked(idx_stream *s, const char *path, bool labels, idx
         st = LBK_ERR_INPUT;
         goto cleanup;
     }
+    if (!data_end(h, &expect)) {
+        lbk_error("%s: the IDX header declares %llu rows of dimension %llu, more than a file "
+                  "can hold",
+                  path, (unsigned long long)h->rows, (unsigned long long)h->dim);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
     if (s->file) {
-        /* Plain files can be checked whole now; gzip ones only as they stream. */
+        /* Plain files can be checked whole now, from their size. */
         uint64_t size = 0;
         uint64_t rec = h->dim * h->value_bytes;
         st = lbk_fmt_file_size(s->file, path, &size);
         if (st != LBK_OK)
             goto cleanup;
-        uint64_t expect = h->header_bytes + h->rows * rec;
         if (size < expect) {
             lbk_error("%s:%llu: truncated record (file is %llu bytes, the header promises %llu)",
                       path, (unsigned long long)((size - h->header_bytes) / rec + 1),
@@ -245,6 +299,10 @@ static lbk_status open_checked(idx_stream *s, const char *path, bool labels, idx
             st = LBK_ERR_INPUT;
             goto cleanup;
         }
+    } else if (check_length) {
+        st = gz_check_length(s, h, expect);
+        if (st != LBK_OK)
+            goto cleanup;
     }
 cleanup:
     return st;
@@ -255,7 +313,7 @@ lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim
     lbk_status st = LBK_OK;
     idx_stream s = {0};
     idx_header h;
-    st = open_checked(&s, path, labels, &h);
+    st = open_checked(&s, path, labels, true, &h);
     if (st != LBK_OK)
         goto cleanup;
     *rows = h.rows;
@@ -295,7 +353,7 @@ lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *point
     idx_header h;
     unsigned char *buf = NULL;
 
-    st = open_checked(&s, path, labels != NULL, &h);
+    st = open_checked(&s, path, labels != NULL, false, &h);
     if (st != LBK_OK)
         goto cleanup;
     const uint64_t dim = h.dim;

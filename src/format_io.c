@@ -185,6 +185,19 @@ static lbk_status read_physical(lbk_line_reader *reader, char **line)
         st = LBK_ERR_INPUT;
         goto cleanup;
     }
+    /* A lone CR is an old Mac line end: the whole file would read as one
+     * line and fail later with a message about something else. */
+    if (memchr(reader->buf, '\r', (size_t)len)) {
+        lbk_error("%s:%llu: carriage return inside a line (lines must end in LF or CRLF)",
+                  reader->path, (unsigned long long)reader->line);
+        st = LBK_ERR_INPUT;
+        goto cleanup;
+    }
+    /* Spreadsheets write a UTF-8 byte-order mark first. Left in place it
+     * turns the first number into text, and header auto-detection would
+     * then drop the first data row without a word. */
+    if (reader->line == 1 && len >= 3 && memcmp(reader->buf, "\xEF\xBB\xBF", 3) == 0)
+        memmove(reader->buf, reader->buf + 3, (size_t)len - 2);
     *line = reader->buf;
 cleanup:
     return st;
@@ -250,14 +263,28 @@ bool lbk_parse_number(const char *field)
     return *end == '\0';
 }
 
-/* "PATH:ROW[:COL]: what[: 'field']" */
+/* "PATH:ROW[:COL]: what[: 'field']". The field is shown escaped and cut
+ * short: it may hold tabs or control bytes, or be a whole megabyte line,
+ * and the error must stay one readable line. */
 static void log_at(const char *path, uint64_t row, int col, const char *what, const char *field)
 {
     char where[32] = "";
+    char shown[4 * 64 + 4];
+    size_t n = 0;
+    const unsigned char *p = (const unsigned char *)field;
+    for (; *p && n < 4 * 64 - 4 && p - (const unsigned char *)field < 64; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            n += (size_t)snprintf(shown + n, sizeof shown - n, "\\x%02x", *p);
+        else
+            shown[n++] = (char)*p;
+    }
+    shown[n] = '\0';
+    if (*p)
+        snprintf(shown + n, sizeof shown - n, "...");
     if (col > 0)
         snprintf(where, sizeof where, ":%d", col);
     if (*field)
-        lbk_error("%s:%llu%s: %s: '%s'", path, (unsigned long long)row, where, what, field);
+        lbk_error("%s:%llu%s: %s: '%s'", path, (unsigned long long)row, where, what, shown);
     else
         lbk_error("%s:%llu%s: %s", path, (unsigned long long)row, where, what);
 }

@@ -276,6 +276,12 @@ static lbk_status cmd_generate(int argc, char **argv)
         st = usage_error("%s", "--classes must not exceed --points");
         goto cleanup;
     }
+    /* The longest file written; a cut path would write the data under a
+     * name that job.yaml does not use. */
+    if (strlen(dir) + sizeof "/reference-labels.ivecs" > LBK_PATH_MAX) {
+        st = usage_error("output directory name too long: '%.64s...'", dir);
+        goto cleanup;
+    }
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
         lbk_error("%s: cannot create directory: %s", dir, strerror(errno));
         st = LBK_ERR_IO;

@@ -66,17 +66,70 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
             fprintf(out, "  %-10s %s\n", names[i], outputs[i]);
 }
 
-/* YAML double-quoted scalar: escape what YAML requires. */
+/* The code point of the well-formed UTF-8 sequence at p and its length in
+ * *len, or *len = 0 when the bytes are not well-formed UTF-8. The same rules
+ * as config.c's job printer (the module headers are not ours to extend). */
+static uint32_t utf8_decode(const unsigned char *p, int *len)
+{
+    uint32_t cp;
+    int n;
+    *len = 0;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
+        n = 2;
+        cp = p[0] & 0x1Fu;
+    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
+        n = 3;
+        cp = p[0] & 0x0Fu;
+    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3Fu);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    *len = n;
+    return cp;
+}
+
+/* YAML double-quoted scalar that any YAML reader accepts: a path on the
+ * command line or a device name may hold DEL, C1 controls, line separators
+ * or bytes that are not UTF-8 at all, which libyaml rejects or folds. Those
+ * are escaped; non-UTF-8 bytes as \xNN, the nearest YAML can say. */
 static void yaml_string(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\x%02x", (unsigned char)*s);
-        else
-            fputc(*s, f);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        if (*p < 0x80) {
+            if (*p == '"' || *p == '\\')
+                fprintf(f, "\\%c", *p);
+            else if (*p < 0x20 || *p == 0x7f)
+                fprintf(f, "\\x%02x", *p);
+            else
+                fputc(*p, f);
+            p++;
+            continue;
+        }
+        int len = 0;
+        const uint32_t cp = utf8_decode(p, &len);
+        if (len == 0) {
+            fprintf(f, "\\x%02x", *p);
+            p++;
+        } else if ((cp >= 0xA0 && cp <= 0xFFFD && cp != 0x2028 && cp != 0x2029 &&
+                    cp != 0xFEFF) ||
+                   cp >= 0x10000) {
+            fwrite(p, 1, (size_t)len, f);
+            p += len;
+        } else {
+            fprintf(f, "\\u%04" PRIx32, cp);
+            p += len;
+        }
     }
     fputc('"', f);
 }

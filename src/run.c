@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Largest class count for which the report carries a confusion matrix. */
 #define CONFUSION_MAX_CLASSES 256
@@ -60,6 +61,37 @@ static lbk_status probe_inputs(const lbk_job *job, input_shape *shape)
     return LBK_OK;
 }
 
+/* An output that is a directory, or that is one of the input files, would
+ * otherwise show only at the final rename: after all the work, with other
+ * outputs already in place, or with an input replaced by results. */
+static lbk_status check_output_paths(const lbk_job *job)
+{
+    const char *const names[] = {"predictions", "neighbors", "distances", "report"};
+    const char *const outputs[] = {job->output.predictions, job->output.neighbors,
+                                   job->output.distances, job->output.report};
+    const char *const inputs[] = {job->reference.path, job->reference.labels, job->query.path,
+                                  job->query.labels};
+    for (int i = 0; i < 4; i++) {
+        struct stat out;
+        if (!outputs[i][0] || stat(outputs[i], &out) != 0)
+            continue;  /* not there yet: creating it is checked when it is opened */
+        if (S_ISDIR(out.st_mode)) {
+            lbk_error("%s: output.%s is a directory", outputs[i], names[i]);
+            return LBK_ERR_CONFIG;
+        }
+        for (int j = 0; j < 4; j++) {
+            struct stat in;
+            if (inputs[j][0] && stat(inputs[j], &in) == 0 && in.st_dev == out.st_dev &&
+                in.st_ino == out.st_ino) {
+                lbk_error("%s: output.%s would overwrite the input file %s", outputs[i],
+                          names[i], inputs[j]);
+                return LBK_ERR_CONFIG;
+            }
+        }
+    }
+    return LBK_OK;
+}
+
 static lbk_status check_shape(const lbk_job *job, const input_shape *shape)
 {
     const char *where = job->reference.path[0] ? job->reference.path : "synthetic.points";
@@ -81,7 +113,7 @@ static lbk_status check_shape(const lbk_job *job, const input_shape *shape)
         lbk_error("%s: output.predictions needs reference labels, and none were given", where);
         return LBK_ERR_INPUT;
     }
-    return LBK_OK;
+    return check_output_paths(job);
 }
 
 static lbk_status read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
@@ -363,7 +395,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     lbk_progress_finish(&progress);
     const double search_s = lbk_now() - t_search;
 
-    if (s.outputs_open) {
+    /* A failed write in the last batch is still in st: closing must not
+     * overwrite it, or the run would commit a short file and exit 0. */
+    if (st == LBK_OK && s.outputs_open) {
         st = lbk_outputs_close(&s.outputs);
         s.outputs_open = st != LBK_OK ? s.outputs_open : false;
     }
@@ -416,8 +450,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     if ((st = lbk_agree(comm, st)) != LBK_OK)
         goto cleanup;
     /* Only now, with every rank done and agreed, do results appear. */
-    if (root)
-        st = lbk_outputs_commit(&s.outputs);
+    if (root && (st = lbk_outputs_commit(&s.outputs)) != LBK_OK)
+        lbk_outputs_abort(&s.outputs, true);  /* no partial files left behind */
     st = lbk_agree(comm, st);
 cleanup:
     run_state_free(&s, root);

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Bad inputs end to end, beyond tests/dataset, tests/config and tests/e2e:
+# each must give exit 2 (or 1 for a run-time failure), one error line that
+# names the file and where, and leave no output file.
+# usage: bad_inputs.sh LBKNN FAIL_WRITE_SO WORKDIR SCENARIO
+set -u
+LBKNN=$1 FAIL_WRITE=$2 WORK=$3 SCENARIO=$4
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+expect_exit() {
+    local want=$1; shift
+    "$@" >out.txt 2>err.txt
+    local got=$?
+    [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "exit $got, expected $want: $*"; }
+}
+expect_err() { grep -qF -- "$1" err.txt || { cat err.txt >&2; fail "stderr lacks '$1'"; }; }
+expect_out() { grep -qF -- "$1" out.txt || { cat out.txt >&2; fail "stdout lacks '$1'"; }; }
+one_line() { [ "$(wc -l < err.txt)" -eq 1 ] || { cat err.txt >&2; fail "expected one error line"; }; }
+no_outputs() {
+    local left
+    left=$(ls out/ 2>/dev/null)
+    [ -z "$left" ] || fail "output files left behind: $left"
+}
+# A CSV job over ref.csv / query.csv with the label in column 3.
+csv_job() {
+    printf '1,2,0\n3,4,1\n' > query.csv
+    printf 'reference: {path: %s, label_column: 2}\nquery: {path: query.csv, label_column: 2}\nknn: {k: 1}\n' \
+        "$1" > job.yaml
+}
+
+case $SCENARIO in
+csv-bom-keeps-first-row)
+    # A spreadsheet's byte-order mark must not make the first row a "header".
+    printf '\xef\xbb\xbf1,2,0\n3,4,1\n5,6,0\n' > ref.csv
+    csv_job ref.csv
+    expect_exit 0 "$LBKNN" check job.yaml
+    expect_out "reference  3 x 2, labelled"
+    ;;
+text-labels-bom)
+    printf '1,2\n3,4\n5,6\n' > ref.csv
+    printf '\xef\xbb\xbf0\n1\n0\n' > ref.txt
+    printf '1,2,0\n' > query.csv
+    printf 'reference: {path: ref.csv, labels: ref.txt}\nquery: {path: query.csv, label_column: 2}\nknn: {k: 1}\n' > job.yaml
+    expect_exit 0 "$LBKNN" check job.yaml
+    ;;
+csv-cr-line-ends)
+    printf '1,2,0\r3,4,1\r5,6,0\r' > ref.csv
+    csv_job ref.csv
+    expect_exit 2 "$LBKNN" check job.yaml
+    expect_err "ref.csv:1: carriage return inside a line"
+    one_line
+    ;;
+tsv-without-delimiter)
+    printf '1\t2\t0\n3\t4\t1\n' > ref.tsv
+    csv_job ref.tsv
+    expect_exit 2 "$LBKNN" check job.yaml
+    expect_err "ref.tsv:1: no ',' delimiter on the line, but it holds tabs"
+    one_line
+    ;;
+control-byte-in-field)
+    printf '1,2,0\n3,4\033[2Jx,1\n' > ref.csv
+    csv_job ref.csv
+    expect_exit 2 "$LBKNN" check job.yaml
+    expect_err "ref.csv:2:2: not a number: '4\\x1b[2Jx'"
+    one_line
+    ;;
+job-file-is-directory)
+    mkdir jobdir
+    expect_exit 2 "$LBKNN" check jobdir
+    expect_err "jobdir: cannot open job file: Is a directory"
+    one_line
+    ;;
+same-output-twice)
+    mkdir out
+    expect_exit 2 "$LBKNN" run --set synthetic.points=200 --set synthetic.queries=20 \
+        --set output.predictions=out/x --set output.neighbors=out/x
+    expect_err "output.predictions and output.neighbors name the same file 'out/x'"
+    one_line
+    no_outputs
+    printf 'output:\n  report: out/r\n  distances: out/r\n' > job.yaml
+    expect_exit 2 "$LBKNN" check job.yaml
+    expect_err "job.yaml:2:11: output.distances and output.report name the same file"
+    ;;
+output-is-directory)
+    mkdir -p out/nn.ivecs
+    expect_exit 2 "$LBKNN" run --set synthetic.points=200 --set synthetic.queries=20 \
+        --set output.predictions=out/p.csv --set output.neighbors=out/nn.ivecs
+    expect_err "out/nn.ivecs: output.neighbors is a directory"
+    one_line
+    [ "$(ls out)" = "nn.ivecs" ] || fail "output files left behind: $(ls out)"
+    ;;
+output-overwrites-input)
+    expect_exit 0 "$LBKNN" generate data --points 200 --queries 20 --dim 3
+    cp data/query.fvecs saved.fvecs
+    expect_exit 2 "$LBKNN" run data/job.yaml --set output.distances=data/query.fvecs
+    expect_err "data/query.fvecs: output.distances would overwrite the input file"
+    one_line
+    cmp -s data/query.fvecs saved.fvecs || fail "the input file was changed"
+    ;;
+write-fails-in-last-batch)
+    # The only batch is the last: its failed write must fail the run.
+    mkdir out
+    expect_exit 1 env LD_PRELOAD="$FAIL_WRITE" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+        "$LBKNN" run --quiet --set synthetic.points=200 --set synthetic.queries=20 \
+        --set output.predictions=out/p.csv --set output.neighbors=out/nn.ivecs
+    expect_err "nn.ivecs: write failed: No space left on device"
+    one_line
+    no_outputs
+    ;;
+idx-gz-header-lies)
+    # 16 bytes that claim 2^31 rows of 784 bytes: an input error, found
+    # before anything is allocated for them.
+    printf '\x00\x00\x08\x03\x80\x00\x00\x00\x00\x00\x00\x1c\x00\x00\x00\x1c' | gzip -c > big-ubyte.gz
+    printf 'reference: {path: big-ubyte.gz}\nquery: {path: big-ubyte.gz}\n' > job.yaml
+    expect_exit 2 "$LBKNN" check job.yaml
+    expect_err "big-ubyte.gz:1: truncated record (unexpected end of file)"
+    one_line
+    ;;
+generate-long-directory)
+    expect_exit 2 "$LBKNN" generate "$(printf 'd%.0s' $(seq 1010))"
+    expect_err "output directory name too long"
+    [ -z "$(ls -A)" ] || [ "$(ls -A | grep -v -e out.txt -e err.txt)" = "" ] || fail "files written"
+    ;;
+report-escapes-odd-bytes)
+    # A job file whose name is not UTF-8: the report must stay valid YAML.
+    job=$(printf 'job\xff.yaml')
+    printf 'synthetic: {points: 200, queries: 20}\noutput: {report: r.yaml}\n' > "$job"
+    expect_exit 0 "$LBKNN" run --quiet "$job"
+    grep -qF 'job_file: "job\xff.yaml"' r.yaml || { head -3 r.yaml >&2; fail "job_file not escaped"; }
+    ;;
+*)
+    fail "unknown scenario $SCENARIO"
+    ;;
+esac
+echo "PASS: $SCENARIO"
