@@ -53,7 +53,7 @@ lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create)
 {
     lbk_status st;
     memset(out, 0, sizeof *out);
-    out->predictions.fd = out->neighbors.fd = out->distances.fd = -1;
+    out->predictions.fd = out->neighbors.fd = out->distances.fd = out->report.fd = -1;
     out->k = job->knn.k;
     out->metric = job->knn.metric;
     if ((st = open_one(&out->predictions, job->output.predictions, create)) != LBK_OK)
@@ -163,6 +163,17 @@ lbk_status lbk_outputs_close(lbk_outputs *out)
     return st != LBK_OK ? st : st2 != LBK_OK ? st2 : st3;
 }
 
+lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
+                                    size_t len)
+{
+    lbk_status st = open_one(&out->report, path, true);
+    if (st != LBK_OK || out->report.fd < 0)
+        return st;
+    st = write_at(&out->report, 0, text, len);
+    const lbk_status closed = close_one(&out->report);
+    return st != LBK_OK ? st : closed;
+}
+
 static lbk_status commit_one(const lbk_output_file *f)
 {
     if (f->path[0] == '\0')
@@ -181,13 +192,17 @@ lbk_status lbk_outputs_commit(lbk_outputs *out)
         return st;
     if ((st = commit_one(&out->neighbors)) != LBK_OK)
         return st;
-    return commit_one(&out->distances);
+    if ((st = commit_one(&out->distances)) != LBK_OK)
+        return st;
+    /* Last: a report on disk means every result file is in place. */
+    return commit_one(&out->report);
 }
 
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files)
 {
-    lbk_output_file *files[] = {&out->predictions, &out->neighbors, &out->distances};
-    for (int i = 0; i < 3; i++) {
+    lbk_output_file *files[] = {&out->predictions, &out->neighbors, &out->distances,
+                                &out->report};
+    for (int i = 0; i < 4; i++) {
         if (files[i]->fd >= 0) {
             close(files[i]->fd);
             files[i]->fd = -1;
@@ -195,23 +210,4 @@ void lbk_outputs_abort(lbk_outputs *out, bool remove_files)
         if (remove_files && files[i]->partial[0])
             unlink(files[i]->partial);
     }
-}
-
-lbk_status lbk_write_file_atomically(const char *path, const char *text, size_t len)
-{
-    lbk_output_file f;
-    lbk_status st = open_one(&f, path, true);
-    if (st != LBK_OK || f.fd < 0)
-        return st;
-    st = write_at(&f, 0, text, len);
-    if (st == LBK_OK)
-        st = close_one(&f);
-    if (st == LBK_OK)
-        st = commit_one(&f);
-    if (st != LBK_OK) {
-        if (f.fd >= 0)
-            close(f.fd);
-        unlink(f.partial);
-    }
-    return st;
 }

@@ -22,7 +22,7 @@ typedef struct {
 } lbk_output_file;
 
 typedef struct {
-    lbk_output_file predictions, neighbors, distances;
+    lbk_output_file predictions, neighbors, distances, report;
     int k;
     lbk_metric metric;
     uint64_t text_offset;         /* predictions: bytes written so far (all ranks) */
@@ -45,14 +45,15 @@ lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t 
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len);
 
+/* Creator: write the report's partial file (renamed last by commit). */
+lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
+                                    size_t len);
+
 /* Close every file, reporting write-back errors. */
 lbk_status lbk_outputs_close(lbk_outputs *out);
 /* Creator, after every rank succeeded: rename the partial files into place. */
 lbk_status lbk_outputs_commit(lbk_outputs *out);
 /* On failure: close and remove partial files (creator removes; others close). */
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files);
-
-/* Write a whole small file (the report) via a partial file and rename. */
-lbk_status lbk_write_file_atomically(const char *path, const char *text, size_t len);
 
 #endif

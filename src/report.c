@@ -1,7 +1,6 @@
 #include "report.h"
 
 #include "log.h"
-#include "output.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -193,12 +192,11 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
     }
 }
 
-lbk_status lbk_write_report(const char *path, const lbk_run_report *r)
+lbk_status lbk_render_report(const lbk_run_report *r, char **text, size_t *len)
 {
-    char *text = NULL;
-    size_t len = 0;
-    lbk_status st = LBK_OK;
-    FILE *f = open_memstream(&text, &len);
+    *text = NULL;
+    *len = 0;
+    FILE *f = open_memstream(text, len);
     if (!f) {
         lbk_error("out of host memory rendering the report");
         return LBK_ERR_NOMEM;
@@ -206,11 +204,9 @@ lbk_status lbk_write_report(const char *path, const lbk_run_report *r)
     write_report_body(f, r);
     if (fclose(f) != 0) {
         lbk_error("out of host memory rendering the report");
-        st = LBK_ERR_NOMEM;
-        goto cleanup;
+        free(*text);
+        *text = NULL;
+        return LBK_ERR_NOMEM;
     }
-    st = lbk_write_file_atomically(path, text, len);
-cleanup:
-    free(text);
-    return st;
+    return LBK_OK;
 }

@@ -43,7 +43,8 @@ typedef struct {
 
 const char *lbk_phase_name(lbk_phase phase);
 void lbk_print_summary(FILE *out, const lbk_run_report *r);
-/* YAML, written atomically (partial file + rename). */
-lbk_status lbk_write_report(const char *path, const lbk_run_report *r);
+/* The report as YAML text in a malloc'd buffer (the caller writes it with the
+ * other outputs, so that it too appears only when the whole run succeeded). */
+lbk_status lbk_render_report(const lbk_run_report *r, char **text, size_t *len);
 
 #endif

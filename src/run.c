@@ -163,13 +163,14 @@ typedef struct {
     float *batch_points;
     char *devices;
     lbk_outputs outputs;
-    bool outputs_open;
+    bool outputs_open;   /* partial files exist (opened by this rank) */
+    bool committed;      /* renamed into place: nothing to clean up */
     lbk_confusion confusion;
 } run_state;
 
 static void run_state_free(run_state *s, bool remove_outputs)
 {
-    if (s->outputs_open)
+    if (s->outputs_open && !s->committed)
         lbk_outputs_abort(&s->outputs, remove_outputs);
     lbk_confusion_free(&s->confusion);
     lbk_engine_destroy(s->engine);
@@ -397,10 +398,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     /* A failed write in the last batch is still in st: closing must not
      * overwrite it, or the run would commit a short file and exit 0. */
-    if (st == LBK_OK && s.outputs_open) {
+    if (st == LBK_OK && s.outputs_open)
         st = lbk_outputs_close(&s.outputs);
-        s.outputs_open = st != LBK_OK ? s.outputs_open : false;
-    }
     if ((st = lbk_agree(comm, st)) != LBK_OK)
         goto cleanup;
 
@@ -442,16 +441,22 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         report.merge_bytes = merge_bytes;
         report.confusion = shape.query_labels && shape.reference_labels ? &s.confusion : NULL;
         report.total_s = lbk_now() - t_start;
-        if (job->output.report[0])
-            st = lbk_write_report(job->output.report, &report);
+        if (job->output.report[0]) {
+            char *text = NULL;
+            size_t len = 0;
+            if ((st = lbk_render_report(&report, &text, &len)) == LBK_OK)
+                st = lbk_outputs_write_report(&s.outputs, job->output.report, text, len);
+            free(text);
+        }
         if (st == LBK_OK && !lbk_log_is_quiet())
             lbk_print_summary(stdout, &report);
     }
     if ((st = lbk_agree(comm, st)) != LBK_OK)
         goto cleanup;
     /* Only now, with every rank done and agreed, do results appear. */
-    if (root && (st = lbk_outputs_commit(&s.outputs)) != LBK_OK)
-        lbk_outputs_abort(&s.outputs, true);  /* no partial files left behind */
+    if (root)
+        st = lbk_outputs_commit(&s.outputs);
+    s.committed = st == LBK_OK;
     st = lbk_agree(comm, st);
 cleanup:
     run_state_free(&s, root);

@@ -57,6 +57,11 @@ failed-run-leaves-nothing)
         --set output.neighbors=out/missing-dir/n.ivecs
     expect_err "missing-dir/n.ivecs"
     no_outputs
+    # The report is the last file made: when it fails, the finished results go too.
+    expect_exit 1 "$LBKNN" run data/job.yaml --quiet --set output.predictions=out/p.csv \
+        --set output.neighbors=out/n.ivecs --set output.report=out/missing-dir/r.yaml
+    expect_err "missing-dir/r.yaml"
+    no_outputs
     ;;
 bad-input-leaves-nothing)
     mkdir out
