@@ -28,7 +28,7 @@ struct lbk_device {
     bool is_gpu;
     uint64_t global_mem, max_alloc, local_mem;
     int compute_units;
-    char description[512];
+    char description[256 + 256 + 128 + 8];
     cached_program programs[MAX_PROGRAMS];
     int program_count;
 };
