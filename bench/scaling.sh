@@ -11,7 +11,8 @@
 #          the stand-in for "one device per rank", so P ranks have P devices
 #          as long as P <= cores;
 #   node   lbknn's own rule: the node's cores divided among its ranks, so
-#          every P shares the same cores (the case of a CPU-only node).
+#          every P shares the same cores (the case of a CPU-only node);
+#          mpirun --bind-to none, so one rank may use every core.
 # Runs with more ranks than cores are marked oversubscribed.
 #
 # Each run's report goes to bench/out/scaling/, the table (medians over the
@@ -60,7 +61,9 @@ run() {
             POCL_MAX_PTHREAD_COUNT=1 mpirun -x POCL_MAX_PTHREAD_COUNT -n "$np" \
                 "$LBKNN" run --quiet "$@" --set "output.report=$report"
         else
-            env -u POCL_MAX_PTHREAD_COUNT mpirun -n "$np" \
+            # --bind-to none: Open MPI binds each of up to two ranks to one
+            # core, which would leave a single rank one core of the node.
+            env -u POCL_MAX_PTHREAD_COUNT mpirun --bind-to none -n "$np" \
                 "$LBKNN" run --quiet "$@" --set "output.report=$report"
         fi
         printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$workload" "$np" "$mode" "$load" "$report" \

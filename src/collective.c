@@ -1,11 +1,13 @@
 /* Everything that crosses ranks. The only MPI code in lbknn lives here, so
  * every MPI error becomes an lbk_status at one place. */
+/* sched_getaffinity / CPU_COUNT: how many cores the launcher bound us to. */
+#define _GNU_SOURCE
 #include "collective.h"
 
 #include "log.h"
 
 #include <limits.h>
-#include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,9 +120,10 @@ lbk_status lbk_agree(const lbk_comm *comm, lbk_status local)
         return LBK_OK;
     if (local != LBK_OK)
         return local;
-    /* The failing rank logged the error; one informational line here (from
-     * the lowest healthy rank's view, rank 0 when it is healthy) ties the
-     * other ranks' exit to it without a second error line. */
+    /* The failing rank logged the error. Rank 0, when healthy, adds one
+     * informational line that ties every other rank's exit to it, so a
+     * cluster log shows the cause once and never a second error line; when
+     * rank 0 is the one that failed, its error line says it all. */
     if (comm->rank == 0)
         lbk_info("stopping: rank %d failed (%s)", all.rank,
                  lbk_status_name(agree_decode(all.value)));
@@ -351,19 +354,42 @@ cleanup:
     return st;
 }
 
+/* Cores this process may run on: its affinity mask where the OS has one
+ * (launchers bind ranks: Open MPI's mpirun binds to a core for up to two
+ * ranks, SLURM confines tasks to cpusets), else every online core. */
+static long usable_cores(long online)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 &&
+        CPU_COUNT(&set) < online)
+        return CPU_COUNT(&set);
+#endif
+    return online;
+}
+
 void lbk_share_cpu_threads(const lbk_comm *comm)
 {
-    /* PoCL's CPU device starts one worker thread per online core in every
-     * process. With several ranks on a node that is ranks x cores threads
-     * fighting for the cores, and the slowest rank sets the pace of every
-     * merge; an equal share per rank keeps each rank's work contiguous. A
-     * value the user set wins: they may know better (e.g. SMT, cpusets). */
-    if (comm->local_size <= 1 || getenv("POCL_MAX_PTHREAD_COUNT"))
+    /* PoCL's CPU device starts one worker thread per online core of the node
+     * in every process, whatever the process's affinity. With several ranks
+     * on a node that is ranks x cores threads fighting for the cores, and the
+     * slowest rank sets the pace of every merge; a rank bound to a few cores
+     * would run all those threads on them. So: an equal share of the node,
+     * and never more than the cores the rank is bound to. A value the user
+     * set wins: they may know better (e.g. SMT, or a deliberate overlap). */
+    if (getenv("POCL_MAX_PTHREAD_COUNT"))
         return;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    long share = cores > 0 ? cores / comm->local_size : 1;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online < 1)
+        return;
+    long share = online / (comm->local_size > 0 ? comm->local_size : 1);
+    long bound = usable_cores(online);
+    if (bound < share)
+        share = bound;
     if (share < 1)
         share = 1;
+    if (share >= online)
+        return;   /* PoCL's own default is already right */
     char value[32];
     snprintf(value, sizeof value, "%ld", share);
     if (setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0)

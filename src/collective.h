@@ -73,10 +73,10 @@ void lbk_collective_set_chunk_bytes(uint64_t bytes);
 lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
                             double *avg, double *max);
 
-/* When several ranks share a node and the user has not set
- * POCL_MAX_PTHREAD_COUNT, give each rank an equal share of the node's cores
- * so PoCL's CPU device does not oversubscribe them. Call before opening the
- * device. */
+/* Unless the user has set POCL_MAX_PTHREAD_COUNT, limit PoCL's CPU device
+ * to this rank's share of the node: min(online cores / ranks on the node,
+ * cores in the rank's affinity mask), at least 1; left unset when that is
+ * every online core. Call before opening the device. */
 void lbk_share_cpu_threads(const lbk_comm *comm);
 
 #endif

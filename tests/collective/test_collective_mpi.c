@@ -1,11 +1,14 @@
 /* The collective module under mpirun -n P: merges against the oracle over the
  * whole reference set, failure agreement, broadcasts, statistics. One case
  * per invocation; every rank checks what it received. */
+/* sched_getaffinity: the thread-share rule depends on the affinity mask. */
+#define _GNU_SOURCE
 #include "cand_oracle.h"
 #include "collective.h"
 #include "log.h"
 
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -188,22 +191,60 @@ static void case_stats(void)
           "stats[1] %g %g %g", mn[1], avg[1], mx[1]);
 }
 
+static int affinity_count(void)
+{
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+}
+
+/* The documented rule, written out: min(online / ranks on the node, cores in
+ * the affinity mask), at least 1; nothing set when that is every core. */
+static void expect_share(const char *what)
+{
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    long want = online / comm.local_size;
+    int bound = affinity_count();
+    if (bound > 0 && bound < want)
+        want = bound;
+    if (want < 1)
+        want = 1;
+    unsetenv("POCL_MAX_PTHREAD_COUNT");
+    lbk_share_cpu_threads(&comm);
+    const char *v = getenv("POCL_MAX_PTHREAD_COUNT");
+    if (want >= online)
+        CHECK(v == NULL, "%s: whole node is ours, yet POCL_MAX_PTHREAD_COUNT=%s", what, v);
+    else
+        CHECK(v && atol(v) == want, "%s: POCL_MAX_PTHREAD_COUNT=%s, want %ld (online %ld, "
+              "bound to %d, %d ranks here)", what, v ? v : "(unset)", want, online, bound,
+              comm.local_size);
+}
+
 static void case_threads(void)
 {
     /* mpirun starts every rank on this host, so the node holds them all. */
     CHECK(comm.local_size == comm.size && comm.local_rank == comm.rank,
           "local %d/%d vs world %d/%d", comm.local_rank, comm.local_size, comm.rank, comm.size);
-    unsetenv("POCL_MAX_PTHREAD_COUNT");
-    lbk_share_cpu_threads(&comm);
-    const char *v = getenv("POCL_MAX_PTHREAD_COUNT");
-    if (comm.size == 1) {
-        CHECK(v == NULL, "single rank must leave PoCL alone, got %s", v);
-    } else {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        long want = cores / comm.size > 0 ? cores / comm.size : 1;
-        CHECK(v && atol(v) == want, "POCL_MAX_PTHREAD_COUNT=%s, want %ld", v ? v : "(unset)",
-              want);
+    expect_share("as launched");
+
+    /* Bound to one core (as mpirun -n 1 or 2 does by default): one thread,
+     * even for a single rank, whenever the machine has more cores. */
+    cpu_set_t saved, one;
+    if (sched_getaffinity(0, sizeof saved, &saved) == 0) {
+        int cpu = 0;
+        while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &saved))
+            cpu++;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        if (sched_setaffinity(0, sizeof one, &one) == 0) {
+            expect_share("bound to one core");
+            if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+                CHECK(getenv("POCL_MAX_PTHREAD_COUNT") &&
+                          strcmp(getenv("POCL_MAX_PTHREAD_COUNT"), "1") == 0,
+                      "bound to one core: want POCL_MAX_PTHREAD_COUNT=1");
+            sched_setaffinity(0, sizeof saved, &saved);
+        }
     }
+
     setenv("POCL_MAX_PTHREAD_COUNT", "3", 1);
     lbk_share_cpu_threads(&comm);
     CHECK(strcmp(getenv("POCL_MAX_PTHREAD_COUNT"), "3") == 0, "user's value overwritten");

@@ -6,6 +6,8 @@
 # usage: fail_case.sh LBKNN MPIEXEC CASE DATA_DIR
 #   csv_bad_row  4 ranks; the reference CSV's line 38 (data row 36, in rank
 #                3's shard [30, 40)) holds 'abc'
+#   csv_bad_query 3 ranks; the query CSV's line 5 holds NaN (rank 0 reads
+#                the queries)
 #   device_list  2 ranks; device.list=[0,7]: node-local rank 1 asks for a
 #                device index no machine here has
 set -u
@@ -24,6 +26,14 @@ csv_bad_row)
     head -n 41 "$data/blobs-train.csv" | sed -e '38s/^[^,]*,[^,]*/0.1,abc/' >ref.csv
     head -n 11 "$data/blobs-test.csv" >q.csv
     grep -q abc ref.csv || { echo "could not inject the bad row"; exit 1; }
+    args=(--set reference.path=ref.csv --set reference.label_column=4 --set reference.header=true
+          --set query.path=q.csv --set query.label_column=4 --set query.header=true)
+    ;;
+csv_bad_query)
+    np=3 rank=0 want='q\.csv:5'
+    # Rank 0 reads the queries and broadcasts them batch by batch.
+    head -n 41 "$data/blobs-train.csv" >ref.csv
+    head -n 11 "$data/blobs-test.csv" | sed -e '5s/^[^,]*/nan/' >q.csv
     args=(--set reference.path=ref.csv --set reference.label_column=4 --set reference.header=true
           --set query.path=q.csv --set query.label_column=4 --set query.header=true)
     ;;
