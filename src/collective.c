@@ -336,6 +336,55 @@ cleanup:
     return st;
 }
 
+lbk_status lbk_allreduce_u64(const lbk_comm *comm, uint64_t *value, MPI_Op op)
+{
+    return mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, op, comm->comm),
+                     "MPI_Allreduce");
+}
+
+lbk_status lbk_allreduce_i32(const lbk_comm *comm, int32_t *value, MPI_Op op)
+{
+    return mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, op, comm->comm),
+                     "MPI_Allreduce");
+}
+
+lbk_status lbk_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
+                          uint64_t *total)
+{
+    lbk_status st;
+    *before = 0;
+    *total = value;
+    if (comm->size == 1)
+        return LBK_OK;
+    if ((st = mpi_check(MPI_Exscan(&value, before, 1, MPI_UINT64_T, MPI_SUM, comm->comm),
+                        "MPI_Exscan")) != LBK_OK)
+        return st;
+    /* MPI leaves rank 0's result undefined. */
+    if (comm->rank == 0)
+        *before = 0;
+    return mpi_check(MPI_Allreduce(&value, total, 1, MPI_UINT64_T, MPI_SUM, comm->comm),
+                     "MPI_Allreduce");
+}
+
+lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count)
+{
+    lbk_status st = LBK_OK;
+    const uint64_t step = chunk_bytes / sizeof *values;
+    for (uint64_t at = 0; at < count && st == LBK_OK; at += step) {
+        const int n = (int)(count - at < step ? count - at : step);
+        void *send = comm->rank == 0 ? MPI_IN_PLACE : (void *)(values + at);
+        st = mpi_check(MPI_Reduce(send, values + at, n, MPI_UINT64_T, MPI_SUM, 0, comm->comm),
+                       "MPI_Reduce");
+    }
+    return st;
+}
+
+lbk_status lbk_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes)
+{
+    return mpi_check(MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm->comm),
+                     "MPI_Allgather");
+}
+
 lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
                             double *avg, double *max)
 {

@@ -69,6 +69,18 @@ void lbk_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count
  * 0 restores the default. Not thread-safe; call it on every rank alike. */
 void lbk_collective_set_chunk_bytes(uint64_t bytes);
 
+/* Checked small collectives for the run driver (MPI errors return codes on
+ * lbknn's communicator, so every call's result must be looked at). */
+lbk_status lbk_allreduce_u64(const lbk_comm *comm, uint64_t *value, MPI_Op op);
+lbk_status lbk_allreduce_i32(const lbk_comm *comm, int32_t *value, MPI_Op op);
+/* Sum of `value` over the ranks before this one (0 on rank 0), and over all. */
+lbk_status lbk_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
+                          uint64_t *total);
+/* Element-wise sum of `count` values onto rank 0, in place. */
+lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count);
+/* Every rank's `bytes` bytes, in rank order, into `all` on every rank. */
+lbk_status lbk_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes);
+
 /* min / avg / max over ranks of each of `count` values (all ranks get them). */
 lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
                             double *avg, double *max);

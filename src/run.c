@@ -221,12 +221,10 @@ static lbk_status emit_slice(const lbk_comm *comm, run_state *s, const lbk_job *
         st = lbk_format_predictions(first, count, s->predictions, &text, &len);
     /* Predictions are variable-length text: every rank's slice goes after the
      * slices of the ranks before it, so offsets come from an exclusive scan. */
-    uint64_t mine = len, before = 0, total = len;
-    if (job->mpi.merge == LBK_MERGE_REDUCE_SCATTER && comm->size > 1) {
-        MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm->comm);
-        if (comm->rank == 0)
-            before = 0;
-        MPI_Allreduce(&mine, &total, 1, MPI_UINT64_T, MPI_SUM, comm->comm);
+    uint64_t before = 0, total = len;
+    if (job->mpi.merge == LBK_MERGE_REDUCE_SCATTER) {
+        const lbk_status scan = lbk_exscan_u64(comm, len, &before, &total);
+        st = st != LBK_OK ? st : scan;
     }
     if (st == LBK_OK && len > 0)
         st = lbk_outputs_write_text(&s->outputs, s->outputs.text_offset + before, text, len);
@@ -276,7 +274,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         const int32_t qmax = max_label(&s.queries);
         label_max = qmax > label_max ? qmax : label_max;
     }
-    MPI_Allreduce(MPI_IN_PLACE, &label_max, 1, MPI_INT32_T, MPI_MAX, comm->comm);
+    if ((st = lbk_allreduce_i32(comm, &label_max, MPI_MAX)) != LBK_OK)
+        goto cleanup;
 
     /* 3. A device per rank, and the per-shard engine. */
     t = lbk_now();
@@ -291,8 +290,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     char mine[LBK_DEVICE_DESC];
     snprintf(mine, sizeof mine, "%s [index %d, node rank %d]", lbk_device_description(s.device),
              lbk_device_index(s.device), comm->local_rank);
-    MPI_Allgather(mine, LBK_DEVICE_DESC, MPI_CHAR, s.devices, LBK_DEVICE_DESC, MPI_CHAR,
-                  comm->comm);
+    if ((st = lbk_allgather_bytes(comm, mine, s.devices, LBK_DEVICE_DESC)) != LBK_OK)
+        goto cleanup;
 
     const char *why = "";
     const lbk_engine engine = lbk_engine_resolve(job->knn.engine, shape.dim, n, job->knn.k, &why);
@@ -312,7 +311,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         batch = shape.query_rows;
     if (batch == 0)
         batch = 1;
-    MPI_Allreduce(MPI_IN_PLACE, &batch, 1, MPI_UINT64_T, MPI_MIN, comm->comm);
+    if ((st = lbk_allreduce_u64(comm, &batch, MPI_MIN)) != LBK_OK)
+        goto cleanup;
     const uint64_t nq = shape.query_rows;
     const uint64_t batches = (nq + batch - 1) / batch;
     const int k = job->knn.k;
@@ -405,24 +405,22 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     /* 6. Accuracy over every rank's slices, timings over ranks, the report. */
     if (shape.query_labels && is_scatter && comm->size > 1) {
-        void *send_total = root ? MPI_IN_PLACE : &s.confusion.total;
-        MPI_Reduce(send_total, &s.confusion.total, 1, MPI_UINT64_T, MPI_SUM, 0, comm->comm);
-        MPI_Reduce(root ? MPI_IN_PLACE : &s.confusion.correct, &s.confusion.correct, 1,
-                   MPI_UINT64_T, MPI_SUM, 0, comm->comm);
-        MPI_Reduce(root ? MPI_IN_PLACE : &s.confusion.other, &s.confusion.other, 1, MPI_UINT64_T,
-                   MPI_SUM, 0, comm->comm);
-        if (s.confusion.classes > 0)
-            MPI_Reduce(root ? MPI_IN_PLACE : s.confusion.matrix, s.confusion.matrix,
-                       s.confusion.classes * s.confusion.classes, MPI_UINT64_T, MPI_SUM, 0,
-                       comm->comm);
+        uint64_t counts[3] = {s.confusion.total, s.confusion.correct, s.confusion.other};
+        if ((st = lbk_reduce_sum_u64(comm, counts, 3)) != LBK_OK ||
+            (st = lbk_reduce_sum_u64(comm, s.confusion.matrix,
+                                     (uint64_t)s.confusion.classes * (uint64_t)s.confusion.classes)) != LBK_OK)
+            goto cleanup;
+        s.confusion.total = counts[0];
+        s.confusion.correct = counts[1];
+        s.confusion.other = counts[2];
     }
     lbk_run_report report;
     memset(&report, 0, sizeof report);
     if ((st = lbk_reduce_stats(comm, phase, LBK_PHASE_COUNT, report.phase_min, report.phase_avg,
                                report.phase_max)) != LBK_OK)
         goto cleanup;
-    MPI_Reduce(root ? MPI_IN_PLACE : &merge_bytes, &merge_bytes, 1, MPI_UINT64_T, MPI_SUM, 0,
-               comm->comm);
+    if ((st = lbk_reduce_sum_u64(comm, &merge_bytes, 1)) != LBK_OK)
+        goto cleanup;
     if (root) {
         report.job = job;
         report.reference_rows = n;
