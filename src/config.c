@@ -27,6 +27,7 @@ _Static_assert(sizeof(lbk_device_type) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_tree_split) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_tree_sort) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_merge_mode) == sizeof(int), "enum size");
+_Static_assert(sizeof(lbk_partition) == sizeof(int), "enum size");
 
 enum {
     SEC_REFERENCE,
@@ -93,6 +94,8 @@ static const enum_item sorts[] = {
     {NULL, 0}};
 static const enum_item merges[] = {
     {"reduce", LBK_MERGE_REDUCE}, {"reduce_scatter", LBK_MERGE_REDUCE_SCATTER}, {NULL, 0}};
+static const enum_item partitions[] = {
+    {"shard", LBK_PARTITION_SHARD}, {"replicate", LBK_PARTITION_REPLICATE}, {NULL, 0}};
 
 #define OFF(member) offsetof(lbk_job, member)
 #define INPUT_KEYS(sec, spec)                                                           \
@@ -126,6 +129,7 @@ static const key_desc keys[] = {
     {SEC_TREE, "sort", K_ENUM, OFF(tree.sort), 0, 0, sorts},
     {SEC_TREE, "verify", K_BOOL, OFF(tree.verify), 0, 0, NULL},
     {SEC_MPI, "merge", K_ENUM, OFF(mpi.merge), 0, 0, merges},
+    {SEC_MPI, "partition", K_ENUM, OFF(mpi.partition), 0, 0, partitions},
     {SEC_OUTPUT, "predictions", K_OUT_PATH, OFF(output.predictions), 0, 0, NULL},
     {SEC_OUTPUT, "neighbors", K_OUT_PATH, OFF(output.neighbors), 0, 0, NULL},
     {SEC_OUTPUT, "distances", K_OUT_PATH, OFF(output.distances), 0, 0, NULL},
@@ -648,6 +652,7 @@ void lbk_job_defaults(lbk_job *job)
     job->tree.sort = LBK_SORT_AUTO;
     job->tree.verify = false;
     job->mpi.merge = LBK_MERGE_REDUCE;
+    job->mpi.partition = LBK_PARTITION_SHARD;
 }
 
 /* The absolute directory of the job file, so that resolved input paths stay

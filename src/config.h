@@ -31,6 +31,9 @@ typedef enum {
 typedef enum { LBK_SPLIT_ROUND_ROBIN = 0, LBK_SPLIT_WIDEST } lbk_tree_split;
 typedef enum { LBK_SORT_AUTO = 0, LBK_SORT_BITONIC, LBK_SORT_RADIX } lbk_tree_sort;
 typedef enum { LBK_MERGE_REDUCE = 0, LBK_MERGE_REDUCE_SCATTER } lbk_merge_mode;
+/* shard: rank r holds rows [r*N/P, (r+1)*N/P) and the K-lists are merged;
+ * replicate: every rank holds all rows and answers a slice of the queries. */
+typedef enum { LBK_PARTITION_SHARD = 0, LBK_PARTITION_REPLICATE } lbk_partition;
 
 /* One data source: points, and labels either in a separate file or as a CSV
  * column of the points file. An empty path means "not given". */
@@ -86,6 +89,7 @@ typedef struct {
 
     struct {
         lbk_merge_mode merge;
+        lbk_partition partition;
     } mpi;
 
     struct {
@@ -133,5 +137,6 @@ const char *lbk_format_name(lbk_format f);
 const char *lbk_tree_split_name(lbk_tree_split s);
 const char *lbk_tree_sort_name(lbk_tree_sort s);
 const char *lbk_merge_mode_name(lbk_merge_mode m);
+const char *lbk_partition_name(lbk_partition p);
 
 #endif

@@ -48,3 +48,9 @@ const char *lbk_merge_mode_name(lbk_merge_mode m)
     static const char *const names[] = {"reduce", "reduce_scatter"};
     return (unsigned)m < 2 ? names[m] : "?";
 }
+
+const char *lbk_partition_name(lbk_partition p)
+{
+    static const char *const names[] = {"shard", "replicate"};
+    return (unsigned)p < 2 ? names[p] : "?";
+}

@@ -32,8 +32,11 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
     fprintf(out, "  engine     %s  (%s)\n", lbk_engine_name(r->engine), r->engine_why);
     if (r->engine_detail[0])
         fprintf(out, "             %s\n", r->engine_detail);
-    fprintf(out, "  ranks      %d  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n", r->ranks,
-            lbk_merge_mode_name(job->mpi.merge), r->batches, r->batch_size);
+    fprintf(out, "  ranks      %d  partition=%s  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n",
+            r->ranks, lbk_partition_name(job->mpi.partition),
+            job->mpi.partition == LBK_PARTITION_REPLICATE ? "none"
+                                                          : lbk_merge_mode_name(job->mpi.merge),
+            r->batches, r->batch_size);
     for (int i = 0; i < r->ranks; i++) {
         if (i == 8 && r->ranks > 9) {
             fprintf(out, "  ...        (%d more ranks; see the report)\n", r->ranks - 8);
@@ -169,7 +172,10 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
     fprintf(f, "  total: %.6f\n  search: %.6f\n", r->total_s, r->search_s);
     fprintf(f, "queries_per_second: %.1f\n",
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
-    fprintf(f, "merge: {mode: %s, bytes: %" PRIu64 "}\n", lbk_merge_mode_name(job->mpi.merge),
+    fprintf(f, "partition: %s\n", lbk_partition_name(job->mpi.partition));
+    fprintf(f, "merge: {mode: %s, bytes: %" PRIu64 "}\n",
+            job->mpi.partition == LBK_PARTITION_REPLICATE ? "none"
+                                                          : lbk_merge_mode_name(job->mpi.merge),
             r->merge_bytes);
     if (r->confusion && r->confusion->total > 0) {
         const lbk_confusion *c = r->confusion;

@@ -197,11 +197,12 @@ static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_statu
 }
 
 /* Classify, score and write the merged lists of queries [first, first+count).
- * With reduce_scatter every rank calls this (it holds a collective scan), and
- * a local failure still reaches the scan so no rank is left waiting. */
+ * When every rank writes a slice (`sliced`: reduce_scatter or replicate) every
+ * rank calls this (it holds a collective scan), and a local failure still
+ * reaches the scan so no rank is left waiting. */
 static lbk_status emit_slice(const lbk_comm *comm, run_state *s, const lbk_job *job,
-                             const input_shape *shape, uint64_t first, uint64_t count,
-                             const int32_t *truth)
+                             const input_shape *shape, bool sliced, uint64_t first,
+                             uint64_t count, const int32_t *truth)
 {
     lbk_status st = LBK_OK;
     char *text = NULL;
@@ -222,7 +223,7 @@ static lbk_status emit_slice(const lbk_comm *comm, run_state *s, const lbk_job *
     /* Predictions are variable-length text: every rank's slice goes after the
      * slices of the ranks before it, so offsets come from an exclusive scan. */
     uint64_t before = 0, total = len;
-    if (job->mpi.merge == LBK_MERGE_REDUCE_SCATTER) {
+    if (sliced) {
         const lbk_status scan = lbk_exscan_u64(comm, len, &before, &total);
         st = st != LBK_OK ? st : scan;
     }
@@ -250,7 +251,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         goto cleanup;
     if ((st = lbk_bcast_job(comm, job)) != LBK_OK)
         goto cleanup;
-    const bool is_scatter = job->mpi.merge == LBK_MERGE_REDUCE_SCATTER;
+    const bool replicate = job->mpi.partition == LBK_PARTITION_REPLICATE;
+    /* Every rank classifies and writes its own slice of each batch. */
+    const bool is_scatter = replicate || job->mpi.merge == LBK_MERGE_REDUCE_SCATTER;
     double t = lbk_now();
     if (root && (st = probe_inputs(job, &shape)) == LBK_OK)
         st = check_shape(job, &shape);
@@ -261,8 +264,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     /* 2. Each rank reads its own shard; rank 0 also reads the queries. */
     const uint64_t n = shape.reference_rows;
-    const uint64_t lo = n * (uint64_t)comm->rank / (uint64_t)comm->size;
-    const uint64_t hi = n * (uint64_t)(comm->rank + 1) / (uint64_t)comm->size;
+    const uint64_t lo = replicate ? 0 : n * (uint64_t)comm->rank / (uint64_t)comm->size;
+    const uint64_t hi = replicate ? n : n * (uint64_t)(comm->rank + 1) / (uint64_t)comm->size;
     st = read_rows(job, false, lo, hi, &s.shard);
     if (st == LBK_OK && root)
         st = read_rows(job, true, 0, shape.query_rows, &s.queries);
@@ -368,27 +371,34 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         }
         phase[LBK_PHASE_DISTRIBUTE] += lbk_now() - t;
 
+        /* Replicated references: each rank's own slice of the batch is
+         * already final, so its lists go straight to s.merged. */
+        uint64_t slice_first = 0, slice_count = count, moved = 0;
+        if (replicate)
+            lbk_query_slice(count, comm->size, comm->rank, &slice_first, &slice_count);
         t = lbk_now();
-        s.result.queries = count;
-        st = lbk_engine_query(s.engine, points, count, &s.result);
+        s.result.queries = slice_count;
+        st = lbk_engine_query(s.engine, points + slice_first * (uint64_t)shape.dim, slice_count,
+                              &s.result);
         if (st == LBK_OK)
-            to_candidates(&s.result, &s.shard, s.local);
+            to_candidates(&s.result, &s.shard, replicate ? s.merged : s.local);
         phase[LBK_PHASE_QUERY] += lbk_now() - t;
         if ((st = lbk_agree(comm, st)) != LBK_OK)
             goto cleanup;
 
-        t = lbk_now();
-        uint64_t slice_first = 0, slice_count = 0, moved = 0;
-        st = lbk_merge_candidates(comm, job->mpi.merge, s.local, count, k, s.merged, &slice_first,
-                                  &slice_count, &moved);
-        merge_bytes += moved;
-        phase[LBK_PHASE_MERGE] += lbk_now() - t;
-        if ((st = lbk_agree(comm, st)) != LBK_OK)
-            goto cleanup;
+        if (!replicate) {
+            t = lbk_now();
+            st = lbk_merge_candidates(comm, job->mpi.merge, s.local, count, k, s.merged,
+                                      &slice_first, &slice_count, &moved);
+            merge_bytes += moved;
+            phase[LBK_PHASE_MERGE] += lbk_now() - t;
+            if ((st = lbk_agree(comm, st)) != LBK_OK)
+                goto cleanup;
+        }
 
         t = lbk_now();
         if (is_scatter || root)
-            st = emit_slice(comm, &s, job, &shape, first + slice_first, slice_count,
+            st = emit_slice(comm, &s, job, &shape, is_scatter, first + slice_first, slice_count,
                             truth ? truth + slice_first : NULL);
         phase[LBK_PHASE_OUTPUT] += lbk_now() - t;
         lbk_progress_update(&progress, first + count, b + 1, batches);

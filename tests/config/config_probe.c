@@ -165,6 +165,7 @@ static void check_defaults(const lbk_job *j)
     EQ_INT(j->tree.sort, LBK_SORT_AUTO);
     EQ_INT(j->tree.verify, 0);
     EQ_INT(j->mpi.merge, LBK_MERGE_REDUCE);
+    EQ_INT(j->mpi.partition, LBK_PARTITION_SHARD);
     EQ_STR(j->output.predictions, "");
     EQ_STR(j->output.neighbors, "");
     EQ_STR(j->output.distances, "");
@@ -237,6 +238,7 @@ static int mode_full(const char *path, const char *data_dir)
     EQ_INT(j.tree.sort, LBK_SORT_RADIX);
     EQ_INT(j.tree.verify, 1);
     EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
+    EQ_INT(j.mpi.partition, LBK_PARTITION_REPLICATE);
 
     /* Outputs stay relative: they resolve against the working directory. */
     EQ_STR(j.output.predictions, "out/predictions.txt");
@@ -407,6 +409,7 @@ static void same_job(const lbk_job *a, const lbk_job *b)
     check(a->tree.sort == b->tree.sort, "tree.sort differs");
     check(a->tree.verify == b->tree.verify, "tree.verify differs");
     check(a->mpi.merge == b->mpi.merge, "mpi.merge differs");
+    check(a->mpi.partition == b->mpi.partition, "mpi.partition differs");
     check(strcmp(a->output.predictions, b->output.predictions) == 0, "predictions differs");
     check(strcmp(a->output.neighbors, b->output.neighbors) == 0, "neighbors differs");
     check(strcmp(a->output.distances, b->output.distances) == 0, "distances differs");
