@@ -77,6 +77,12 @@ for mode in core node; do
         run "3d-strong-$mode-p$np" 3d-strong "$np" "$mode" "${d3[@]}" --set synthetic.points=$pts
     done
 done
+# Replicated references, queries split over ranks (mpi.partition: replicate):
+# the tree's query phase is per query, so this is the way it scales.
+for np in 1 2 4; do
+    run "3d-replicate-core-p$np" 3d-replicate "$np" core "${d3[@]}" \
+        --set synthetic.points=$pts --set mpi.partition=replicate
+done
 for np in 1 2 4; do
     run "3d-weak-core-p$np" 3d-weak "$np" core "${d3[@]}" \
         --set synthetic.points=$((weak * np))

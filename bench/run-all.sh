@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Every benchmark of bench/RESULTS.md, one after the other, on an otherwise
+# idle machine: bash bench/run-all.sh [BUILD_DIR]  (default build).
+# Output: bench/out/all.txt (and each script's own files under bench/out/).
+# The BLAS peers get OpenBLAS's right kernel on this VM's CPU
+# (OPENBLAS_CORETYPE=SkylakeX: check `lscpu` on another machine).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+B=$(cd "${1:-$root/build}" && pwd)
+mkdir -p "$root/bench/out"
+cd "$root"
+export OPENBLAS_CORETYPE=SkylakeX
+py=/usr/bin/python3
+{
+echo "# lbknn benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uptime)"
+lscpu | grep -E 'Model name|^CPU\(s\)|L2 cache'
+echo; echo "## PBKNN paper setting (bench/pbknn_select + bench/pbknn_peers.py)"
+"$B/bench/pbknn_select" --m 1,8,64 --reps 7 --groups-sweep 1,2,4,8,32 --write /tmp/lbk_pbknn_data
+$py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7
+OMP_WAIT_POLICY=PASSIVE $py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7
+rm -rf /tmp/lbk_pbknn_data
+echo; echo "## Fashion-MNIST (bench/fashion.sh)"
+sh bench/fashion.sh "$B"
+echo; echo "## k-d tree, interleaved with cKDTree and scikit-learn (bench/kdtree_ab.sh)"
+bash bench/kdtree_ab.sh "$B"
+echo; echo "## k-d tree builds at 1e7 (radix) and peers"
+"$B/tests/kdtree/kdtree_bench" build 1e7 uniform radix rr 3 | tail -1
+"$B/tests/kdtree/kdtree_bench" build 1e7 clustered radix rr 3 | tail -1
+"$B/tests/kdtree/kdtree_bench" build 1e6 uniform radix widest 3 | tail -1
+$py bench/kdtree_peers.py build 1e5 1e6 1e7
+echo; echo "## k-d tree build scaling"
+"$B/tests/kdtree/kdtree_bench" scaling radix 2e7
+echo; echo "## tree vs brute force crossover"
+"$B/tests/kdtree/kdtree_bench" crossover 100000 10000 16 2 4 6 8 10 12 16
+echo; echo "## MPI scaling (bench/scaling.sh)"
+LBKNN="$B/lbknn" bash bench/scaling.sh --fashion-repeat 2
+echo; echo "# done $(date -u '+%H:%M UTC'), $(uptime)"
+} 2>&1 | tee "$root/bench/out/all.txt"
