@@ -15,6 +15,7 @@ py=/usr/bin/python3
 echo "# lbknn benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uptime)"
 lscpu | grep -E 'Model name|^CPU\(s\)|L2 cache'
 echo; echo "## PBKNN paper setting (bench/pbknn_select + bench/pbknn_peers.py)"
+mkdir -p /tmp/lbk_pbknn_data
 "$B/bench/pbknn_select" --m 1,8,64 --reps 7 --groups-sweep 1,2,4,8,32 --write /tmp/lbk_pbknn_data
 $py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7
 OMP_WAIT_POLICY=PASSIVE $py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7

@@ -1018,7 +1018,7 @@ static bool yaml_printable(uint32_t cp)
  * points are exact). Bytes that are not UTF-8 at all cannot be spelt in
  * YAML: they become \xNN, i.e. U+00NN, and load back as a different path;
  * job files cannot hold such paths either, only --set can. */
-static void print_quoted(FILE *f, const char *s)
+void lbk_yaml_print_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
@@ -1079,11 +1079,11 @@ static void print_value(FILE *f, const lbk_job *job, const key_desc *d)
     }
     case K_CHAR: {
         char s[2] = {*(const char *)p, '\0'};
-        print_quoted(f, s);
+        lbk_yaml_print_string(f, s);
         break;
     }
     case K_IN_PATH:
-    case K_OUT_PATH: print_quoted(f, (const char *)p); break;
+    case K_OUT_PATH: lbk_yaml_print_string(f, (const char *)p); break;
     case K_DEV_LIST:
         fputc('[', f);
         for (int j = 0; j < job->device.list_len && j < LBK_MAX_DEVICE_LIST; j++)

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define LBK_PATH_MAX 1024
 #define LBK_K_MAX 1024          /* largest K any engine supports */
@@ -123,6 +124,10 @@ lbk_status lbk_job_set(lbk_job *job, const char *assignment);
  * reference labels, synthetic classes <= points). Call after load and all
  * overrides; errors read "SOURCE: what is wrong". */
 lbk_status lbk_job_validate(const lbk_job *job);
+
+/* A YAML double-quoted scalar that any YAML reader accepts, whatever the
+ * bytes of s (shared by the job printer and the run report). */
+void lbk_yaml_print_string(FILE *f, const char *s);
 
 /* Write the job back as YAML, every key, each line prefixed by `indent`
  * spaces (used in the report and by `check`). Loading the output gives the

@@ -68,92 +68,24 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
             fprintf(out, "  %-10s %s\n", names[i], outputs[i]);
 }
 
-/* The code point of the well-formed UTF-8 sequence at p and its length in
- * *len, or *len = 0 when the bytes are not well-formed UTF-8. The same rules
- * as config.c's job printer (the module headers are not ours to extend). */
-static uint32_t utf8_decode(const unsigned char *p, int *len)
-{
-    uint32_t cp;
-    int n;
-    *len = 0;
-    if (p[0] >= 0xC2 && p[0] <= 0xDF) {
-        n = 2;
-        cp = p[0] & 0x1Fu;
-    } else if (p[0] >= 0xE0 && p[0] <= 0xEF) {
-        n = 3;
-        cp = p[0] & 0x0Fu;
-    } else if (p[0] >= 0xF0 && p[0] <= 0xF4) {
-        n = 4;
-        cp = p[0] & 0x07u;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i < n; i++) {
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-        cp = cp << 6 | (p[i] & 0x3Fu);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-        (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    *len = n;
-    return cp;
-}
-
-/* YAML double-quoted scalar that any YAML reader accepts: a path on the
- * command line or a device name may hold DEL, C1 controls, line separators
- * or bytes that are not UTF-8 at all, which libyaml rejects or folds. Those
- * are escaped; non-UTF-8 bytes as \xNN, the nearest YAML can say. */
-static void yaml_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        if (*p < 0x80) {
-            if (*p == '"' || *p == '\\')
-                fprintf(f, "\\%c", *p);
-            else if (*p < 0x20 || *p == 0x7f)
-                fprintf(f, "\\x%02x", *p);
-            else
-                fputc(*p, f);
-            p++;
-            continue;
-        }
-        int len = 0;
-        const uint32_t cp = utf8_decode(p, &len);
-        if (len == 0) {
-            fprintf(f, "\\x%02x", *p);
-            p++;
-        } else if ((cp >= 0xA0 && cp <= 0xFFFD && cp != 0x2028 && cp != 0x2029 &&
-                    cp != 0xFEFF) ||
-                   cp >= 0x10000) {
-            fwrite(p, 1, (size_t)len, f);
-            p += len;
-        } else {
-            fprintf(f, "\\u%04" PRIx32, cp);
-            p += len;
-        }
-    }
-    fputc('"', f);
-}
-
 static void write_report_body(FILE *f, const lbk_run_report *r)
 {
     const lbk_job *job = r->job;
     fprintf(f, "lbknn_version: \"%s\"\n", LBK_VERSION);
     fprintf(f, "job_file: ");
-    yaml_string(f, job->source);
+    lbk_yaml_print_string(f, job->source);
     fprintf(f, "\njob:\n");
     lbk_job_print(job, f, 2);
     fprintf(f, "inputs:\n  reference: {source: ");
-    yaml_string(f, source_name(&job->reference));
+    lbk_yaml_print_string(f, source_name(&job->reference));
     fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->reference_rows, r->dim,
             r->reference_labels ? "true" : "false");
     fprintf(f, "  query: {source: ");
-    yaml_string(f, job->reference.path[0] ? job->query.path : "built-in synthetic blobs");
+    lbk_yaml_print_string(f, job->reference.path[0] ? job->query.path : "built-in synthetic blobs");
     fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->query_rows, r->dim,
             r->query_labels ? "true" : "false");
     fprintf(f, "engine: {name: %s, reason: ", lbk_engine_name(r->engine));
-    yaml_string(f, r->engine_why);
+    lbk_yaml_print_string(f, r->engine_why);
     fprintf(f, ", k: %d, metric: %s, weights: %s}\n", job->knn.k, lbk_metric_name(job->knn.metric),
             lbk_weights_name(job->knn.weights));
     if (r->engine_detail[0])
@@ -161,7 +93,7 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
     fprintf(f, "ranks: %d\ndevices:\n", r->ranks);
     for (int i = 0; i < r->ranks; i++) {
         fprintf(f, "  - {rank: %d, device: ", i);
-        yaml_string(f, r->devices + (size_t)i * LBK_DEVICE_DESC);
+        lbk_yaml_print_string(f, r->devices + (size_t)i * LBK_DEVICE_DESC);
         fprintf(f, "}\n");
     }
     fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);

@@ -127,7 +127,8 @@ report-escapes-odd-bytes)
     job=$(printf 'job\xff.yaml')
     printf 'synthetic: {points: 200, queries: 20}\noutput: {report: r.yaml}\n' > "$job"
     expect_exit 0 "$LBKNN" run --quiet "$job"
-    grep -qF 'job_file: "job\xff.yaml"' r.yaml || { head -3 r.yaml >&2; fail "job_file not escaped"; }
+    # YAML hex escapes are case-insensitive (\xff = \xFF).
+    grep -qiF 'job_file: "job\xff.yaml"' r.yaml || { head -3 r.yaml >&2; fail "job_file not escaped"; }
     ;;
 *)
     fail "unknown scenario $SCENARIO"
