@@ -28,7 +28,6 @@ typedef struct {
     uint64_t reference_rows, query_rows;
     int dim;
     bool reference_labels, query_labels;
-    int32_t max_label;
 } input_shape;
 
 static lbk_status probe_inputs(const lbk_job *job, input_shape *shape)
@@ -40,7 +39,6 @@ static lbk_status probe_inputs(const lbk_job *job, input_shape *shape)
         shape->query_rows = job->synthetic.queries;
         shape->dim = job->synthetic.dim;
         shape->reference_labels = shape->query_labels = true;
-        shape->max_label = job->synthetic.classes - 1;
         return LBK_OK;
     }
     lbk_source_info ref, query;
