@@ -379,6 +379,12 @@ lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t c
     return st;
 }
 
+lbk_status lbk_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all)
+{
+    return mpi_check(MPI_Gather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0, comm->comm),
+                     "MPI_Gather");
+}
+
 lbk_status lbk_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes)
 {
     return mpi_check(MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, comm->comm),

@@ -78,6 +78,8 @@ lbk_status lbk_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before
                           uint64_t *total);
 /* Element-wise sum of `count` values onto rank 0, in place. */
 lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count);
+/* Every rank's `count` doubles, in rank order, into `all` on rank 0. */
+lbk_status lbk_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all);
 /* Every rank's `bytes` bytes, in rank order, into `all` on every rank. */
 lbk_status lbk_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes);
 

@@ -102,6 +102,16 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
         fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n", lbk_phase_name((lbk_phase)p),
                 r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
     fprintf(f, "  total: %.6f\n  search: %.6f\n", r->total_s, r->search_s);
+    if (r->ranks > 1 && r->rank_phases) {
+        fprintf(f, "rank_timings_s:\n");
+        for (int i = 0; i < r->ranks; i++) {
+            fprintf(f, "  - {rank: %d", i);
+            for (int p = 0; p < LBK_PHASE_COUNT; p++)
+                fprintf(f, ", %s: %.6f", lbk_phase_name((lbk_phase)p),
+                        r->rank_phases[(size_t)i * LBK_PHASE_COUNT + (size_t)p]);
+            fprintf(f, "}\n");
+        }
+    }
     fprintf(f, "queries_per_second: %.1f\n",
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
     fprintf(f, "partition: %s\n", lbk_partition_name(job->mpi.partition));

@@ -35,6 +35,7 @@ typedef struct {
     char engine_detail[256];
     uint64_t batches, batch_size;
     double phase_min[LBK_PHASE_COUNT], phase_avg[LBK_PHASE_COUNT], phase_max[LBK_PHASE_COUNT];
+    const double *rank_phases;     /* ranks * LBK_PHASE_COUNT: who was slow, when min and max differ */
     double total_s;                /* wall time of the whole run on rank 0 */
     double search_s;               /* wall time of the batch loop on rank 0 */
     uint64_t merge_bytes;          /* sum over ranks */

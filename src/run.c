@@ -160,6 +160,7 @@ typedef struct {
     int32_t *predictions, *batch_truth;
     float *batch_points;
     char *devices;
+    double *rank_phases;
     lbk_outputs outputs;
     bool outputs_open;   /* partial files exist (opened by this rank) */
     bool committed;      /* renamed into place: nothing to clean up */
@@ -182,6 +183,7 @@ static void run_state_free(run_state *s, bool remove_outputs)
     free(s->batch_truth);
     free(s->batch_points);
     free(s->devices);
+    free(s->rank_phases);
 }
 
 static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
@@ -286,6 +288,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     st = lbk_device_open(&request, &s.device);
     phase[LBK_PHASE_DEVICE] = lbk_now() - t;
     s.devices = alloc_or_log((size_t)comm->size, LBK_DEVICE_DESC, "device names", &st);
+    if (st == LBK_OK && root)
+        s.rank_phases = alloc_or_log((size_t)comm->size * LBK_PHASE_COUNT, sizeof(double),
+                                     "per-rank timings", &st);
     if ((st = lbk_agree(comm, st)) != LBK_OK)
         goto cleanup;
     char mine[LBK_DEVICE_DESC];
@@ -429,7 +434,10 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         goto cleanup;
     if ((st = lbk_reduce_sum_u64(comm, &merge_bytes, 1)) != LBK_OK)
         goto cleanup;
+    if ((st = lbk_gather_doubles(comm, phase, LBK_PHASE_COUNT, s.rank_phases)) != LBK_OK)
+        goto cleanup;
     if (root) {
+        report.rank_phases = s.rank_phases;
         report.job = job;
         report.reference_rows = n;
         report.query_rows = nq;
