@@ -3,23 +3,8 @@
 # usage: e2e.sh LBKNN VERIFY WORKDIR SCENARIO
 set -u
 LBKNN=$1 VERIFY=$2 WORK=$3 SCENARIO=$4
+source "$(cd "$(dirname "$0")" && pwd)/../expect.sh"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# expect_exit CODE CMD...: run, keep stderr in err.txt, check the exit code
-expect_exit() {
-    local want=$1; shift
-    "$@" >out.txt 2>err.txt
-    local got=$?
-    [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "exit $got, expected $want: $*"; }
-}
-expect_err() { grep -qF -- "$1" err.txt || { cat err.txt >&2; fail "stderr lacks '$1'"; }; }
-expect_out() { grep -qF -- "$1" out.txt || { cat out.txt >&2; fail "stdout lacks '$1'"; }; }
-no_outputs() {
-    local left
-    left=$(ls out/ 2>/dev/null)
-    [ -z "$left" ] || fail "output files left behind: $left"
-}
 
 case $SCENARIO in
 default-job)

@@ -5,23 +5,9 @@
 # usage: bad_inputs.sh LBKNN FAIL_WRITE_SO WORKDIR SCENARIO
 set -u
 LBKNN=$1 FAIL_WRITE=$2 WORK=$3 SCENARIO=$4
+source "$(cd "$(dirname "$0")" && pwd)/../expect.sh"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-expect_exit() {
-    local want=$1; shift
-    "$@" >out.txt 2>err.txt
-    local got=$?
-    [ "$got" -eq "$want" ] || { cat out.txt err.txt >&2; fail "exit $got, expected $want: $*"; }
-}
-expect_err() { grep -qF -- "$1" err.txt || { cat err.txt >&2; fail "stderr lacks '$1'"; }; }
-expect_out() { grep -qF -- "$1" out.txt || { cat out.txt >&2; fail "stdout lacks '$1'"; }; }
-one_line() { [ "$(wc -l < err.txt)" -eq 1 ] || { cat err.txt >&2; fail "expected one error line"; }; }
-no_outputs() {
-    local left
-    left=$(ls out/ 2>/dev/null)
-    [ -z "$left" ] || fail "output files left behind: $left"
-}
 # A CSV job over ref.csv / query.csv with the label in column 3.
 csv_job() {
     printf '1,2,0\n3,4,1\n' > query.csv
