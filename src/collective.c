@@ -231,28 +231,32 @@ static lbk_status merge_reduce_scatter(const lbk_comm *comm, const lbk_candidate
     uint64_t *first = malloc((size_t)p * sizeof *first);
     uint64_t *total = malloc((size_t)p * sizeof *total);
     lbk_candidate *pack = NULL;
+    const uint64_t per = step / (uint64_t)p ? step / (uint64_t)p : 1;
+    uint64_t rounds = 1;
     if (!counts || !first || !total) {
         lbk_error("out of memory for the reduce-scatter plan (%d ranks)", p);
         st = LBK_ERR_NOMEM;
-        goto cleanup;
-    }
-    uint64_t per = step / (uint64_t)p ? step / (uint64_t)p : 1;
-    uint64_t longest = 0;
-    for (int r = 0; r < p; r++) {
-        lbk_query_slice(nq, p, r, &first[r], &total[r]);
-        if (total[r] > longest)
-            longest = total[r];
-    }
-    uint64_t rounds = longest ? (longest + per - 1) / per : 1;
-    if (rounds > 1) {
-        pack = malloc((size_t)per * (size_t)p * list * sizeof *pack);
-        if (!pack) {
-            lbk_error("out of memory for a %llu-list merge buffer",
-                      (unsigned long long)(per * (uint64_t)p));
-            st = LBK_ERR_NOMEM;
-            goto cleanup;
+    } else {
+        uint64_t longest = 0;
+        for (int r = 0; r < p; r++) {
+            lbk_query_slice(nq, p, r, &first[r], &total[r]);
+            if (total[r] > longest)
+                longest = total[r];
+        }
+        rounds = longest ? (longest + per - 1) / per : 1;
+        if (rounds > 1) {
+            pack = malloc((size_t)per * (size_t)p * list * sizeof *pack);
+            if (!pack) {
+                lbk_error("out of memory for a %llu-list merge buffer",
+                          (unsigned long long)(per * (uint64_t)p));
+                st = LBK_ERR_NOMEM;
+            }
         }
     }
+    /* A rank that could not allocate its plan must not leave the others
+     * waiting in MPI_Reduce_scatter: every rank learns of it first. */
+    if ((st = lbk_agree(comm, st)) != LBK_OK)
+        goto cleanup;
     for (uint64_t j = 0; j < rounds; j++) {
         size_t packed = 0;
         for (int r = 0; r < p; r++) {

@@ -48,7 +48,11 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
     state->engine = engine;
     state->k = job->knn.k;
     state->metric = job->knn.metric;
-    state->memory_budget = job->device.memory_mb * 1024u * 1024u;
+    /* device.memory_mb may be as large as INT64_MAX: saturate, because a
+     * wrapped product would become a tiny budget (or 0, "from the device"). */
+    state->memory_budget = job->device.memory_mb > (UINT64_MAX >> 20)
+                               ? UINT64_MAX
+                               : job->device.memory_mb << 20;
     if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params params = {
             .k = job->knn.k,
@@ -89,15 +93,6 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint6
     if (state->brute)
         return lbk_brute_query(state->brute, queries, nq, result);
     return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result);
-}
-
-double lbk_engine_build_seconds(const lbk_engine_state *state)
-{
-    if (!state->tree)
-        return 0.0;
-    lbk_kdtree_stats stats;
-    lbk_kdtree_get_stats(state->tree, &stats);
-    return stats.build_s;
 }
 
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)

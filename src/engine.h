@@ -21,8 +21,6 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result);
-/* Seconds spent building an index (0 for brute force upload). */
-double lbk_engine_build_seconds(const lbk_engine_state *state);
 /* Extra lines for the report, e.g. tree peak memory; may be empty. */
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size);
 void lbk_engine_destroy(lbk_engine_state *state);

@@ -26,7 +26,7 @@ static const char usage_text[] =
     "  run [JOB.yaml] [--set KEY=VALUE]... [--progress] [--quiet]\n"
     "        Run a job; without JOB.yaml, the built-in default job (synthetic data).\n"
     "        Under mpirun or srun, every rank takes a shard of the reference points.\n"
-    "  check JOB.yaml [--set KEY=VALUE]...\n"
+    "  check [JOB.yaml] [--set KEY=VALUE]...\n"
     "        Validate the job and read its inputs completely, without computing.\n"
     "  generate DIR [--points N] [--queries N] [--dim D] [--classes C] [--seed S]\n"
     "           [--spread X] [--format fvecs|bvecs|csv|idx]\n"
@@ -38,7 +38,7 @@ static const char usage_text[] =
     "Options:\n"
     "  --set KEY=VALUE  override a job key, e.g. --set knn.k=10 --set knn.engine=brute\n"
     "  --progress       show progress on stderr even when it is not a terminal\n"
-    "  --quiet          print nothing but errors\n"
+    "  -q, --quiet      print nothing but errors\n"
     "  -h, --help       show this help;   -V, --version  show the version\n"
     "\n"
     "Exit status: 0 success, 2 bad usage, job file or input data, 1 runtime failure.\n"
@@ -347,7 +347,9 @@ static lbk_status cmd_devices(int argc, char **argv)
             else
                 return usage_error("--type %s: expected gpu, cpu or any", t);
         } else {
-            return usage_error("unknown argument '%s' for devices", argv[i]);
+            return usage_error(strcmp(argv[i], "--type") == 0 ? "%s needs gpu, cpu or any"
+                                                               : "unknown argument '%s' for devices",
+                               argv[i]);
         }
     }
     return lbk_device_list(stdout, &req);

@@ -187,15 +187,20 @@ static lbk_status commit_one(const lbk_output_file *f)
 
 lbk_status lbk_outputs_commit(lbk_outputs *out)
 {
-    lbk_status st;
-    if ((st = commit_one(&out->predictions)) != LBK_OK)
-        return st;
-    if ((st = commit_one(&out->neighbors)) != LBK_OK)
-        return st;
-    if ((st = commit_one(&out->distances)) != LBK_OK)
-        return st;
-    /* Last: a report on disk means every result file is in place. */
-    return commit_one(&out->report);
+    /* The report goes last: a report on disk means every result is in place. */
+    lbk_output_file *const files[] = {&out->predictions, &out->neighbors, &out->distances,
+                                      &out->report};
+    lbk_status st = LBK_OK;
+    int done = 0;
+    for (; done < 4 && st == LBK_OK; done++)
+        st = commit_one(files[done]);
+    /* A rename that failed midway must not leave the earlier results behind
+     * as if the run had succeeded. */
+    if (st != LBK_OK)
+        for (int i = 0; i < done - 1; i++)
+            if (files[i]->path[0])
+                unlink(files[i]->path);
+    return st;
 }
 
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files)

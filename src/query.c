@@ -202,13 +202,13 @@ bool lbk_tree_is_preferred(int dim, uint64_t rows, int k, const char **why)
     const bool tree = dim <= limit;
     if (why)
         *why = tree ? (rows >= 1000000
-                           ? "at most 10 dimensions with 1e6+ rows per shard: the k-d tree "
+                           ? "at most 10 dimensions with 1e6+ reference rows: the k-d tree "
                              "prunes most of the shard"
                            : "at most 8 dimensions: the k-d tree prunes most of the shard")
                     : (rows >= 1000000
                            ? "more than 10 dimensions: a k-d tree visits most of the shard, "
                              "brute force is faster"
-                           : "more than 8 dimensions (below 1e6 rows per shard): a k-d tree "
+                           : "more than 8 dimensions (below 1e6 reference rows): a k-d tree "
                              "visits most of the shard, brute force is faster");
     return tree;
 }

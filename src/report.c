@@ -136,7 +136,11 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
                 fprintf(f, "confusion_outside_matrix: %" PRIu64 "\n", c->other);
         }
     } else {
-        fprintf(f, "accuracy: null  # the queries have no labels\n");
+        /* No score: say why (either side may lack labels). */
+        fprintf(f, "accuracy: null  # %s\n",
+                !r->query_labels       ? "the queries have no labels"
+                : !r->reference_labels ? "the reference has no labels"
+                                       : "no query was evaluated");
     }
 }
 

@@ -331,7 +331,7 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         s.predictions = alloc_or_log(batch, sizeof *s.predictions, "predictions", &st);
     if (st == LBK_OK && !root)
         s.batch_points = alloc_or_log(batch * (uint64_t)shape.dim, sizeof(float), "query batch", &st);
-    if (st == LBK_OK && shape.query_labels && !root)
+    if (st == LBK_OK && shape.query_labels && is_scatter && !root)
         s.batch_truth = alloc_or_log(batch, sizeof *s.batch_truth, "query labels", &st);
     if (st == LBK_OK && shape.query_labels)
         st = lbk_confusion_init(&s.confusion,
