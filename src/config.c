@@ -2,6 +2,8 @@
  * lives in lbk_job, its range); parsing, --set, validation and printing all
  * walk that table, so they cannot disagree about what a key means. */
 #include "config.h"
+
+#include "file_read.h"
 #include "log.h"
 
 #include <yaml.h>
@@ -15,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Enum fields are written through memcpy of an int. */
@@ -736,19 +737,8 @@ lbk_status lbk_job_load(const char *path, lbk_job *job)
     c->has_marks = true;
     job_dir(path, c->base_dir, sizeof c->base_dir);
 
-    f = fopen(path, "rb");
-    if (!f) {
-        lbk_error("%s: cannot open job file: %s", path, strerror(errno));
-        st = LBK_ERR_CONFIG;
+    if ((st = lbk_open_for_reading(path, "job file", LBK_ERR_CONFIG, &f)) != LBK_OK)
         goto cleanup;
-    }
-    /* fopen takes a directory; libyaml would then report a bare "input error". */
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        lbk_error("%s: cannot open job file: %s", path, strerror(EISDIR));
-        st = LBK_ERR_CONFIG;
-        goto cleanup;
-    }
     if (!yaml_parser_initialize(&parser)) {
         lbk_error("%s: cannot initialise the YAML parser", path);
         st = LBK_ERR_NOMEM;

@@ -2,6 +2,7 @@
  * line reading with the blank-line rule, and whole-field number parsing. */
 #include "format_io.h"
 
+#include "file_read.h"
 #include "log.h"
 
 #include <errno.h>
@@ -14,27 +15,7 @@
 
 lbk_status lbk_fmt_open_read(const char *path, FILE **out)
 {
-    lbk_status st = LBK_OK;
-    *out = NULL;
-    FILE *file = fopen(path, "rb");
-    if (!file) {
-        lbk_error("%s: cannot open: %s", path, strerror(errno));
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    /* fopen succeeds on a directory; say so now rather than at the first read. */
-    struct stat sb;
-    if (fstat(fileno(file), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        lbk_error("%s: cannot open: %s", path, strerror(EISDIR));
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    *out = file;
-    file = NULL;
-cleanup:
-    if (file)
-        fclose(file);
-    return st;
+    return lbk_open_for_reading(path, NULL, LBK_ERR_INPUT, out);
 }
 
 lbk_status lbk_fmt_open_write(const char *path, FILE **out)
