@@ -117,10 +117,9 @@ fi
 
 # The merge alone (docs/cluster.md's model): operator throughput and
 # lbk_merge_candidates for B = 1e5 queries, K = 16.
-mpicc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -I"$root/src" "$root/bench/scaling_merge.c" \
-    "$root/src/collective.c" "$root/src/log.c" -lm -o "$out/scaling_merge"
+merge_bin=$(dirname "$LBKNN")/bench/scaling_merge
 for np in 1 2 4; do
-    mpirun -n "$np" "$out/scaling_merge" 100000 16
+    mpirun -n "$np" "$merge_bin" 100000 16
 done | tee "$out/merge.txt"
 
 /usr/bin/python3 - "$out/runs.tsv" "$(nproc)" "$out/table.md" "$repeats" <<'PY'

@@ -1,7 +1,7 @@
 /* lbk_merge_lists alone, against the sort-and-take-K oracle. One behaviour per
  * command-line case so that CTest reports each on its own. */
 #include "cand_oracle.h"
-#include "collective.h"
+#include "knn.h"
 
 #include <stdio.h>
 #include <string.h>

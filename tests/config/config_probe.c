@@ -13,7 +13,7 @@
  *   config_probe validate-bad FILE ASSIGN FRAGMENT
  *                                          load + set succeed, validate fails
  *   config_probe roundtrip FILE            print -> load gives the same job */
-#include "config.h"
+#include "job.h"
 #include "status.h"
 
 #include <stdarg.h>

@@ -8,7 +8,7 @@
  * print gives the same job back (when its input paths are absolute). */
 #include "fuzz_util.h"
 
-#include "config.h"
+#include "job.h"
 
 #include <stdio.h>
 #include <stdlib.h>

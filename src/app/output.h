@@ -1,0 +1,59 @@
+/* Result files: predictions CSV (query,label), neighbours .ivecs and
+ * distances .fvecs (K per query: the ground-truth layout of ANN benchmarks).
+ * Every file is written under "<path>.lbknn-partial" and renamed only when
+ * the whole run succeeded, so a failed run leaves no output file. Writes go
+ * to explicit offsets, so with reduce_scatter every rank writes its own slice
+ * of the same file (which must then be on a file system all ranks share). */
+#ifndef LBK_OUTPUT_H
+#define LBK_OUTPUT_H
+
+#include "job.h"
+#include "knn.h"
+#include "status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    char path[LBK_PATH_MAX + 32];
+    char partial[LBK_PATH_MAX + 32];
+    int fd;                       /* -1 when closed or not requested */
+} lbk_output_file;
+
+typedef struct {
+    lbk_output_file predictions, neighbors, distances, report;
+    int k;
+    lbk_metric metric;
+    uint64_t text_offset;         /* predictions: bytes written so far (all ranks) */
+} lbk_outputs;
+
+/* Creator (rank 0): create the partial files, truncated, write the CSV
+ * header. Others (reduce_scatter): open what the creator made. */
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create);
+bool lbk_outputs_want_predictions(const lbk_outputs *out);
+
+/* Neighbours and distances of queries [first, first + count). */
+lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
+                                   const lbk_candidate *lists);
+
+/* Render predictions of queries [first, first + count) as CSV lines into a
+ * malloc'd buffer; *len gets its size. */
+lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
+                                  char **text, size_t *len);
+/* Write rendered text at byte `offset` past the header. */
+lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
+                                  size_t len);
+
+/* Creator: write the report's partial file (renamed last by commit). */
+lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
+                                    size_t len);
+
+/* Close every file, reporting write-back errors. */
+lbk_status lbk_outputs_close(lbk_outputs *out);
+/* Creator, after every rank succeeded: rename the partial files into place. */
+lbk_status lbk_outputs_commit(lbk_outputs *out);
+/* On failure: close and remove partial files (creator removes; others close). */
+void lbk_outputs_abort(lbk_outputs *out, bool remove_files);
+
+#endif

@@ -1,0 +1,47 @@
+#include "enums.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define LBK_ENUM_ITEM_(constant, name) {name, constant},
+#define LBK_ENUM_CASE_(constant, name) case constant: return name;
+#define LBK_ENUM_DEFINE_(type, list)                                           \
+    const lbk_enum_item type##_items[] = {list(LBK_ENUM_ITEM_){NULL, 0}};      \
+    const char *type##_name(type value)                                        \
+    {                                                                          \
+        switch (value) {                                                       \
+            list(LBK_ENUM_CASE_)                                               \
+        }                                                                      \
+        return "?";                                                            \
+    }                                                                          \
+    bool type##_parse(const char *name, type *out)                             \
+    {                                                                          \
+        for (const lbk_enum_item *it = type##_items; it->name; it++)           \
+            if (strcmp(it->name, name) == 0) {                                 \
+                *out = (type)it->value;                                        \
+                return true;                                                   \
+            }                                                                  \
+        return false;                                                          \
+    }
+
+LBK_ENUM_DEFINE_(lbk_metric, LBK_METRIC_LIST)
+LBK_ENUM_DEFINE_(lbk_weights, LBK_WEIGHTS_LIST)
+LBK_ENUM_DEFINE_(lbk_engine, LBK_ENGINE_LIST)
+LBK_ENUM_DEFINE_(lbk_device_type, LBK_DEVICE_TYPE_LIST)
+LBK_ENUM_DEFINE_(lbk_format, LBK_FORMAT_LIST)
+LBK_ENUM_DEFINE_(lbk_tree_split, LBK_TREE_SPLIT_LIST)
+LBK_ENUM_DEFINE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
+LBK_ENUM_DEFINE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
+LBK_ENUM_DEFINE_(lbk_partition, LBK_PARTITION_LIST)
+
+void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const lbk_enum_item *it = items; it->name && used < size; it++) {
+        int n = snprintf(buf + used, size - used, "%s%s", it == items ? "" : ", ", it->name);
+        if (n < 0)
+            break;
+        used += (size_t)n;
+    }
+}

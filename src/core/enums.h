@@ -1,0 +1,88 @@
+/* The job's enumerations. Each is one X-macro list (constant, name as written
+ * in job files and reports); the enum, its name table and its parser are all
+ * generated from that list, so they cannot disagree. */
+#ifndef LBK_ENUMS_H
+#define LBK_ENUMS_H
+
+#include <stdbool.h>
+
+#define LBK_METRIC_LIST(X)                                                     \
+    X(LBK_METRIC_L2, "l2")                                                     \
+    X(LBK_METRIC_L1, "l1")                                                     \
+    X(LBK_METRIC_LINF, "linf")
+
+#define LBK_WEIGHTS_LIST(X)                                                    \
+    X(LBK_WEIGHTS_UNIFORM, "uniform")                                          \
+    X(LBK_WEIGHTS_DISTANCE, "distance")
+
+#define LBK_ENGINE_LIST(X)                                                     \
+    X(LBK_ENGINE_AUTO, "auto")                                                 \
+    X(LBK_ENGINE_KDTREE, "kdtree")                                             \
+    X(LBK_ENGINE_BRUTE, "brute")
+
+#define LBK_DEVICE_TYPE_LIST(X)                                                \
+    X(LBK_DEVICE_GPU, "gpu")                                                   \
+    X(LBK_DEVICE_CPU, "cpu")                                                   \
+    X(LBK_DEVICE_ANY, "any")
+
+/* AUTO: from the file name's extension; IDX: MNIST-style, plain or .gz;
+ * TEXT: labels only, one integer per line. */
+#define LBK_FORMAT_LIST(X)                                                     \
+    X(LBK_FORMAT_AUTO, "auto")                                                 \
+    X(LBK_FORMAT_FVECS, "fvecs")                                               \
+    X(LBK_FORMAT_IVECS, "ivecs")                                               \
+    X(LBK_FORMAT_BVECS, "bvecs")                                               \
+    X(LBK_FORMAT_CSV, "csv")                                                   \
+    X(LBK_FORMAT_IDX, "idx")                                                   \
+    X(LBK_FORMAT_TEXT, "text")
+
+#define LBK_TREE_SPLIT_LIST(X)                                                 \
+    X(LBK_SPLIT_ROUND_ROBIN, "round_robin")                                    \
+    X(LBK_SPLIT_WIDEST, "widest")
+
+#define LBK_TREE_SORT_LIST(X)                                                  \
+    X(LBK_SORT_AUTO, "auto")                                                   \
+    X(LBK_SORT_BITONIC, "bitonic")                                             \
+    X(LBK_SORT_RADIX, "radix")
+
+#define LBK_MERGE_MODE_LIST(X)                                                 \
+    X(LBK_MERGE_REDUCE, "reduce")                                              \
+    X(LBK_MERGE_REDUCE_SCATTER, "reduce_scatter")
+
+/* shard: rank r holds rows [r*N/P, (r+1)*N/P) and the K-lists are merged;
+ * replicate: every rank holds all rows and answers a slice of the queries. */
+#define LBK_PARTITION_LIST(X)                                                  \
+    X(LBK_PARTITION_SHARD, "shard")                                            \
+    X(LBK_PARTITION_REPLICATE, "replicate")
+
+/* One enumeration in the job's table form: for schema walkers and messages
+ * that list the allowed names. Terminated by a NULL name. */
+typedef struct {
+    const char *name;
+    int value;
+} lbk_enum_item;
+
+#define LBK_ENUM_CONSTANT_(constant, name) constant,
+#define LBK_ENUM_DECLARE_(type, list)                                          \
+    typedef enum { list(LBK_ENUM_CONSTANT_) } type;                            \
+    extern const lbk_enum_item type##_items[];                                 \
+    /* "?" for a value outside the list */                                     \
+    const char *type##_name(type value);                                       \
+    /* false (and *out unchanged) when name is not in the list */              \
+    bool type##_parse(const char *name, type *out);
+
+LBK_ENUM_DECLARE_(lbk_metric, LBK_METRIC_LIST)
+LBK_ENUM_DECLARE_(lbk_weights, LBK_WEIGHTS_LIST)
+LBK_ENUM_DECLARE_(lbk_engine, LBK_ENGINE_LIST)
+LBK_ENUM_DECLARE_(lbk_device_type, LBK_DEVICE_TYPE_LIST)
+LBK_ENUM_DECLARE_(lbk_format, LBK_FORMAT_LIST)
+LBK_ENUM_DECLARE_(lbk_tree_split, LBK_TREE_SPLIT_LIST)
+LBK_ENUM_DECLARE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
+LBK_ENUM_DECLARE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
+LBK_ENUM_DECLARE_(lbk_partition, LBK_PARTITION_LIST)
+
+/* "a, b, c": the names of a NULL-terminated item table, for error messages
+ * that tell the fix. Truncated to size. */
+void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size);
+
+#endif

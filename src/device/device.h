@@ -1,0 +1,40 @@
+/* OpenCL device selection and program building. The public interface has no
+ * OpenCL types; engines that launch kernels include device_cl.h. */
+#ifndef LBK_DEVICE_H
+#define LBK_DEVICE_H
+
+#include "enums.h"
+#include "status.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct lbk_device lbk_device;
+
+typedef struct {
+    lbk_device_type type;
+    int local_rank;          /* node-local rank: picks device local_rank % count */
+    const int *list;         /* explicit device indices (into the matching list), or NULL */
+    int list_len;
+} lbk_device_request;
+
+/* Pick and open a device: GPUs first for LBK_DEVICE_GPU/ANY (ANY falls back to
+ * any type; GPU falls back to nothing and fails). With no usable platform,
+ * says how to install PoCL. */
+lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out);
+void lbk_device_close(lbk_device *dev);
+
+/* "NVIDIA H200 (NVIDIA CUDA, OpenCL 3.0)" */
+const char *lbk_device_description(const lbk_device *dev);
+/* index among the devices matching the request type, as `lbknn devices` lists them */
+int lbk_device_index(const lbk_device *dev);
+bool lbk_device_is_gpu(const lbk_device *dev);
+uint64_t lbk_device_global_mem(const lbk_device *dev);
+uint64_t lbk_device_max_alloc(const lbk_device *dev);
+uint64_t lbk_device_local_mem(const lbk_device *dev);
+int lbk_device_compute_units(const lbk_device *dev);
+
+/* Print every platform and device and which one a request would pick. */
+lbk_status lbk_device_list(FILE *out, const lbk_device_request *req);
+
+#endif

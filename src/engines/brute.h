@@ -1,0 +1,90 @@
+/* The brute-force engine of PBKNN (He et al. 2016): a distance kernel,
+ * grouped parallel-bubble selection (G groups per query, K bubbles each,
+ * with a threshold filter in front of the pipeline), and a final selection of
+ * K out of G*K. For L2 an exact prefilter (dot-product lower bounds, exact
+ * re-rank) replaces the direct distance kernel where it applies. Also the
+ * CUKNN-style full-sort baseline, used only by the benchmark. Results are
+ * byte-identical on every path (src/knn.h); bench/results/brute.md has the
+ * measurements and design notes. */
+#ifndef LBK_BRUTE_H
+#define LBK_BRUTE_H
+
+#include "job.h"
+#include "dataset.h"
+#include "device.h"
+#include "knn.h"
+#include "status.h"
+
+typedef struct lbk_brute lbk_brute;
+
+/* Largest K the engine supports (bubble chains longer than a work-group are
+ * split into several bubbles per work-item, so this is not a device limit). */
+#define LBK_BRUTE_K_MAX LBK_K_MAX
+
+typedef enum {
+    LBK_SELECT_BUBBLE = 0,   /* the PBKNN engine */
+    LBK_SELECT_FULL_SORT     /* CUKNN-style baseline: sort every work-group's distances */
+} lbk_brute_select;
+
+/* Distance kernel: AUTO picks BLOCKED on CPU devices and TILED elsewhere. */
+typedef enum {
+    LBK_DISTANCE_AUTO = 0,
+    LBK_DISTANCE_TILED,      /* local-memory tiles of queries and references (GPUs) */
+    LBK_DISTANCE_BLOCKED     /* 16-reference vector lanes, no local memory (CPUs) */
+} lbk_brute_distance;
+
+/* L2 prefilter (exact): lower bounds of the keys from dot products (fused
+ * multiply-adds, three times fewer operations than direct differences) with a
+ * rigorous rounding-error bound select K' > K candidates; their exact keys
+ * decide, and a query whose bound cannot prove the candidates complete is
+ * recomputed on the exact path. AUTO: on for L2 with the blocked distance
+ * kernel, bubble selection, K <= 64, dimension >= 16 and a resident shard. */
+typedef enum {
+    LBK_PREFILTER_AUTO = 0,
+    LBK_PREFILTER_OFF,
+    LBK_PREFILTER_ON         /* as AUTO without the dimension condition (tests) */
+} lbk_brute_prefilter;
+
+typedef struct {
+    int k;
+    lbk_metric metric;
+    int groups;              /* 0 = default */
+    lbk_brute_select select;
+    uint64_t memory_budget;  /* bytes of device memory the engine may use; 0 = half the
+                                device's global memory. A shard that does not fit half the
+                                budget is kept on the host and streamed chunk by chunk. */
+    lbk_brute_distance distance;
+    lbk_brute_prefilter prefilter;
+    int work_group_limit;    /* cap on selection work-groups; 0 = the device's limit. Tests
+                                use small values to run several bubbles per work-item. */
+} lbk_brute_params;
+
+/* Upload the reference shard (may be empty: then every result slot is a pad). */
+lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
+                            const lbk_brute_params *params, lbk_brute **out);
+
+/* Largest query batch that fits the memory budget. */
+uint64_t lbk_brute_max_batch(const lbk_brute *engine);
+
+/* Reference rows per distance matrix (the whole shard unless the memory
+ * budget forces chunks); for tests and reports. */
+uint64_t lbk_brute_chunk_rows(const lbk_brute *engine);
+
+/* Any nq: batches larger than the max batch are split internally. `result`
+ * is allocated by the caller (queries >= nq, k = params.k). */
+lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
+                           lbk_knn_result *result);
+
+/* Kernel-only timings of the last query call, in seconds (benchmarks). */
+typedef struct {
+    double distance_s;       /* distance (or prefilter bound) kernels */
+    double select_s;         /* grouped bubble / per-block sort kernels */
+    double final_s;          /* final K-of-G*K kernels (and the prefilter re-rank) */
+    uint64_t fallback_queries; /* prefiltered queries that needed the exact path */
+    uint64_t prefiltered_queries;
+} lbk_brute_timing;
+void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing);
+
+void lbk_brute_destroy(lbk_brute *engine);
+
+#endif

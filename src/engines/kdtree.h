@@ -1,0 +1,67 @@
+/* Left-balanced k-d tree built on the device with Wald's tag-sort algorithm
+ * (arXiv 2211.00120): one uint32 tag per point, D sorts and D-1 update
+ * passes. The tree is the permuted point array itself: node i at slot i,
+ * children 2i+1 and 2i+2. */
+#ifndef LBK_KDTREE_H
+#define LBK_KDTREE_H
+
+#include "job.h"
+#include "dataset.h"
+#include "device.h"
+#include "status.h"
+
+#include <stdint.h>
+
+typedef struct lbk_kdtree lbk_kdtree;
+
+typedef struct {
+    lbk_tree_split split;
+    lbk_tree_sort sort;        /* AUTO = radix unless the memory budget forbids it */
+    bool verify;               /* run lbk_kdtree_check after the build */
+    uint64_t memory_budget;    /* bytes; 0 = from the device */
+} lbk_kdtree_params;
+
+typedef struct {
+    double build_s;
+    uint64_t peak_device_bytes;
+    lbk_tree_sort sort_used;
+    int levels;
+    /* Global-memory bytes the build's kernels read and wrote, counted from
+     * their access patterns (not measured): for the bytes-per-point-per-level
+     * benchmark. */
+    uint64_t bytes_moved;
+} lbk_kdtree_stats;
+
+/* An empty shard gives an empty tree (queries return pads). */
+lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
+                            const lbk_kdtree_params *params, lbk_kdtree **out);
+void lbk_kdtree_get_stats(const lbk_kdtree *tree, lbk_kdtree_stats *stats);
+
+/* Copy the built tree back: points in tree order (n * dim), the original
+ * shard row of each node, and (widest split) each node's split dimension
+ * (NULL when round-robin). Arrays are allocated by the callee, freed by the
+ * caller with free(). */
+lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
+                               uint8_t **split_dims);
+
+/* Host-side check of the k-d invariant on a downloaded tree: every node
+ * against the bounds of its whole subtree. split_dims NULL = round robin.
+ * Returns LBK_ERR_INTERNAL (logged, naming the node) when it does not hold. */
+lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims);
+
+void lbk_kdtree_destroy(lbk_kdtree *tree);
+
+/* The shape formulas of a left-balanced tree of n nodes (DESIGN.md section 3),
+ * on the host, with 64-bit intermediates: levels D = 32 - clz(n) (0 for
+ * n = 0), the size of node s's subtree, the first array position of s's
+ * subtree while its level is being split, and s's pivot position. */
+int lbk_kdtree_levels(uint64_t n);
+uint64_t lbk_kdtree_subtree_size(uint64_t s, uint64_t n);
+uint64_t lbk_kdtree_segment_begin(uint64_t s, uint64_t n);
+uint64_t lbk_kdtree_pivot(uint64_t s, uint64_t n);
+
+/* Peak device bytes a build of n points would allocate with this sort
+ * (BITONIC or RADIX). */
+uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort);
+
+#endif

@@ -1,0 +1,73 @@
+/* Data sets: labelled points in host memory, the readers for every supported
+ * file format (whole file or a row range [lo, hi) for shards), the writers,
+ * and the seeded synthetic generator. Knows nothing of OpenCL or MPI. */
+#ifndef LBK_DATASET_H
+#define LBK_DATASET_H
+
+#include "job.h"
+#include "status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t rows;       /* rows held here */
+    int dim;
+    uint64_t first_row;  /* global row index of row 0 (shards) */
+    float *points;       /* rows * dim, row-major */
+    int32_t *labels;     /* rows, or NULL when the source has no labels */
+} lbk_dataset;
+
+/* What a source holds, without reading the points: the row count and the
+ * dimension, after checking the header/first record. For CSV this scans the
+ * file once. Errors: "FILE:ROW[:COL]: what is wrong", LBK_ERR_INPUT. */
+typedef struct {
+    uint64_t rows;
+    int dim;
+    bool has_labels;
+    lbk_format format;        /* resolved (never AUTO) */
+    lbk_format labels_format; /* resolved; AUTO when labels are a CSV column or absent */
+} lbk_source_info;
+
+/* Resolve LBK_FORMAT_AUTO from the extension (".fvecs", ".csv", "-ubyte",
+ * "-ubyte.gz", ".idx", ".txt", ...). Returns LBK_FORMAT_AUTO when unknown.
+ * ".tsv" is CSV: the delimiter always comes from the spec. Only IDX may be
+ * gzip-compressed (recognised by content, so the name needs no ".gz"). */
+lbk_format lbk_format_from_path(const char *path);
+
+lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
+
+/* Read rows [lo, hi) of points and (if present) labels. Seekable formats
+ * (fvecs/ivecs/bvecs, plain IDX) read only those bytes. Every value is
+ * checked: non-finite values, truncated records, ragged rows, non-numeric
+ * fields and label/point count mismatches are LBK_ERR_INPUT with the file,
+ * the 1-based row (and column where it applies). Rows are the record number
+ * in binary files and the physical line number in text files. Labels are
+ * non-negative int32. lo == hi is an empty shard: headers are still
+ * checked. A labels file together with a CSV label_column is an error. */
+lbk_status lbk_source_read(const lbk_input_spec *spec, uint64_t lo, uint64_t hi,
+                           lbk_dataset *out);
+
+/* The synthetic data set: rows [lo, hi) of the reference set (is_query =
+ * false) or of the query set. Every row is a pure function of (seed, row), so
+ * any shard produces exactly the rows a single process would. Labels always
+ * present. */
+lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uint64_t lo,
+                              uint64_t hi, lbk_dataset *out);
+
+/* Writers, used by `lbknn generate`, the outputs and the tests. Each writes
+ * the whole file; callers handle temp-file-and-rename. Points: bvecs needs
+ * integers 0..255 and ivecs int32 integers (else LBK_ERR_INPUT, nothing
+ * written); IDX is ubyte when every value is an integer 0..255, else float;
+ * fvecs writes any value, +inf included. I/O failures (also at close) are
+ * LBK_ERR_IO naming the path. */
+lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_dataset *data);
+/* CSV writes points and, with labels, the label as the last column. */
+lbk_status lbk_write_labels(const char *path, lbk_format format, const int32_t *labels,
+                            uint64_t rows);
+lbk_status lbk_write_fvecs(const char *path, const float *values, uint64_t rows, int dim);
+lbk_status lbk_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim);
+
+void lbk_dataset_free(lbk_dataset *data);
+
+#endif

@@ -1,0 +1,118 @@
+/* The job: everything a run needs, parsed from a YAML job file (libyaml
+ * document API) and --set overrides, validated once on rank 0 and then
+ * broadcast as a plain struct (no pointers inside, so MPI_Bcast of the bytes
+ * is enough). */
+#ifndef LBK_JOB_H
+#define LBK_JOB_H
+
+#include "bounds.h"
+#include "enums.h"
+#include "status.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define LBK_MAX_DEVICE_LIST 64
+
+/* One data source: points, and labels either in a separate file or as a CSV
+ * column of the points file. An empty path means "not given". */
+typedef struct {
+    char path[LBK_PATH_MAX];
+    lbk_format format;
+    char labels[LBK_PATH_MAX];
+    lbk_format labels_format;
+    int label_column;   /* CSV: 0-based column holding the label; -1 = none */
+    char delimiter;     /* CSV: ',' by default */
+    int header;         /* CSV: -1 auto-detect, 0 no header, 1 header */
+} lbk_input_spec;
+
+/* The built-in data set used when reference.path is not given: seeded
+ * Gaussian blobs, generated row by row so any shard can make its own rows. */
+typedef struct {
+    uint64_t points;    /* reference rows */
+    uint64_t queries;   /* query rows (drawn from the same blobs) */
+    int dim;
+    int classes;
+    uint64_t seed;
+    double spread;      /* per-coordinate standard deviation of a blob (centres in [0, 6.25)^dim) */
+} lbk_synthetic_spec;
+
+typedef struct {
+    char source[LBK_PATH_MAX];      /* job file path, or "<built-in default>" */
+
+    lbk_input_spec reference;
+    lbk_input_spec query;
+    lbk_synthetic_spec synthetic;
+
+    struct {
+        int k;
+        lbk_metric metric;
+        lbk_weights weights;
+        lbk_engine engine;
+    } knn;
+
+    struct {
+        lbk_device_type type;
+        uint64_t batch;             /* queries per batch; 0 = from memory budget */
+        int groups;                 /* brute: bubble groups G per query; 0 = default */
+        uint64_t memory_mb;         /* device memory budget; 0 = from the device */
+        int list[LBK_MAX_DEVICE_LIST]; /* explicit device indices, per local rank */
+        int list_len;
+    } device;
+
+    struct {
+        lbk_tree_split split;
+        lbk_tree_sort sort;
+        bool verify;
+    } tree;
+
+    struct {
+        lbk_merge_mode merge;
+        lbk_partition partition;
+    } mpi;
+
+    struct {
+        char predictions[LBK_PATH_MAX];
+        char neighbors[LBK_PATH_MAX];
+        char distances[LBK_PATH_MAX];
+        char report[LBK_PATH_MAX];
+    } output;
+} lbk_job;
+
+/* The built-in default job: synthetic data, K = 5, L2, uniform, auto engine,
+ * any device type preferring GPUs, no output files. */
+void lbk_job_defaults(lbk_job *job);
+
+/* Parse a YAML job file over the defaults (the job is reset first). Every
+ * error is logged once as "FILE:LINE:COL: what is wrong" and returns
+ * LBK_ERR_CONFIG; the cross-key rules of lbk_job_validate are applied to the
+ * file too, with positions. Relative input paths (reference.*, query.*)
+ * become absolute against the job file's directory; relative output paths
+ * are kept, i.e. relative to the working directory. */
+lbk_status lbk_job_load(const char *path, lbk_job *job);
+
+/* Apply one "--set section.key=value" override, with the same validation as
+ * the file; errors name the override: "--set knn.k=0: ...". The value is a
+ * YAML scalar (or flow sequence for device.list); paths are taken literally
+ * and kept relative to the working directory. On error the job is unchanged. */
+lbk_status lbk_job_set(lbk_job *job, const char *assignment);
+
+/* Every per-key range again plus the cross-key rules (query.path needs
+ * reference.path and vice versa, label_column needs CSV, predictions need
+ * reference labels, synthetic classes <= points). Call after load and all
+ * overrides; errors read "SOURCE: what is wrong". */
+lbk_status lbk_job_validate(const lbk_job *job);
+
+/* A YAML double-quoted scalar that any YAML reader accepts, whatever the
+ * bytes of s (shared by the job printer and the run report). */
+void lbk_yaml_print_string(FILE *f, const char *s);
+
+/* Write the job back as YAML, every key, each line prefixed by `indent`
+ * spaces (used in the report and by `check`). Loading the output gives the
+ * same job as long as its input paths are absolute (as loaded ones are). */
+void lbk_job_print(const lbk_job *job, void *file /* FILE* */, int indent);
+
+
+#endif
