@@ -16,6 +16,15 @@
 
 #define LBK_MAX_DEVICE_LIST 64
 
+/* The result files a job may ask for, by their key in the job's `output`
+ * section (also the member of lbk_job.output holding the path; empty = not
+ * wanted). Every list of outputs (schema, checks, writers, report) comes
+ * from this one. */
+#define LBK_OUTPUT_LIST(X) X(predictions) X(neighbors) X(distances) X(report)
+#define LBK_OUTPUT_COUNT_(name) +1
+enum { LBK_OUTPUT_COUNT = 0 LBK_OUTPUT_LIST(LBK_OUTPUT_COUNT_) };
+#undef LBK_OUTPUT_COUNT_
+
 /* One data source: points, and labels either in a separate file or as a CSV
  * column of the points file. An empty path means "not given". */
 typedef struct {
@@ -74,10 +83,9 @@ typedef struct {
     } mpi;
 
     struct {
-        char predictions[LBK_PATH_MAX];
-        char neighbors[LBK_PATH_MAX];
-        char distances[LBK_PATH_MAX];
-        char report[LBK_PATH_MAX];
+#define LBK_OUTPUT_FIELD_(name) char name[LBK_PATH_MAX];
+        LBK_OUTPUT_LIST(LBK_OUTPUT_FIELD_)
+#undef LBK_OUTPUT_FIELD_
     } output;
 } lbk_job;
 
