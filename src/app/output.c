@@ -1,6 +1,7 @@
 #include "output.h"
 
 #include "log.h"
+#include "try.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -41,27 +42,37 @@ static lbk_status open_one(lbk_output_file *f, const char *path, bool create)
     snprintf(f->path, sizeof f->path, "%s", path);
     snprintf(f->partial, sizeof f->partial, "%s.lbknn-partial", path);
     f->fd = open(f->partial, create ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
-    if (f->fd < 0) {
-        lbk_error("%s: cannot %s output file: %s", f->partial, create ? "create" : "open",
-                  strerror(errno));
-        return LBK_ERR_IO;
-    }
+    LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot %s output file: %s", f->partial,
+                create ? "create" : "open", strerror(errno));
     return LBK_OK;
+}
+
+/* out's files in LBK_OUTPUT_LIST order. */
+static void list_files(lbk_outputs *out, lbk_output_file *files[LBK_OUTPUT_COUNT])
+{
+    int n = 0;
+#define OUTPUT_FILE_(name) files[n++] = &out->name;
+    LBK_OUTPUT_LIST(OUTPUT_FILE_)
+#undef OUTPUT_FILE_
 }
 
 lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create)
 {
-    lbk_status st;
+    lbk_status st = LBK_OK;
+    lbk_output_file *files[LBK_OUTPUT_COUNT];
+#define OUTPUT_PATH_(name) job->output.name,
+    const char *const paths[LBK_OUTPUT_COUNT] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
+#undef OUTPUT_PATH_
     memset(out, 0, sizeof *out);
-    out->predictions.fd = out->neighbors.fd = out->distances.fd = out->report.fd = -1;
+    list_files(out, files);
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+        files[i]->fd = -1;
     out->k = job->knn.k;
     out->metric = job->knn.metric;
-    if ((st = open_one(&out->predictions, job->output.predictions, create)) != LBK_OK)
-        goto cleanup;
-    if ((st = open_one(&out->neighbors, job->output.neighbors, create)) != LBK_OK)
-        goto cleanup;
-    if ((st = open_one(&out->distances, job->output.distances, create)) != LBK_OK)
-        goto cleanup;
+    /* The report is made whole at the end, by lbk_outputs_write_report. */
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+        if (files[i] != &out->report)
+            LBK_TRY_GOTO(st, open_one(files[i], paths[i], create));
     if (create && out->predictions.fd >= 0)
         st = write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1);
 cleanup:
@@ -122,10 +133,8 @@ lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t 
     size_t used = 0;
     *text = NULL;
     *len = 0;
-    if (!buf) {
-        lbk_error("out of host memory formatting %" PRIu64 " predictions", count);
-        return LBK_ERR_NOMEM;
-    }
+    LBK_FAIL_IF(!buf, LBK_ERR_NOMEM, "out of host memory formatting %" PRIu64 " predictions",
+                count);
     for (uint64_t q = 0; q < count; q++)
         used += (size_t)snprintf(buf + used, cap - used, "%" PRIu64 ",%" PRId32 "\n", first + q,
                                  labels[q]);
@@ -148,19 +157,21 @@ static lbk_status close_one(lbk_output_file *f)
         return LBK_OK;
     const int rc = close(f->fd);
     f->fd = -1;
-    if (rc != 0) {
-        lbk_error("%s: closing failed: %s", f->partial, strerror(errno));
-        return LBK_ERR_IO;
-    }
+    LBK_FAIL_IF(rc != 0, LBK_ERR_IO, "%s: closing failed: %s", f->partial, strerror(errno));
     return LBK_OK;
 }
 
 lbk_status lbk_outputs_close(lbk_outputs *out)
 {
-    lbk_status st = close_one(&out->predictions);
-    const lbk_status st2 = close_one(&out->neighbors);
-    const lbk_status st3 = close_one(&out->distances);
-    return st != LBK_OK ? st : st2 != LBK_OK ? st2 : st3;
+    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    lbk_status st = LBK_OK;
+    list_files(out, files);
+    /* Every file is closed; the first failure is the one reported. */
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+        const lbk_status closed = close_one(files[i]);
+        st = st != LBK_OK ? st : closed;
+    }
+    return st;
 }
 
 lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
@@ -178,21 +189,24 @@ static lbk_status commit_one(const lbk_output_file *f)
 {
     if (f->path[0] == '\0')
         return LBK_OK;
-    if (rename(f->partial, f->path) != 0) {
-        lbk_error("%s: cannot rename %s into place: %s", f->path, f->partial, strerror(errno));
-        return LBK_ERR_IO;
-    }
+    LBK_FAIL_IF(rename(f->partial, f->path) != 0, LBK_ERR_IO,
+                "%s: cannot rename %s into place: %s", f->path, f->partial, strerror(errno));
     return LBK_OK;
 }
 
 lbk_status lbk_outputs_commit(lbk_outputs *out)
 {
     /* The report goes last: a report on disk means every result is in place. */
-    lbk_output_file *const files[] = {&out->predictions, &out->neighbors, &out->distances,
-                                      &out->report};
+    lbk_output_file *all[LBK_OUTPUT_COUNT], *files[LBK_OUTPUT_COUNT];
+    int n = 0;
+    list_files(out, all);
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+        if (all[i] != &out->report)
+            files[n++] = all[i];
+    files[n] = &out->report;
     lbk_status st = LBK_OK;
     int done = 0;
-    for (; done < 4 && st == LBK_OK; done++)
+    for (; done < LBK_OUTPUT_COUNT && st == LBK_OK; done++)
         st = commit_one(files[done]);
     /* A rename that failed midway must not leave the earlier results behind
      * as if the run had succeeded. */
@@ -205,9 +219,9 @@ lbk_status lbk_outputs_commit(lbk_outputs *out)
 
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files)
 {
-    lbk_output_file *files[] = {&out->predictions, &out->neighbors, &out->distances,
-                                &out->report};
-    for (int i = 0; i < 4; i++) {
+    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    list_files(out, files);
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
         if (files[i]->fd >= 0) {
             close(files[i]->fd);
             files[i]->fd = -1;

@@ -21,15 +21,19 @@ typedef struct {
     int fd;                       /* -1 when closed or not requested */
 } lbk_output_file;
 
+/* One file per entry of LBK_OUTPUT_LIST (job.h), under the same name. */
 typedef struct {
-    lbk_output_file predictions, neighbors, distances, report;
+#define LBK_OUTPUT_FILE_(name) lbk_output_file name;
+    LBK_OUTPUT_LIST(LBK_OUTPUT_FILE_)
+#undef LBK_OUTPUT_FILE_
     int k;
     lbk_metric metric;
     uint64_t text_offset;         /* predictions: bytes written so far (all ranks) */
 } lbk_outputs;
 
 /* Creator (rank 0): create the partial files, truncated, write the CSV
- * header. Others (reduce_scatter): open what the creator made. */
+ * header. Others (reduce_scatter): open what the creator made. Every output
+ * but the report, which lbk_outputs_write_report makes whole at the end. */
 lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
 

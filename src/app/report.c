@@ -1,6 +1,8 @@
 #include "report.h"
 
+#include "inputs.h"
 #include "log.h"
+#include "try.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -13,37 +15,31 @@ const char *lbk_phase_name(lbk_phase phase)
     return (unsigned)phase < LBK_PHASE_COUNT ? names[phase] : "?";
 }
 
-static const char *source_name(const lbk_input_spec *spec)
+/* Replicated references need no merge. */
+static const char *merge_name(const lbk_job *job)
 {
-    return spec->path[0] ? spec->path : "built-in synthetic blobs";
+    return job->mpi.partition == LBK_PARTITION_REPLICATE ? "none"
+                                                         : lbk_merge_mode_name(job->mpi.merge);
 }
 
-void lbk_print_summary(FILE *out, const lbk_run_report *r)
+static void print_devices(FILE *out, const lbk_run_report *r)
 {
-    const lbk_job *job = r->job;
-    fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION, job->source);
-    fprintf(out, "  reference  %" PRIu64 " x %d  (%s)%s\n", r->reference_rows, r->dim,
-            source_name(&job->reference), r->reference_labels ? "" : "  [no labels]");
-    fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
-            job->reference.path[0] ? job->query.path : "built-in synthetic blobs",
-            r->query_labels ? "" : "  [no labels]");
-    fprintf(out, "  knn        k=%d  metric=%s  weights=%s\n", job->knn.k,
-            lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
-    fprintf(out, "  engine     %s  (%s)\n", lbk_engine_name(r->engine), r->engine_why);
-    if (r->engine_detail[0])
-        fprintf(out, "             %s\n", r->engine_detail);
-    fprintf(out, "  ranks      %d  partition=%s  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n",
-            r->ranks, lbk_partition_name(job->mpi.partition),
-            job->mpi.partition == LBK_PARTITION_REPLICATE ? "none"
-                                                          : lbk_merge_mode_name(job->mpi.merge),
-            r->batches, r->batch_size);
     for (int i = 0; i < r->ranks; i++) {
         if (i == 8 && r->ranks > 9) {
             fprintf(out, "  ...        (%d more ranks; see the report)\n", r->ranks - 8);
             break;
         }
-        fprintf(out, "  device     rank %d: %s\n", i, r->devices + (size_t)i * LBK_DEVICE_DESC);
+        const lbk_rank_device *d = &r->devices[i];
+        fprintf(out, "  device     rank %d: %s", i, d->desc);
+        if (d->cpu_threads > 0)
+            fprintf(out, "  cpu_threads=%d (%s)", d->cpu_threads,
+                    lbk_cpu_threads_source_name(d->cpu_threads_source));
+        fputc('\n', out);
     }
+}
+
+static void print_timings(FILE *out, const lbk_run_report *r)
+{
     fprintf(out, "  phase          %s\n", r->ranks > 1 ? "min / avg / max over ranks (s)" : "seconds");
     for (int p = 0; p < LBK_PHASE_COUNT; p++) {
         if (r->ranks > 1)
@@ -54,21 +50,40 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
     }
     fprintf(out, "  total      %.3f s;  search %.3f s;  %.0f queries/s\n", r->total_s, r->search_s,
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
+}
+
+void lbk_print_summary(FILE *out, const lbk_run_report *r)
+{
+    const lbk_job *job = r->job;
+    fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION, job->source);
+    fprintf(out, "  reference  %" PRIu64 " x %d  (%s)%s\n", r->reference_rows, r->dim,
+            lbk_input_name(job, false), r->reference_labels ? "" : "  [no labels]");
+    fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
+            lbk_input_name(job, true), r->query_labels ? "" : "  [no labels]");
+    fprintf(out, "  knn        k=%d  metric=%s  weights=%s\n", job->knn.k,
+            lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
+    fprintf(out, "  engine     %s  (%s)\n", lbk_engine_name(r->engine), r->engine_why);
+    if (r->engine_detail[0])
+        fprintf(out, "             %s\n", r->engine_detail);
+    fprintf(out, "  ranks      %d  partition=%s  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n",
+            r->ranks, lbk_partition_name(job->mpi.partition), merge_name(job), r->batches,
+            r->batch_size);
+    print_devices(out, r);
+    print_timings(out, r);
     if (r->ranks > 1)
         fprintf(out, "  merge      %.2f MiB moved\n", (double)r->merge_bytes / (1024.0 * 1024.0));
     if (r->confusion && r->confusion->total > 0)
         fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
                 (double)r->confusion->correct / (double)r->confusion->total, r->confusion->correct,
                 r->confusion->total);
-    const char *outputs[] = {job->output.predictions, job->output.neighbors,
-                             job->output.distances, job->output.report};
-    const char *names[] = {"predictions", "neighbors", "distances", "report"};
-    for (int i = 0; i < 4; i++)
-        if (outputs[i][0])
-            fprintf(out, "  %-10s %s\n", names[i], outputs[i]);
+#define PRINT_OUTPUT_(name)                                                    \
+    if (job->output.name[0])                                                   \
+        fprintf(out, "  %-10s %s\n", #name, job->output.name);
+    LBK_OUTPUT_LIST(PRINT_OUTPUT_)
+#undef PRINT_OUTPUT_
 }
 
-static void write_report_body(FILE *f, const lbk_run_report *r)
+static void report_inputs(FILE *f, const lbk_run_report *r)
 {
     const lbk_job *job = r->job;
     fprintf(f, "lbknn_version: \"%s\"\n", LBK_VERSION);
@@ -77,11 +92,11 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
     fprintf(f, "\njob:\n");
     lbk_job_print(job, f, 2);
     fprintf(f, "inputs:\n  reference: {source: ");
-    lbk_yaml_print_string(f, source_name(&job->reference));
+    lbk_yaml_print_string(f, lbk_input_name(job, false));
     fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->reference_rows, r->dim,
             r->reference_labels ? "true" : "false");
     fprintf(f, "  query: {source: ");
-    lbk_yaml_print_string(f, job->reference.path[0] ? job->query.path : "built-in synthetic blobs");
+    lbk_yaml_print_string(f, lbk_input_name(job, true));
     fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->query_rows, r->dim,
             r->query_labels ? "true" : "false");
     fprintf(f, "engine: {name: %s, reason: ", lbk_engine_name(r->engine));
@@ -90,13 +105,24 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
             lbk_weights_name(job->knn.weights));
     if (r->engine_detail[0])
         fprintf(f, "%s\n", r->engine_detail);
+}
+
+static void report_devices(FILE *f, const lbk_run_report *r)
+{
     fprintf(f, "ranks: %d\ndevices:\n", r->ranks);
     for (int i = 0; i < r->ranks; i++) {
+        const lbk_rank_device *d = &r->devices[i];
         fprintf(f, "  - {rank: %d, device: ", i);
-        lbk_yaml_print_string(f, r->devices + (size_t)i * LBK_DEVICE_DESC);
+        lbk_yaml_print_string(f, d->desc);
+        if (d->cpu_threads > 0)
+            fprintf(f, ", cpu_threads: %d, cpu_threads_source: %s", d->cpu_threads,
+                    lbk_cpu_threads_source_name(d->cpu_threads_source));
         fprintf(f, "}\n");
     }
-    fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);
+}
+
+static void report_timings(FILE *f, const lbk_run_report *r)
+{
     fprintf(f, "timings_s:\n");
     for (int p = 0; p < LBK_PHASE_COUNT; p++)
         fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n", lbk_phase_name((lbk_phase)p),
@@ -114,34 +140,44 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
     }
     fprintf(f, "queries_per_second: %.1f\n",
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
-    fprintf(f, "partition: %s\n", lbk_partition_name(job->mpi.partition));
-    fprintf(f, "merge: {mode: %s, bytes: %" PRIu64 "}\n",
-            job->mpi.partition == LBK_PARTITION_REPLICATE ? "none"
-                                                          : lbk_merge_mode_name(job->mpi.merge),
-            r->merge_bytes);
-    if (r->confusion && r->confusion->total > 0) {
-        const lbk_confusion *c = r->confusion;
-        fprintf(f, "accuracy: %.6f\ncorrect: %" PRIu64 "\nevaluated: %" PRIu64 "\n",
-                (double)c->correct / (double)c->total, c->correct, c->total);
-        if (c->classes > 0) {
-            fprintf(f, "confusion_matrix:  # rows: true label 0..%d, columns: predicted\n",
-                    c->classes - 1);
-            for (int t = 0; t < c->classes; t++) {
-                fprintf(f, "  - [");
-                for (int p = 0; p < c->classes; p++)
-                    fprintf(f, "%s%" PRIu64, p ? ", " : "", c->matrix[(size_t)t * c->classes + p]);
-                fprintf(f, "]\n");
-            }
-            if (c->other)
-                fprintf(f, "confusion_outside_matrix: %" PRIu64 "\n", c->other);
-        }
-    } else {
+}
+
+static void report_accuracy(FILE *f, const lbk_run_report *r)
+{
+    const lbk_confusion *c = r->confusion;
+    if (!c || c->total == 0) {
         /* No score: say why (either side may lack labels). */
         fprintf(f, "accuracy: null  # %s\n",
                 !r->query_labels       ? "the queries have no labels"
                 : !r->reference_labels ? "the reference has no labels"
                                        : "no query was evaluated");
+        return;
     }
+    fprintf(f, "accuracy: %.6f\ncorrect: %" PRIu64 "\nevaluated: %" PRIu64 "\n",
+            (double)c->correct / (double)c->total, c->correct, c->total);
+    if (c->classes == 0)
+        return;
+    fprintf(f, "confusion_matrix:  # rows: true label 0..%d, columns: predicted\n",
+            c->classes - 1);
+    for (int t = 0; t < c->classes; t++) {
+        fprintf(f, "  - [");
+        for (int p = 0; p < c->classes; p++)
+            fprintf(f, "%s%" PRIu64, p ? ", " : "", c->matrix[(size_t)t * c->classes + p]);
+        fprintf(f, "]\n");
+    }
+    if (c->other)
+        fprintf(f, "confusion_outside_matrix: %" PRIu64 "\n", c->other);
+}
+
+static void write_report_body(FILE *f, const lbk_run_report *r)
+{
+    report_inputs(f, r);
+    report_devices(f, r);
+    fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);
+    report_timings(f, r);
+    fprintf(f, "partition: %s\n", lbk_partition_name(r->job->mpi.partition));
+    fprintf(f, "merge: {mode: %s, bytes: %" PRIu64 "}\n", merge_name(r->job), r->merge_bytes);
+    report_accuracy(f, r);
 }
 
 lbk_status lbk_render_report(const lbk_run_report *r, char **text, size_t *len)
@@ -149,10 +185,7 @@ lbk_status lbk_render_report(const lbk_run_report *r, char **text, size_t *len)
     *text = NULL;
     *len = 0;
     FILE *f = open_memstream(text, len);
-    if (!f) {
-        lbk_error("out of host memory rendering the report");
-        return LBK_ERR_NOMEM;
-    }
+    LBK_FAIL_IF(!f, LBK_ERR_NOMEM, "out of host memory rendering the report");
     write_report_body(f, r);
     if (fclose(f) != 0) {
         lbk_error("out of host memory rendering the report");

@@ -4,6 +4,7 @@
 #define LBK_REPORT_H
 
 #include "classify.h"
+#include "cpu_threads.h"
 #include "job.h"
 #include "status.h"
 
@@ -23,13 +24,21 @@ typedef enum {
 
 #define LBK_DEVICE_DESC 200
 
+/* One rank's device, as every rank tells the others (sent as bytes). */
+typedef struct {
+    char desc[LBK_DEVICE_DESC];          /* "<device> [index i, node rank r]" */
+    int cpu_threads;                     /* a CPU device's worker threads (its compute
+                                          * units); 0 for a GPU */
+    lbk_cpu_threads_source cpu_threads_source;
+} lbk_rank_device;
+
 typedef struct {
     const lbk_job *job;
     uint64_t reference_rows, query_rows;
     int dim;
     bool reference_labels, query_labels;
     int ranks;
-    const char *devices;           /* ranks * LBK_DEVICE_DESC, one description per rank */
+    const lbk_rank_device *devices; /* one per rank, in rank order */
     lbk_engine engine;
     const char *engine_why;
     char engine_detail[256];

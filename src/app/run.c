@@ -1,21 +1,15 @@
 #include "run.h"
 
-#include "classify.h"
-#include "dataset.h"
-#include "device.h"
-#include "engine.h"
+#include "batch.h"
 #include "log.h"
-#include "output.h"
 #include "progress.h"
-#include "report.h"
+#include "run_state.h"
 #include "timer.h"
+#include "try.h"
 
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* Largest class count for which the report carries a confusion matrix. */
 #define CONFUSION_MAX_CLASSES 256
@@ -23,103 +17,44 @@
  * host-side K-lists of one batch stay in the hundreds of MiB at most. */
 #define BATCH_CAP (1u << 18)
 
-/* What rank 0 learned about the inputs; broadcast as bytes. */
-typedef struct {
-    uint64_t reference_rows, query_rows;
-    int dim;
-    bool reference_labels, query_labels;
-} input_shape;
+/* Each phase below does its rank's local work and returns its status;
+ * lbk_run agrees on it before the next collective step. Phases that are
+ * themselves collective (broadcasts, reductions) say so. */
 
-static lbk_status probe_inputs(const lbk_job *job, input_shape *shape)
+static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
 {
-    lbk_status st = LBK_OK;
-    memset(shape, 0, sizeof *shape);
-    if (job->reference.path[0] == '\0') {
-        shape->reference_rows = job->synthetic.points;
-        shape->query_rows = job->synthetic.queries;
-        shape->dim = job->synthetic.dim;
-        shape->reference_labels = shape->query_labels = true;
+    void *p = malloc((count ? count : 1) * size);
+    if (!p) {
+        lbk_error("out of host memory for %s (%zu bytes)", what, count * size);
+        *st = LBK_ERR_NOMEM;
+    }
+    return p;
+}
+
+/* Rank 0 probes the inputs and checks what needs no computing. The read
+ * phase's clock starts here on every rank: probing is reading too. */
+static lbk_status probe_inputs(lbk_run_state *s)
+{
+    s->t_read = lbk_now();
+    if (!s->root)
         return LBK_OK;
-    }
-    lbk_source_info ref, query;
-    if ((st = lbk_source_probe(&job->reference, &ref)) != LBK_OK)
-        return st;
-    if ((st = lbk_source_probe(&job->query, &query)) != LBK_OK)
-        return st;
-    if (query.dim != ref.dim) {
-        lbk_error("%s: queries have dimension %d but the reference points (%s) have %d",
-                  job->query.path, query.dim, job->reference.path, ref.dim);
-        return LBK_ERR_INPUT;
-    }
-    shape->reference_rows = ref.rows;
-    shape->query_rows = query.rows;
-    shape->dim = ref.dim;
-    shape->reference_labels = ref.has_labels;
-    shape->query_labels = query.has_labels;
-    return LBK_OK;
+    LBK_TRY(lbk_probe_inputs(s->job, &s->shape));
+    return lbk_check_inputs(s->job, &s->shape);
 }
 
-/* An output that is a directory, or that is one of the input files, would
- * otherwise show only at the final rename: after all the work, with other
- * outputs already in place, or with an input replaced by results. */
-static lbk_status check_output_paths(const lbk_job *job)
+/* Each rank reads its reference rows (a shard, or all of them when they are
+ * replicated); rank 0 also reads the queries. */
+static lbk_status read_inputs(lbk_run_state *s)
 {
-    const char *const names[] = {"predictions", "neighbors", "distances", "report"};
-    const char *const outputs[] = {job->output.predictions, job->output.neighbors,
-                                   job->output.distances, job->output.report};
-    const char *const inputs[] = {job->reference.path, job->reference.labels, job->query.path,
-                                  job->query.labels};
-    for (int i = 0; i < 4; i++) {
-        struct stat out;
-        if (!outputs[i][0] || stat(outputs[i], &out) != 0)
-            continue;  /* not there yet: creating it is checked when it is opened */
-        if (S_ISDIR(out.st_mode)) {
-            lbk_error("%s: output.%s is a directory", outputs[i], names[i]);
-            return LBK_ERR_CONFIG;
-        }
-        for (int j = 0; j < 4; j++) {
-            struct stat in;
-            if (inputs[j][0] && stat(inputs[j], &in) == 0 && in.st_dev == out.st_dev &&
-                in.st_ino == out.st_ino) {
-                lbk_error("%s: output.%s would overwrite the input file %s", outputs[i],
-                          names[i], inputs[j]);
-                return LBK_ERR_CONFIG;
-            }
-        }
-    }
-    return LBK_OK;
-}
-
-static lbk_status check_shape(const lbk_job *job, const input_shape *shape)
-{
-    const char *where = job->reference.path[0] ? job->reference.path : "synthetic.points";
-    if (shape->reference_rows == 0) {
-        lbk_error("%s: the reference set is empty", where);
-        return LBK_ERR_INPUT;
-    }
-    if ((uint64_t)job->knn.k > shape->reference_rows) {
-        lbk_error("%s: knn.k = %d is larger than the %" PRIu64 " reference points", where,
-                  job->knn.k, shape->reference_rows);
-        return LBK_ERR_INPUT;
-    }
-    if (job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX) {
-        lbk_error("%s: %" PRIu64 " reference points do not fit the int32 ids of an .ivecs "
-                  "neighbours file", where, shape->reference_rows);
-        return LBK_ERR_INPUT;
-    }
-    if (job->output.predictions[0] && !shape->reference_labels) {
-        lbk_error("%s: output.predictions needs reference labels, and none were given", where);
-        return LBK_ERR_INPUT;
-    }
-    return check_output_paths(job);
-}
-
-static lbk_status read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
-                            lbk_dataset *out)
-{
-    if (job->reference.path[0] == '\0')
-        return lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out);
-    return lbk_source_read(is_query ? &job->query : &job->reference, lo, hi, out);
+    const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
+    const uint64_t p = (uint64_t)s->comm->size;
+    const bool all = s->job->mpi.partition == LBK_PARTITION_REPLICATE;
+    lbk_status st = lbk_read_rows(s->job, false, all ? 0 : n * r / p, all ? n : n * (r + 1) / p,
+                                  &s->shard);
+    if (st == LBK_OK && s->root)
+        st = lbk_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
+    s->phase[LBK_PHASE_READ] = lbk_now() - s->t_read;
+    return st;
 }
 
 static int32_t max_label(const lbk_dataset *d)
@@ -132,45 +67,237 @@ static int32_t max_label(const lbk_dataset *d)
     return m;
 }
 
-/* Engine output (shard rows) to merge candidates (global ids, labels). */
-static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
-                          lbk_candidate *out)
+/* Collective: the largest label anywhere sizes the confusion matrix. */
+static lbk_status reduce_label_max(lbk_run_state *s)
 {
-    const uint64_t slots = res->queries * (uint64_t)res->k;
-    for (uint64_t s = 0; s < slots; s++) {
-        const uint32_t idx = res->index[s];
-        if (idx == UINT32_MAX) {
-            out[s].key = INFINITY;
-            out[s].label = -1;
-            out[s].id = UINT64_MAX;
-        } else {
-            out[s].key = res->keys[s];
-            out[s].label = shard->labels ? shard->labels[idx] : -1;
-            out[s].id = shard->first_row + idx;
-        }
+    s->label_max = max_label(&s->shard);
+    if (s->root) {
+        const int32_t qmax = max_label(&s->queries);
+        s->label_max = qmax > s->label_max ? qmax : s->label_max;
     }
+    return lbk_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX);
 }
 
-typedef struct {
-    lbk_dataset shard, queries;
-    lbk_device *device;
-    lbk_engine_state *engine;
-    lbk_knn_result result;
-    lbk_candidate *local, *merged;
-    int32_t *predictions, *batch_truth;
-    float *batch_points;
-    char *devices;
-    double *rank_phases;
-    lbk_outputs outputs;
-    bool outputs_open;   /* partial files exist (opened by this rank) */
-    bool committed;      /* renamed into place: nothing to clean up */
-    lbk_confusion confusion;
-} run_state;
+/* This rank's device, and the tables the gathers below fill. */
+static lbk_status open_device(lbk_run_state *s)
+{
+    const lbk_job *job = s->job;
+    const lbk_device_request request = {job->device.type, s->comm->local_rank, job->device.list,
+                                        job->device.list_len};
+    const double t = lbk_now();
+    lbk_status st = lbk_device_open(&request, &s->device);
+    s->phase[LBK_PHASE_DEVICE] = lbk_now() - t;
+    s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
+    if (st == LBK_OK && s->root)
+        s->rank_phases = alloc_or_log((size_t)s->comm->size * LBK_PHASE_COUNT, sizeof(double),
+                                      "per-rank timings", &st);
+    return st;
+}
 
-static void run_state_free(run_state *s, bool remove_outputs)
+/* Collective: every rank's device, and a CPU device's threads and why. */
+static lbk_status gather_devices(lbk_run_state *s)
+{
+    lbk_rank_device mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.desc, sizeof mine.desc, "%s [index %d, node rank %d]",
+             lbk_device_description(s->device), lbk_device_index(s->device),
+             s->comm->local_rank);
+    if (!lbk_device_is_gpu(s->device)) {
+        mine.cpu_threads = lbk_device_compute_units(s->device);
+        mine.cpu_threads_source = s->options->cpu_threads;
+    }
+    return lbk_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
+}
+
+/* `auto` resolves from the global N, the same answer on every rank. */
+static lbk_status build_engine(lbk_run_state *s)
+{
+    const lbk_job *job = s->job;
+    s->engine_kind = lbk_engine_resolve(job->knn.engine, s->shape.dim, s->shape.reference_rows,
+                                        job->knn.k, &s->engine_why);
+    const double t = lbk_now();
+    const lbk_status st = lbk_engine_create(s->device, job, s->engine_kind, &s->shard, &s->engine);
+    s->phase[LBK_PHASE_BUILD] = lbk_now() - t;
+    return st;
+}
+
+/* Collective: the smallest batch any rank's device can take. */
+static lbk_status plan_batches(lbk_run_state *s)
+{
+    const uint64_t nq = s->shape.query_rows;
+    uint64_t batch = lbk_engine_max_batch(s->engine);
+    if (s->job->device.batch > 0 && s->job->device.batch < batch)
+        batch = s->job->device.batch;
+    if (batch > BATCH_CAP)
+        batch = BATCH_CAP;
+    if (batch > nq)
+        batch = nq;
+    if (batch == 0)
+        batch = 1;
+    LBK_TRY(lbk_allreduce_u64(s->comm, &batch, LBK_REDUCE_MIN));
+    s->batch = batch;
+    s->batches = (nq + batch - 1) / batch;
+    return LBK_OK;
+}
+
+static lbk_status alloc_batch_buffers(lbk_run_state *s)
+{
+    const uint64_t batch = s->batch, lists = batch * (uint64_t)s->job->knn.k;
+    const bool labels = s->shape.query_labels;
+    lbk_status st = lbk_knn_result_alloc(&s->result, batch, s->job->knn.k);
+    if (st == LBK_OK)
+        s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
+    if (st == LBK_OK)
+        s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);
+    if (st == LBK_OK)
+        s->predictions = alloc_or_log(batch, sizeof *s->predictions, "predictions", &st);
+    if (st == LBK_OK && !s->root)
+        s->batch_points = alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float),
+                                       "query batch", &st);
+    if (st == LBK_OK && labels && s->strategy->sliced && !s->root)
+        s->batch_truth = alloc_or_log(batch, sizeof *s->batch_truth, "query labels", &st);
+    if (st == LBK_OK && labels)
+        st = lbk_confusion_init(&s->confusion,
+                                s->label_max < CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);
+    return st;
+}
+
+/* Rank 0 creates the partial files (`create`); ranks that write slices of
+ * each batch then open what it made. */
+static lbk_status open_outputs(lbk_run_state *s, bool create)
+{
+    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, create);
+    s->outputs_open = st == LBK_OK;
+    return st;
+}
+
+static lbk_status timed(lbk_run_state *s, lbk_phase phase, lbk_batch_step step, lbk_batch *b)
+{
+    const double t = lbk_now();
+    const lbk_status st = step(s, b);
+    s->phase[phase] += lbk_now() - t;
+    return st;
+}
+
+/* One batch: the strategy's steps, with every rank's status agreed before
+ * the next step that needs every rank, and after the last, so that a failed
+ * write stops every rank before the next batch or the close. */
+static lbk_status run_batch(lbk_run_state *s, lbk_batch *b)
+{
+    const lbk_batch_strategy *how = s->strategy;
+    LBK_TRY(timed(s, LBK_PHASE_DISTRIBUTE, how->distribute, b));
+    LBK_TRY(lbk_agree(s->comm, timed(s, LBK_PHASE_QUERY, how->search, b)));
+    if (how->combine)
+        LBK_TRY(lbk_agree(s->comm, timed(s, LBK_PHASE_MERGE, how->combine, b)));
+    return lbk_agree(s->comm, timed(s, LBK_PHASE_OUTPUT, lbk_batch_emit, b));
+}
+
+static lbk_status run_batches(lbk_run_state *s)
+{
+    const uint64_t nq = s->shape.query_rows;
+    lbk_progress progress;
+    lbk_progress_start(&progress, s->root && s->options->progress, nq);
+    const double t_search = lbk_now();
+    for (uint64_t i = 0; i < s->batches; i++) {
+        lbk_batch b = {.first = i * s->batch};
+        b.count = nq - b.first < s->batch ? nq - b.first : s->batch;
+        LBK_TRY(run_batch(s, &b));
+        lbk_progress_update(&progress, b.first + b.count, i + 1, s->batches);
+    }
+    lbk_progress_finish(&progress);
+    s->search_s = lbk_now() - t_search;
+    return LBK_OK;
+}
+
+static lbk_status close_outputs(lbk_run_state *s)
+{
+    return s->outputs_open ? lbk_outputs_close(&s->outputs) : LBK_OK;
+}
+
+/* Collective: accuracy over every rank's slices, timings over ranks. */
+static lbk_status reduce_results(lbk_run_state *s)
+{
+    lbk_confusion *c = &s->confusion;
+    lbk_run_report *r = &s->report;
+    if (s->shape.query_labels && s->strategy->sliced && s->comm->size > 1) {
+        uint64_t counts[3] = {c->total, c->correct, c->other};
+        LBK_TRY(lbk_reduce_sum_u64(s->comm, counts, 3));
+        LBK_TRY(lbk_reduce_sum_u64(s->comm, c->matrix, (uint64_t)c->classes * (uint64_t)c->classes));
+        c->total = counts[0];
+        c->correct = counts[1];
+        c->other = counts[2];
+    }
+    LBK_TRY(lbk_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
+                             r->phase_max));
+    LBK_TRY(lbk_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
+    return lbk_gather_doubles(s->comm, s->phase, LBK_PHASE_COUNT, s->rank_phases);
+}
+
+static void fill_report(lbk_run_state *s)
+{
+    lbk_run_report *r = &s->report;
+    r->rank_phases = s->rank_phases;
+    r->job = s->job;
+    r->reference_rows = s->shape.reference_rows;
+    r->query_rows = s->shape.query_rows;
+    r->dim = s->shape.dim;
+    r->reference_labels = s->shape.reference_labels;
+    r->query_labels = s->shape.query_labels;
+    r->ranks = s->comm->size;
+    r->devices = s->devices;
+    r->engine = s->engine_kind;
+    r->engine_why = s->engine_why;
+    lbk_engine_describe(s->engine, r->engine_detail, sizeof r->engine_detail);
+    r->batches = s->batches;
+    r->batch_size = s->batch;
+    r->search_s = s->search_s;
+    r->merge_bytes = s->merge_bytes;
+    r->confusion = s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
+    r->total_s = lbk_now() - s->t_start;
+}
+
+/* Rank 0: the report file (a partial file, committed with the results) and
+ * the summary. */
+static lbk_status write_report(lbk_run_state *s)
+{
+    fill_report(s);
+    if (s->job->output.report[0]) {
+        char *text = NULL;
+        size_t len = 0;
+        lbk_status st = lbk_render_report(&s->report, &text, &len);
+        if (st == LBK_OK)
+            st = lbk_outputs_write_report(&s->outputs, s->job->output.report, text, len);
+        free(text);
+        LBK_TRY(st);
+    }
+    if (!lbk_log_is_quiet())
+        lbk_print_summary(stdout, &s->report);
+    return LBK_OK;
+}
+
+static lbk_status commit_outputs(lbk_run_state *s)
+{
+    const lbk_status st = s->root ? lbk_outputs_commit(&s->outputs) : LBK_OK;
+    s->committed = st == LBK_OK;
+    return st;
+}
+
+static void run_state_init(lbk_run_state *s, const lbk_comm *comm, lbk_job *job,
+                           const lbk_run_options *options)
+{
+    memset(s, 0, sizeof *s);
+    s->comm = comm;
+    s->job = job;
+    s->options = options;
+    s->root = comm->rank == 0;
+    s->t_start = lbk_now();
+    s->engine_why = "";
+}
+
+static void run_state_free(lbk_run_state *s)
 {
     if (s->outputs_open && !s->committed)
-        lbk_outputs_abort(&s->outputs, remove_outputs);
+        lbk_outputs_abort(&s->outputs, s->root);
     lbk_confusion_free(&s->confusion);
     lbk_engine_destroy(s->engine);
     lbk_device_close(s->device);
@@ -186,325 +313,39 @@ static void run_state_free(run_state *s, bool remove_outputs)
     free(s->rank_phases);
 }
 
-static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
-{
-    void *p = malloc((count ? count : 1) * size);
-    if (!p) {
-        lbk_error("out of host memory for %s (%zu bytes)", what, count * size);
-        *st = LBK_ERR_NOMEM;
-    }
-    return p;
-}
-
-/* Classify, score and write the merged lists of queries [first, first+count).
- * When every rank writes a slice (`sliced`: reduce_scatter or replicate) every
- * rank calls this (it holds a collective scan), and a local failure still
- * reaches the scan so no rank is left waiting. */
-static lbk_status emit_slice(const lbk_comm *comm, run_state *s, const lbk_job *job,
-                             const input_shape *shape, bool sliced, uint64_t first,
-                             uint64_t count, const int32_t *truth)
-{
-    lbk_status st = LBK_OK;
-    char *text = NULL;
-    size_t len = 0;
-    if (shape->reference_labels) {
-        for (uint64_t q = 0; q < count; q++) {
-            s->predictions[q] =
-                lbk_vote(s->merged + q * (uint64_t)job->knn.k, job->knn.k, job->knn.metric,
-                         job->knn.weights);
-            if (truth)
-                lbk_confusion_add(&s->confusion, truth[q], s->predictions[q]);
-        }
-    }
-    if (s->outputs_open)
-        st = lbk_outputs_write_lists(&s->outputs, first, count, s->merged);
-    if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
-        st = lbk_format_predictions(first, count, s->predictions, &text, &len);
-    /* Predictions are variable-length text: every rank's slice goes after the
-     * slices of the ranks before it, so offsets come from an exclusive scan. */
-    uint64_t before = 0, total = len;
-    if (sliced) {
-        const lbk_status scan = lbk_exscan_u64(comm, len, &before, &total);
-        st = st != LBK_OK ? st : scan;
-    }
-    if (st == LBK_OK && len > 0)
-        st = lbk_outputs_write_text(&s->outputs, s->outputs.text_offset + before, text, len);
-    s->outputs.text_offset += total;
-    free(text);
-    return st;
-}
-
+/* The protocol at a glance: each line is one step every rank takes;
+ * lbk_agree(comm, phase) means "do this rank's part, then agree". */
 lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
                    const lbk_run_options *options)
 {
-    lbk_status st = load_status;
-    run_state s;
-    input_shape shape;
-    double phase[LBK_PHASE_COUNT] = {0};
-    const double t_start = lbk_now();
-    const bool root = comm->rank == 0;
-    memset(&s, 0, sizeof s);
-    memset(&shape, 0, sizeof shape);
-
-    /* 1. The job and the shape of the inputs, decided on rank 0. */
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-    if ((st = lbk_bcast_job(comm, job)) != LBK_OK)
-        goto cleanup;
-    const bool replicate = job->mpi.partition == LBK_PARTITION_REPLICATE;
-    /* Every rank classifies and writes its own slice of each batch. */
-    const bool is_scatter = replicate || job->mpi.merge == LBK_MERGE_REDUCE_SCATTER;
-    double t = lbk_now();
-    if (root && (st = probe_inputs(job, &shape)) == LBK_OK)
-        st = check_shape(job, &shape);
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-    if ((st = lbk_bcast_bytes(comm, &shape, sizeof shape)) != LBK_OK)
-        goto cleanup;
-
-    /* 2. Each rank reads its own shard; rank 0 also reads the queries. */
-    const uint64_t n = shape.reference_rows;
-    const uint64_t lo = replicate ? 0 : n * (uint64_t)comm->rank / (uint64_t)comm->size;
-    const uint64_t hi = replicate ? n : n * (uint64_t)(comm->rank + 1) / (uint64_t)comm->size;
-    st = read_rows(job, false, lo, hi, &s.shard);
-    if (st == LBK_OK && root)
-        st = read_rows(job, true, 0, shape.query_rows, &s.queries);
-    phase[LBK_PHASE_READ] = lbk_now() - t;
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-    int32_t label_max = max_label(&s.shard);
-    if (root) {
-        const int32_t qmax = max_label(&s.queries);
-        label_max = qmax > label_max ? qmax : label_max;
-    }
-    if ((st = lbk_allreduce_i32(comm, &label_max, LBK_REDUCE_MAX)) != LBK_OK)
-        goto cleanup;
-
-    /* 3. A device per rank, and the per-shard engine. */
-    t = lbk_now();
-    const lbk_device_request request = {job->device.type, comm->local_rank, job->device.list,
-                                        job->device.list_len};
-    st = lbk_device_open(&request, &s.device);
-    phase[LBK_PHASE_DEVICE] = lbk_now() - t;
-    s.devices = alloc_or_log((size_t)comm->size, LBK_DEVICE_DESC, "device names", &st);
-    if (st == LBK_OK && root)
-        s.rank_phases = alloc_or_log((size_t)comm->size * LBK_PHASE_COUNT, sizeof(double),
-                                     "per-rank timings", &st);
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-    char mine[LBK_DEVICE_DESC];
-    snprintf(mine, sizeof mine, "%s [index %d, node rank %d]", lbk_device_description(s.device),
-             lbk_device_index(s.device), comm->local_rank);
-    if ((st = lbk_allgather_bytes(comm, mine, s.devices, LBK_DEVICE_DESC)) != LBK_OK)
-        goto cleanup;
-
-    const char *why = "";
-    const lbk_engine engine = lbk_engine_resolve(job->knn.engine, shape.dim, n, job->knn.k, &why);
-    t = lbk_now();
-    st = lbk_engine_create(s.device, job, engine, &s.shard, &s.engine);
-    phase[LBK_PHASE_BUILD] = lbk_now() - t;
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-
-    /* 4. Batches: the smallest batch any rank's device can take. */
-    uint64_t batch = lbk_engine_max_batch(s.engine);
-    if (job->device.batch > 0 && job->device.batch < batch)
-        batch = job->device.batch;
-    if (batch > BATCH_CAP)
-        batch = BATCH_CAP;
-    if (batch > shape.query_rows)
-        batch = shape.query_rows;
-    if (batch == 0)
-        batch = 1;
-    if ((st = lbk_allreduce_u64(comm, &batch, LBK_REDUCE_MIN)) != LBK_OK)
-        goto cleanup;
-    const uint64_t nq = shape.query_rows;
-    const uint64_t batches = (nq + batch - 1) / batch;
-    const int k = job->knn.k;
-    st = lbk_knn_result_alloc(&s.result, batch, k);
-    if (st == LBK_OK)
-        s.local = alloc_or_log(batch * (uint64_t)k, sizeof *s.local, "local K-lists", &st);
-    if (st == LBK_OK)
-        s.merged = alloc_or_log(batch * (uint64_t)k, sizeof *s.merged, "merged K-lists", &st);
-    if (st == LBK_OK)
-        s.predictions = alloc_or_log(batch, sizeof *s.predictions, "predictions", &st);
-    if (st == LBK_OK && !root)
-        s.batch_points = alloc_or_log(batch * (uint64_t)shape.dim, sizeof(float), "query batch", &st);
-    if (st == LBK_OK && shape.query_labels && is_scatter && !root)
-        s.batch_truth = alloc_or_log(batch, sizeof *s.batch_truth, "query labels", &st);
-    if (st == LBK_OK && shape.query_labels)
-        st = lbk_confusion_init(&s.confusion,
-                                label_max < CONFUSION_MAX_CLASSES ? label_max + 1 : 0);
-
-    /* 5. Output files: rank 0 creates them; with reduce_scatter every rank
-     * then opens them to write its own slices. */
-    const bool writer = root || is_scatter;
-    if (st == LBK_OK && root) {
-        st = lbk_outputs_open(&s.outputs, job, true);
-        s.outputs_open = st == LBK_OK;
-    }
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-    if (writer && !root) {
-        st = lbk_outputs_open(&s.outputs, job, false);
-        s.outputs_open = st == LBK_OK;
-    }
-
-    lbk_progress progress;
-    lbk_progress_start(&progress, root && options->progress, nq);
-    const double t_search = lbk_now();
-    uint64_t merge_bytes = 0;
-    for (uint64_t b = 0; b < batches; b++) {
-        if ((st = lbk_agree(comm, st)) != LBK_OK)
-            goto cleanup;
-        const uint64_t first = b * batch;
-        const uint64_t count = nq - first < batch ? nq - first : batch;
-
-        t = lbk_now();
-        float *points = root ? s.queries.points + first * (uint64_t)shape.dim : s.batch_points;
-        if ((st = lbk_bcast_floats(comm, points, count * (uint64_t)shape.dim)) != LBK_OK)
-            goto cleanup;
-        int32_t *truth = NULL;
-        if (shape.query_labels) {
-            truth = root ? s.queries.labels + first : s.batch_truth;
-            if (is_scatter &&
-                (st = lbk_bcast_bytes(comm, truth, count * sizeof *truth)) != LBK_OK)
-                goto cleanup;
-        }
-        phase[LBK_PHASE_DISTRIBUTE] += lbk_now() - t;
-
-        /* Replicated references: each rank's own slice of the batch is
-         * already final, so its lists go straight to s.merged. */
-        uint64_t slice_first = 0, slice_count = count, moved = 0;
-        if (replicate)
-            lbk_query_slice(count, comm->size, comm->rank, &slice_first, &slice_count);
-        t = lbk_now();
-        s.result.queries = slice_count;
-        st = lbk_engine_query(s.engine, points + slice_first * (uint64_t)shape.dim, slice_count,
-                              &s.result);
-        if (st == LBK_OK)
-            to_candidates(&s.result, &s.shard, replicate ? s.merged : s.local);
-        phase[LBK_PHASE_QUERY] += lbk_now() - t;
-        if ((st = lbk_agree(comm, st)) != LBK_OK)
-            goto cleanup;
-
-        if (!replicate) {
-            t = lbk_now();
-            st = lbk_merge_candidates(comm, job->mpi.merge, s.local, count, k, s.merged,
-                                      &slice_first, &slice_count, &moved);
-            merge_bytes += moved;
-            phase[LBK_PHASE_MERGE] += lbk_now() - t;
-            if ((st = lbk_agree(comm, st)) != LBK_OK)
-                goto cleanup;
-        }
-
-        t = lbk_now();
-        if (is_scatter || root)
-            st = emit_slice(comm, &s, job, &shape, is_scatter, first + slice_first, slice_count,
-                            truth ? truth + slice_first : NULL);
-        phase[LBK_PHASE_OUTPUT] += lbk_now() - t;
-        lbk_progress_update(&progress, first + count, b + 1, batches);
-    }
-    lbk_progress_finish(&progress);
-    const double search_s = lbk_now() - t_search;
-
-    /* A failed write in the last batch is still in st: closing must not
-     * overwrite it, or the run would commit a short file and exit 0. */
-    if (st == LBK_OK && s.outputs_open)
-        st = lbk_outputs_close(&s.outputs);
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-
-    /* 6. Accuracy over every rank's slices, timings over ranks, the report. */
-    if (shape.query_labels && is_scatter && comm->size > 1) {
-        uint64_t counts[3] = {s.confusion.total, s.confusion.correct, s.confusion.other};
-        if ((st = lbk_reduce_sum_u64(comm, counts, 3)) != LBK_OK ||
-            (st = lbk_reduce_sum_u64(comm, s.confusion.matrix,
-                                     (uint64_t)s.confusion.classes * (uint64_t)s.confusion.classes)) != LBK_OK)
-            goto cleanup;
-        s.confusion.total = counts[0];
-        s.confusion.correct = counts[1];
-        s.confusion.other = counts[2];
-    }
-    lbk_run_report report;
-    memset(&report, 0, sizeof report);
-    if ((st = lbk_reduce_stats(comm, phase, LBK_PHASE_COUNT, report.phase_min, report.phase_avg,
-                               report.phase_max)) != LBK_OK)
-        goto cleanup;
-    if ((st = lbk_reduce_sum_u64(comm, &merge_bytes, 1)) != LBK_OK)
-        goto cleanup;
-    if ((st = lbk_gather_doubles(comm, phase, LBK_PHASE_COUNT, s.rank_phases)) != LBK_OK)
-        goto cleanup;
-    if (root) {
-        report.rank_phases = s.rank_phases;
-        report.job = job;
-        report.reference_rows = n;
-        report.query_rows = nq;
-        report.dim = shape.dim;
-        report.reference_labels = shape.reference_labels;
-        report.query_labels = shape.query_labels;
-        report.ranks = comm->size;
-        report.devices = s.devices;
-        report.engine = engine;
-        report.engine_why = why;
-        lbk_engine_describe(s.engine, report.engine_detail, sizeof report.engine_detail);
-        report.batches = batches;
-        report.batch_size = batch;
-        report.search_s = search_s;
-        report.merge_bytes = merge_bytes;
-        report.confusion = shape.query_labels && shape.reference_labels ? &s.confusion : NULL;
-        report.total_s = lbk_now() - t_start;
-        if (job->output.report[0]) {
-            char *text = NULL;
-            size_t len = 0;
-            if ((st = lbk_render_report(&report, &text, &len)) == LBK_OK)
-                st = lbk_outputs_write_report(&s.outputs, job->output.report, text, len);
-            free(text);
-        }
-        if (st == LBK_OK && !lbk_log_is_quiet())
-            lbk_print_summary(stdout, &report);
-    }
-    if ((st = lbk_agree(comm, st)) != LBK_OK)
-        goto cleanup;
-    /* Only now, with every rank done and agreed, do results appear. */
-    if (root)
-        st = lbk_outputs_commit(&s.outputs);
-    s.committed = st == LBK_OK;
-    st = lbk_agree(comm, st);
-cleanup:
-    run_state_free(&s, root);
-    return st;
-}
-
-lbk_status lbk_check(const lbk_job *job)
-{
     lbk_status st;
-    input_shape shape;
-    lbk_dataset ref = {0}, query = {0};
-    if ((st = probe_inputs(job, &shape)) != LBK_OK)
-        goto cleanup;
-    if ((st = check_shape(job, &shape)) != LBK_OK)
-        goto cleanup;
-    /* Reading everything is what validates every value (NaN, ragged rows). */
-    if ((st = read_rows(job, false, 0, shape.reference_rows, &ref)) != LBK_OK)
-        goto cleanup;
-    if ((st = read_rows(job, true, 0, shape.query_rows, &query)) != LBK_OK)
-        goto cleanup;
-    printf("%s: OK\n", job->source);
-    printf("  reference  %" PRIu64 " x %d%s  (%s)\n", shape.reference_rows, shape.dim,
-           shape.reference_labels ? ", labelled" : ", no labels",
-           job->reference.path[0] ? job->reference.path : "built-in synthetic blobs");
-    printf("  queries    %" PRIu64 " x %d%s  (%s)\n", shape.query_rows, shape.dim,
-           query.labels ? ", labelled" : ", no labels",
-           job->reference.path[0] ? job->query.path : "built-in synthetic blobs");
-    const char *why = "";
-    const lbk_engine engine =
-        lbk_engine_resolve(job->knn.engine, shape.dim, shape.reference_rows, job->knn.k, &why);
-    printf("  knn        k=%d metric=%s weights=%s engine=%s (%s)\n", job->knn.k,
-           lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights),
-           lbk_engine_name(engine), why);
+    lbk_run_state s;
+    run_state_init(&s, comm, job, options);
+    const bool root = s.root;
+
+    LBK_TRY_GOTO(st, lbk_agree(comm, load_status));              /* rank 0 loaded the job */
+    LBK_TRY_GOTO(st, lbk_bcast_job(comm, job));
+    s.strategy = lbk_batch_strategy_for(job);
+    LBK_TRY_GOTO(st, lbk_agree(comm, probe_inputs(&s)));          /* rank 0 probes, checks */
+    LBK_TRY_GOTO(st, lbk_bcast_bytes(comm, &s.shape, sizeof s.shape));
+    LBK_TRY_GOTO(st, lbk_agree(comm, read_inputs(&s)));
+    LBK_TRY_GOTO(st, reduce_label_max(&s));
+    LBK_TRY_GOTO(st, lbk_agree(comm, open_device(&s)));
+    LBK_TRY_GOTO(st, gather_devices(&s));
+    LBK_TRY_GOTO(st, lbk_agree(comm, build_engine(&s)));
+    LBK_TRY_GOTO(st, plan_batches(&s));
+    LBK_TRY_GOTO(st, lbk_agree(comm, alloc_batch_buffers(&s)));
+    LBK_TRY_GOTO(st, lbk_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
+    LBK_TRY_GOTO(st, lbk_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false)
+                                                                 : LBK_OK));
+    LBK_TRY_GOTO(st, run_batches(&s));          /* distribute, search, agree, combine, agree,
+                                                 * emit, agree: per batch */
+    LBK_TRY_GOTO(st, lbk_agree(comm, close_outputs(&s)));
+    LBK_TRY_GOTO(st, reduce_results(&s));
+    LBK_TRY_GOTO(st, lbk_agree(comm, root ? write_report(&s) : LBK_OK));
+    /* Only now, with every rank done and agreed, do results appear. */
+    st = lbk_agree(comm, commit_outputs(&s));
 cleanup:
-    lbk_dataset_free(&ref);
-    lbk_dataset_free(&query);
+    run_state_free(&s);
     return st;
 }

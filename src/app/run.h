@@ -1,10 +1,10 @@
-/* The run driver: the data flow of DESIGN.md §1 across ranks, from the job to
- * the result files, the summary and the report; and `check`, which validates a
- * job and its inputs without computing. */
+/* The run driver: the data flow of docs/design.md §1 across ranks, from the
+ * job to the result files, the summary and the report. */
 #ifndef LBK_RUN_H
 #define LBK_RUN_H
 
-#include "collective.h"
+#include "comm.h"
+#include "cpu_threads.h"
 #include "job.h"
 #include "status.h"
 
@@ -12,6 +12,7 @@
 
 typedef struct {
     bool progress;   /* draw the progress line (rank 0) */
+    lbk_cpu_threads_source cpu_threads;   /* this rank's, from lbk_share_cpu_threads */
 } lbk_run_options;
 
 /* Every rank calls this; `job` is meaningful on rank 0 only (it is broadcast)
@@ -19,9 +20,5 @@ typedef struct {
  * together when the job file was bad. */
 lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
                    const lbk_run_options *options);
-
-/* Single process: probe and fully read both inputs, check dimensions, label
- * counts and K; print what was found. */
-lbk_status lbk_check(const lbk_job *job);
 
 #endif

@@ -1,0 +1,145 @@
+#include "batch.h"
+
+#include "classify.h"
+#include "merge.h"
+#include "try.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Rank 0 holds the queries; every rank gets the whole batch, and where every
+ * rank emits a slice, the labels to score it. */
+static lbk_status broadcast_batch(lbk_run_state *s, lbk_batch *b)
+{
+    const uint64_t dim = (uint64_t)s->shape.dim;
+    b->points = s->root ? s->queries.points + b->first * dim : s->batch_points;
+    b->truth = NULL;
+    LBK_TRY(lbk_bcast_floats(s->comm, b->points, b->count * dim));
+    if (!s->shape.query_labels)
+        return LBK_OK;
+    b->truth = s->root ? s->queries.labels + b->first : s->batch_truth;
+    if (!s->strategy->sliced)
+        return LBK_OK;
+    return lbk_bcast_bytes(s->comm, b->truth, b->count * sizeof *b->truth);
+}
+
+/* Engine output (shard rows) to merge candidates (global ids, labels). */
+static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
+                          lbk_candidate *out)
+{
+    const uint64_t slots = res->queries * (uint64_t)res->k;
+    for (uint64_t s = 0; s < slots; s++) {
+        const uint32_t idx = res->index[s];
+        if (idx == UINT32_MAX) {
+            out[s].key = INFINITY;
+            out[s].label = -1;
+            out[s].id = UINT64_MAX;
+        } else {
+            out[s].key = res->keys[s];
+            out[s].label = shard->labels ? shard->labels[idx] : -1;
+            out[s].id = shard->first_row + idx;
+        }
+    }
+}
+
+/* The K-lists of the batch's queries [first, first + count) in this rank's
+ * references. */
+static lbk_status search_range(lbk_run_state *s, const lbk_batch *b, uint64_t first,
+                               uint64_t count, lbk_candidate *out)
+{
+    s->result.queries = count;
+    LBK_TRY(lbk_engine_query(s->engine, b->points + first * (uint64_t)s->shape.dim, count,
+                             &s->result));
+    to_candidates(&s->result, &s->shard, out);
+    return LBK_OK;
+}
+
+/* Sharded references: every rank searches the whole batch in its shard. */
+static lbk_status search_whole_batch(lbk_run_state *s, lbk_batch *b)
+{
+    b->slice_first = 0;
+    b->slice_count = b->count;
+    return search_range(s, b, 0, b->count, s->local);
+}
+
+/* Replicated references: each rank searches only its own slice of the batch,
+ * and those lists are already final, so they go straight to s->merged. */
+static lbk_status search_own_slice(lbk_run_state *s, lbk_batch *b)
+{
+    lbk_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first, &b->slice_count);
+    return search_range(s, b, b->slice_first, b->slice_count, s->merged);
+}
+
+/* The K-list reduction: rank 0 gets every list (reduce), or each rank its
+ * slice (reduce_scatter). */
+static lbk_status merge_lists(lbk_run_state *s, lbk_batch *b)
+{
+    uint64_t moved = 0;
+    const lbk_status st =
+        lbk_merge_candidates(s->comm, s->job->mpi.merge, s->local, b->count, s->job->knn.k,
+                             s->merged, &b->slice_first, &b->slice_count, &moved);
+    s->merge_bytes += moved;
+    return st;
+}
+
+static const lbk_batch_strategy shard_reduce = {broadcast_batch, search_whole_batch,
+                                                merge_lists, false};
+static const lbk_batch_strategy shard_reduce_scatter = {broadcast_batch, search_whole_batch,
+                                                        merge_lists, true};
+static const lbk_batch_strategy replicate = {broadcast_batch, search_own_slice, NULL, true};
+
+const lbk_batch_strategy *lbk_batch_strategy_for(const lbk_job *job)
+{
+    /* A switch, so that -Wswitch points here when a partition is added. */
+    switch (job->mpi.partition) {
+    case LBK_PARTITION_SHARD:
+        break;
+    case LBK_PARTITION_REPLICATE:
+        return &replicate;
+    }
+    return job->mpi.merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
+}
+
+/* Predictions are variable-length text: every rank's slice goes after the
+ * slices of the ranks before it, so offsets come from an exclusive scan,
+ * which a rank joins even when it has failed, so that no rank is left
+ * waiting in it. */
+static lbk_status write_predictions(lbk_run_state *s, uint64_t first, uint64_t count,
+                                    lbk_status st)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
+        st = lbk_format_predictions(first, count, s->predictions, &text, &len);
+    uint64_t before = 0, total = len;
+    if (s->strategy->sliced) {
+        const lbk_status scan = lbk_exscan_u64(s->comm, len, &before, &total);
+        st = st != LBK_OK ? st : scan;
+    }
+    if (st == LBK_OK && len > 0)
+        st = lbk_outputs_write_text(&s->outputs, s->outputs.text_offset + before, text, len);
+    s->outputs.text_offset += total;
+    free(text);
+    return st;
+}
+
+lbk_status lbk_batch_emit(lbk_run_state *s, lbk_batch *b)
+{
+    const lbk_job *job = s->job;
+    const int k = job->knn.k;
+    const int32_t *truth = b->truth ? b->truth + b->slice_first : NULL;
+    if (!s->strategy->sliced && !s->root)
+        return LBK_OK;
+    if (s->shape.reference_labels)
+        for (uint64_t q = 0; q < b->slice_count; q++) {
+            s->predictions[q] = lbk_vote(s->merged + q * (uint64_t)k, k, job->knn.metric,
+                                         job->knn.weights);
+            if (truth)
+                lbk_confusion_add(&s->confusion, truth[q], s->predictions[q]);
+        }
+    lbk_status st = LBK_OK;
+    if (s->outputs_open)
+        st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
+                                     s->merged);
+    return write_predictions(s, b->first + b->slice_first, b->slice_count, st);
+}

@@ -1,0 +1,132 @@
+#include "inputs.h"
+
+#include "engine.h"
+#include "log.h"
+#include "try.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape)
+{
+    memset(shape, 0, sizeof *shape);
+    if (job->reference.path[0] == '\0') {
+        shape->reference_rows = job->synthetic.points;
+        shape->query_rows = job->synthetic.queries;
+        shape->dim = job->synthetic.dim;
+        shape->reference_labels = shape->query_labels = true;
+        return LBK_OK;
+    }
+    lbk_source_info ref, query;
+    LBK_TRY(lbk_source_probe(&job->reference, &ref));
+    LBK_TRY(lbk_source_probe(&job->query, &query));
+    LBK_FAIL_IF(query.dim != ref.dim, LBK_ERR_INPUT,
+                "%s: queries have dimension %d but the reference points (%s) have %d",
+                job->query.path, query.dim, job->reference.path, ref.dim);
+    shape->reference_rows = ref.rows;
+    shape->query_rows = query.rows;
+    shape->dim = ref.dim;
+    shape->reference_labels = ref.has_labels;
+    shape->query_labels = query.has_labels;
+    return LBK_OK;
+}
+
+/* An output that is a directory, or that is one of the input files, would
+ * otherwise show only at the final rename: after all the work, with other
+ * outputs already in place, or with an input replaced by results. */
+static lbk_status check_output_paths(const lbk_job *job)
+{
+#define OUTPUT_NAME_(name) #name,
+#define OUTPUT_PATH_(name) job->output.name,
+    static const char *const names[] = {LBK_OUTPUT_LIST(OUTPUT_NAME_)};
+    const char *const outputs[] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
+#undef OUTPUT_NAME_
+#undef OUTPUT_PATH_
+    const char *const inputs[] = {job->reference.path, job->reference.labels, job->query.path,
+                                  job->query.labels};
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+        struct stat out;
+        if (!outputs[i][0] || stat(outputs[i], &out) != 0)
+            continue;  /* not there yet: creating it is checked when it is opened */
+        LBK_FAIL_IF(S_ISDIR(out.st_mode), LBK_ERR_CONFIG, "%s: output.%s is a directory",
+                    outputs[i], names[i]);
+        for (size_t j = 0; j < sizeof inputs / sizeof *inputs; j++) {
+            struct stat in;
+            LBK_FAIL_IF(inputs[j][0] && stat(inputs[j], &in) == 0 && in.st_dev == out.st_dev &&
+                            in.st_ino == out.st_ino,
+                        LBK_ERR_CONFIG, "%s: output.%s would overwrite the input file %s",
+                        outputs[i], names[i], inputs[j]);
+        }
+    }
+    return LBK_OK;
+}
+
+lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape)
+{
+    const char *where = job->reference.path[0] ? job->reference.path : "synthetic.points";
+    LBK_FAIL_IF(shape->reference_rows == 0, LBK_ERR_INPUT, "%s: the reference set is empty",
+                where);
+    LBK_FAIL_IF((uint64_t)job->knn.k > shape->reference_rows, LBK_ERR_INPUT,
+                "%s: knn.k = %d is larger than the %" PRIu64 " reference points", where,
+                job->knn.k, shape->reference_rows);
+    LBK_FAIL_IF(job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX,
+                LBK_ERR_INPUT,
+                "%s: %" PRIu64 " reference points do not fit the int32 ids of an .ivecs "
+                "neighbours file",
+                where, shape->reference_rows);
+    LBK_FAIL_IF(job->output.predictions[0] && !shape->reference_labels, LBK_ERR_INPUT,
+                "%s: output.predictions needs reference labels, and none were given", where);
+    return check_output_paths(job);
+}
+
+lbk_status lbk_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
+                         lbk_dataset *out)
+{
+    if (job->reference.path[0] == '\0')
+        return lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out);
+    return lbk_source_read(is_query ? &job->query : &job->reference, lo, hi, out);
+}
+
+const char *lbk_input_name(const lbk_job *job, bool is_query)
+{
+    /* Without reference.path both sets are synthetic, whatever query.path says. */
+    if (job->reference.path[0] == '\0')
+        return "built-in synthetic blobs";
+    return is_query ? job->query.path : job->reference.path;
+}
+
+static void print_check(const lbk_job *job, const lbk_input_shape *shape,
+                        const lbk_dataset *query)
+{
+    printf("%s: OK\n", job->source);
+    printf("  reference  %" PRIu64 " x %d%s  (%s)\n", shape->reference_rows, shape->dim,
+           shape->reference_labels ? ", labelled" : ", no labels",
+           lbk_input_name(job, false));
+    printf("  queries    %" PRIu64 " x %d%s  (%s)\n", shape->query_rows, shape->dim,
+           query->labels ? ", labelled" : ", no labels", lbk_input_name(job, true));
+    const char *why = "";
+    const lbk_engine engine =
+        lbk_engine_resolve(job->knn.engine, shape->dim, shape->reference_rows, job->knn.k, &why);
+    printf("  knn        k=%d metric=%s weights=%s engine=%s (%s)\n", job->knn.k,
+           lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights),
+           lbk_engine_name(engine), why);
+}
+
+lbk_status lbk_check(const lbk_job *job)
+{
+    lbk_status st;
+    lbk_input_shape shape;
+    lbk_dataset ref = {0}, query = {0};
+    LBK_TRY(lbk_probe_inputs(job, &shape));
+    LBK_TRY(lbk_check_inputs(job, &shape));
+    /* Reading everything is what validates every value (NaN, ragged rows). */
+    LBK_TRY_GOTO(st, lbk_read_rows(job, false, 0, shape.reference_rows, &ref));
+    LBK_TRY_GOTO(st, lbk_read_rows(job, true, 0, shape.query_rows, &query));
+    print_check(job, &shape, &query);
+cleanup:
+    lbk_dataset_free(&ref);
+    lbk_dataset_free(&query);
+    return st;
+}

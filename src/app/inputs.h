@@ -1,0 +1,42 @@
+/* A job's inputs before any computing: their shape (probed without reading
+ * every row), the checks that need no computing (dimensions, K, labels,
+ * output paths), reading a range of rows, and the `check` command built
+ * from those. Synthetic data (no reference.path) answers like a file. */
+#ifndef LBK_INPUTS_H
+#define LBK_INPUTS_H
+
+#include "dataset.h"
+#include "job.h"
+#include "status.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* What rank 0 learns about the inputs; broadcast as bytes. */
+typedef struct {
+    uint64_t reference_rows, query_rows;
+    int dim;
+    bool reference_labels, query_labels;
+} lbk_input_shape;
+
+/* Rows, dimension and labels of both inputs; the dimensions must agree. */
+lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape);
+
+/* A non-empty reference set, K within it, ids that fit the neighbours file,
+ * reference labels for predictions, and outputs that are neither
+ * directories nor input files. */
+lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape);
+
+/* Rows [lo, hi) of the reference points or the queries, every value
+ * checked. */
+lbk_status lbk_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
+                         lbk_dataset *out);
+
+/* The input's path, or "built-in synthetic blobs", for messages and reports. */
+const char *lbk_input_name(const lbk_job *job, bool is_query);
+
+/* The `check` command, single process: probe and fully read both inputs,
+ * check them, and print what was found. */
+lbk_status lbk_check(const lbk_job *job);
+
+#endif

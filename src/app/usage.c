@@ -1,0 +1,40 @@
+#include "usage.h"
+
+#include "log.h"
+
+static const char usage_text[] =
+    "Usage: lbknn COMMAND [ARGS]\n"
+    "\n"
+    "Exact k-nearest-neighbour classification on OpenCL devices, across MPI ranks.\n"
+    "\n"
+    "Commands:\n"
+    "  run [JOB.yaml] [--set KEY=VALUE]... [--progress] [--quiet]\n"
+    "        Run a job; without JOB.yaml, the built-in default job (synthetic data).\n"
+    "        Under mpirun or srun, every rank takes a shard of the reference points.\n"
+    "  check [JOB.yaml] [--set KEY=VALUE]...\n"
+    "        Validate the job and read its inputs completely, without computing.\n"
+    "  generate DIR [--points N] [--queries N] [--dim D] [--classes C] [--seed S]\n"
+    "           [--spread X] [--format fvecs|bvecs|csv|idx]\n"
+    "        Write a seeded labelled synthetic data set (Gaussian blobs) and a job\n"
+    "        file DIR/job.yaml that classifies its queries.\n"
+    "  devices [--type gpu|cpu|any]\n"
+    "        List OpenCL platforms and devices and the one a run would pick.\n"
+    "\n"
+    "Options:\n"
+    "  --set KEY=VALUE  override a job key, e.g. --set knn.k=10 --set knn.engine=brute\n"
+    "  --progress       show progress on stderr even when it is not a terminal\n"
+    "  -q, --quiet      print nothing but errors\n"
+    "  -h, --help       show this help;   -V, --version  show the version\n"
+    "\n"
+    "Exit status: 0 success, 2 bad usage, job file or input data, 1 runtime failure.\n"
+    "Job keys: see configs/README.md (installed under share/lbknn/configs).\n";
+
+void lbk_usage(FILE *out) { fputs(usage_text, out); }
+
+lbk_status lbk_usage_error(const char *fmt, const char *arg)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, fmt, arg);
+    lbk_error("%s (see 'lbknn --help')", msg);
+    return LBK_ERR_USAGE;
+}

@@ -1,0 +1,23 @@
+/* The MPI side of lbk_comm, for the dist layer's own files only: nothing
+ * above this layer includes it (only dist may include <mpi.h>). */
+#ifndef LBK_COMM_MPI_H
+#define LBK_COMM_MPI_H
+
+#include "comm.h"
+
+#include <mpi.h>
+
+struct lbk_comm_mpi {
+    MPI_Comm comm;
+};
+
+#define LBK_MPI_COMM(c) ((c)->mpi->comm)
+
+/* LBK_OK for MPI_SUCCESS; otherwise logs "WHAT failed: <MPI's message>" and
+ * returns LBK_ERR_MPI, so every MPI error becomes a status at one place. */
+lbk_status lbk_mpi_check(int rc, const char *what);
+
+/* The most bytes one MPI call may carry (lbk_collective_set_chunk_bytes). */
+uint64_t lbk_dist_chunk_bytes(void);
+
+#endif
