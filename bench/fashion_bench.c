@@ -8,9 +8,11 @@
  *                 [--queries 10000] [--select bubble|sort] [--groups G]
  *                 [--budget-mb MB] [--prefilter auto|on|off] */
 #include "brute.h"
+#include "cuknn_baseline.h"
 #include "device.h"
 #include "log.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
     int k = 5, groups = 0;
     long max_queries = 10000;
     uint64_t budget = 0;
-    lbk_brute_select select = LBK_SELECT_BUBBLE;
+    bool full_sort = false; /* --select sort: the CUKNN-style baseline (cuknn_baseline.h) */
     lbk_brute_prefilter prefilter = LBK_PREFILTER_AUTO;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--dir") == 0)
@@ -117,7 +119,7 @@ int main(int argc, char **argv)
                         : strcmp(argv[i + 1], "on") == 0 ? LBK_PREFILTER_ON
                                                          : LBK_PREFILTER_AUTO;
         else if (strcmp(argv[i], "--select") == 0)
-            select = strcmp(argv[i + 1], "sort") == 0 ? LBK_SELECT_FULL_SORT : LBK_SELECT_BUBBLE;
+            full_sort = strcmp(argv[i + 1], "sort") == 0;
         else {
             fprintf(stderr, "fashion_bench: unknown option %s\n", argv[i]);
             return 2;
@@ -157,10 +159,11 @@ int main(int argc, char **argv)
         goto cleanup;
     const lbk_dataset data = {.rows = n, .dim = (int)dim, .points = train};
     const lbk_brute_params params = {
-        .k = k, .metric = LBK_METRIC_L2, .groups = groups, .select = select,
-        .memory_budget = budget, .prefilter = prefilter};
+        .k = k, .metric = LBK_METRIC_L2, .groups = groups, .memory_budget = budget,
+        .prefilter = prefilter};
     const double t_create = now();
-    if ((st = lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK)
+    if ((st = full_sort ? lbk_cuknn_create(dev, &data, &params, &engine)
+                        : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK)
         goto cleanup;
     const double create_s = now() - t_create;
     const uint64_t batch = lbk_brute_max_batch(engine);
@@ -214,7 +217,7 @@ int main(int argc, char **argv)
     }
     printf("device: %s\n", lbk_device_description(dev));
     printf("references %u x %u, queries %u, K = %d, select %s, batch %llu, chunk %llu\n", n, dim,
-           nq, k, select == LBK_SELECT_BUBBLE ? "bubble" : "full-sort",
+           nq, k, full_sort ? "full-sort" : "bubble",
            (unsigned long long)batch, (unsigned long long)lbk_brute_chunk_rows(engine));
     printf("create (upload + kernel build): %.3f s\n", create_s);
     printf("query time: %.3f s (kernels: distance %.3f s, select %.3f s, final %.3f s)\n",

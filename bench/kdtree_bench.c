@@ -83,6 +83,22 @@ static lbk_tree_sort parse_sort(const char *s)
                                        : LBK_SORT_AUTO;
 }
 
+/* The builder's diagnostics, read from this program's environment
+ * (bench/results/kdtree.md): LBK_KDTREE_PROFILE (set: time every kernel and
+ * level) and LBK_KDTREE_SEGMENT_MAX=n (the longest run sorted one per
+ * work-item; 0 = the global radix for every level but the last). */
+static lbk_kdtree_params tree_params(lbk_tree_split split, lbk_tree_sort sort)
+{
+    lbk_kdtree_params p = {.split = split, .sort = sort};
+    p.profile = getenv("LBK_KDTREE_PROFILE") != NULL;
+    const char *segment_max = getenv("LBK_KDTREE_SEGMENT_MAX");
+    if (segment_max) {
+        p.segment_max_set = true;
+        p.segment_max = strtoull(segment_max, NULL, 10);
+    }
+    return p;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -95,7 +111,7 @@ static int build_once(lbk_device *dev, uint64_t n, int dim, bool clustered, lbk_
 {
     float *pts = make_data(n, dim, clustered);
     const lbk_dataset ds = {.rows = n, .dim = dim, .points = pts};
-    const lbk_kdtree_params params = {.split = split, .sort = sort};
+    const lbk_kdtree_params params = tree_params(split, sort);
     double t[32];
     if (reps > 32)
         reps = 32;
@@ -190,7 +206,7 @@ static int cmd_query(lbk_device *dev, int argc, char **argv)
         float *pts = make_data(n, 3, c);
         float *qs = make_data(nq, 3, c);
         const lbk_dataset ds = {.rows = n, .dim = 3, .points = pts};
-        const lbk_kdtree_params params = {.split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_AUTO};
+        const lbk_kdtree_params params = tree_params(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_AUTO);
         lbk_kdtree *tree = NULL;
         lbk_knn_result r = {.queries = nq, .k = k};
         r.keys = malloc((size_t)(nq * (uint64_t)k) * sizeof *r.keys);
@@ -236,7 +252,7 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
         lbk_knn_result r = {.queries = nq, .k = k};
         r.keys = malloc((size_t)(nq * (uint64_t)k) * sizeof *r.keys);
         r.index = malloc((size_t)(nq * (uint64_t)k) * sizeof *r.index);
-        const lbk_kdtree_params params = {.split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_AUTO};
+        const lbk_kdtree_params params = tree_params(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_AUTO);
         lbk_kdtree *tree = NULL;
         if (!r.keys || !r.index || lbk_kdtree_build(dev, &ds, &params, &tree) != LBK_OK)
             return 1;
@@ -249,7 +265,7 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
         lbk_kdtree_destroy(tree);
 
         const lbk_brute_params bp = {.k = k, .metric = LBK_METRIC_L2, .groups = 0,
-                                     .select = LBK_SELECT_BUBBLE, .memory_budget = 0};
+                                     .memory_budget = 0};
         lbk_brute *brute = NULL;
         t0 = now();
         double tb = NAN;

@@ -7,9 +7,11 @@
  *   pbknn_select [--m 1,8,64] [--k 16] [--queries 32] [--dim 64] [--reps 5]
  *                [--groups 32] [--groups-sweep 1,4,...] [--write DIR] */
 #include "brute.h"
+#include "cuknn_baseline.h"
 #include "device.h"
 #include "log.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,16 +86,16 @@ typedef struct {
 /* Median-free: the minimum over repetitions is the least disturbed by the
  * other users of a shared machine. */
 static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *queries,
-                          const options *o, lbk_brute_select select, int groups,
+                          const options *o, bool full_sort, int groups,
                           lbk_brute_prefilter prefilter, lbk_knn_result *res,
                           measurement *best)
 {
     lbk_status st = LBK_OK;
     lbk_brute *engine = NULL;
     const lbk_brute_params params = {
-        .k = o->k, .metric = LBK_METRIC_L2, .groups = groups, .select = select,
-        .prefilter = prefilter};
-    if ((st = lbk_brute_create(dev, ref, &params, &engine)) != LBK_OK)
+        .k = o->k, .metric = LBK_METRIC_L2, .groups = groups, .prefilter = prefilter};
+    if ((st = full_sort ? lbk_cuknn_create(dev, ref, &params, &engine)
+                        : lbk_brute_create(dev, ref, &params, &engine)) != LBK_OK)
         goto cleanup;
     best->select_s = best->final_s = best->distance_s = best->wall_s = 1e30;
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up */
@@ -204,10 +206,10 @@ int main(int argc, char **argv)
         /* The paper's comparison is of the selection alone: both without the
          * prefilter, on the same exact distance matrix. */
         measurement bub, srt, pre;
-        if ((st = measure(dev, &data, queries, &o, LBK_SELECT_BUBBLE, o.groups,
+        if ((st = measure(dev, &data, queries, &o, false, o.groups,
                           LBK_PREFILTER_OFF, &a, &bub)) != LBK_OK)
             goto cleanup;
-        if ((st = measure(dev, &data, queries, &o, LBK_SELECT_FULL_SORT, o.groups,
+        if ((st = measure(dev, &data, queries, &o, true, o.groups,
                           LBK_PREFILTER_OFF, &b, &srt)) != LBK_OK)
             goto cleanup;
         const size_t slots = (size_t)o.queries * o.k;
@@ -216,7 +218,7 @@ int main(int argc, char **argv)
             st = LBK_ERR_INTERNAL;
             goto cleanup;
         }
-        if ((st = measure(dev, &data, queries, &o, LBK_SELECT_BUBBLE, o.groups,
+        if ((st = measure(dev, &data, queries, &o, false, o.groups,
                           LBK_PREFILTER_AUTO, &b, &pre)) != LBK_OK)
             goto cleanup;
         if (memcmp(a.keys, b.keys, slots * 4) != 0 || memcmp(a.index, b.index, slots * 4) != 0) {
@@ -231,7 +233,7 @@ int main(int argc, char **argv)
                srt.wall_s * 1e3, pre.wall_s * 1e3);
         for (int g = 0; g < o.sweep_count; g++) {
             measurement sw;
-            if ((st = measure(dev, &data, queries, &o, LBK_SELECT_BUBBLE, o.sweep[g],
+            if ((st = measure(dev, &data, queries, &o, false, o.sweep[g],
                               LBK_PREFILTER_OFF, &a, &sw)) != LBK_OK)
                 goto cleanup;
             printf("#   m %d groups %4d: select %.3f ms + final %.3f ms = %.3f ms\n", o.m[mi],

@@ -1,15 +1,14 @@
 /* PBKNN brute-force kernels (He et al. 2016): the distance kernels (tiled
  * in local memory for GPUs, blocked 16-lane for CPUs), the grouped
- * parallel-bubble selection, the final K-of-G*K selection, the L2 prefilter's
- * bound and re-rank kernels, and the CUKNN-style full-sort baseline.
+ * parallel-bubble selection, the final K-of-G*K selection, and the L2
+ * prefilter's bound and re-rank kernels. (The CUKNN-style full-sort baseline
+ * of the benchmarks is bench/cuknn_select.cl.)
  *
- * Compile-time parameters (set by src/brute.c):
+ * Compile-time parameters (set by src/engines/brute.c):
  *   LBK_METRIC          LBK_KERNEL_METRIC_*
  *   LBK_K               neighbours per query
  *   LBK_W, LBK_B        bubble work-items and bubbles per work-item (W*B >= K)
  *   LBK_SCAN            stream elements each bubble work-item filters per block
- *   LBK_SORT_S          full-sort block (power of two >= max(256, 2K))
- *   LBK_SORT_W          full-sort work-items (<= S/2)
  *   LBK_LX, LBK_LY      distance work-group shape
  *   LBK_RB, LBK_QB      references (x) and queries (y) per distance work-item
  *   LBK_TD              dimensions staged per local-memory tile
@@ -17,31 +16,15 @@
  *                       reference blocks per work-item
  *   LBK_KP              (optional) prefilter candidates per query, K < KP
  *
- * Candidates are ordered by (key, index); a missing candidate (pad) is
- * (+inf, LBK_NO_INDEX), which sorts after every real one, even a real +inf. */
+ * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
+ * pads (+inf, LBK_NO_INDEX) last. */
 
 #define LBK_TR (LBK_LX * LBK_RB)
 #define LBK_TQ (LBK_LY * LBK_QB)
 #define LBK_L (LBK_W * LBK_SCAN)
 
-inline bool lbk_less(float ka, uint ia, float kb, uint ib)
-{
-    return ka < kb || (ka == kb && ia < ib);
-}
-
-/* The key's operation order is part of the exactness contract (src/knn.h):
- * one separate multiply and add per dimension, dimensions ascending. */
-inline float lbk_accumulate(float s, float d)
-{
-#if LBK_METRIC == LBK_KERNEL_METRIC_L2
-    const float sq = d * d;
-    return s + sq;
-#elif LBK_METRIC == LBK_KERNEL_METRIC_L1
-    return s + fabs(d);
-#else
-    return fmax(s, fabs(d));
-#endif
-}
+/* The key step of lbk_shared.h on 16 lanes (the blocked kernel). */
+LBK_DEFINE_KEY_STEP(lbk_key_step16, float16)
 
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
  * Padding a tile with zeros in both operands adds exact zeros (and max with
@@ -80,7 +63,7 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
             for (int a = 0; a < LBK_QB; a++) {
                 const float q = qt[ly + a * LBK_LY][j];
                 for (int b = 0; b < LBK_RB; b++)
-                    acc[a][b] = lbk_accumulate(acc[a][b], q - r[b]);
+                    acc[a][b] = lbk_key_step(acc[a][b], q - r[b], LBK_METRIC);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -108,10 +91,23 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
 #define LBK_MODE_EXACT 0
 #define LBK_MODE_BOUND 1
 
+/* Columns r0 .. r0 + 15 of a distance row, those below nr. */
+inline void lbk_store16(__global float *row, const uint r0, const uint nr, const float16 key)
+{
+    if (r0 + 16 <= nr) {
+        vstore16(key, 0, row + r0);
+        return;
+    }
+    float lanes[16];
+    vstore16(key, 0, lanes);
+    for (uint l = 0; l < 16 && r0 + l < nr; l++)
+        row[r0 + l] = lanes[l];
+}
+
 /* mode EXACT: the exact key. mode BOUND (L2 prefilter): a lower bound of the
  * exact key, (|q|^2 + |r|^2 - 2 q.r) - c (|q|^2 + |r|^2), where the dot
  * product may use fused multiply-adds in any order: its error, and the exact
- * key's own rounding, are covered by c (see src/brute.c, prefilter_bound). */
+ * key's own rounding, are covered by c (see src/engines/brute.c, prefilter_bound). */
 inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
                         __global const float *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
@@ -141,19 +137,10 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
             const float q = qrow[a][j];
 #pragma unroll
             for (int b = 0; b < LBK_VRB; b++) {
-                if (mode == LBK_MODE_BOUND) {
+                if (mode == LBK_MODE_BOUND)
                     acc[a][b] = fma((float16)(q), r[b], acc[a][b]);
-                } else {
-                    const float16 d = (float16)(q) - r[b];
-#if LBK_METRIC == LBK_KERNEL_METRIC_L2
-                    const float16 sq = d * d;
-                    acc[a][b] = acc[a][b] + sq;
-#elif LBK_METRIC == LBK_KERNEL_METRIC_L1
-                    acc[a][b] = acc[a][b] + fabs(d);
-#else
-                    acc[a][b] = fmax(acc[a][b], fabs(d));
-#endif
-                }
+                else
+                    acc[a][b] = lbk_key_step16(acc[a][b], (float16)(q) - r[b], LBK_METRIC);
             }
         }
     }
@@ -162,21 +149,13 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
             break;
         __global float *row = dist + (ulong)(q0 + a) * ldd;
         for (int b = 0; b < LBK_VRB; b++) {
-            const uint r0 = (b0 + b) * 16;
             float16 key = acc[a][b];
             if (mode == LBK_MODE_BOUND) {
                 const float16 norms = (float16)(qnorm[q0 + a]) +
                                       vload16(0, rnorm + (block_first + b0 + b) * 16);
                 key = (norms - 2.0f * acc[a][b]) - bound_c * norms;
             }
-            if (r0 + 16 <= nr) {
-                vstore16(key, 0, row + r0);
-            } else {
-                float lanes[16];
-                vstore16(key, 0, lanes);
-                for (uint l = 0; l < 16 && r0 + l < nr; l++)
-                    row[r0 + l] = lanes[l];
-            }
+            lbk_store16(row, (b0 + b) * 16, nr, key);
         }
     }
 }
@@ -201,13 +180,73 @@ __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint 
 }
 
 #ifdef LBK_KP
-/* One work-item per query; refs row-major. cand holds the LBK_KP smallest lower bounds L(r)
- * (sorted, from the bubble kernels compiled with K = LBK_KP). With the upper
- * bound U(r) = L(r) + 2c(|q|^2 + |r|^2) and U_K the K-th smallest U among
- * them, every reference left out has exact key >= L(r) >= L_KP > U_K >= the
- * K-th smallest exact key, so it cannot be a neighbour even by a tie; then the
- * exact keys of the candidates decide. When L_KP > U_K does not hold, the
- * query is flagged for the exact path. */
+/* cand holds a query's LBK_KP smallest lower bounds L(r) (sorted, from the
+ * bubble kernels compiled with K = LBK_KP). With the upper bound U(r) = L(r)
+ * + 2c(|q|^2 + |r|^2) and U_K the K-th smallest U among them, every reference
+ * left out has exact key >= L(r) >= L_KP > U_K >= the K-th smallest exact
+ * key, so it cannot be a neighbour even by a tie. True when that holds, or
+ * when every reference of the shard is a candidate. */
+inline bool lbk_rerank_settled(__global const float *ck, __global const uint *ci, const float qn,
+                               __global const float *rnorm, const float bound_c)
+{
+    float upper[LBK_KP];
+    for (int s = 0; s < LBK_KP; s++) {
+        if (ci[s] == LBK_NO_INDEX)
+            return true;
+        /* Rounding of this sum is covered by the 1e-6 margin. */
+        upper[s] = (ck[s] + 2.0f * bound_c * (qn + rnorm[ci[s]])) * 1.000001f;
+    }
+    /* K-th smallest upper bound: insertion sort. */
+    for (int s = 1; s < LBK_KP; s++) {
+        const float v = upper[s];
+        int t = s;
+        while (t > 0 && upper[t - 1] > v) {
+            upper[t] = upper[t - 1];
+            t--;
+        }
+        upper[t] = v;
+    }
+    return ck[LBK_KP - 1] > upper[LBK_K - 1];
+}
+
+/* The K best of the candidates by their exact keys (refs row-major). */
+inline void lbk_rerank_exact(__global const float *qrow, const uint dim,
+                             __global const float *refs, __global const uint *ci,
+                             __global float *out_k, __global uint *out_i)
+{
+    float bk[LBK_K];
+    uint bx[LBK_K];
+    for (int s = 0; s < LBK_K; s++) {
+        bk[s] = INFINITY;
+        bx[s] = LBK_NO_INDEX;
+    }
+    for (int s = 0; s < LBK_KP; s++) {
+        const uint i = ci[s];
+        if (i == LBK_NO_INDEX)
+            continue;
+        __global const float *r = refs + (ulong)i * dim;
+        float key = 0.0f;
+        for (uint j = 0; j < dim; j++)
+            key = lbk_key_step(key, qrow[j] - r[j], LBK_KERNEL_METRIC_L2);
+        if (!lbk_candidate_less(key, i, bk[LBK_K - 1], bx[LBK_K - 1]))
+            continue;
+        int t = LBK_K - 1;
+        while (t > 0 && lbk_candidate_less(key, i, bk[t - 1], bx[t - 1])) {
+            bk[t] = bk[t - 1];
+            bx[t] = bx[t - 1];
+            t--;
+        }
+        bk[t] = key;
+        bx[t] = i;
+    }
+    for (int s = 0; s < LBK_K; s++) {
+        out_k[s] = bk[s];
+        out_i[s] = bx[s];
+    }
+}
+
+/* One work-item per query: the exact K best of its candidates, or the query
+ * flagged for the exact path when the bound cannot prove them complete. */
 __kernel void lbk_brute_rerank(__global const float *queries, const uint nq, const uint dim,
                                __global const float *refs, __global const float *qnorm,
                                __global const float *rnorm, const float bound_c,
@@ -218,70 +257,14 @@ __kernel void lbk_brute_rerank(__global const float *queries, const uint nq, con
     const uint q = get_global_id(0);
     if (q >= nq)
         return;
-    __global const float *ck = cand_k + (ulong)q * LBK_KP;
     __global const uint *ci = cand_i + (ulong)q * LBK_KP;
-    const float qn = qnorm[q];
-    bool complete = false; /* every reference of the shard is a candidate */
-    float upper[LBK_KP];
-    for (int s = 0; s < LBK_KP; s++) {
-        if (ci[s] == LBK_NO_INDEX) {
-            complete = true;
-            upper[s] = INFINITY;
-        } else {
-            /* Rounding of this sum is covered by the 1e-6 margin. */
-            upper[s] = (ck[s] + 2.0f * bound_c * (qn + rnorm[ci[s]])) * 1.000001f;
-        }
-    }
-    if (!complete) {
-        /* K-th smallest upper bound: partial insertion sort of the first K. */
-        for (int s = 1; s < LBK_KP; s++) {
-            const float v = upper[s];
-            int t = s;
-            while (t > 0 && upper[t - 1] > v) {
-                upper[t] = upper[t - 1];
-                t--;
-            }
-            upper[t] = v;
-        }
-        if (!(ck[LBK_KP - 1] > upper[LBK_K - 1])) {
-            fallback[q] = 1;
-            return;
-        }
+    if (!lbk_rerank_settled(cand_k + (ulong)q * LBK_KP, ci, qnorm[q], rnorm, bound_c)) {
+        fallback[q] = 1;
+        return;
     }
     fallback[q] = 0;
-    float bk[LBK_K];
-    uint bx[LBK_K];
-    for (int s = 0; s < LBK_K; s++) {
-        bk[s] = INFINITY;
-        bx[s] = LBK_NO_INDEX;
-    }
-    __global const float *qrow = queries + (ulong)q * dim;
-    for (int s = 0; s < LBK_KP; s++) {
-        const uint i = ci[s];
-        if (i == LBK_NO_INDEX)
-            continue;
-        __global const float *r = refs + (ulong)i * dim;
-        float key = 0.0f;
-        for (uint j = 0; j < dim; j++) {
-            const float d = qrow[j] - r[j];
-            const float sq = d * d;
-            key = key + sq;
-        }
-        if (!lbk_less(key, i, bk[LBK_K - 1], bx[LBK_K - 1]))
-            continue;
-        int t = LBK_K - 1;
-        while (t > 0 && lbk_less(key, i, bk[t - 1], bx[t - 1])) {
-            bk[t] = bk[t - 1];
-            bx[t] = bx[t - 1];
-            t--;
-        }
-        bk[t] = key;
-        bx[t] = i;
-    }
-    for (int s = 0; s < LBK_K; s++) {
-        best_k[(ulong)q * LBK_K + s] = bk[s];
-        best_i[(ulong)q * LBK_K + s] = bx[s];
-    }
+    lbk_rerank_exact(queries + (ulong)q * dim, dim, refs, ci, best_k + (ulong)q * LBK_K,
+                     best_i + (ulong)q * LBK_K);
 }
 #endif
 
@@ -317,7 +300,7 @@ inline void lbk_bubble_step(const uint t, const uint nb, const uint step, float 
         in_i = px[prv + t - 1];
     }
     for (uint b = 0; b < LBK_B; b++) {
-        if (b < nb && lbk_less(in_k, in_i, hk[b], hx[b])) {
+        if (b < nb && lbk_candidate_less(in_k, in_i, hk[b], hx[b])) {
             const float tk = hk[b];
             const uint ti = hx[b];
             hk[b] = in_k;
@@ -380,7 +363,7 @@ inline void lbk_bubble_run(__global const float *k0, __global const uint *i0, co
                 float key;
                 uint index;
                 lbk_fetch(k0, i0, n0, k1, i1, base, p, &key, &index);
-                if (lbk_less(key, index, tk, ti)) {
+                if (lbk_candidate_less(key, index, tk, ti)) {
                     const uint slot = atomic_inc(qn);
                     qk[slot] = key;
                     qx[slot] = index;
@@ -444,79 +427,4 @@ void lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i,
     const ulong row = (ulong)q * count, out = (ulong)q * LBK_K;
     lbk_bubble_run(best_k + out, best_i + out, n0, surv_k + row, surv_i + row, 0, n0 + count,
                    best_k + out, best_i + out, pk, px, qk, qx, &qn, &thr_k, &thr_i);
-}
-
-/* Full bitonic sort of S candidates in local memory; the K smallest are
- * written to out. */
-inline void lbk_sort_run(__global const float *k0, __global const uint *i0, const uint n0,
-                         __global const float *k1, __global const uint *i1, const uint base,
-                         const uint lo, const uint n, __global float *out_k,
-                         __global uint *out_i, __local float *sk, __local uint *sx)
-{
-    const uint t = get_local_id(0);
-    for (uint e = t; e < LBK_SORT_S; e += LBK_SORT_W) {
-        float key = INFINITY;
-        uint index = LBK_NO_INDEX;
-        if (lo + e < n)
-            lbk_fetch(k0, i0, n0, k1, i1, base, lo + e, &key, &index);
-        sk[e] = key;
-        sx[e] = index;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint size = 2; size <= LBK_SORT_S; size <<= 1) {
-        for (uint stride = size >> 1; stride > 0; stride >>= 1) {
-            for (uint p = t; p < LBK_SORT_S / 2; p += LBK_SORT_W) {
-                const uint i = 2 * p - (p & (stride - 1));
-                const uint j = i + stride;
-                const bool ascending = (i & size) == 0;
-                const bool swap = ascending ? lbk_less(sk[j], sx[j], sk[i], sx[i])
-                                            : lbk_less(sk[i], sx[i], sk[j], sx[j]);
-                if (swap) {
-                    const float tk = sk[i];
-                    const uint ti = sx[i];
-                    sk[i] = sk[j];
-                    sx[i] = sx[j];
-                    sk[j] = tk;
-                    sx[j] = ti;
-                }
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-    }
-    for (uint e = t; e < LBK_K; e += LBK_SORT_W) {
-        out_k[e] = sk[e];
-        out_i[e] = sx[e];
-    }
-}
-
-/* Work-group (b, q): block b (S columns) of row q of the distance matrix. */
-__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1)))
-void lbk_sort_matrix(__global const float *dist, const ulong ldd, const uint nr,
-                     const uint base, __global float *out_k, __global uint *out_i)
-{
-    __local float sk[LBK_SORT_S];
-    __local uint sx[LBK_SORT_S];
-    const uint b = get_group_id(0), q = get_group_id(1), blocks = get_num_groups(0);
-    const ulong out = ((ulong)q * blocks + b) * LBK_K;
-    lbk_sort_run(0, 0, 0, dist + (ulong)q * ldd, 0, base, b * LBK_SORT_S, nr, out_k + out,
-                 out_i + out, sk, sx);
-}
-
-/* Work-group (b, q): block b of the stream (best[q] when use_prev, then the
- * `count` candidates of row q of in); block b's K smallest go to row q of out
- * (stride blocks * K). With use_prev there is exactly one block and out may be
- * best itself: everything is read before the first barrier. */
-__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1)))
-void lbk_sort_lists(__global const float *in_k, __global const uint *in_i, const uint count,
-                    const uint use_prev, __global const float *best_k,
-                    __global const uint *best_i, __global float *out_k, __global uint *out_i)
-{
-    __local float sk[LBK_SORT_S];
-    __local uint sx[LBK_SORT_S];
-    const uint b = get_group_id(0), q = get_group_id(1), blocks = get_num_groups(0);
-    const uint n0 = use_prev ? LBK_K : 0;
-    const ulong row = (ulong)q * count, prev = (ulong)q * LBK_K;
-    const ulong out = ((ulong)q * blocks + b) * LBK_K;
-    lbk_sort_run(best_k + prev, best_i + prev, n0, in_k + row, in_i + row, 0, b * LBK_SORT_S,
-                 n0 + count, out_k + out, out_i + out, sk, sx);
 }

@@ -13,39 +13,8 @@
  * in both sorts, so that -0/+0 and even non-finite values have one total
  * order and the two sorts agree wherever the order is strict. */
 
-static inline uint kd_level(ulong s)
-{
-    return 63u - (uint)clz(s + 1);
-}
-
-/* Size of the subtree of node s in a left-balanced tree of n nodes and
- * `levels` levels. */
-static inline ulong kd_subtree_size(ulong s, ulong n, uint levels)
-{
-    if (s >= n)
-        return 0;
-    const uint d = levels - kd_level(s) - 1;
-    const ulong fllc = ((s + 1) << d) - 1;
-    const ulong full = ((ulong)1 << d) - 1;
-    const ulong last = n > fllc ? min(n - fllc, (ulong)1 << d) : 0;
-    return full + last;
-}
-
-/* First array position of node s's subtree while level(s) is being split. */
-static inline ulong kd_segment_begin(ulong s, ulong n, uint levels)
-{
-    const uint l = kd_level(s);
-    const uint d = levels - l - 1;
-    const ulong first = ((ulong)1 << l) - 1;
-    const ulong m = s - first;
-    const ulong last_level_first = ((ulong)1 << (levels - 1)) - 1;
-    return first + m * (((ulong)1 << d) - 1) + min(m << d, n - last_level_first);
-}
-
-static inline ulong kd_pivot(ulong s, ulong n, uint levels)
-{
-    return kd_segment_begin(s, n, levels) + kd_subtree_size(2 * s + 1, n, levels);
-}
+/* The shape formulas (levels, subtree size, segment begin, pivot) are the
+ * lbk_kd_* functions of lbk_shared.h, shared with the host. */
 
 static inline uint kd_flip(float f)
 {
@@ -295,7 +264,7 @@ __kernel void kd_update(__global uint *tags, __global uchar *dims, int has_dims,
     if (i >= n)
         return;
     const ulong s = tags[i];
-    const ulong p = kd_pivot(s, n, levels);
+    const ulong p = lbk_kd_pivot(s, n, levels);
     if (i == p)
         return;
     const ulong c = i < p ? 2 * s + 1 : 2 * s + 2;
@@ -317,7 +286,7 @@ __kernel void kd_child_dims(__global const float *points, int dim, __global cons
     const ulong s = first + get_global_id(0);
     if (s >= n || s >= 2 * first + 1)
         return;
-    const ulong p = kd_pivot(s, n, levels);
+    const ulong p = lbk_kd_pivot(s, n, levels);
     const int ds = dims[p];
     const float plane_s = points[p * (ulong)dim + (ulong)ds];
     for (int side = 0; side < 2; side++) {
@@ -367,6 +336,77 @@ __kernel void kd_child_dims(__global const float *points, int dim, __global cons
 
 #define KD_SHORT_RUN 32
 
+/* Sort a short run in place: insertion sort of (key, payload), stable. */
+static inline void kd_insertion_sort(__global uint *k1, __global uint *r1, ulong size)
+{
+    for (ulong i = 1; i < size; i++) {
+        const uint k = k1[i], r = r1[i];
+        ulong x = i;
+        while (x > 0 && k1[x - 1] > k) {
+            k1[x] = k1[x - 1];
+            r1[x] = r1[x - 1];
+            x--;
+        }
+        k1[x] = k;
+        r1[x] = r;
+    }
+}
+
+/* 8-bit LSD radix sort of (key, payload) between two scratch copies, stable.
+ * Returns true when the sorted run ends up in the second copy. */
+static inline bool kd_radix_run(__global uint *k1, __global uint *r1, __global uint *k2,
+                                __global uint *r2, ulong size)
+{
+    /* All four digit histograms in one sweep. */
+    uint h[4][KD_RADIX];
+    for (int p = 0; p < 4; p++)
+        for (int d = 0; d < KD_RADIX; d++)
+            h[p][d] = 0;
+    for (ulong i = 0; i < size; i++) {
+        const uint k = k1[i];
+        h[0][k & 0xff]++;
+        h[1][(k >> 8) & 0xff]++;
+        h[2][(k >> 16) & 0xff]++;
+        h[3][k >> 24]++;
+    }
+    bool swapped = false;
+    for (int p = 0; p < 4; p++) {
+        const uint shift = 8u * (uint)p;
+        if (h[p][(k1[0] >> shift) & 0xff] == size)
+            continue; /* one digit value: the pass would not move anything */
+        uint sum = 0;
+        for (int d = 0; d < KD_RADIX; d++) {
+            const uint v = h[p][d];
+            h[p][d] = sum;
+            sum += v;
+        }
+        for (ulong i = 0; i < size; i++) {
+            const uint k = k1[i];
+            const uint pos = h[p][(k >> shift) & 0xff]++;
+            k2[pos] = k;
+            r2[pos] = r1[i];
+        }
+        __global uint *t = k1;
+        k1 = k2;
+        k2 = t;
+        t = r1;
+        r1 = r2;
+        r2 = t;
+        swapped = !swapped;
+    }
+    return swapped;
+}
+
+/* Where child c's run starts before the sort: its parent's segment for a
+ * left child, after the parent's pivot for a right one (the root: 0). */
+static inline ulong kd_run_source(ulong c, ulong n, uint levels, uint level)
+{
+    if (level == 0)
+        return 0;
+    const ulong s = (c - 1) / 2;
+    return c == 2 * s + 1 ? lbk_kd_segment_begin(s, n, levels) : lbk_kd_pivot(s, n, levels) + 1;
+}
+
 __kernel void kd_seg_sort(__global const float *points, int dim, __global const uint *rows,
                           __global const uchar *dims, int has_dims, int rr_dim, ulong n,
                           uint levels, uint level, int tag_only, __global float *points_out,
@@ -378,13 +418,9 @@ __kernel void kd_seg_sort(__global const float *points, int dim, __global const 
     const ulong c = first + get_global_id(0);
     if (c >= n || c > 2 * first)
         return;
-    ulong src = 0;
-    if (level > 0) {
-        const ulong s = (c - 1) / 2;
-        src = c == 2 * s + 1 ? kd_segment_begin(s, n, levels) : kd_pivot(s, n, levels) + 1;
-    }
-    const ulong size = kd_subtree_size(c, n, levels);
-    const ulong dst = kd_segment_begin(c, n, levels);
+    const ulong src = kd_run_source(c, n, levels, level);
+    const ulong size = lbk_kd_subtree_size(c, n, levels);
+    const ulong dst = lbk_kd_segment_begin(c, n, levels);
     __global uint *k1 = scratch + dst, *r1 = scratch + n + dst;
     __global uint *k2 = scratch2 + dst, *r2 = scratch2 + n + dst;
     /* Widest: the run's split dimension was chosen by kd_child_dims (the
@@ -397,55 +433,10 @@ __kernel void kd_seg_sort(__global const float *points, int dim, __global const 
         r1[i] = (uint)(src + i);
         k1[i] = tag_only ? 0u : kd_flip(points[(src + i) * (ulong)dim + (ulong)j]);
     }
-    if (size <= KD_SHORT_RUN) {
-        for (ulong i = 1; i < size; i++) {
-            const uint k = k1[i], r = r1[i];
-            ulong x = i;
-            while (x > 0 && k1[x - 1] > k) {
-                k1[x] = k1[x - 1];
-                r1[x] = r1[x - 1];
-                x--;
-            }
-            k1[x] = k;
-            r1[x] = r;
-        }
-    } else {
-        /* All four digit histograms in one sweep. */
-        uint h[4][KD_RADIX];
-        for (int p = 0; p < 4; p++)
-            for (int d = 0; d < KD_RADIX; d++)
-                h[p][d] = 0;
-        for (ulong i = 0; i < size; i++) {
-            const uint k = k1[i];
-            h[0][k & 0xff]++;
-            h[1][(k >> 8) & 0xff]++;
-            h[2][(k >> 16) & 0xff]++;
-            h[3][k >> 24]++;
-        }
-        for (int p = 0; p < 4; p++) {
-            const uint shift = 8u * (uint)p;
-            if (h[p][(k1[0] >> shift) & 0xff] == size)
-                continue; /* one digit value: the pass would not move anything */
-            uint sum = 0;
-            for (int d = 0; d < KD_RADIX; d++) {
-                const uint v = h[p][d];
-                h[p][d] = sum;
-                sum += v;
-            }
-            for (ulong i = 0; i < size; i++) {
-                const uint k = k1[i];
-                const uint pos = h[p][(k >> shift) & 0xff]++;
-                k2[pos] = k;
-                r2[pos] = r1[i];
-            }
-            __global uint *t = k1;
-            k1 = k2;
-            k2 = t;
-            t = r1;
-            r1 = r2;
-            r2 = t;
-        }
-    }
+    if (size <= KD_SHORT_RUN)
+        kd_insertion_sort(k1, r1, size);
+    else if (kd_radix_run(k1, r1, k2, r2, size))
+        r1 = r2;
     for (ulong i = 0; i < size; i++) {
         const ulong from = r1[i], to = dst + i;
         rows_out[to] = rows[from];
@@ -467,7 +458,7 @@ __kernel void kd_seg_pivots(__global const float *points, int dim, __global cons
     const ulong s = first + get_global_id(0);
     if (s >= n || s > 2 * first)
         return;
-    const ulong p = kd_pivot(s, n, levels);
+    const ulong p = lbk_kd_pivot(s, n, levels);
     rows_out[s] = rows[p];
     for (int j = 0; j < dim; j++)
         points_out[s * (ulong)dim + (ulong)j] = points[p * (ulong)dim + (ulong)j];

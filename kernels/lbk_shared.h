@@ -1,6 +1,11 @@
-/* Definitions shared by host C code and OpenCL C kernels. Prepended to every
- * kernel source at build time; included by host modules that launch kernels.
- * Keep it to plain scalar types that have the same layout on both sides. */
+/* What host C code and the OpenCL C kernels must agree on, written once and
+ * compiled on both sides: prepended to every kernel source at build time,
+ * included by the host modules that launch kernels (src/device, src/engines).
+ * Plain scalar types with the same layout on both sides; the few primitives
+ * that differ (bit casts, fabs, bit length) are defined per side below.
+ *
+ * The test oracles (tests/oracle, tests/kdtree/ref_tagsort.c) must not use
+ * this header: they exist to check it. */
 #ifndef LBK_SHARED_H
 #define LBK_SHARED_H
 
@@ -10,19 +15,132 @@
 typedef uint lbk_u32;
 typedef ulong lbk_u64;
 typedef int lbk_i32;
+#define LBK_FABS fabs
+#define LBK_FMAX fmax
+static inline lbk_u32 lbk_float_bits(float f) { return as_uint(f); }
+static inline float lbk_bits_float(lbk_u32 b) { return as_float(b); }
+/* Bits needed to write v: 0 for 0, 64 - clz(v) otherwise. */
+static inline lbk_u32 lbk_bit_length(lbk_u64 v) { return 64u - (lbk_u32)clz(v); }
 #else
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 typedef uint32_t lbk_u32;
 typedef uint64_t lbk_u64;
 typedef int32_t lbk_i32;
+#define LBK_FABS fabsf
+#define LBK_FMAX fmaxf
+static inline lbk_u32 lbk_float_bits(float f)
+{
+    lbk_u32 b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+static inline float lbk_bits_float(lbk_u32 b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+static inline lbk_u32 lbk_bit_length(lbk_u64 v)
+{
+    lbk_u32 bits = 0;
+    for (; v; v >>= 1)
+        bits++;
+    return bits;
+}
 #endif
 
-/* Metric ids passed to kernels; equal to lbk_metric in config.h. */
+/* Metric ids passed to kernels; equal to lbk_metric in enums.h (checked on
+ * the host). */
 #define LBK_KERNEL_METRIC_L2 0
 #define LBK_KERNEL_METRIC_L1 1
 #define LBK_KERNEL_METRIC_LINF 2
 
-/* Missing candidate: key +inf, index all ones. */
+/* ---- the key (docs/design.md section 2) ----
+ * One dimension's step, dimensions ascending from s = 0: L2 s + d*d with the
+ * product rounded on its own (its own statement, and FP_CONTRACT off), L1
+ * s + |d|, Linf max(s, |d|). A macro that defines the step for a type, so
+ * that a kernel can also have it for vector lanes (float16: each lane its own
+ * sequential sum). With a constant metric the branches fold away. */
+#define LBK_DEFINE_KEY_STEP(name, T)                                                          \
+    static inline T name(T s, T d, int metric)                                                \
+    {                                                                                          \
+        if (metric == LBK_KERNEL_METRIC_L2) {                                                  \
+            const T sq = d * d;                                                                \
+            return s + sq;                                                                     \
+        }                                                                                      \
+        if (metric == LBK_KERNEL_METRIC_L1)                                                    \
+            return s + LBK_FABS(d);                                                            \
+        return LBK_FMAX(s, LBK_FABS(d));                                                       \
+    }
+LBK_DEFINE_KEY_STEP(lbk_key_step, float)
+
+/* ---- candidates ----
+ * Ordered by (key, index). A missing candidate (pad) is (+inf, LBK_NO_INDEX),
+ * which sorts after every real one, even a real +inf. */
 #define LBK_NO_INDEX 0xffffffffu
+#define LBK_INF_BITS 0x7f800000u
+
+static inline bool lbk_candidate_less(float ka, lbk_u32 ia, float kb, lbk_u32 ib)
+{
+    return ka < kb || (ka == kb && ia < ib);
+}
+
+/* Packed: the float bits of the key above the index. Keys are non-negative,
+ * so integer order of packed candidates is (key, index) order. */
+#define LBK_PACKED_PAD (((lbk_u64)LBK_INF_BITS << 32) | (lbk_u64)LBK_NO_INDEX)
+
+static inline lbk_u64 lbk_pack(float key, lbk_u32 index)
+{
+    return ((lbk_u64)lbk_float_bits(key) << 32) | (lbk_u64)index;
+}
+static inline float lbk_packed_key(lbk_u64 packed) { return lbk_bits_float((lbk_u32)(packed >> 32)); }
+static inline lbk_u32 lbk_packed_index(lbk_u64 packed) { return (lbk_u32)packed; }
+
+/* ---- left-balanced tree shape (docs/design.md section 4) ----
+ * Node s at slot s, children 2s+1 and 2s+2; n nodes, levels = bit length of
+ * n. 64-bit intermediates, so the formulas stay exact for n near 2^32. */
+static inline lbk_u32 lbk_kd_levels(lbk_u64 n) { return lbk_bit_length(n); }
+static inline lbk_u32 lbk_kd_level(lbk_u64 s) { return lbk_bit_length(s + 1) - 1u; }
+
+/* Nodes in the subtree of s (0 when s >= n). */
+static inline lbk_u64 lbk_kd_subtree_size(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
+{
+    if (s >= n)
+        return 0;
+    const lbk_u32 d = levels - lbk_kd_level(s) - 1u;
+    const lbk_u64 fllc = ((s + 1) << d) - 1; /* first node of s's part of the last level */
+    const lbk_u64 full = ((lbk_u64)1 << d) - 1;
+    const lbk_u64 width = (lbk_u64)1 << d;
+    const lbk_u64 last = n > fllc ? (n - fllc < width ? n - fllc : width) : 0;
+    return full + last;
+}
+
+/* First array position of s's subtree while level(s) is being split. */
+static inline lbk_u64 lbk_kd_segment_begin(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
+{
+    const lbk_u32 l = lbk_kd_level(s);
+    const lbk_u32 d = levels - l - 1u;
+    const lbk_u64 first = ((lbk_u64)1 << l) - 1;
+    const lbk_u64 m = s - first;
+    const lbk_u64 rest = n - (((lbk_u64)1 << (levels - 1u)) - 1); /* nodes on the last level */
+    const lbk_u64 lower = m << d;
+    return first + m * (((lbk_u64)1 << d) - 1) + (lower < rest ? lower : rest);
+}
+
+/* The position of s's pivot: after its left subtree. */
+static inline lbk_u64 lbk_kd_pivot(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
+{
+    return lbk_kd_segment_begin(s, n, levels) + lbk_kd_subtree_size(2 * s + 1, n, levels);
+}
+
+#ifndef __OPENCL_C_VERSION__
+_Static_assert(sizeof(float) == 4 && sizeof(lbk_u32) == 4, "32-bit float and uint as on the device");
+_Static_assert(sizeof(lbk_u64) == 8, "64-bit ulong as on the device");
+_Static_assert(LBK_NO_INDEX == UINT32_MAX, "the pad index is the largest 32-bit index");
+_Static_assert(LBK_PACKED_PAD == 0x7f800000ffffffffull, "the packed pad: +inf above LBK_NO_INDEX");
+#endif
 
 #endif

@@ -1,31 +1,52 @@
 /* Tree kNN: Wald's stack-free traversal of a left-balanced k-d tree
  * (arXiv 2210.12859), one work-item per query.
  *
- * The K best so far live in the query's slice of `lists` as packed keys
- * (float bits of key << 32 | original shard row): keys are non-negative, so
- * integer order is (key, row) order and one compare orders both. The list is
- * in global memory, not a private array, so K is not bounded by registers
- * or stack. */
-
-#define TQ_PAD (((ulong)0x7f800000u << 32) | (ulong)LBK_NO_INDEX)
+ * The K best so far live in the query's slice of `lists` as packed
+ * candidates (lbk_pack: key bits above the original shard row), so one
+ * integer compare orders by (key, row). The list is in global memory, not a
+ * private array, so K is not bounded by registers or stack. */
 
 static inline float tq_key(__global const float *q, __global const float *r, int dim,
                            int metric)
 {
     float s = 0.0f;
+    /* One loop per metric, so the metric is not tested per dimension. */
     if (metric == LBK_KERNEL_METRIC_L2) {
-        for (int j = 0; j < dim; j++) {
-            const float d = q[j] - r[j];
-            s = s + d * d;
-        }
+        for (int j = 0; j < dim; j++)
+            s = lbk_key_step(s, q[j] - r[j], LBK_KERNEL_METRIC_L2);
     } else if (metric == LBK_KERNEL_METRIC_L1) {
         for (int j = 0; j < dim; j++)
-            s = s + fabs(q[j] - r[j]);
+            s = lbk_key_step(s, q[j] - r[j], LBK_KERNEL_METRIC_L1);
     } else {
         for (int j = 0; j < dim; j++)
-            s = fmax(s, fabs(q[j] - r[j]));
+            s = lbk_key_step(s, q[j] - r[j], LBK_KERNEL_METRIC_LINF);
     }
     return s;
+}
+
+/* Insert a candidate into the sorted list when it beats the K-th; returns
+ * the (new) K-th. */
+static inline ulong tq_insert(__global ulong *list, int k, ulong packed, ulong worst)
+{
+    if (packed >= worst)
+        return worst;
+    int pos = k - 1;
+    while (pos > 0 && list[pos - 1] > packed) {
+        list[pos] = list[pos - 1];
+        pos--;
+    }
+    list[pos] = packed;
+    return list[k - 1];
+}
+
+/* Back from the close child: the far side holds keys >= the plane key
+ * (rounding is monotone), so it is skipped only when that is strictly worse
+ * than the current K-th: an equal key with a smaller row must still be
+ * found. */
+static inline bool tq_visit_far(float delta, int metric, ulong worst)
+{
+    const float plane = metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
+    return plane <= lbk_packed_key(worst);
 }
 
 __kernel void tq_knn(__global const float *tree, __global const uint *ids,
@@ -39,8 +60,8 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
     __global const float *q = queries + qi * (ulong)dim;
     __global ulong *list = lists + qi * (ulong)k;
     for (int i = 0; i < k; i++)
-        list[i] = TQ_PAD;
-    ulong worst = TQ_PAD;
+        list[i] = LBK_PACKED_PAD;
+    ulong worst = LBK_PACKED_PAD;
 
     /* The round-robin split dimension follows the walk: +1 going down, -1
      * going up, so no clz or division per step. */
@@ -48,44 +69,22 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
     int level_dim = 0;
     while (curr >= 0) {
         const long parent = ((curr + 1) >> 1) - 1;
-        if ((ulong)curr >= n) {
-            prev = curr;
-            curr = parent;
-            level_dim = level_dim == 0 ? dim - 1 : level_dim - 1;
-            continue;
-        }
-        const bool from_parent = prev < curr;
-        __global const float *node = tree + (ulong)curr * (ulong)dim;
-        if (from_parent) {
-            const float key = tq_key(q, node, dim, metric);
-            const ulong packed = ((ulong)as_uint(key) << 32) | (ulong)ids[curr];
-            if (packed < worst) {
-                int pos = k - 1;
-                while (pos > 0 && list[pos - 1] > packed) {
-                    list[pos] = list[pos - 1];
-                    pos--;
-                }
-                list[pos] = packed;
-                worst = list[k - 1];
-            }
-        }
-        const int sd = has_dims ? (int)split_dims[curr] : level_dim;
-        const float delta = q[sd] - node[sd];
-        const long close_child = 2 * curr + (delta < 0.0f ? 1 : 2);
-        const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
-        long next;
-        if (from_parent) {
-            next = close_child;
-        } else if (prev == close_child) {
-            /* The far side holds keys >= the plane key (rounding is monotone),
-             * so it is skipped only when that is strictly worse than the
-             * current K-th: an equal key with a smaller row must still be
-             * found. */
-            const float plane = metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
-            const float kth = as_float((uint)(worst >> 32));
-            next = ((ulong)far_child < n && plane <= kth) ? far_child : parent;
-        } else {
-            next = parent;
+        long next = parent;
+        if ((ulong)curr < n) {
+            const bool from_parent = prev < curr;
+            __global const float *node = tree + (ulong)curr * (ulong)dim;
+            if (from_parent)
+                worst = tq_insert(list, k, lbk_pack(tq_key(q, node, dim, metric), ids[curr]),
+                                  worst);
+            const int sd = has_dims ? (int)split_dims[curr] : level_dim;
+            const float delta = q[sd] - node[sd];
+            const long close_child = 2 * curr + (delta < 0.0f ? 1 : 2);
+            const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
+            if (from_parent)
+                next = close_child;
+            else if (prev == close_child && (ulong)far_child < n &&
+                     tq_visit_far(delta, metric, worst))
+                next = far_child;
         }
         if (next == parent)
             level_dim = level_dim == 0 ? dim - 1 : level_dim - 1;

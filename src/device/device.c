@@ -2,8 +2,8 @@
 
 #include "embedded_kernels.h"
 #include "log.h"
+#include "try.h"
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,43 +160,24 @@ static void platform_string(cl_platform_id p, cl_platform_info what, char *buf, 
     buf[size - 1] = '\0';
 }
 
-lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
+/* The entry a request picks, or a logged error. */
+static lbk_status choose(const lbk_device_request *req, device_entry *entries, int *count,
+                         int *chosen)
 {
-    lbk_status st = LBK_OK;
-    lbk_device *dev = NULL;
-    device_entry entries[MAX_DEVICES];
-    int count = 0;
     char why[256];
-    cl_int err;
-
-    *out = NULL;
-    st = enumerate(entries, &count);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (count == 0) {
+    LBK_TRY(enumerate(entries, count));
+    if (*count == 0) {
         print_install_hint();
-        st = LBK_ERR_DEVICE;
-        goto cleanup;
+        return LBK_ERR_DEVICE;
     }
-    int chosen = pick(entries, count, req, why, sizeof why);
-    if (chosen < 0) {
-        lbk_error("%s; see 'lbknn devices' (device.type: any accepts every type)", why);
-        st = LBK_ERR_DEVICE;
-        goto cleanup;
-    }
-    dev = calloc(1, sizeof *dev);
-    if (!dev) {
-        lbk_error("out of host memory opening the OpenCL device");
-        st = LBK_ERR_NOMEM;
-        goto cleanup;
-    }
-    dev->platform = entries[chosen].platform;
-    dev->id = entries[chosen].device;
-    dev->is_gpu = entries[chosen].is_gpu;
-    dev->index = 0;
-    for (int i = 0; i < chosen; i++)
-        dev->index += matches(&entries[i], req->type);
+    *chosen = pick(entries, *count, req, why, sizeof why);
+    LBK_FAIL_IF(*chosen < 0, LBK_ERR_DEVICE,
+                "%s; see 'lbknn devices' (device.type: any accepts every type)", why);
+    return LBK_OK;
+}
 
+static void read_info(lbk_device *dev)
+{
     cl_ulong gm = 0, ma = 0, lm = 0;
     cl_uint cu = 0;
     clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gm, &gm, NULL);
@@ -213,19 +194,41 @@ lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
     device_string(dev->id, CL_DEVICE_VERSION, version, sizeof version);
     platform_string(dev->platform, CL_PLATFORM_NAME, pname, sizeof pname);
     snprintf(dev->description, sizeof dev->description, "%s (%s, %s)", name, pname, version);
+}
 
+static lbk_status create_queue(lbk_device *dev)
+{
+    cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     dev->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
-    if ((st = lbk_cl_check(err, "creating the OpenCL context")) != LBK_OK)
-        goto cleanup;
+    LBK_TRY(lbk_cl_check(err, "creating the OpenCL context"));
     dev->queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
-    if ((st = lbk_cl_check(err, "creating the OpenCL command queue")) != LBK_OK)
-        goto cleanup;
+    return lbk_cl_check(err, "creating the OpenCL command queue");
+}
+
+lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
+{
+    device_entry entries[MAX_DEVICES];
+    int count = 0, chosen = -1;
+
+    *out = NULL;
+    LBK_TRY(choose(req, entries, &count, &chosen));
+    lbk_device *dev = calloc(1, sizeof *dev);
+    LBK_FAIL_IF(!dev, LBK_ERR_NOMEM, "out of host memory opening the OpenCL device");
+    dev->platform = entries[chosen].platform;
+    dev->id = entries[chosen].device;
+    dev->is_gpu = entries[chosen].is_gpu;
+    dev->index = 0;
+    for (int i = 0; i < chosen; i++)
+        dev->index += matches(&entries[i], req->type);
+    read_info(dev);
+    const lbk_status st = create_queue(dev);
+    if (st != LBK_OK) {
+        lbk_device_close(dev);
+        return st;
+    }
     *out = dev;
-    dev = NULL;
-cleanup:
-    lbk_device_close(dev);
-    return st;
+    return LBK_OK;
 }
 
 void lbk_device_close(lbk_device *dev)
@@ -259,9 +262,7 @@ lbk_status lbk_device_list(FILE *out, const lbk_device_request *req)
     device_entry entries[MAX_DEVICES];
     int count = 0;
     char why[256];
-    lbk_status st = enumerate(entries, &count);
-    if (st != LBK_OK)
-        return st;
+    LBK_TRY(enumerate(entries, &count));
     if (count == 0) {
         fprintf(out, "No OpenCL platforms or devices found.\n");
         print_install_hint();
@@ -296,72 +297,92 @@ lbk_status lbk_device_list(FILE *out, const lbk_device_request *req)
     return LBK_OK;
 }
 
-lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
-                              cl_program *out)
+static const cached_program *find_cached(const lbk_device *dev, const char *name,
+                                         const char *opts)
+{
+    for (int i = 0; i < dev->program_count; i++)
+        if (strcmp(dev->programs[i].file, name) == 0 && strcmp(dev->programs[i].options, opts) == 0)
+            return &dev->programs[i];
+    return NULL;
+}
+
+static void log_build_failure(const lbk_device *dev, cl_program program, const char *name,
+                              const char *full_opts, cl_int err)
+{
+    size_t log_size = 0;
+    clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size);
+    char *log = malloc(log_size + 1);
+    if (log) {
+        clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
+        log[log_size] = '\0';
+    }
+    lbk_error("building kernel %s (%s) failed: %s\n%s", name, full_opts, lbk_cl_error_name(err),
+              log ? log : "(no build log)");
+    free(log);
+}
+
+/* Compile `source` with the shared header in front. The header is pasted in
+ * rather than #included, because the program is built from memory with no
+ * include path. */
+static lbk_status build(lbk_device *dev, const char *name, const char *source, const char *opts,
+                        cl_program *out)
 {
     lbk_status st = LBK_OK;
-    char *source = NULL;
-    char *log = NULL;
-    cl_program program = NULL;
-    cl_int err;
-    const char *opts = options ? options : "";
-
-    for (int i = 0; i < dev->program_count; i++) {
-        if (strcmp(dev->programs[i].file, file) == 0 && strcmp(dev->programs[i].options, opts) == 0) {
-            *out = dev->programs[i].program;
-            return LBK_OK;
-        }
-    }
     const lbk_embedded_file *shared = lbk_embedded_find("lbk_shared.h");
-    const lbk_embedded_file *kernel = lbk_embedded_find(file);
-    if (!shared || !kernel || dev->program_count == MAX_PROGRAMS || strlen(file) >= 64 ||
-        strlen(opts) >= 256) {
-        lbk_error("internal: kernel file '%s' is not embedded or too many programs", file);
-        st = LBK_ERR_INTERNAL;
-        goto cleanup;
-    }
-    /* The shared header is pasted in rather than #included, because the
-     * program is built from memory with no include path. */
-    size_t len = shared->length + kernel->length + 64;
-    source = malloc(len);
-    if (!source) {
-        st = LBK_ERR_NOMEM;
-        lbk_error("out of host memory building %s", file);
-        goto cleanup;
-    }
-    snprintf(source, len, "%s\n#line 1 \"%s\"\n%s", shared->source, file, kernel->source);
-    const char *src = source;
-    program = clCreateProgramWithSource(dev->context, 1, &src, NULL, &err);
-    if ((st = lbk_cl_check(err, "creating an OpenCL program")) != LBK_OK)
-        goto cleanup;
+    LBK_FAIL_IF(!shared, LBK_ERR_INTERNAL, "internal: lbk_shared.h is not embedded");
+    const size_t len = shared->length + strlen(name) + strlen(source) + 32;
+    char *text = malloc(len);
+    LBK_FAIL_IF(!text, LBK_ERR_NOMEM, "out of host memory building %s", name);
+    snprintf(text, len, "%s\n#line 1 \"%s\"\n%s", shared->source, name, source);
+    const char *src = text;
+    cl_int err;
+    cl_program program = clCreateProgramWithSource(dev->context, 1, &src, NULL, &err);
+    LBK_TRY_GOTO(st, lbk_cl_check(err, "creating an OpenCL program"));
     char full_opts[512];
     snprintf(full_opts, sizeof full_opts, "-cl-std=CL1.2 %s", opts);
     err = clBuildProgram(program, 1, &dev->id, full_opts, NULL, NULL);
     if (err != CL_SUCCESS) {
-        size_t log_size = 0;
-        clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size);
-        log = malloc(log_size + 1);
-        if (log) {
-            clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
-            log[log_size] = '\0';
-        }
-        lbk_error("building kernel %s (%s) failed: %s\n%s", file, full_opts,
-                  lbk_cl_error_name(err), log ? log : "(no build log)");
+        log_build_failure(dev, program, name, full_opts, err);
         st = LBK_ERR_DEVICE;
         goto cleanup;
     }
-    cached_program *slot = &dev->programs[dev->program_count++];
-    snprintf(slot->file, sizeof slot->file, "%s", file);
-    snprintf(slot->options, sizeof slot->options, "%s", opts);
-    slot->program = program;
     *out = program;
     program = NULL;
 cleanup:
     if (program)
         clReleaseProgram(program);
-    free(source);
-    free(log);
+    free(text);
     return st;
+}
+
+lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const char *source,
+                                     const char *options, cl_program *out)
+{
+    const char *opts = options ? options : "";
+    const cached_program *hit = find_cached(dev, name, opts);
+    if (hit) {
+        *out = hit->program;
+        return LBK_OK;
+    }
+    LBK_FAIL_IF(dev->program_count == MAX_PROGRAMS || strlen(name) >= 64 || strlen(opts) >= 256,
+                LBK_ERR_INTERNAL, "internal: kernel file '%s': too many programs or too long a "
+                "name or options", name);
+    cl_program program;
+    LBK_TRY(build(dev, name, source, opts, &program));
+    cached_program *slot = &dev->programs[dev->program_count++];
+    snprintf(slot->file, sizeof slot->file, "%s", name);
+    snprintf(slot->options, sizeof slot->options, "%s", opts);
+    slot->program = program;
+    *out = program;
+    return LBK_OK;
+}
+
+lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
+                              cl_program *out)
+{
+    const lbk_embedded_file *kernel = lbk_embedded_find(file);
+    LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
+    return lbk_device_program_source(dev, file, kernel->source, options, out);
 }
 
 lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *out)
@@ -395,22 +416,42 @@ lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, 
     return LBK_OK;
 }
 
-lbk_status lbk_kernel_args(cl_kernel kernel, const char *name, int count, ...)
+size_t lbk_kernel_work_group_limit(const lbk_device *dev, cl_kernel kernel)
 {
-    va_list ap;
-    lbk_status st = LBK_OK;
-    va_start(ap, count);
-    for (int i = 0; i < count; i++) {
-        size_t size = va_arg(ap, size_t);
-        const void *value = va_arg(ap, const void *);
-        cl_int err = clSetKernelArg(kernel, (cl_uint)i, size, value);
+    size_t wg = 0;
+    if (clGetKernelWorkGroupInfo(kernel, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
+                                 NULL) != CL_SUCCESS)
+        return 0;
+    return wg;
+}
+
+void lbk_kernel_name(cl_kernel kernel, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, buf, NULL) != CL_SUCCESS)
+        snprintf(buf, size, "?");
+    buf[size - 1] = '\0';
+}
+
+lbk_status lbk_kernel_set_args(cl_kernel kernel, const lbk_kernel_arg *args, size_t count)
+{
+    char name[128];
+    cl_uint expected = 0;
+    cl_int err = clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof expected, &expected, NULL);
+    if (err == CL_SUCCESS && expected != count) {
+        lbk_kernel_name(kernel, name, sizeof name);
+        lbk_error("internal: kernel %s takes %u arguments, %zu given", name, (unsigned)expected,
+                  count);
+        return LBK_ERR_INTERNAL;
+    }
+    for (size_t i = 0; i < count; i++) {
+        err = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
         if (err != CL_SUCCESS) {
-            lbk_error("setting argument %d of kernel %s: OpenCL error %s", i, name,
+            lbk_kernel_name(kernel, name, sizeof name);
+            lbk_error("setting argument %zu of kernel %s: OpenCL error %s", i, name,
                       lbk_cl_error_name(err));
-            st = LBK_ERR_DEVICE;
-            break;
+            return LBK_ERR_DEVICE;
         }
     }
-    va_end(ap);
-    return st;
+    return LBK_OK;
 }

@@ -1,8 +1,10 @@
 #include "brute.h"
 
+#include "brute_select.h"
 #include "device_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "try.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -60,18 +62,17 @@
 #define PREFILTER_K_MAX 64
 #define PREFILTER_MIN_DIM 16
 
-enum { EV_DISTANCE, EV_SELECT, EV_FINAL };
-
 typedef struct {
     cl_event event;
-    int kind;
+    lbk_brute_event kind;
 } timed_event;
 
 struct lbk_brute {
     lbk_device *dev;
     int k;
     lbk_metric metric;
-    lbk_brute_select select;
+    bool has_selector;       /* a baseline's selection replaces the bubble (brute_select.h) */
+    lbk_brute_selector selector;
     int dim;
     uint64_t n;
     bool resident;           /* whole shard on the device; else chunks uploaded per batch */
@@ -82,10 +83,9 @@ struct lbk_brute {
     uint32_t groups;         /* bubble groups per query (before clamping to a chunk) */
     bool auto_groups;        /* groups chosen per batch from the compute units */
     uint32_t bubble_w;       /* work-items of the bubble kernels */
-    uint32_t sort_s, sort_w;
     uint64_t batch;
-    cl_kernel k_dist, k_groups, k_final, k_sort_matrix, k_sort_lists;
-    cl_mem refs, queries, dist, surv_k, surv_i, surv2_k, surv2_i, best_k, best_i;
+    cl_kernel k_dist, k_groups, k_final;
+    cl_mem refs, queries, dist, surv_k, surv_i, best_k, best_i;
     /* L2 prefilter (see brute.h): K' = kp candidates by lower bound. */
     bool prefilter;
     int kp;
@@ -103,25 +103,16 @@ struct lbk_brute {
     lbk_brute_timing timing;
 };
 
-static uint32_t next_pow2(uint32_t v)
-{
-    uint32_t p = 1;
-    while (p < v)
-        p <<= 1;
-    return p;
-}
-
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* Selection scratch per query for a chunk of `rows` references, in bytes. */
 static uint64_t select_bytes(const lbk_brute *e, uint64_t rows)
 {
-    if (e->select == LBK_SELECT_BUBBLE)
-        return (uint64_t)min_u64(e->groups, rows ? rows : 1) *
-               (uint64_t)(e->prefilter ? e->kp : e->k) * 8;
-    /* Two ping-pong buffers of the first pass's survivors. */
-    return 2 * ceil_div(rows ? rows : 1, e->sort_s) * (uint64_t)e->k * 8;
+    if (e->has_selector)
+        return e->selector.scratch_bytes(e->selector.ctx, rows);
+    return (uint64_t)min_u64(e->groups, rows ? rows : 1) *
+           (uint64_t)(e->prefilter ? e->kp : e->k) * 8;
 }
 
 static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
@@ -234,10 +225,10 @@ static lbk_status compile(lbk_brute *e, int k, int kp, size_t limit, uint32_t *w
     char options[256];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
-             "-DLBK_SORT_S=%u -DLBK_SORT_W=%u -DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d "
-             "-DLBK_QB=%d -DLBK_TD=%d -DLBK_VQB=%d -DLBK_VRB=%d%s",
-             (int)e->metric, k, *w, b, scan, e->sort_s, e->sort_w, DIST_LX, DIST_LY, DIST_RB,
-             DIST_QB, DIST_TD, DIST_VQB, DIST_VRB, kp_option);
+             "-DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d -DLBK_QB=%d -DLBK_TD=%d -DLBK_VQB=%d "
+             "-DLBK_VRB=%d%s",
+             (int)e->metric, k, *w, b, scan, DIST_LX, DIST_LY, DIST_RB, DIST_QB, DIST_TD,
+             DIST_VQB, DIST_VRB, kp_option);
     return lbk_device_program(e->dev, "brute.cl", options, program);
 }
 
@@ -249,98 +240,105 @@ static lbk_status make_kernel(lbk_brute *e, cl_program program, const char *name
         clReleaseKernel(*slot);
         *slot = NULL;
     }
-    lbk_status st = lbk_device_kernel(program, name, slot);
-    if (st != LBK_OK)
-        return st;
-    size_t wg = 0;
-    clGetKernelWorkGroupInfo(*slot, lbk_device_id(e->dev), CL_KERNEL_WORK_GROUP_SIZE, sizeof wg,
-                             &wg, NULL);
+    LBK_TRY(lbk_device_kernel(program, name, slot));
+    const size_t wg = lbk_kernel_work_group_limit(e->dev, *slot);
     if (wg > 0 && wg < *fit)
         *fit = wg;
     return LBK_OK;
 }
 
+/* The prefilter's kernels: bound and re-rank from `program`, and the bubble
+ * kernels again for chain length K'. */
+static lbk_status build_prefilter_kernels(lbk_brute *e, cl_program program, size_t limit,
+                                          size_t *dist_fit, size_t *fit)
+{
+    LBK_TRY(make_kernel(e, program, "lbk_brute_bound_blocked", &e->k_bound, dist_fit));
+    LBK_TRY(make_kernel(e, program, "lbk_brute_rerank", &e->k_rerank, fit));
+    cl_program pp;
+    LBK_TRY(compile(e, e->kp, 0, limit, &e->bubble_wp, &pp));
+    LBK_TRY(make_kernel(e, pp, "lbk_bubble_groups", &e->k_groups_p, fit));
+    return make_kernel(e, pp, "lbk_bubble_final", &e->k_final_p, fit);
+}
+
+/* Build every kernel for work-groups of at most `limit`; *fit gets the
+ * smallest limit the selection kernels allow. The distance kernels have
+ * fixed shapes, so they must fit as they are. */
+static lbk_status build_attempt(lbk_brute *e, size_t limit, size_t *fit)
+{
+    cl_program program;
+    LBK_TRY(compile(e, e->k, e->prefilter ? e->kp : 0, limit, &e->bubble_w, &program));
+    size_t dist_fit = SIZE_MAX;
+    *fit = limit;
+    const char *dist_name = e->blocked ? "lbk_brute_distance_blocked" : "lbk_brute_distance";
+    LBK_TRY(make_kernel(e, program, dist_name, &e->k_dist, &dist_fit));
+    LBK_TRY(make_kernel(e, program, "lbk_bubble_groups", &e->k_groups, fit));
+    LBK_TRY(make_kernel(e, program, "lbk_bubble_final", &e->k_final, fit));
+    if (e->prefilter)
+        LBK_TRY(build_prefilter_kernels(e, program, limit, &dist_fit, fit));
+    const size_t dist_need = e->blocked ? DIST_VLY : DIST_LX * DIST_LY;
+    LBK_FAIL_IF(dist_fit < dist_need, LBK_ERR_DEVICE,
+                "brute engine: the distance kernel needs work-groups of %zu work-items; "
+                "%s allows %zu",
+                dist_need, lbk_device_description(e->dev), dist_fit);
+    return LBK_OK;
+}
+
 static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
 {
-    lbk_status st = LBK_OK;
     size_t dev_wg = 0;
-    st = lbk_cl_check(clGetDeviceInfo(lbk_device_id(e->dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
-                                      sizeof dev_wg, &dev_wg, NULL),
-                      "querying the device's maximum work-group size");
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY(lbk_cl_check(clGetDeviceInfo(lbk_device_id(e->dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                                         sizeof dev_wg, &dev_wg, NULL),
+                         "querying the device's maximum work-group size"));
     /* A kernel's own limit can be lower than the device's (registers, local
      * memory): learn it from the first build and rebuild with it. */
     size_t limit = dev_wg;
     if (work_group_limit > 0 && (size_t)work_group_limit < limit)
         limit = (size_t)work_group_limit;
     for (int attempt = 0; attempt < 4; attempt++) {
-        e->sort_w = (uint32_t)min_u64(e->sort_s / 2, limit);
-        cl_program program;
-        if ((st = compile(e, e->k, e->prefilter ? e->kp : 0, limit, &e->bubble_w, &program)) !=
-            LBK_OK)
-            goto cleanup;
-        /* The distance kernels have fixed shapes; only the selection kernels adapt. */
-        size_t dist_fit = SIZE_MAX, fit = limit;
-        const char *dist_name = e->blocked ? "lbk_brute_distance_blocked" : "lbk_brute_distance";
-        if ((st = make_kernel(e, program, dist_name, &e->k_dist, &dist_fit)) != LBK_OK ||
-            (st = make_kernel(e, program, "lbk_bubble_groups", &e->k_groups, &fit)) != LBK_OK ||
-            (st = make_kernel(e, program, "lbk_bubble_final", &e->k_final, &fit)) != LBK_OK ||
-            (st = make_kernel(e, program, "lbk_sort_matrix", &e->k_sort_matrix, &fit)) !=
-                LBK_OK ||
-            (st = make_kernel(e, program, "lbk_sort_lists", &e->k_sort_lists, &fit)) != LBK_OK)
-            goto cleanup;
-        size_t need = e->bubble_w > e->sort_w ? e->bubble_w : e->sort_w;
-        if (e->prefilter) {
-            if ((st = make_kernel(e, program, "lbk_brute_bound_blocked", &e->k_bound,
-                                  &dist_fit)) != LBK_OK ||
-                (st = make_kernel(e, program, "lbk_brute_rerank", &e->k_rerank, &fit)) != LBK_OK)
-                goto cleanup;
-            cl_program pp;
-            if ((st = compile(e, e->kp, 0, limit, &e->bubble_wp, &pp)) != LBK_OK)
-                goto cleanup;
-            if ((st = make_kernel(e, pp, "lbk_bubble_groups", &e->k_groups_p, &fit)) != LBK_OK ||
-                (st = make_kernel(e, pp, "lbk_bubble_final", &e->k_final_p, &fit)) != LBK_OK)
-                goto cleanup;
-            if (e->bubble_wp > need)
-                need = e->bubble_wp;
-        }
-        const size_t dist_need = e->blocked ? DIST_VLY : DIST_LX * DIST_LY;
-        if (dist_fit < dist_need) {
-            lbk_error("brute engine: the distance kernel needs work-groups of %zu work-items; "
-                      "%s allows %zu",
-                      dist_need, lbk_device_description(e->dev), dist_fit);
-            st = LBK_ERR_DEVICE;
-            goto cleanup;
-        }
+        size_t fit;
+        LBK_TRY(build_attempt(e, limit, &fit));
+        size_t need = e->bubble_w;
+        if (e->prefilter && e->bubble_wp > need)
+            need = e->bubble_wp;
         if (fit >= need)
-            goto cleanup;
+            return LBK_OK;
         limit = fit;
     }
     lbk_error("brute engine: no work-group size fits the kernels on %s",
               lbk_device_description(e->dev));
-    st = LBK_ERR_DEVICE;
-cleanup:
-    return st;
+    return LBK_ERR_DEVICE;
+}
+
+/* Host buffers of the prefilter path, per batch. */
+static lbk_status alloc_prefilter_host(lbk_brute *e)
+{
+    const size_t b = (size_t)e->batch;
+    e->host_qnorm = malloc(b * sizeof *e->host_qnorm);
+    e->host_flags = malloc(b * sizeof *e->host_flags);
+    e->fb_queries = malloc(b * (size_t)e->dim * sizeof *e->fb_queries);
+    e->fb_keys = malloc(b * (size_t)e->k * sizeof *e->fb_keys);
+    e->fb_index = malloc(b * (size_t)e->k * sizeof *e->fb_index);
+    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->fb_queries || !e->fb_keys ||
+                    !e->fb_index,
+                LBK_ERR_NOMEM, "out of host memory for the prefilter's batch buffers");
+    return LBK_OK;
 }
 
 static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
 {
-    lbk_status st = LBK_OK;
     const size_t row_bytes = (size_t)e->dim * 4;
     const size_t b = (size_t)e->batch;
-    const size_t sel = (size_t)select_bytes(e, e->chunk) / 8; /* (key, index) entries */
     if (e->resident)
-        st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                               padded_rows(e, e->n) * row_bytes, (void *)device_layout,
-                               "the reference shard", &e->refs);
+        LBK_TRY(lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                  padded_rows(e, e->n) * row_bytes, (void *)device_layout,
+                                  "the reference shard", &e->refs));
     else
-        st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY, padded_rows(e, e->chunk) * row_bytes,
-                               NULL, "a reference chunk", &e->refs);
-    if (st != LBK_OK)
-        goto cleanup;
-    const size_t surv = e->select == LBK_SELECT_BUBBLE ? sel : sel / 2;
-    struct {
+        LBK_TRY(lbk_device_buffer(e->dev, CL_MEM_READ_ONLY, padded_rows(e, e->chunk) * row_bytes,
+                                  NULL, "a reference chunk", &e->refs));
+    /* (key, index) entries of the bubble survivors; a selector has its own. */
+    const size_t surv = e->has_selector ? 0 : (size_t)select_bytes(e, e->chunk) / 8;
+    const size_t kp = e->prefilter ? (size_t)e->kp : 0, pre = e->prefilter ? 1 : 0;
+    const struct {
         cl_mem *mem;
         size_t bytes;
         cl_mem_flags flags;
@@ -350,39 +348,17 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
         {&e->dist, b * e->ldd * 4, CL_MEM_READ_WRITE, "the distance matrix"},
         {&e->surv_k, b * surv * 4, CL_MEM_READ_WRITE, "the selection survivors"},
         {&e->surv_i, b * surv * 4, CL_MEM_READ_WRITE, "the selection survivors"},
-        {&e->surv2_k, e->select == LBK_SELECT_BUBBLE ? 0 : b * surv * 4, CL_MEM_READ_WRITE,
-         "the sort survivors"},
-        {&e->surv2_i, e->select == LBK_SELECT_BUBBLE ? 0 : b * surv * 4, CL_MEM_READ_WRITE,
-         "the sort survivors"},
         {&e->best_k, b * (size_t)e->k * 4, CL_MEM_READ_WRITE, "the K best keys"},
         {&e->best_i, b * (size_t)e->k * 4, CL_MEM_READ_WRITE, "the K best indices"},
-        {&e->qnorm, e->prefilter ? b * 4 : 0, CL_MEM_READ_ONLY, "the query norms"},
-        {&e->bestp_k, e->prefilter ? b * (size_t)e->kp * 4 : 0, CL_MEM_READ_WRITE,
-         "the prefilter candidates"},
-        {&e->bestp_i, e->prefilter ? b * (size_t)e->kp * 4 : 0, CL_MEM_READ_WRITE,
-         "the prefilter candidates"},
-        {&e->flags, e->prefilter ? b * 4 : 0, CL_MEM_READ_WRITE, "the prefilter flags"},
+        {&e->qnorm, b * 4 * pre, CL_MEM_READ_ONLY, "the query norms"},
+        {&e->bestp_k, b * kp * 4, CL_MEM_READ_WRITE, "the prefilter candidates"},
+        {&e->bestp_i, b * kp * 4, CL_MEM_READ_WRITE, "the prefilter candidates"},
+        {&e->flags, b * 4 * pre, CL_MEM_READ_WRITE, "the prefilter flags"},
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        st = lbk_device_buffer(e->dev, want[i].flags, want[i].bytes, NULL, want[i].what,
-                               want[i].mem);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
-    if (e->prefilter) {
-        e->host_qnorm = malloc(b * sizeof *e->host_qnorm);
-        e->host_flags = malloc(b * sizeof *e->host_flags);
-        e->fb_queries = malloc(b * row_bytes);
-        e->fb_keys = malloc(b * (size_t)e->k * sizeof *e->fb_keys);
-        e->fb_index = malloc(b * (size_t)e->k * sizeof *e->fb_index);
-        if (!e->host_qnorm || !e->host_flags || !e->fb_queries || !e->fb_keys || !e->fb_index) {
-            lbk_error("out of host memory for the prefilter's batch buffers");
-            st = LBK_ERR_NOMEM;
-            goto cleanup;
-        }
-    }
-cleanup:
-    return st;
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        LBK_TRY(lbk_device_buffer(e->dev, want[i].flags, want[i].bytes, NULL, want[i].what,
+                                  want[i].mem));
+    return e->prefilter ? alloc_prefilter_host(e) : LBK_OK;
 }
 
 /* Squared norms in double, rounded to float: their error is far inside the
@@ -413,135 +389,148 @@ static float prefilter_bound(int dim)
     return (float)((4.0 * dim + 64.0) * ldexp(1.0, -24) * 1.05);
 }
 
-lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
-                            const lbk_brute_params *params, lbk_brute **out)
+static lbk_status check_params(const lbk_dataset *reference, const lbk_brute_params *params)
 {
-    lbk_status st = LBK_OK;
-    lbk_brute *e = NULL;
-    float *layout = NULL;
-    bool layout_owned = false;
+    LBK_FAIL_IF(params->k < 1, LBK_ERR_CONFIG, "K = %d: the brute engine needs K >= 1",
+                params->k);
+    LBK_FAIL_IF(params->k > LBK_BRUTE_K_MAX, LBK_ERR_CONFIG,
+                "K = %d exceeds the brute engine's maximum %d", params->k, LBK_BRUTE_K_MAX);
+    LBK_FAIL_IF(params->groups < 0, LBK_ERR_CONFIG,
+                "brute engine: %d groups per query; must be positive (0 = default)",
+                params->groups);
+    LBK_FAIL_IF(reference->rows >= LBK_NO_INDEX, LBK_ERR_INPUT,
+                "brute engine: a shard of %llu rows exceeds the %u rows a 32-bit local index "
+                "can address; use more ranks",
+                (unsigned long long)reference->rows, LBK_NO_INDEX - 1);
+    LBK_FAIL_IF(reference->dim < 1, LBK_ERR_INPUT,
+                "brute engine: reference dimension %d; must be at least 1", reference->dim);
+    return LBK_OK;
+}
 
-    *out = NULL;
-    if (params->k < 1) {
-        lbk_error("K = %d: the brute engine needs K >= 1", params->k);
-        st = LBK_ERR_CONFIG;
-        goto cleanup;
-    }
-    if (params->k > LBK_BRUTE_K_MAX) {
-        lbk_error("K = %d exceeds the brute engine's maximum %d", params->k, LBK_BRUTE_K_MAX);
-        st = LBK_ERR_CONFIG;
-        goto cleanup;
-    }
-    if (params->groups < 0) {
-        lbk_error("brute engine: %d groups per query; must be positive (0 = default)",
-                  params->groups);
-        st = LBK_ERR_CONFIG;
-        goto cleanup;
-    }
-    if (reference->rows >= LBK_NO_INDEX) {
-        lbk_error("brute engine: a shard of %llu rows exceeds the %u rows a 32-bit local index "
-                  "can address; use more ranks",
-                  (unsigned long long)reference->rows, LBK_NO_INDEX - 1);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (reference->dim < 1) {
-        lbk_error("brute engine: reference dimension %d; must be at least 1", reference->dim);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    e = calloc(1, sizeof *e);
-    if (!e) {
-        lbk_error("out of host memory creating the brute engine");
-        st = LBK_ERR_NOMEM;
-        goto cleanup;
-    }
+/* The engine's settings before any memory planning. */
+static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *reference,
+                      const lbk_brute_params *params)
+{
     e->dev = dev;
     e->k = params->k;
     e->metric = params->metric;
-    e->select = params->select;
     e->dim = reference->dim;
     e->n = reference->rows;
     e->auto_groups = params->groups == 0;
     e->groups = params->groups > 0 ? (uint32_t)params->groups : BRUTE_MAX_DEFAULT_GROUPS;
     e->blocked = params->distance == LBK_DISTANCE_BLOCKED ||
                  (params->distance == LBK_DISTANCE_AUTO && !lbk_device_is_gpu(dev));
-    e->prefilter = e->blocked && e->metric == LBK_METRIC_L2 && e->select == LBK_SELECT_BUBBLE &&
+    e->prefilter = e->blocked && e->metric == LBK_METRIC_L2 && !e->has_selector &&
                    e->k <= PREFILTER_K_MAX &&
                    (params->prefilter == LBK_PREFILTER_ON ||
                     (params->prefilter == LBK_PREFILTER_AUTO && e->dim >= PREFILTER_MIN_DIM));
     e->kp = e->k + (e->k > 8 ? e->k : 8);
     e->bound_c = prefilter_bound(e->dim);
-    e->sort_s = next_pow2((uint32_t)(2 * e->k));
-    if (e->sort_s < 256)
-        e->sort_s = 256;
-    if (e->n == 0) {
-        e->batch = BRUTE_MAX_BATCH;
-        *out = e;
-        e = NULL;
-        goto cleanup;
-    }
-    uint64_t budget = params->memory_budget;
-    if (budget == 0)
-        budget = lbk_device_global_mem(dev) / 2;
-    if ((st = plan_memory(e, budget, lbk_device_max_alloc(dev))) != LBK_OK)
-        goto cleanup;
-    /* The re-rank reads any candidate's row, so the prefilter needs a resident
-     * shard; without its extra copies the shard may still fit. */
-    if (e->prefilter && !e->resident) {
+}
+
+/* Residency, chunk and batch from the budget. The re-rank reads any
+ * candidate's row, so the prefilter needs a resident shard; without its extra
+ * copies the shard may still fit. */
+static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
+{
+    const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(e->dev) / 2;
+    LBK_TRY(plan_memory(e, budget, lbk_device_max_alloc(e->dev)));
+    if (!e->prefilter || e->resident)
+        return LBK_OK;
+    e->prefilter = false;
+    return plan_memory(e, budget, lbk_device_max_alloc(e->dev));
+}
+
+/* The prefilter's reference norms and row-major copy; far from overflow the
+ * bound arithmetic is safe, beyond it the exact path runs instead. */
+static lbk_status upload_prefilter(lbk_brute *e, const float *points)
+{
+    const size_t rows = padded_rows(e, e->n);
+    float *norms = calloc(rows, sizeof *norms);
+    LBK_FAIL_IF(!norms, LBK_ERR_NOMEM, "out of host memory for the reference norms");
+    const bool safe = squared_norms(points, e->n, e->dim, norms) < 1e30;
+    const lbk_status st = safe ? lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                                   rows * sizeof *norms, norms,
+                                                   "the reference norms", &e->rnorm)
+                               : LBK_OK;
+    free(norms);
+    LBK_TRY(st);
+    if (!safe) {
         e->prefilter = false;
-        if ((st = plan_memory(e, budget, lbk_device_max_alloc(dev))) != LBK_OK)
-            goto cleanup;
+        return LBK_OK;
     }
-    if (e->prefilter) {
-        const size_t rows = padded_rows(e, e->n);
-        float *norms = calloc(rows, sizeof *norms);
-        if (!norms) {
-            lbk_error("out of host memory for the reference norms");
-            st = LBK_ERR_NOMEM;
-            goto cleanup;
-        }
-        const double largest = squared_norms(reference->points, e->n, e->dim, norms);
-        /* Far from overflow the bound arithmetic is safe; beyond, use the exact path. */
-        if (largest < 1e30)
-            st = lbk_device_buffer(dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                   rows * sizeof *norms, norms, "the reference norms", &e->rnorm);
-        else
-            e->prefilter = false;
-        free(norms);
-        if (st == LBK_OK && e->prefilter)
-            st = lbk_device_buffer(dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                   (size_t)e->n * (size_t)e->dim * sizeof(float),
-                                   reference->points, "the reference rows", &e->refs_rows);
-        if (st != LBK_OK)
-            goto cleanup;
+    return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                             (size_t)e->n * (size_t)e->dim * sizeof(float), (void *)points,
+                             "the reference rows", &e->refs_rows);
+}
+
+/* A streamed shard stays on the host in the device layout (taking `*layout`
+ * when the engine made it). */
+static lbk_status keep_host_copy(lbk_brute *e, float **layout, bool *layout_owned)
+{
+    if (*layout_owned) {
+        e->host_refs = *layout;
+        *layout_owned = false;
+        return LBK_OK;
     }
-    if ((st = device_layout(e, reference->points, &layout, &layout_owned)) != LBK_OK)
-        goto cleanup;
-    if (!e->resident) {
-        const size_t bytes = padded_rows(e, e->n) * (size_t)e->dim * sizeof(float);
-        if (layout_owned) {
-            e->host_refs = layout;
-            layout_owned = false;
-        } else if ((e->host_refs = malloc(bytes)) != NULL) {
-            memcpy(e->host_refs, layout, bytes);
-        } else {
-            lbk_error("out of host memory keeping the reference shard (%.1f MiB) for chunked "
-                      "upload",
-                      (double)bytes / (1024.0 * 1024.0));
-            st = LBK_ERR_NOMEM;
-            goto cleanup;
-        }
-    }
-    if ((st = build_kernels(e, params->work_group_limit)) != LBK_OK)
-        goto cleanup;
-    if ((st = alloc_buffers(e, layout)) != LBK_OK)
-        goto cleanup;
-    *out = e;
-    e = NULL;
+    const size_t bytes = padded_rows(e, e->n) * (size_t)e->dim * sizeof(float);
+    e->host_refs = malloc(bytes);
+    LBK_FAIL_IF(!e->host_refs, LBK_ERR_NOMEM,
+                "out of host memory keeping the reference shard (%.1f MiB) for chunked upload",
+                (double)bytes / (1024.0 * 1024.0));
+    memcpy(e->host_refs, *layout, bytes);
+    return LBK_OK;
+}
+
+/* Everything a non-empty shard needs on the device. */
+static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
+                               const lbk_brute_params *params)
+{
+    lbk_status st = LBK_OK;
+    float *layout = NULL;
+    bool layout_owned = false;
+    LBK_TRY_GOTO(st, plan(e, params->memory_budget));
+    if (e->prefilter)
+        LBK_TRY_GOTO(st, upload_prefilter(e, reference->points));
+    LBK_TRY_GOTO(st, device_layout(e, reference->points, &layout, &layout_owned));
+    if (!e->resident)
+        LBK_TRY_GOTO(st, keep_host_copy(e, &layout, &layout_owned));
+    LBK_TRY_GOTO(st, build_kernels(e, params->work_group_limit));
+    LBK_TRY_GOTO(st, alloc_buffers(e, layout));
+    if (e->has_selector)
+        LBK_TRY_GOTO(st, e->selector.prepare(e->selector.ctx, e, e->batch, e->chunk));
 cleanup:
     if (layout_owned)
         free(layout);
+    return st;
+}
+
+lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
+                            const lbk_brute_params *params, lbk_brute **out)
+{
+    lbk_status st = LBK_OK;
+    *out = NULL;
+    lbk_brute *e = calloc(1, sizeof *e);
+    if (!e) {
+        if (params->selector)
+            params->selector->destroy(params->selector->ctx);
+        lbk_error("out of host memory creating the brute engine");
+        return LBK_ERR_NOMEM;
+    }
+    /* The engine owns the selector from here on, also when it fails. */
+    if (params->selector) {
+        e->selector = *params->selector;
+        e->has_selector = true;
+    }
+    LBK_TRY_GOTO(st, check_params(reference, params));
+    configure(e, dev, reference, params);
+    if (e->n == 0)
+        e->batch = BRUTE_MAX_BATCH;
+    else
+        LBK_TRY_GOTO(st, set_up_shard(e, reference, params));
+    *out = e;
+    e = NULL;
+cleanup:
     lbk_brute_destroy(e);
     return st;
 }
@@ -550,36 +539,39 @@ uint64_t lbk_brute_max_batch(const lbk_brute *engine) { return engine->batch; }
 
 uint64_t lbk_brute_chunk_rows(const lbk_brute *engine) { return engine->chunk; }
 
-static lbk_status launch(lbk_brute *e, cl_kernel kernel, const char *name, int kind, size_t g0,
-                         size_t g1, size_t l0, size_t l1)
+lbk_device *lbk_brute_device(const lbk_brute *engine) { return engine->dev; }
+
+static lbk_status grow_events(lbk_brute *e)
 {
-    lbk_status st = LBK_OK;
-    if (e->event_count == e->event_cap) {
-        const size_t cap = e->event_cap ? 2 * e->event_cap : 64;
-        timed_event *grown = realloc(e->events, cap * sizeof *grown);
-        if (!grown) {
-            lbk_error("out of host memory recording kernel events");
-            st = LBK_ERR_NOMEM;
-            goto cleanup;
-        }
-        e->events = grown;
-        e->event_cap = cap;
-    }
+    if (e->event_count < e->event_cap)
+        return LBK_OK;
+    const size_t cap = e->event_cap ? 2 * e->event_cap : 64;
+    timed_event *grown = realloc(e->events, cap * sizeof *grown);
+    LBK_FAIL_IF(!grown, LBK_ERR_NOMEM, "out of host memory recording kernel events");
+    e->events = grown;
+    e->event_cap = cap;
+    return LBK_OK;
+}
+
+lbk_status lbk_brute_launch(lbk_brute *e, cl_kernel kernel, lbk_brute_event kind, size_t g0,
+                            size_t g1, size_t l0, size_t l1)
+{
+    LBK_TRY(grow_events(e));
     const size_t global[2] = {g0, g1}, local[2] = {l0, l1};
     cl_event ev = NULL;
-    cl_int err = clEnqueueNDRangeKernel(lbk_device_queue(e->dev), kernel, 2, NULL, global, local,
-                                        0, NULL, &ev);
+    const cl_int err = clEnqueueNDRangeKernel(lbk_device_queue(e->dev), kernel, 2, NULL, global,
+                                              local, 0, NULL, &ev);
     if (err != CL_SUCCESS) {
+        char name[128];
+        lbk_kernel_name(kernel, name, sizeof name);
         lbk_error("launching kernel %s (%zu x %zu work-items): OpenCL error %s", name, g0, g1,
                   lbk_cl_error_name(err));
-        st = LBK_ERR_DEVICE;
-        goto cleanup;
+        return LBK_ERR_DEVICE;
     }
     e->events[e->event_count].event = ev;
     e->events[e->event_count].kind = kind;
     e->event_count++;
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 /* Called once the queue is idle: add each kernel's profiled time to its kind. */
@@ -592,9 +584,9 @@ static void collect_events(lbk_brute *e)
         clGetEventProfilingInfo(e->events[i].event, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
                                 NULL);
         const double s = t1 > t0 ? (double)(t1 - t0) * 1e-9 : 0.0;
-        if (e->events[i].kind == EV_DISTANCE)
+        if (e->events[i].kind == LBK_BRUTE_EVENT_DISTANCE)
             e->timing.distance_s += s;
-        else if (e->events[i].kind == EV_SELECT)
+        else if (e->events[i].kind == LBK_BRUTE_EVENT_SELECT)
             e->timing.select_s += s;
         else
             e->timing.final_s += s;
@@ -612,19 +604,17 @@ typedef struct {
 } bubble_set;
 
 /* Launch a blocked distance or bound kernel over nb queries x nr references. */
-static lbk_status blocked_launch(lbk_brute *e, cl_kernel kernel, const char *name, cl_uint nb,
-                                 cl_uint nr)
+static lbk_status blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr)
 {
     const size_t items = ceil_div(nb, DIST_VQB);
     const size_t ly = items < DIST_VLY ? items : DIST_VLY;
-    return launch(e, kernel, name, EV_DISTANCE, ceil_div(nr, DIST_VROWS),
-                  lbk_round_up(items, ly), 1, ly);
+    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, ceil_div(nr, DIST_VROWS),
+                            lbk_round_up(items, ly), 1, ly);
 }
 
 static lbk_status select_bubble(lbk_brute *e, const bubble_set *set, cl_uint nb, cl_uint nr,
                                 cl_uint base, cl_uint use_prev)
 {
-    lbk_status st = LBK_OK;
     const cl_ulong ldd = e->ldd;
     uint64_t want = e->groups;
     if (e->auto_groups) {
@@ -636,76 +626,74 @@ static lbk_status select_bubble(lbk_brute *e, const bubble_set *set, cl_uint nb,
     const cl_uint group_len = (cl_uint)ceil_div(nr, groups0);
     const cl_uint groups = (cl_uint)ceil_div(nr, group_len);
     const cl_uint count = groups * (cl_uint)set->k;
-    st = lbk_kernel_args(set->groups, "lbk_bubble_groups", 7, sizeof(cl_mem), &e->dist,
-                         sizeof ldd, &ldd, sizeof nr, &nr, sizeof group_len, &group_len,
-                         sizeof base, &base, sizeof(cl_mem), &e->surv_k, sizeof(cl_mem),
-                         &e->surv_i);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = launch(e, set->groups, "lbk_bubble_groups", EV_SELECT, (size_t)groups * set->w, nb,
-                set->w, 1);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_kernel_args(set->final, "lbk_bubble_final", 6, sizeof(cl_mem), &e->surv_k,
-                         sizeof(cl_mem), &e->surv_i, sizeof count, &count, sizeof use_prev,
-                         &use_prev, sizeof(cl_mem), &set->best_k, sizeof(cl_mem), &set->best_i);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = launch(e, set->final, "lbk_bubble_final", EV_FINAL, set->w, nb, set->w, 1);
-cleanup:
-    return st;
+    LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
+                            LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
+                            LBK_ARG(e->surv_i)));
+    LBK_TRY(lbk_brute_launch(e, set->groups, LBK_BRUTE_EVENT_SELECT, (size_t)groups * set->w,
+                             nb, set->w, 1));
+    LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i), LBK_ARG(count),
+                            LBK_ARG(use_prev), LBK_ARG(set->best_k), LBK_ARG(set->best_i)));
+    return lbk_brute_launch(e, set->final, LBK_BRUTE_EVENT_FINAL, set->w, nb, set->w, 1);
 }
 
-/* CUKNN-style: sort S-blocks of the distance row, keep each block's K
- * smallest, repeat on the survivors until one block holds them and the
- * previous chunks' best. */
-static lbk_status select_sort(lbk_brute *e, cl_uint nb, cl_uint nr, cl_uint base,
-                              cl_uint use_prev)
+/* The K best of a chunk's distance rows, merged into best: the bubble, or
+ * the selector that replaces it. */
+static lbk_status select_chunk(lbk_brute *e, cl_uint nb, cl_uint nr, cl_uint base,
+                               cl_uint use_prev)
 {
-    lbk_status st = LBK_OK;
-    const cl_ulong ldd = e->ldd;
-    const cl_uint k = (cl_uint)e->k;
-    cl_uint blocks = (cl_uint)ceil_div(nr, e->sort_s);
-    st = lbk_kernel_args(e->k_sort_matrix, "lbk_sort_matrix", 6, sizeof(cl_mem), &e->dist,
-                         sizeof ldd, &ldd, sizeof nr, &nr, sizeof base, &base, sizeof(cl_mem),
-                         &e->surv_k, sizeof(cl_mem), &e->surv_i);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = launch(e, e->k_sort_matrix, "lbk_sort_matrix", EV_SELECT, (size_t)blocks * e->sort_w,
-                nb, e->sort_w, 1);
-    if (st != LBK_OK)
-        goto cleanup;
-    cl_uint count = blocks * k;
-    cl_mem in_k = e->surv_k, in_i = e->surv_i, out_k = e->surv2_k, out_i = e->surv2_i;
-    const cl_uint no_prev = 0;
-    while (count + k > e->sort_s) {
-        blocks = (cl_uint)ceil_div(count, e->sort_s);
-        st = lbk_kernel_args(e->k_sort_lists, "lbk_sort_lists", 8, sizeof(cl_mem), &in_k,
-                             sizeof(cl_mem), &in_i, sizeof count, &count, sizeof no_prev,
-                             &no_prev, sizeof(cl_mem), &e->best_k, sizeof(cl_mem), &e->best_i,
-                             sizeof(cl_mem), &out_k, sizeof(cl_mem), &out_i);
-        if (st != LBK_OK)
-            goto cleanup;
-        st = launch(e, e->k_sort_lists, "lbk_sort_lists", EV_SELECT,
-                    (size_t)blocks * e->sort_w, nb, e->sort_w, 1);
-        if (st != LBK_OK)
-            goto cleanup;
-        count = blocks * k;
-        cl_mem tk = in_k, ti = in_i;
-        in_k = out_k;
-        in_i = out_i;
-        out_k = tk;
-        out_i = ti;
+    if (e->has_selector) {
+        const lbk_brute_chunk chunk = {.dist = e->dist, .ldd = e->ldd, .nb = nb, .nr = nr,
+                                       .base = base, .use_prev = use_prev,
+                                       .best_k = e->best_k, .best_i = e->best_i};
+        return e->selector.select(e->selector.ctx, e, &chunk);
     }
-    st = lbk_kernel_args(e->k_sort_lists, "lbk_sort_lists", 8, sizeof(cl_mem), &in_k,
-                         sizeof(cl_mem), &in_i, sizeof count, &count, sizeof use_prev, &use_prev,
-                         sizeof(cl_mem), &e->best_k, sizeof(cl_mem), &e->best_i, sizeof(cl_mem),
-                         &e->best_k, sizeof(cl_mem), &e->best_i);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = launch(e, e->k_sort_lists, "lbk_sort_lists", EV_FINAL, e->sort_w, nb, e->sort_w, 1);
-cleanup:
-    return st;
+    const bubble_set set = {e->k_groups, e->k_final, e->bubble_w, e->k, e->best_k, e->best_i};
+    return select_bubble(e, &set, nb, nr, base, use_prev);
+}
+
+/* Distance rows of nb queries against references [c0, c0 + nr), then their
+ * selection. */
+static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
+{
+    const size_t row_bytes = (size_t)e->dim * sizeof(float);
+    const cl_uint dim = (cl_uint)e->dim;
+    const cl_ulong ldd = e->ldd;
+    cl_ulong r_first = c0;
+    if (!e->resident) {
+        /* Blocking: the previous chunk's kernels must be done with the buffer,
+         * which the in-order queue guarantees, and the host copy stays valid. */
+        LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
+                                                  padded_rows(e, nr) * row_bytes,
+                                                  e->host_refs + c0 * e->dim, 0, NULL, NULL),
+                             "uploading a reference chunk"));
+        r_first = 0;
+    }
+    if (e->blocked)
+        r_first /= 16; /* the kernel counts whole blocks */
+    LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
+                            LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
+                            LBK_ARG(ldd)));
+    if (e->blocked)
+        LBK_TRY(blocked_launch(e, e->k_dist, nb, nr));
+    else
+        LBK_TRY(lbk_brute_launch(e, e->k_dist, LBK_BRUTE_EVENT_DISTANCE,
+                                 ceil_div(nr, DIST_TR) * DIST_LX, ceil_div(nb, DIST_TQ) * DIST_LY,
+                                 DIST_LX, DIST_LY));
+    return select_chunk(e, nb, nr, (cl_uint)c0, c0 > 0);
+}
+
+/* Read nq rows of the K best back; `blocking` waits for the indices. */
+static lbk_status read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index,
+                            cl_bool blocking)
+{
+    cl_command_queue queue = lbk_device_queue(e->dev);
+    const size_t out_bytes = nq * (size_t)e->k * 4;
+    LBK_TRY(lbk_cl_check(clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys, 0,
+                                             NULL, NULL),
+                         "reading the K best keys"));
+    return lbk_cl_check(clEnqueueReadBuffer(queue, e->best_i, blocking, 0, out_bytes, index, 0,
+                                            NULL, NULL),
+                        "reading the K best indices");
 }
 
 static lbk_status run_exact(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
@@ -714,134 +702,68 @@ static lbk_status run_exact(lbk_brute *e, const float *queries, uint64_t nq, flo
     lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
     const size_t row_bytes = (size_t)e->dim * sizeof(float);
-    const cl_uint nb = (cl_uint)nq, dim = (cl_uint)e->dim;
-
-    st = lbk_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_TRUE, 0, nq * row_bytes,
-                                           queries, 0, NULL, NULL),
-                      "uploading a query batch");
-    if (st != LBK_OK)
-        goto cleanup;
-    for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
-        const cl_uint nr = (cl_uint)min_u64(e->chunk, e->n - c0);
-        cl_ulong r_first = c0;
-        if (!e->resident) {
-            /* Blocking: the previous chunk's kernels must be done with the buffer,
-             * which the in-order queue guarantees, and the host copy stays valid. */
-            st = lbk_cl_check(clEnqueueWriteBuffer(queue, e->refs, CL_TRUE, 0,
-                                                   padded_rows(e, nr) * row_bytes,
-                                                   e->host_refs + c0 * e->dim, 0, NULL, NULL),
-                              "uploading a reference chunk");
-            if (st != LBK_OK)
-                goto cleanup;
-            r_first = 0;
-        }
-        const cl_ulong ldd = e->ldd;
-        if (e->blocked)
-            r_first /= 16; /* the kernel counts whole blocks */
-        st = lbk_kernel_args(e->k_dist, "lbk_brute_distance", 8, sizeof(cl_mem), &e->queries,
-                             sizeof nb, &nb, sizeof(cl_mem), &e->refs, sizeof r_first, &r_first,
-                             sizeof nr, &nr, sizeof dim, &dim, sizeof(cl_mem), &e->dist,
-                             sizeof ldd, &ldd);
-        if (st != LBK_OK)
-            goto cleanup;
-        if (e->blocked)
-            st = blocked_launch(e, e->k_dist, "lbk_brute_distance_blocked", nb, nr);
-        else
-            st = launch(e, e->k_dist, "lbk_brute_distance", EV_DISTANCE,
-                        ceil_div(nr, DIST_TR) * DIST_LX, ceil_div(nb, DIST_TQ) * DIST_LY,
-                        DIST_LX, DIST_LY);
-        if (st != LBK_OK)
-            goto cleanup;
-        const cl_uint base = (cl_uint)c0, use_prev = c0 > 0;
-        const bubble_set set = {e->k_groups, e->k_final, e->bubble_w, e->k, e->best_k, e->best_i};
-        st = e->select == LBK_SELECT_BUBBLE ? select_bubble(e, &set, nb, nr, base, use_prev)
-                                            : select_sort(e, nb, nr, base, use_prev);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
-    const size_t out_bytes = nq * (size_t)e->k * 4;
-    st = lbk_cl_check(clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys, 0,
-                                          NULL, NULL),
-                      "reading the K best keys");
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_cl_check(clEnqueueReadBuffer(queue, e->best_i, CL_TRUE, 0, out_bytes, index, 0,
-                                          NULL, NULL),
-                      "reading the K best indices");
+    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_TRUE, 0,
+                                                       nq * row_bytes, queries, 0, NULL, NULL),
+                                  "uploading a query batch"));
+    for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk)
+        LBK_TRY_GOTO(st, exact_chunk(e, (cl_uint)nq, c0, (cl_uint)min_u64(e->chunk, e->n - c0)));
+    st = read_best(e, nq, keys, index, CL_TRUE);
 cleanup:
     clFinish(queue);
     collect_events(e);
     return st;
 }
 
-/* The L2 prefilter path (see lbk_brute_rerank in kernels/brute.cl); the
- * queries it cannot settle go through run_exact. */
-static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
-                                uint32_t *index)
+/* The prefilter's K' candidates per query by lower bound, for every chunk. */
+static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint64_t nq)
 {
-    lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
-    const size_t row_bytes = (size_t)e->dim * sizeof(float);
     const cl_uint nb = (cl_uint)nq, dim = (cl_uint)e->dim;
-    const size_t k = (size_t)e->k;
-
-    if (squared_norms(queries, nq, e->dim, e->host_qnorm) >= 1e30)
-        return run_exact(e, queries, nq, keys, index);
-    st = lbk_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0, nq * row_bytes,
-                                           queries, 0, NULL, NULL),
-                      "uploading a query batch");
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
-                                           e->host_qnorm, 0, NULL, NULL),
-                      "uploading the query norms");
-    if (st != LBK_OK)
-        goto cleanup;
     const cl_ulong ldd = e->ldd;
     const cl_float c = e->bound_c;
+    LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
+                                              nq * (size_t)e->dim * sizeof(float), queries, 0,
+                                              NULL, NULL),
+                         "uploading a query batch"));
+    LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
+                                              e->host_qnorm, 0, NULL, NULL),
+                         "uploading the query norms"));
+    const bubble_set set = {e->k_groups_p, e->k_final_p, e->bubble_wp,
+                            e->kp,         e->bestp_k,   e->bestp_i};
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)min_u64(e->chunk, e->n - c0);
         const cl_ulong block_first = c0 / 16;
-        st = lbk_kernel_args(e->k_bound, "lbk_brute_bound_blocked", 11, sizeof(cl_mem),
-                             &e->queries, sizeof nb, &nb, sizeof(cl_mem), &e->refs,
-                             sizeof block_first, &block_first, sizeof nr, &nr, sizeof dim, &dim,
-                             sizeof(cl_mem), &e->dist, sizeof ldd, &ldd, sizeof(cl_mem),
-                             &e->qnorm, sizeof(cl_mem), &e->rnorm, sizeof c, &c);
-        if (st != LBK_OK)
-            goto cleanup;
-        st = blocked_launch(e, e->k_bound, "lbk_brute_bound_blocked", nb, nr);
-        if (st != LBK_OK)
-            goto cleanup;
-        const bubble_set set = {e->k_groups_p, e->k_final_p, e->bubble_wp,
-                                e->kp,         e->bestp_k,   e->bestp_i};
-        st = select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0);
-        if (st != LBK_OK)
-            goto cleanup;
+        LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
+                                LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
+                                LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm), LBK_ARG(c)));
+        LBK_TRY(blocked_launch(e, e->k_bound, nb, nr));
+        LBK_TRY(select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
-    st = lbk_kernel_args(e->k_rerank, "lbk_brute_rerank", 12, sizeof(cl_mem), &e->queries,
-                         sizeof nb, &nb, sizeof dim, &dim, sizeof(cl_mem), &e->refs_rows,
-                         sizeof(cl_mem), &e->qnorm, sizeof(cl_mem), &e->rnorm, sizeof c, &c,
-                         sizeof(cl_mem), &e->bestp_k, sizeof(cl_mem), &e->bestp_i,
-                         sizeof(cl_mem), &e->best_k, sizeof(cl_mem), &e->best_i, sizeof(cl_mem),
-                         &e->flags);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = launch(e, e->k_rerank, "lbk_brute_rerank", EV_FINAL, lbk_round_up(nb, 8), 1, 8, 1);
-    if (st != LBK_OK)
-        goto cleanup;
-    const size_t out_bytes = nq * k * 4;
-    if ((st = lbk_cl_check(clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys,
-                                               0, NULL, NULL),
-                           "reading the K best keys")) != LBK_OK ||
-        (st = lbk_cl_check(clEnqueueReadBuffer(queue, e->best_i, CL_FALSE, 0, out_bytes, index,
-                                               0, NULL, NULL),
-                           "reading the K best indices")) != LBK_OK ||
-        (st = lbk_cl_check(clEnqueueReadBuffer(queue, e->flags, CL_TRUE, 0, nq * 4,
-                                               e->host_flags, 0, NULL, NULL),
-                           "reading the prefilter flags")) != LBK_OK)
-        goto cleanup;
-    clFinish(queue);
-    collect_events(e);
+    return LBK_OK;
+}
+
+/* The exact K best of the candidates, and the flags of the queries the
+ * bound could not settle, read back. */
+static lbk_status prefilter_rerank(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index)
+{
+    const cl_uint nb = (cl_uint)nq, dim = (cl_uint)e->dim;
+    const cl_float c = e->bound_c;
+    LBK_TRY(LBK_KERNEL_ARGS(e->k_rerank, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(dim),
+                            LBK_ARG(e->refs_rows), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
+                            LBK_ARG(c), LBK_ARG(e->bestp_k), LBK_ARG(e->bestp_i),
+                            LBK_ARG(e->best_k), LBK_ARG(e->best_i), LBK_ARG(e->flags)));
+    LBK_TRY(lbk_brute_launch(e, e->k_rerank, LBK_BRUTE_EVENT_FINAL, lbk_round_up(nb, 8), 1, 8, 1));
+    LBK_TRY(read_best(e, nq, keys, index, CL_FALSE));
+    return lbk_cl_check(clEnqueueReadBuffer(lbk_device_queue(e->dev), e->flags, CL_TRUE, 0,
+                                            nq * 4, e->host_flags, 0, NULL, NULL),
+                        "reading the prefilter flags");
+}
+
+/* The flagged queries through the exact path, their results put in place. */
+static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_t nq,
+                                     float *keys, uint32_t *index)
+{
+    const size_t k = (size_t)e->k, row_bytes = (size_t)e->dim * sizeof(float);
     uint64_t m = 0;
     for (uint64_t q = 0; q < nq; q++)
         if (e->host_flags[q])
@@ -849,9 +771,8 @@ static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq,
     e->timing.prefiltered_queries += nq;
     e->timing.fallback_queries += m;
     if (m == 0)
-        goto cleanup;
-    if ((st = run_exact(e, e->fb_queries, m, e->fb_keys, e->fb_index)) != LBK_OK)
-        goto cleanup;
+        return LBK_OK;
+    LBK_TRY(run_exact(e, e->fb_queries, m, e->fb_keys, e->fb_index));
     m = 0;
     for (uint64_t q = 0; q < nq; q++) {
         if (!e->host_flags[q])
@@ -860,6 +781,23 @@ static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq,
         memcpy(index + q * k, e->fb_index + m * k, k * sizeof *index);
         m++;
     }
+    return LBK_OK;
+}
+
+/* The L2 prefilter path (see lbk_brute_rerank in kernels/brute.cl); the
+ * queries it cannot settle go through run_exact. */
+static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
+                                uint32_t *index)
+{
+    if (squared_norms(queries, nq, e->dim, e->host_qnorm) >= 1e30)
+        return run_exact(e, queries, nq, keys, index);
+    lbk_status st = LBK_OK;
+    cl_command_queue queue = lbk_device_queue(e->dev);
+    LBK_TRY_GOTO(st, prefilter_candidates(e, queries, nq));
+    LBK_TRY_GOTO(st, prefilter_rerank(e, nq, keys, index));
+    clFinish(queue);
+    collect_events(e);
+    st = prefilter_fallback(e, queries, nq, keys, index);
 cleanup:
     clFinish(queue);
     collect_events(e);
@@ -869,35 +807,28 @@ cleanup:
 lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
                            lbk_knn_result *result)
 {
-    lbk_status st = LBK_OK;
     memset(&engine->timing, 0, sizeof engine->timing);
-    if (result->k != engine->k || result->queries < nq) {
-        lbk_error("internal: brute query result holds %llu x %d slots, needs %llu x %d",
-                  (unsigned long long)result->queries, result->k, (unsigned long long)nq,
-                  engine->k);
-        st = LBK_ERR_INTERNAL;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(result->k != engine->k || result->queries < nq, LBK_ERR_INTERNAL,
+                "internal: brute query result holds %llu x %d slots, needs %llu x %d",
+                (unsigned long long)result->queries, result->k, (unsigned long long)nq,
+                engine->k);
     const size_t k = (size_t)engine->k;
     if (engine->n == 0) {
         for (size_t i = 0; i < nq * k; i++) {
             result->keys[i] = INFINITY;
             result->index[i] = LBK_NO_INDEX;
         }
-        goto cleanup;
+        return LBK_OK;
     }
     for (uint64_t off = 0; off < nq; off += engine->batch) {
         const uint64_t n = min_u64(engine->batch, nq - off);
         const float *q = queries + off * (size_t)engine->dim;
-        st = engine->prefilter ? run_prefilter(engine, q, n, result->keys + off * k,
-                                               result->index + off * k)
-                               : run_exact(engine, q, n, result->keys + off * k,
-                                           result->index + off * k);
-        if (st != LBK_OK)
-            goto cleanup;
+        float *keys = result->keys + off * k;
+        uint32_t *index = result->index + off * k;
+        LBK_TRY(engine->prefilter ? run_prefilter(engine, q, n, keys, index)
+                                  : run_exact(engine, q, n, keys, index));
     }
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing)
@@ -909,21 +840,23 @@ void lbk_brute_destroy(lbk_brute *engine)
 {
     if (!engine)
         return;
-    cl_kernel kernels[] = {engine->k_dist,         engine->k_groups,    engine->k_final,
-                           engine->k_sort_matrix,  engine->k_sort_lists, engine->k_bound,
-                           engine->k_groups_p,     engine->k_final_p,   engine->k_rerank};
+    cl_kernel kernels[] = {engine->k_dist,  engine->k_groups,   engine->k_final,
+                           engine->k_bound, engine->k_groups_p, engine->k_final_p,
+                           engine->k_rerank};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (kernels[i])
             clReleaseKernel(kernels[i]);
-    cl_mem mems[] = {engine->refs,    engine->queries, engine->dist,    engine->surv_k,
-                     engine->surv_i,  engine->surv2_k, engine->surv2_i, engine->best_k,
-                     engine->best_i,  engine->qnorm,   engine->rnorm,   engine->bestp_k,
-                     engine->bestp_i, engine->flags,   engine->refs_rows};
+    cl_mem mems[] = {engine->refs,    engine->queries, engine->dist,   engine->surv_k,
+                     engine->surv_i,  engine->best_k,  engine->best_i, engine->qnorm,
+                     engine->rnorm,   engine->bestp_k, engine->bestp_i, engine->flags,
+                     engine->refs_rows};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
     for (size_t i = 0; i < engine->event_count; i++)
         clReleaseEvent(engine->events[i].event);
+    if (engine->has_selector)
+        engine->selector.destroy(engine->selector.ctx);
     free(engine->events);
     free(engine->host_refs);
     free(engine->host_qnorm);

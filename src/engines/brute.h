@@ -2,10 +2,10 @@
  * grouped parallel-bubble selection (G groups per query, K bubbles each,
  * with a threshold filter in front of the pipeline), and a final selection of
  * K out of G*K. For L2 an exact prefilter (dot-product lower bounds, exact
- * re-rank) replaces the direct distance kernel where it applies. Also the
- * CUKNN-style full-sort baseline, used only by the benchmark. Results are
- * byte-identical on every path (src/knn.h); bench/results/brute.md has the
- * measurements and design notes. */
+ * re-rank) replaces the direct distance kernel where it applies. Results are
+ * byte-identical on every path (src/core/knn.h); bench/results/brute.md has
+ * the measurements and design notes. A baseline selection (the benchmarks'
+ * CUKNN-style full sort) can replace the bubble through brute_select.h. */
 #ifndef LBK_BRUTE_H
 #define LBK_BRUTE_H
 
@@ -16,15 +16,11 @@
 #include "status.h"
 
 typedef struct lbk_brute lbk_brute;
+typedef struct lbk_brute_selector lbk_brute_selector; /* brute_select.h */
 
 /* Largest K the engine supports (bubble chains longer than a work-group are
  * split into several bubbles per work-item, so this is not a device limit). */
 #define LBK_BRUTE_K_MAX LBK_K_MAX
-
-typedef enum {
-    LBK_SELECT_BUBBLE = 0,   /* the PBKNN engine */
-    LBK_SELECT_FULL_SORT     /* CUKNN-style baseline: sort every work-group's distances */
-} lbk_brute_select;
 
 /* Distance kernel: AUTO picks BLOCKED on CPU devices and TILED elsewhere. */
 typedef enum {
@@ -38,7 +34,8 @@ typedef enum {
  * rigorous rounding-error bound select K' > K candidates; their exact keys
  * decide, and a query whose bound cannot prove the candidates complete is
  * recomputed on the exact path. AUTO: on for L2 with the blocked distance
- * kernel, bubble selection, K <= 64, dimension >= 16 and a resident shard. */
+ * kernel, the bubble selection, K <= 64, dimension >= 16 and a resident
+ * shard. */
 typedef enum {
     LBK_PREFILTER_AUTO = 0,
     LBK_PREFILTER_OFF,
@@ -49,7 +46,8 @@ typedef struct {
     int k;
     lbk_metric metric;
     int groups;              /* 0 = default */
-    lbk_brute_select select;
+    const lbk_brute_selector *selector; /* NULL = the bubble selection; else a baseline's
+                                           (brute_select.h), owned by the engine */
     uint64_t memory_budget;  /* bytes of device memory the engine may use; 0 = half the
                                 device's global memory. A shard that does not fit half the
                                 budget is kept on the host and streamed chunk by chunk. */
@@ -78,7 +76,7 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
 /* Kernel-only timings of the last query call, in seconds (benchmarks). */
 typedef struct {
     double distance_s;       /* distance (or prefilter bound) kernels */
-    double select_s;         /* grouped bubble / per-block sort kernels */
+    double select_s;         /* grouped bubble (or a selector's) kernels */
     double final_s;          /* final K-of-G*K kernels (and the prefilter re-rank) */
     uint64_t fallback_queries; /* prefiltered queries that needed the exact path */
     uint64_t prefiltered_queries;

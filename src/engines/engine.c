@@ -2,14 +2,22 @@
 
 #include "brute.h"
 #include "kdtree.h"
+#include "lbk_shared.h"
 #include "log.h"
 #include "query.h"
+#include "try.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Both engines pass lbk_metric values to their kernels as metric ids. */
+_Static_assert(LBK_KERNEL_METRIC_L2 == (int)LBK_METRIC_L2 &&
+                   LBK_KERNEL_METRIC_L1 == (int)LBK_METRIC_L1 &&
+                   LBK_KERNEL_METRIC_LINF == (int)LBK_METRIC_LINF,
+               "kernel metric ids (lbk_shared.h) equal lbk_metric (enums.h)");
 
 struct lbk_engine_state {
     lbk_engine engine;
@@ -41,10 +49,7 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
     lbk_status st = LBK_OK;
     lbk_engine_state *state = calloc(1, sizeof *state);
     *out = NULL;
-    if (!state) {
-        lbk_error("out of host memory creating the engine");
-        return LBK_ERR_NOMEM;
-    }
+    LBK_FAIL_IF(!state, LBK_ERR_NOMEM, "out of host memory creating the engine");
     state->engine = engine;
     state->k = job->knn.k;
     state->metric = job->knn.metric;
@@ -58,7 +63,6 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
             .k = job->knn.k,
             .metric = job->knn.metric,
             .groups = job->device.groups,
-            .select = LBK_SELECT_BUBBLE,
             .memory_budget = state->memory_budget,
         };
         st = lbk_brute_create(dev, reference, &params, &state->brute);
@@ -71,11 +75,10 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
         };
         st = lbk_kdtree_build(dev, reference, &params, &state->tree);
     }
-    if (st != LBK_OK)
-        goto cleanup;
-    *out = state;
-    state = NULL;
-cleanup:
+    if (st == LBK_OK) {
+        *out = state;
+        state = NULL;
+    }
     lbk_engine_destroy(state);
     return st;
 }

@@ -1,7 +1,9 @@
 #include "kdtree.h"
 
 #include "kdtree_cl.h"
+#include "lbk_shared.h"
 #include "log.h"
+#include "try.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,61 +52,29 @@ typedef struct {
     size_t elementwise_local;
     size_t block_local;      /* bitonic work-group size; blocks of twice this */
     uint64_t radix_blocks_max;
-    uint64_t segment_max;
-    int compute_units;    /* radix: levels whose runs are at most this use kd_seg_sort */
-    bool profile;            /* LBK_KDTREE_PROFILE set: time every kernel */
+    uint64_t segment_max;    /* radix: levels whose runs are at most this use kd_seg_sort */
+    int compute_units;
+    bool profile;            /* params.profile: time every kernel and level */
     double kernel_s[K_COUNT];
     tracked points, rows, tags, dims, points2, rows2, dims2, keys, keys2, perm, perm2, hist;
     tracked world_lo, world_hi, child_dims;
 } builder;
 
-/* ---- shape formulas (host copies of the kernel's; see DESIGN.md 3) ---- */
+/* ---- shape formulas: lbk_shared.h's, with the levels computed from n ---- */
 
-static int level_of(uint64_t s)
-{
-    int l = 0;
-    for (uint64_t v = s + 1; v > 1; v >>= 1)
-        l++;
-    return l;
-}
-
-int lbk_kdtree_levels(uint64_t n)
-{
-    int d = 0;
-    for (uint64_t v = n; v; v >>= 1)
-        d++;
-    return d;
-}
+int lbk_kdtree_levels(uint64_t n) { return (int)lbk_kd_levels(n); }
 
 uint64_t lbk_kdtree_subtree_size(uint64_t s, uint64_t n)
 {
-    if (s >= n)
-        return 0;
-    const int d = lbk_kdtree_levels(n) - level_of(s) - 1;
-    const uint64_t fllc = ((s + 1) << d) - 1;
-    const uint64_t full = ((uint64_t)1 << d) - 1;
-    uint64_t last = 0;
-    if (n > fllc)
-        last = n - fllc < ((uint64_t)1 << d) ? n - fllc : (uint64_t)1 << d;
-    return full + last;
+    return lbk_kd_subtree_size(s, n, lbk_kd_levels(n));
 }
 
 uint64_t lbk_kdtree_segment_begin(uint64_t s, uint64_t n)
 {
-    const int levels = lbk_kdtree_levels(n);
-    const int l = level_of(s);
-    const int d = levels - l - 1;
-    const uint64_t first = ((uint64_t)1 << l) - 1;
-    const uint64_t m = s - first;
-    const uint64_t rest = n - (((uint64_t)1 << (levels - 1)) - 1);
-    const uint64_t lower = m << d;
-    return first + m * (((uint64_t)1 << d) - 1) + (lower < rest ? lower : rest);
+    return lbk_kd_segment_begin(s, n, lbk_kd_levels(n));
 }
 
-uint64_t lbk_kdtree_pivot(uint64_t s, uint64_t n)
-{
-    return lbk_kdtree_segment_begin(s, n) + lbk_kdtree_subtree_size(2 * s + 1, n);
-}
+uint64_t lbk_kdtree_pivot(uint64_t s, uint64_t n) { return lbk_kd_pivot(s, n, lbk_kd_levels(n)); }
 
 uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort)
 {
@@ -188,34 +158,54 @@ static lbk_status launch(builder *b, int k, uint64_t global, size_t local)
     return LBK_OK;
 }
 
-#define ARG(x) sizeof(x), (const void *)&(x)
-
-static int bit_length(uint64_t v)
-{
-    int bits = 0;
-    for (; v; v >>= 1)
-        bits++;
-    return bits;
-}
-
 /* After a radix sort wrote [lo, n) of the second copy of the state: make it
  * current, and copy the nodes it settled, [lo, settled), into the other. */
 static lbk_status swap_and_settle(builder *b, uint64_t lo, uint64_t settled)
 {
-    lbk_status st = LBK_OK;
     swap_tracked(&b->points, &b->points2);
     swap_tracked(&b->rows, &b->rows2);
     swap_tracked(&b->dims, &b->dims2);
     if (settled <= lo || settled >= b->n)
         return LBK_OK; /* nothing settled, or the build is complete */
     const cl_ulong clo = lo, ccount = settled - lo;
-    if ((st = lbk_kernel_args(b->kernels[K_COPY], "kd_copy_range", 10, ARG(b->points.mem),
-                              ARG(b->points2.mem), ARG(b->dim), ARG(b->rows.mem),
-                              ARG(b->rows2.mem), ARG(b->dims.mem), ARG(b->dims2.mem),
-                              ARG(b->has_dims), ARG(clo), ARG(ccount))) != LBK_OK ||
-        (st = launch(b, K_COPY, ccount, 0)) != LBK_OK)
-        return st;
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_COPY], LBK_ARG(b->points.mem), LBK_ARG(b->points2.mem),
+                            LBK_ARG(b->dim), LBK_ARG(b->rows.mem), LBK_ARG(b->rows2.mem),
+                            LBK_ARG(b->dims.mem), LBK_ARG(b->dims2.mem), LBK_ARG(b->has_dims),
+                            LBK_ARG(clo), LBK_ARG(ccount)));
+    LBK_TRY(launch(b, K_COPY, ccount, 0));
     b->moved += ccount * 2 * ((uint64_t)b->dim * 4 + 4 + (b->has_dims ? 1 : 0));
+    return LBK_OK;
+}
+
+/* The radix passes over keys and perm of `count` positions, `blocks`
+ * sequential blocks each; the sorted pair ends in keys and perm. */
+static lbk_status radix_passes(builder *b, uint64_t count, int passes, int tag_only)
+{
+    const uint64_t blocks64 = (count + 4095) / 4096 < b->radix_blocks_max
+                                  ? (count + 4095) / 4096
+                                  : b->radix_blocks_max;
+    const cl_uint blocks = (cl_uint)blocks64;
+    const cl_ulong block_len = (count + blocks - 1) / blocks;
+    const cl_uint entries = 256u * blocks;
+    const cl_ulong ccount = count;
+    for (int p = 0; p < passes; p++) {
+        /* Tag-only keys hold nothing below bit 32. */
+        const cl_uint shift = (tag_only ? 32u : 0u) + 8u * (cl_uint)p;
+        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_HIST], LBK_ARG(b->keys.mem), LBK_ARG(ccount),
+                                LBK_ARG(shift), LBK_ARG(block_len), LBK_ARG(blocks),
+                                LBK_ARG(b->hist.mem)));
+        LBK_TRY(launch(b, K_HIST, blocks, 1));
+        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SCAN], LBK_ARG(b->hist.mem), LBK_ARG(entries)));
+        LBK_TRY(launch(b, K_SCAN, 1, 1));
+        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SCATTER], LBK_ARG(b->keys.mem), LBK_ARG(b->perm.mem),
+                                LBK_ARG(b->keys2.mem), LBK_ARG(b->perm2.mem), LBK_ARG(ccount),
+                                LBK_ARG(shift), LBK_ARG(block_len), LBK_ARG(blocks),
+                                LBK_ARG(b->hist.mem)));
+        LBK_TRY(launch(b, K_SCATTER, blocks, 1));
+        b->moved += count * (8 + 24);
+        swap_tracked(&b->keys, &b->keys2);
+        swap_tracked(&b->perm, &b->perm2);
+    }
     return LBK_OK;
 }
 
@@ -224,60 +214,28 @@ static lbk_status swap_and_settle(builder *b, uint64_t lo, uint64_t settled)
 static lbk_status radix_sort(builder *b, uint64_t lo, uint64_t count, uint32_t tag_lo,
                              uint32_t tag_hi, int tag_only, cl_int rr_dim, uint64_t settled)
 {
-    lbk_status st = LBK_OK;
-    const int bits = bit_length(tag_hi - tag_lo) + (tag_only ? 0 : 32);
+    const int bits = (int)lbk_bit_length(tag_hi - tag_lo) + (tag_only ? 0 : 32);
     const int passes = (bits + 7) / 8;
     if (count < 2 || passes == 0)
-        goto cleanup;
-    const uint64_t blocks64 = (count + 4095) / 4096 < b->radix_blocks_max
-                                  ? (count + 4095) / 4096
-                                  : b->radix_blocks_max;
-    const cl_uint blocks = (cl_uint)blocks64;
-    const cl_ulong block_len = (count + blocks - 1) / blocks;
-    const cl_uint entries = 256u * blocks;
+        return LBK_OK;
     const cl_ulong clo = lo, ccount = count;
     const cl_uint ctag_lo = tag_lo;
     const cl_int ctag_only = tag_only;
-
-    if ((st = lbk_kernel_args(b->kernels[K_KEYS], "kd_make_keys", 12, ARG(b->points.mem),
-                              ARG(b->dim), ARG(b->tags.mem),
-                              ARG(b->dims.mem), ARG(b->has_dims), ARG(rr_dim), ARG(clo), ARG(ccount),
-                              ARG(ctag_lo), ARG(ctag_only), ARG(b->keys.mem),
-                              ARG(b->perm.mem))) != LBK_OK ||
-        (st = launch(b, K_KEYS, count, 0)) != LBK_OK)
-        goto cleanup;
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_KEYS], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
+                            LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims),
+                            LBK_ARG(rr_dim), LBK_ARG(clo), LBK_ARG(ccount), LBK_ARG(ctag_lo),
+                            LBK_ARG(ctag_only), LBK_ARG(b->keys.mem), LBK_ARG(b->perm.mem)));
+    LBK_TRY(launch(b, K_KEYS, count, 0));
     b->moved += count * (4 + 4 + 4 + 12 + (b->has_dims ? 1 : 0));
-    for (int p = 0; p < passes; p++) {
-        /* Tag-only keys hold nothing below bit 32. */
-        const cl_uint shift = (tag_only ? 32u : 0u) + 8u * (cl_uint)p;
-        if ((st = lbk_kernel_args(b->kernels[K_HIST], "kd_radix_hist", 6, ARG(b->keys.mem),
-                                  ARG(ccount), ARG(shift), ARG(block_len), ARG(blocks),
-                                  ARG(b->hist.mem))) != LBK_OK ||
-            (st = launch(b, K_HIST, blocks, 1)) != LBK_OK ||
-            (st = lbk_kernel_args(b->kernels[K_SCAN], "kd_radix_scan", 2, ARG(b->hist.mem),
-                                  ARG(entries))) != LBK_OK ||
-            (st = launch(b, K_SCAN, 1, 1)) != LBK_OK ||
-            (st = lbk_kernel_args(b->kernels[K_SCATTER], "kd_radix_scatter", 9,
-                                  ARG(b->keys.mem), ARG(b->perm.mem), ARG(b->keys2.mem),
-                                  ARG(b->perm2.mem), ARG(ccount), ARG(shift), ARG(block_len),
-                                  ARG(blocks), ARG(b->hist.mem))) != LBK_OK ||
-            (st = launch(b, K_SCATTER, blocks, 1)) != LBK_OK)
-            goto cleanup;
-        b->moved += count * (8 + 24);
-        swap_tracked(&b->keys, &b->keys2);
-        swap_tracked(&b->perm, &b->perm2);
-    }
-    if ((st = lbk_kernel_args(b->kernels[K_APPLY], "kd_radix_apply", 14, ARG(b->keys.mem),
-                              ARG(b->perm.mem), ARG(clo), ARG(ccount), ARG(ctag_lo),
-                              ARG(b->points.mem), ARG(b->points2.mem), ARG(b->dim),
-                              ARG(b->rows.mem), ARG(b->rows2.mem), ARG(b->dims.mem),
-                              ARG(b->dims2.mem), ARG(b->has_dims), ARG(b->tags.mem))) != LBK_OK ||
-        (st = launch(b, K_APPLY, count, 0)) != LBK_OK)
-        goto cleanup;
+    LBK_TRY(radix_passes(b, count, passes, tag_only));
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_APPLY], LBK_ARG(b->keys.mem), LBK_ARG(b->perm.mem),
+                            LBK_ARG(clo), LBK_ARG(ccount), LBK_ARG(ctag_lo),
+                            LBK_ARG(b->points.mem), LBK_ARG(b->points2.mem), LBK_ARG(b->dim),
+                            LBK_ARG(b->rows.mem), LBK_ARG(b->rows2.mem), LBK_ARG(b->dims.mem),
+                            LBK_ARG(b->dims2.mem), LBK_ARG(b->has_dims), LBK_ARG(b->tags.mem)));
+    LBK_TRY(launch(b, K_APPLY, count, 0));
     b->moved += count * (12 + 8 + 2 * ((uint64_t)b->dim * 4) + (b->has_dims ? 2 : 0));
-    st = swap_and_settle(b, lo, settled);
-cleanup:
-    return st;
+    return swap_and_settle(b, lo, settled);
 }
 
 static int log2_ceil(uint64_t v)
@@ -288,9 +246,20 @@ static int log2_ceil(uint64_t v)
     return l;
 }
 
+/* kd_bitonic_block over [lo, lo + n): stages first..last, the first from
+ * step jfirst. */
+static lbk_status bitonic_block(builder *b, cl_ulong lo, cl_ulong n, cl_int rr_dim, uint64_t pairs,
+                                cl_uint first, cl_uint last, cl_uint jfirst)
+{
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_BLOCK], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
+                            LBK_ARG(b->rows.mem), LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem),
+                            LBK_ARG(b->has_dims), LBK_ARG(rr_dim), LBK_ARG(lo), LBK_ARG(n),
+                            LBK_ARG(first), LBK_ARG(last), LBK_ARG(jfirst)));
+    return launch(b, K_BLOCK, pairs, b->block_local);
+}
+
 static lbk_status bitonic_sort(builder *b, uint64_t lo, uint64_t count, cl_int rr_dim)
 {
-    lbk_status st = LBK_OK;
     if (count < 2)
         return LBK_OK;
     const cl_ulong clo = lo, cn = count;
@@ -301,36 +270,21 @@ static lbk_status bitonic_sort(builder *b, uint64_t lo, uint64_t count, cl_int r
     /* Per step: both keys read for every pair, and (on average) half the
      * pairs swapped. */
     const uint64_t step_bytes = count * (8 + elem);
-    cl_kernel blk = b->kernels[K_BLOCK];
-    cl_kernel step = b->kernels[K_STEP];
-    cl_uint first = 1, last = (cl_uint)(log_m < log_b ? log_m : log_b), jfirst = 0;
-    if ((st = lbk_kernel_args(blk, "kd_bitonic_block", 12, ARG(b->points.mem), ARG(b->dim),
-                              ARG(b->rows.mem), ARG(b->tags.mem), ARG(b->dims.mem),
-                              ARG(b->has_dims), ARG(rr_dim), ARG(clo), ARG(cn), ARG(first),
-                              ARG(last), ARG(jfirst))) != LBK_OK ||
-        (st = launch(b, K_BLOCK, pairs, b->block_local)) != LBK_OK)
-        return st;
+    const cl_uint last = (cl_uint)(log_m < log_b ? log_m : log_b);
+    LBK_TRY(bitonic_block(b, clo, cn, rr_dim, pairs, 1, last, 0));
     b->moved += step_bytes * (uint64_t)last * (last + 1) / 2;
     for (int log_k = log_b + 1; log_k <= log_m; log_k++) {
         for (int log_j = log_k - 1; log_j >= log_b; log_j--) {
             const cl_uint ck = (cl_uint)log_k, cj = (cl_uint)log_j;
-            if ((st = lbk_kernel_args(step, "kd_bitonic_step", 11, ARG(b->points.mem),
-                                      ARG(b->dim), ARG(b->rows.mem), ARG(b->tags.mem),
-                                      ARG(b->dims.mem), ARG(b->has_dims), ARG(rr_dim), ARG(clo),
-                                      ARG(cn),
-                                      ARG(ck), ARG(cj))) != LBK_OK ||
-                (st = launch(b, K_STEP, pairs, 0)) != LBK_OK)
-                return st;
+            LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_STEP], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
+                                    LBK_ARG(b->rows.mem), LBK_ARG(b->tags.mem),
+                                    LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims), LBK_ARG(rr_dim),
+                                    LBK_ARG(clo), LBK_ARG(cn), LBK_ARG(ck), LBK_ARG(cj)));
+            LBK_TRY(launch(b, K_STEP, pairs, 0));
             b->moved += step_bytes;
         }
-        first = last = (cl_uint)log_k;
-        jfirst = (cl_uint)log_b - 1;
-        if ((st = lbk_kernel_args(blk, "kd_bitonic_block", 12, ARG(b->points.mem), ARG(b->dim),
-                                  ARG(b->rows.mem), ARG(b->tags.mem), ARG(b->dims.mem),
-                                  ARG(b->has_dims), ARG(rr_dim), ARG(clo), ARG(cn),
-                                  ARG(first), ARG(last), ARG(jfirst))) != LBK_OK ||
-            (st = launch(b, K_BLOCK, pairs, b->block_local)) != LBK_OK)
-            return st;
+        LBK_TRY(bitonic_block(b, clo, cn, rr_dim, pairs, (cl_uint)log_k, (cl_uint)log_k,
+                              (cl_uint)log_b - 1));
         b->moved += step_bytes * (uint64_t)log_b;
     }
     return LBK_OK;
@@ -341,7 +295,6 @@ static lbk_status bitonic_sort(builder *b, uint64_t lo, uint64_t count, cl_int r
 static lbk_status segmented_sort(builder *b, int level, int tag_only, cl_int rr_dim,
                                  uint64_t settled)
 {
-    lbk_status st = LBK_OK;
     const cl_ulong cn = b->n;
     const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)level;
     const cl_int ctag_only = tag_only;
@@ -351,22 +304,21 @@ static lbk_status segmented_sort(builder *b, int level, int tag_only, cl_int rr_
      * PoCL's per-group cost dominated the deep levels. */
     size_t seg_local = ((size_t)1 << level) / (8 * (size_t)b->compute_units);
     seg_local = seg_local < 1 ? 1 : seg_local > 64 ? 64 : seg_local;
-    if ((st = lbk_kernel_args(b->kernels[K_SEG_SORT], "kd_seg_sort", 17, ARG(b->points.mem),
-                              ARG(b->dim), ARG(b->rows.mem), ARG(b->dims.mem), ARG(b->has_dims),
-                              ARG(rr_dim), ARG(cn), ARG(clevels), ARG(clevel), ARG(ctag_only),
-                              ARG(b->points2.mem), ARG(b->rows2.mem), ARG(b->dims2.mem), ARG(b->tags.mem),
-                              ARG(b->keys.mem), ARG(b->keys2.mem), ARG(b->child_dims.mem))) !=
-            LBK_OK ||
-        (st = launch(b, K_SEG_SORT, (uint64_t)1 << level, seg_local)) != LBK_OK)
-        return st;
-    if (level > 0 &&
-        ((st = lbk_kernel_args(b->kernels[K_SEG_PIVOTS], "kd_seg_pivots", 12,
-                               ARG(b->points.mem), ARG(b->dim), ARG(b->rows.mem),
-                               ARG(b->dims.mem), ARG(b->has_dims), ARG(cn), ARG(clevels),
-                               ARG(clevel), ARG(b->points2.mem), ARG(b->rows2.mem),
-                               ARG(b->dims2.mem), ARG(b->tags.mem))) != LBK_OK ||
-         (st = launch(b, K_SEG_PIVOTS, (uint64_t)1 << (level - 1), 0)) != LBK_OK))
-        return st;
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SEG_SORT], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
+                            LBK_ARG(b->rows.mem), LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims),
+                            LBK_ARG(rr_dim), LBK_ARG(cn), LBK_ARG(clevels), LBK_ARG(clevel),
+                            LBK_ARG(ctag_only), LBK_ARG(b->points2.mem), LBK_ARG(b->rows2.mem),
+                            LBK_ARG(b->dims2.mem), LBK_ARG(b->tags.mem), LBK_ARG(b->keys.mem),
+                            LBK_ARG(b->keys2.mem), LBK_ARG(b->child_dims.mem)));
+    LBK_TRY(launch(b, K_SEG_SORT, (uint64_t)1 << level, seg_local));
+    if (level > 0) {
+        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SEG_PIVOTS], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
+                                LBK_ARG(b->rows.mem), LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims),
+                                LBK_ARG(cn), LBK_ARG(clevels), LBK_ARG(clevel),
+                                LBK_ARG(b->points2.mem), LBK_ARG(b->rows2.mem),
+                                LBK_ARG(b->dims2.mem), LBK_ARG(b->tags.mem)));
+        LBK_TRY(launch(b, K_SEG_PIVOTS, (uint64_t)1 << (level - 1), 0));
+    }
     /* Position and key through scratch (about two radix passes), the
      * state gathered into place, tags out. */
     b->moved += ccount * (4 + 8 + 2 * 16 + 8 + 2 * ((uint64_t)b->dim * 4 + 1) + 4);
@@ -376,7 +328,7 @@ static lbk_status segmented_sort(builder *b, int level, int tag_only, cl_int rr_
 static lbk_status sort_level(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
                              int tag_only, int level);
 
-/* One level's sort; with LBK_KDTREE_PROFILE set, timed. */
+/* One level's sort; with params.profile, timed. */
 static lbk_status sort_range(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
                              int tag_only, int level)
 {
@@ -484,165 +436,175 @@ static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *pa
     return LBK_OK;
 }
 
-lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
-                            const lbk_kdtree_params *params, lbk_kdtree **out)
+static lbk_status check_shape(const lbk_kdtree_params *params, uint64_t n, int dim)
+{
+    LBK_FAIL_IF(dim < 1 || (params->split == LBK_SPLIT_WIDEST && dim > 256), LBK_ERR_INPUT,
+                "k-d tree: %d dimensions not supported (1..%d with the %s split)", dim,
+                params->split == LBK_SPLIT_WIDEST ? 256 : 1 << 30,
+                lbk_tree_split_name(params->split));
+    LBK_FAIL_IF(n >= UINT32_MAX, LBK_ERR_INPUT,
+                "k-d tree: a shard of %llu points is too large (row ids are 32-bit; use "
+                "more ranks)", (unsigned long long)n);
+    return LBK_OK;
+}
+
+/* The builder's sizes and launch limits for this device and shard. */
+static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *params,
+                         uint64_t n, int dim)
+{
+    b->dev = dev;
+    b->queue = lbk_device_queue(dev);
+    b->n = n;
+    b->dim = dim;
+    b->levels = lbk_kdtree_levels(n);
+    b->has_dims = params->split == LBK_SPLIT_WIDEST;
+    b->profile = params->profile;
+    /* On a CPU, runs of up to 64 Ki points sort fastest one per work-item
+     * (at N = 1e6 this beat 8 Ki and "always"); a GPU wants many short runs.
+     * The tests force either path. */
+    b->segment_max = params->segment_max_set ? params->segment_max
+                     : lbk_device_is_gpu(dev)  ? 256
+                                               : 65536;
+    b->compute_units = lbk_device_compute_units(dev) > 0 ? lbk_device_compute_units(dev) : 1;
+    b->radix_blocks_max = lbk_device_is_gpu(dev) ? 4096 : 16 * (uint64_t)b->compute_units;
+    b->elementwise_local = 256;
+}
+
+static lbk_status builder_kernels(builder *b)
+{
+    cl_program program;
+    LBK_TRY(lbk_device_program(b->dev, "kdtree.cl", "", &program));
+    for (int k = 0; k < K_COUNT; k++)
+        LBK_TRY(lbk_device_kernel(program, kernel_names[k], &b->kernels[k]));
+    size_t wg = 0;
+    const cl_int err = clGetKernelWorkGroupInfo(b->kernels[K_BLOCK], lbk_device_id(b->dev),
+                                                CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    LBK_TRY(lbk_cl_check(err, "querying the bitonic kernel's work-group size"));
+    b->block_local = 1;
+    while (b->block_local * 2 <= wg && b->block_local < 512)
+        b->block_local *= 2;
+    return LBK_OK;
+}
+
+/* The radix sort's second copy of the state and its keys. */
+static lbk_status alloc_radix(builder *b, size_t pts_bytes)
+{
+    const size_t n = (size_t)b->n;
+    LBK_TRY(buf_alloc(b, &b->points2, pts_bytes, NULL, "k-d tree points (sorted)"));
+    LBK_TRY(buf_alloc(b, &b->rows2, n * 4, NULL, "k-d tree row ids (sorted)"));
+    LBK_TRY(buf_alloc(b, &b->dims2, b->has_dims ? n : 0, NULL, "k-d tree dims (sorted)"));
+    LBK_TRY(buf_alloc(b, &b->keys, n * 8, NULL, "k-d tree sort keys"));
+    LBK_TRY(buf_alloc(b, &b->keys2, n * 8, NULL, "k-d tree sort keys"));
+    LBK_TRY(buf_alloc(b, &b->perm, n * 4, NULL, "k-d tree permutation"));
+    LBK_TRY(buf_alloc(b, &b->perm2, n * 4, NULL, "k-d tree permutation"));
+    return buf_alloc(b, &b->hist, 256 * 4 * b->radix_blocks_max, NULL,
+                     "k-d tree radix histogram");
+}
+
+static lbk_status builder_alloc(builder *b, const lbk_dataset *reference, float *box_lo,
+                                float *box_hi)
+{
+    const size_t n = (size_t)b->n;
+    const size_t pts_bytes = n * (size_t)b->dim * sizeof(float);
+    LBK_TRY(buf_alloc(b, &b->points, pts_bytes, reference->points, "k-d tree points"));
+    LBK_TRY(buf_alloc(b, &b->rows, n * 4, NULL, "k-d tree row ids"));
+    LBK_TRY(buf_alloc(b, &b->tags, n * 4, NULL, "k-d tree tags"));
+    LBK_TRY(buf_alloc(b, &b->dims, b->has_dims ? n : 0, NULL, "k-d tree split dims"));
+    if (b->has_dims) {
+        LBK_TRY(buf_alloc(b, &b->world_lo, (size_t)b->dim * 4, box_lo, "k-d tree box"));
+        LBK_TRY(buf_alloc(b, &b->world_hi, (size_t)b->dim * 4, box_hi, "k-d tree box"));
+        LBK_TRY(buf_alloc(b, &b->child_dims, n, NULL, "k-d tree child dims"));
+    }
+    return b->sort == LBK_SORT_RADIX ? alloc_radix(b, pts_bytes) : LBK_OK;
+}
+
+/* Widest rule: the split dimensions of level l's children. */
+static lbk_status child_dims(builder *b, int l)
+{
+    const cl_ulong cn = b->n;
+    const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)l;
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_CHILD], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
+                            LBK_ARG(b->dims.mem), LBK_ARG(b->world_lo.mem),
+                            LBK_ARG(b->world_hi.mem), LBK_ARG(cn), LBK_ARG(clevels),
+                            LBK_ARG(clevel), LBK_ARG(b->child_dims.mem)));
+    LBK_TRY(launch(b, K_CHILD, (uint64_t)1 << l, 0));
+    b->moved += ((uint64_t)1 << l) * (uint64_t)(b->dim * (l + 1)) * 5;
+    return LBK_OK;
+}
+
+/* Every unsettled point after level l learns which child it went to. */
+static lbk_status update_tags(builder *b, int l)
+{
+    const cl_ulong cn = b->n, lo_upd = ((uint64_t)1 << l) - 1;
+    const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)l;
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_UPDATE], LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem),
+                            LBK_ARG(b->has_dims), LBK_ARG(b->child_dims.mem), LBK_ARG(lo_upd),
+                            LBK_ARG(cn), LBK_ARG(clevels), LBK_ARG(clevel)));
+    LBK_TRY(launch(b, K_UPDATE, b->n - lo_upd, 0));
+    b->moved += (b->n - lo_upd) * (8 + (b->has_dims ? 2 : 0));
+    return LBK_OK;
+}
+
+/* Split level l: sort by (tag, coordinate), then pass the tags down. */
+static lbk_status split_level(builder *b, int l)
+{
+    /* Level l-1's pivots still sit inside their segments; the sort moves
+     * them to their final slots in front. */
+    const uint64_t lo_sort = l == 0 ? 0 : ((uint64_t)1 << (l - 1)) - 1;
+    const uint32_t tag_hi = (uint32_t)(((uint64_t)1 << (l + 1)) - 2);
+    LBK_TRY(sort_range(b, lo_sort, (uint32_t)lo_sort, tag_hi, 0, l));
+    if (b->has_dims)
+        LBK_TRY(child_dims(b, l));
+    /* A segmented sort reads the structure, not the tags: the update
+     * before it would only write tags nobody reads. */
+    if (b->sort == LBK_SORT_RADIX &&
+        (l + 2 == b->levels ||
+         lbk_kdtree_subtree_size(((uint64_t)1 << (l + 1)) - 1, b->n) <= b->segment_max))
+        return LBK_OK;
+    return update_tags(b, l);
+}
+
+static lbk_status build_levels(builder *b, int first_dim)
+{
+    const cl_uint cfirst = (cl_uint)first_dim;
+    const cl_ulong cn = b->n;
+    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_INIT], LBK_ARG(b->tags.mem), LBK_ARG(b->rows.mem),
+                            LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims), LBK_ARG(cfirst),
+                            LBK_ARG(cn)));
+    LBK_TRY(launch(b, K_INIT, b->n, 0));
+    for (int l = 0; l + 2 <= b->levels; l++)
+        LBK_TRY(split_level(b, l));
+    const uint64_t lo_final = b->levels >= 2 ? ((uint64_t)1 << (b->levels - 2)) - 1 : 0;
+    LBK_TRY(sort_range(b, lo_final, (uint32_t)lo_final, (uint32_t)(b->n - 1), 1, 0));
+    return lbk_cl_check(clFinish(b->queue), "finishing the k-d tree build");
+}
+
+static void print_profile(const builder *b)
+{
+    for (int k = 0; k < K_COUNT; k++)
+        if (b->kernel_s[k] > 0)
+            fprintf(stderr, "kdtree profile: %-18s %.4f s\n", kernel_names[k], b->kernel_s[k]);
+}
+
+/* Build a non-empty tree's buffers; the tree keeps only what queries need. */
+static lbk_status build_on_device(lbk_device *dev, const lbk_dataset *reference,
+                                  const lbk_kdtree_params *params, lbk_tree_sort sort,
+                                  lbk_kdtree *tree)
 {
     lbk_status st = LBK_OK;
     builder b;
     memset(&b, 0, sizeof b);
-    lbk_kdtree *tree = NULL;
+    b.sort = sort;
     float *box_lo = NULL, *box_hi = NULL;
-    const double t0 = now_seconds();
-    const uint64_t n = reference->rows;
-    const int dim = reference->dim;
-
-    *out = NULL;
-    if (dim < 1 || (params->split == LBK_SPLIT_WIDEST && dim > 256)) {
-        lbk_error("k-d tree: %d dimensions not supported (1..%d with the %s split)", dim,
-                  params->split == LBK_SPLIT_WIDEST ? 256 : 1 << 30,
-                  lbk_tree_split_name(params->split));
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (n >= UINT32_MAX) {
-        lbk_error("k-d tree: a shard of %llu points is too large (row ids are 32-bit; use "
-                  "more ranks)", (unsigned long long)n);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    tree = calloc(1, sizeof *tree);
-    if (!tree) {
-        lbk_error("out of host memory for the k-d tree");
-        st = LBK_ERR_NOMEM;
-        goto cleanup;
-    }
-    tree->dev = dev;
-    tree->n = n;
-    tree->dim = dim;
-    tree->split = params->split;
-    if ((st = choose_sort(dev, params, n, dim, &b.sort)) != LBK_OK)
-        goto cleanup;
-    tree->stats.sort_used = b.sort;
-    tree->stats.levels = lbk_kdtree_levels(n);
-    if (n == 0)
-        goto done;
-
-    b.dev = dev;
-    b.queue = lbk_device_queue(dev);
-    b.n = n;
-    b.dim = dim;
-    b.levels = tree->stats.levels;
-    b.has_dims = params->split == LBK_SPLIT_WIDEST;
-    b.profile = getenv("LBK_KDTREE_PROFILE") != NULL;
-    /* On a CPU, runs of up to 64 Ki points sort fastest one per work-item
-     * (at N = 1e6 this beat 8 Ki and "always"); a GPU wants many short runs.
-     * LBK_KDTREE_SEGMENT_MAX overrides (the tests force either path). */
-    b.segment_max = lbk_device_is_gpu(dev) ? 256 : 65536;
-    b.compute_units = lbk_device_compute_units(dev) > 0 ? lbk_device_compute_units(dev) : 1;
-    const char *seg_env = getenv("LBK_KDTREE_SEGMENT_MAX");
-    if (seg_env)
-        b.segment_max = strtoull(seg_env, NULL, 10);
-    b.radix_blocks_max = lbk_device_is_gpu(dev) ? 4096 : 16 * (uint64_t)b.compute_units;
-    cl_program program;
-    if ((st = lbk_device_program(dev, "kdtree.cl", "", &program)) != LBK_OK)
-        goto cleanup;
-    for (int k = 0; k < K_COUNT; k++)
-        if ((st = lbk_device_kernel(program, kernel_names[k], &b.kernels[k])) != LBK_OK)
-            goto cleanup;
-    size_t wg = 0;
-    cl_int err = clGetKernelWorkGroupInfo(b.kernels[K_BLOCK], lbk_device_id(dev),
-                                          CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
-    if ((st = lbk_cl_check(err, "querying the bitonic kernel's work-group size")) != LBK_OK)
-        goto cleanup;
-    b.elementwise_local = 256;
-    b.block_local = 1;
-    while (b.block_local * 2 <= wg && b.block_local < 512)
-        b.block_local *= 2;
-
     int first_dim = 0;
-    if (b.has_dims && (st = world_box(reference, &box_lo, &box_hi, &first_dim)) != LBK_OK)
-        goto cleanup;
-
-    const size_t pts_bytes = (size_t)n * (size_t)dim * sizeof(float);
-    if ((st = buf_alloc(&b, &b.points, pts_bytes, reference->points, "k-d tree points")) !=
-            LBK_OK ||
-        (st = buf_alloc(&b, &b.rows, n * 4, NULL, "k-d tree row ids")) != LBK_OK ||
-        (st = buf_alloc(&b, &b.tags, n * 4, NULL, "k-d tree tags")) != LBK_OK ||
-        (st = buf_alloc(&b, &b.dims, b.has_dims ? n : 0, NULL, "k-d tree split dims")) !=
-            LBK_OK)
-        goto cleanup;
-    if (b.has_dims &&
-        ((st = buf_alloc(&b, &b.world_lo, (size_t)dim * 4, box_lo, "k-d tree box")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.world_hi, (size_t)dim * 4, box_hi, "k-d tree box")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.child_dims, n, NULL, "k-d tree child dims")) != LBK_OK))
-        goto cleanup;
-    if (b.sort == LBK_SORT_RADIX &&
-        ((st = buf_alloc(&b, &b.points2, pts_bytes, NULL, "k-d tree points (sorted)")) !=
-             LBK_OK ||
-         (st = buf_alloc(&b, &b.rows2, n * 4, NULL, "k-d tree row ids (sorted)")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.dims2, b.has_dims ? n : 0, NULL, "k-d tree dims (sorted)")) !=
-             LBK_OK ||
-         (st = buf_alloc(&b, &b.keys, n * 8, NULL, "k-d tree sort keys")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.keys2, n * 8, NULL, "k-d tree sort keys")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.perm, n * 4, NULL, "k-d tree permutation")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.perm2, n * 4, NULL, "k-d tree permutation")) != LBK_OK ||
-         (st = buf_alloc(&b, &b.hist, 256 * 4 * b.radix_blocks_max, NULL,
-                         "k-d tree radix histogram")) != LBK_OK))
-        goto cleanup;
-
-    const cl_uint cfirst = (cl_uint)first_dim;
-    const cl_ulong cn = n;
-    const cl_uint clevels = (cl_uint)b.levels;
-    if ((st = lbk_kernel_args(b.kernels[K_INIT], "kd_init", 6, ARG(b.tags.mem), ARG(b.rows.mem),
-                              ARG(b.dims.mem), ARG(b.has_dims), ARG(cfirst), ARG(cn))) !=
-            LBK_OK ||
-        (st = launch(&b, K_INIT, n, 0)) != LBK_OK)
-        goto cleanup;
-
-    for (int l = 0; l + 2 <= b.levels; l++) {
-        /* Level l-1's pivots still sit inside their segments; the sort moves
-         * them to their final slots in front. */
-        const uint64_t lo_sort = l == 0 ? 0 : ((uint64_t)1 << (l - 1)) - 1;
-        const uint32_t tag_hi = (uint32_t)(((uint64_t)1 << (l + 1)) - 2);
-        if ((st = sort_range(&b, lo_sort, (uint32_t)lo_sort, tag_hi, 0, l)) != LBK_OK)
-            goto cleanup;
-        const cl_uint clevel = (cl_uint)l;
-        if (b.has_dims) {
-            if ((st = lbk_kernel_args(b.kernels[K_CHILD], "kd_child_dims", 9, ARG(b.points.mem),
-                                      ARG(b.dim), ARG(b.dims.mem), ARG(b.world_lo.mem),
-                                      ARG(b.world_hi.mem), ARG(cn), ARG(clevels), ARG(clevel),
-                                      ARG(b.child_dims.mem))) != LBK_OK ||
-                (st = launch(&b, K_CHILD, (uint64_t)1 << l, 0)) != LBK_OK)
-                goto cleanup;
-            b.moved += ((uint64_t)1 << l) * (uint64_t)(dim * (l + 1)) * 5;
-        }
-        /* A segmented sort reads the structure, not the tags: the update
-         * before it would only write tags nobody reads. */
-        if (b.sort == LBK_SORT_RADIX &&
-            (l + 2 == b.levels ||
-             lbk_kdtree_subtree_size(((uint64_t)1 << (l + 1)) - 1, n) <= b.segment_max))
-            continue;
-        const cl_ulong lo_upd = ((uint64_t)1 << l) - 1;
-        if ((st = lbk_kernel_args(b.kernels[K_UPDATE], "kd_update", 8, ARG(b.tags.mem),
-                                  ARG(b.dims.mem), ARG(b.has_dims), ARG(b.child_dims.mem),
-                                  ARG(lo_upd), ARG(cn), ARG(clevels), ARG(clevel))) != LBK_OK ||
-            (st = launch(&b, K_UPDATE, n - lo_upd, 0)) != LBK_OK)
-            goto cleanup;
-        b.moved += (n - lo_upd) * (8 + (b.has_dims ? 2 : 0));
-    }
-    const uint64_t lo_final = b.levels >= 2 ? ((uint64_t)1 << (b.levels - 2)) - 1 : 0;
-    if ((st = sort_range(&b, lo_final, (uint32_t)lo_final, (uint32_t)(n - 1), 1, 0)) != LBK_OK)
-        goto cleanup;
-
-    if ((st = lbk_cl_check(clFinish(b.queue), "finishing the k-d tree build")) != LBK_OK)
-        goto cleanup;
-
+    builder_plan(&b, dev, params, reference->rows, reference->dim);
+    LBK_TRY_GOTO(st, builder_kernels(&b));
+    if (b.has_dims)
+        LBK_TRY_GOTO(st, world_box(reference, &box_lo, &box_hi, &first_dim));
+    LBK_TRY_GOTO(st, builder_alloc(&b, reference, box_lo, box_hi));
+    LBK_TRY_GOTO(st, build_levels(&b, first_dim));
     if (b.profile)
-        for (int k = 0; k < K_COUNT; k++)
-            if (b.kernel_s[k] > 0)
-                fprintf(stderr, "kdtree profile: %-18s %.4f s\n", kernel_names[k], b.kernel_s[k]);
-
-    /* Keep only what queries need. */
+        print_profile(&b);
     tree->points = b.points.mem;
     tree->ids = b.rows.mem;
     tree->dims = b.has_dims ? b.dims.mem : NULL;
@@ -652,35 +614,58 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
         b.dims.mem = NULL;
     tree->stats.peak_device_bytes = b.peak_bytes;
     tree->stats.bytes_moved = b.moved;
+cleanup:
+    builder_release(&b);
+    free(box_lo);
+    free(box_hi);
+    return st;
+}
 
-done:
+static lbk_status verify(const lbk_kdtree *tree)
+{
+    float *pts = NULL;
+    uint32_t *ids = NULL;
+    uint8_t *sd = NULL;
+    lbk_status st = lbk_kdtree_download(tree, &pts, &ids, &sd);
+    if (st == LBK_OK)
+        st = lbk_kdtree_check(pts, tree->n, tree->dim, sd);
+    free(pts);
+    free(ids);
+    free(sd);
+    return st;
+}
+
+lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
+                            const lbk_kdtree_params *params, lbk_kdtree **out)
+{
+    lbk_status st = LBK_OK;
+    const double t0 = now_seconds();
+    const uint64_t n = reference->rows;
+
+    *out = NULL;
+    LBK_TRY(check_shape(params, n, reference->dim));
+    lbk_kdtree *tree = calloc(1, sizeof *tree);
+    LBK_FAIL_IF(!tree, LBK_ERR_NOMEM, "out of host memory for the k-d tree");
+    tree->dev = dev;
+    tree->n = n;
+    tree->dim = reference->dim;
+    tree->split = params->split;
+    LBK_TRY_GOTO(st, choose_sort(dev, params, n, reference->dim, &tree->stats.sort_used));
+    tree->stats.levels = lbk_kdtree_levels(n);
+    if (n > 0)
+        LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
     tree->stats.build_s = now_seconds() - t0;
     /* Compile the query program now (the device caches it): built on the
      * first query instead, it cost every rank about 23 ms of its query phase
      * even from PoCL's kernel cache, 10% of a half-size MPI slice. */
     cl_program query_program;
-    if ((st = lbk_device_program(dev, "tree_query.cl", "", &query_program)) != LBK_OK)
-        goto cleanup;
-    if (params->verify && n > 0) {
-        float *pts = NULL;
-        uint32_t *ids = NULL;
-        uint8_t *sd = NULL;
-        st = lbk_kdtree_download(tree, &pts, &ids, &sd);
-        if (st == LBK_OK)
-            st = lbk_kdtree_check(pts, n, dim, sd);
-        free(pts);
-        free(ids);
-        free(sd);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
+    LBK_TRY_GOTO(st, lbk_device_program(dev, "tree_query.cl", "", &query_program));
+    if (params->verify && n > 0)
+        LBK_TRY_GOTO(st, verify(tree));
     *out = tree;
     tree = NULL;
 cleanup:
-    builder_release(&b);
     lbk_kdtree_destroy(tree);
-    free(box_lo);
-    free(box_hi);
     return st;
 }
 
@@ -714,17 +699,16 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
         goto cleanup;
     }
     cl_command_queue q = lbk_device_queue(tree->dev);
-    if ((st = lbk_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0, pts_bytes, p, 0,
-                                               NULL, NULL),
-                           "downloading k-d tree points")) != LBK_OK ||
-        (st = lbk_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0, (size_t)n * 4, r, 0,
-                                               NULL, NULL),
-                           "downloading k-d tree ids")) != LBK_OK)
-        goto cleanup;
-    if (d && (st = lbk_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0, (size_t)n, d, 0,
-                                                    NULL, NULL),
-                                "downloading k-d tree split dims")) != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0, pts_bytes, p,
+                                                      0, NULL, NULL),
+                                  "downloading k-d tree points"));
+    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0, (size_t)n * 4, r,
+                                                      0, NULL, NULL),
+                                  "downloading k-d tree ids"));
+    if (d)
+        LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0, (size_t)n,
+                                                          d, 0, NULL, NULL),
+                                      "downloading k-d tree split dims"));
     *points = p;
     *ids = r;
     *split_dims = d;
@@ -754,7 +738,7 @@ lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint
         const float *p = points + i * (uint64_t)dim;
         for (uint64_t x = i; x > 0;) {
             const uint64_t a = (x - 1) / 2;
-            const int d = split_dims ? split_dims[a] : level_of(a) % dim;
+            const int d = split_dims ? split_dims[a] : (int)(lbk_kd_level(a) % (lbk_u32)dim);
             const float plane = points[a * (uint64_t)dim + (uint64_t)d];
             const bool left = x == 2 * a + 1;
             if (left ? !(p[d] <= plane) : !(p[d] >= plane)) {

@@ -19,6 +19,14 @@ typedef struct {
     lbk_tree_sort sort;        /* AUTO = radix unless the memory budget forbids it */
     bool verify;               /* run lbk_kdtree_check after the build */
     uint64_t memory_budget;    /* bytes; 0 = from the device */
+    bool profile;              /* time every kernel and level's sort, print to stderr
+                                  (serialises the build; benchmarks) */
+    /* Radix sort: levels whose runs (one subtree's points) hold at most
+     * segment_max points are sorted one run per work-item, longer ones by the
+     * global sort; 0 = the global sort for every level but the last. Unless
+     * segment_max_set, the device's default: 65536 on CPUs, 256 on GPUs. */
+    bool segment_max_set;
+    uint64_t segment_max;
 } lbk_kdtree_params;
 
 typedef struct {
@@ -51,10 +59,11 @@ lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint
 
 void lbk_kdtree_destroy(lbk_kdtree *tree);
 
-/* The shape formulas of a left-balanced tree of n nodes (DESIGN.md section 3),
- * on the host, with 64-bit intermediates: levels D = 32 - clz(n) (0 for
- * n = 0), the size of node s's subtree, the first array position of s's
- * subtree while its level is being split, and s's pivot position. */
+/* The shape formulas of a left-balanced tree of n nodes (lbk_shared.h's
+ * lbk_kd_*, shared with the kernels; docs/design.md section 4), with 64-bit
+ * intermediates: levels D = bit length of n (0 for n = 0), the size of node
+ * s's subtree, the first array position of s's subtree while its level is
+ * being split, and s's pivot position. */
 int lbk_kdtree_levels(uint64_t n);
 uint64_t lbk_kdtree_subtree_size(uint64_t s, uint64_t n);
 uint64_t lbk_kdtree_segment_begin(uint64_t s, uint64_t n);

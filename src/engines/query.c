@@ -3,12 +3,11 @@
 #include "kdtree_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "try.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define ARG(x) sizeof(x), (const void *)&(x)
 
 uint64_t lbk_tree_max_batch(const lbk_kdtree *tree, int k, uint64_t memory_budget)
 {
@@ -92,101 +91,113 @@ static void morton_order(const float *q, uint64_t nq, int dim, order_item *items
     qsort(items, (size_t)nq, sizeof *items, order_cmp);
 }
 
+/* What one tree query call holds on the device and the host. */
+typedef struct {
+    cl_kernel kernel;
+    cl_mem qbuf, lbuf;
+    uint64_t *lists;
+    order_item *order;
+    float *sorted;
+    uint64_t batch;
+} query_state;
+
+static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_state *qs)
+{
+    lbk_device *dev = lbk_kdtree_device(tree);
+    const uint64_t dim = (uint64_t)lbk_kdtree_dim(tree);
+    cl_program program;
+    qs->batch = batch;
+    LBK_TRY(lbk_device_program(dev, "tree_query.cl", "", &program));
+    LBK_TRY(lbk_device_kernel(program, "tq_knn", &qs->kernel));
+    LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * dim * 4), NULL,
+                              "tree query batch", &qs->qbuf));
+    LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_WRITE, (size_t)(batch * (uint64_t)k * 8), NULL,
+                              "tree query candidate lists", &qs->lbuf));
+    qs->lists = malloc((size_t)(batch * (uint64_t)k * 8));
+    qs->order = malloc((size_t)batch * sizeof *qs->order);
+    qs->sorted = malloc((size_t)(batch * dim) * sizeof *qs->sorted);
+    LBK_FAIL_IF(!qs->lists || !qs->order || !qs->sorted, LBK_ERR_NOMEM,
+                "out of host memory for %llu tree query lists", (unsigned long long)batch);
+    return LBK_OK;
+}
+
+static void query_close(query_state *qs)
+{
+    free(qs->lists);
+    free(qs->order);
+    free(qs->sorted);
+    const cl_mem mems[2] = {qs->qbuf, qs->lbuf};
+    for (int i = 0; i < 2; i++)
+        if (mems[i])
+            clReleaseMemObject(mems[i]);
+    if (qs->kernel)
+        clReleaseKernel(qs->kernel);
+}
+
+/* Queries [first, first + count) in Morton order through the kernel; the
+ * results go back to the callers' order. */
+static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *queries,
+                              uint64_t first, uint64_t count, int k, lbk_metric metric,
+                              lbk_knn_result *result)
+{
+    cl_command_queue queue = lbk_device_queue(lbk_kdtree_device(tree));
+    const int dim = lbk_kdtree_dim(tree);
+    const float *batch_q = queries + first * (uint64_t)dim;
+    morton_order(batch_q, count, dim, qs->order);
+    for (uint64_t i = 0; i < count; i++)
+        memcpy(qs->sorted + i * (uint64_t)dim, batch_q + qs->order[i].index * (uint64_t)dim,
+               (size_t)dim * sizeof *qs->sorted);
+    cl_int err = clEnqueueWriteBuffer(queue, qs->qbuf, CL_FALSE, 0,
+                                      (size_t)(count * (uint64_t)dim * 4), qs->sorted, 0, NULL,
+                                      NULL);
+    LBK_TRY(lbk_cl_check(err, "uploading tree queries"));
+    const cl_mem points = lbk_kdtree_points(tree), ids = lbk_kdtree_ids(tree);
+    const cl_mem dims = lbk_kdtree_split_dims(tree);
+    const cl_int has_dims = dims != NULL, cdim = dim, ck = k, cmetric = (cl_int)metric;
+    const cl_ulong cn = lbk_kdtree_size(tree), cnq = count;
+    LBK_TRY(LBK_KERNEL_ARGS(qs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims),
+                            LBK_ARG(has_dims), LBK_ARG(cn), LBK_ARG(cdim), LBK_ARG(qs->qbuf),
+                            LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric), LBK_ARG(qs->lbuf)));
+    size_t global = (size_t)count;
+    err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
+    LBK_TRY(lbk_cl_check(err, "launching the tree query kernel"));
+    err = clEnqueueReadBuffer(queue, qs->lbuf, CL_TRUE, 0, (size_t)(count * (uint64_t)k * 8),
+                              qs->lists, 0, NULL, NULL);
+    LBK_TRY(lbk_cl_check(err, "reading tree query results"));
+    for (uint64_t i = 0; i < count; i++) {
+        const uint64_t out = (first + qs->order[i].index) * (uint64_t)k;
+        for (int s = 0; s < k; s++) {
+            const uint64_t packed = qs->lists[i * (uint64_t)k + (uint64_t)s];
+            result->keys[out + (uint64_t)s] = lbk_packed_key(packed);
+            result->index[out + (uint64_t)s] = lbk_packed_index(packed);
+        }
+    }
+    return LBK_OK;
+}
+
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
                           lbk_metric metric, lbk_knn_result *result)
 {
     lbk_status st = LBK_OK;
-    lbk_device *dev = lbk_kdtree_device(tree);
-    const uint64_t n = lbk_kdtree_size(tree);
-    const int dim = lbk_kdtree_dim(tree);
-    cl_kernel kernel = NULL;
-    cl_mem qbuf = NULL, lbuf = NULL;
-    uint64_t *lists = NULL;
-    order_item *order = NULL;
-    float *sorted = NULL;
-
-    if (k < 1 || k > LBK_K_MAX) {
-        lbk_error("tree query: k = %d is outside 1..%d", k, LBK_K_MAX);
-        st = LBK_ERR_CONFIG;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(k < 1 || k > LBK_K_MAX, LBK_ERR_CONFIG, "tree query: k = %d is outside 1..%d",
+                k, LBK_K_MAX);
     if (nq == 0)
-        goto cleanup;
-    if (n == 0) {
+        return LBK_OK;
+    if (lbk_kdtree_size(tree) == 0) {
         fill_pads(result, 0, nq, k);
-        goto cleanup;
+        return LBK_OK;
     }
     uint64_t batch = lbk_tree_max_batch(tree, k, 0);
     if (batch > nq)
         batch = nq;
-    cl_program program;
-    if ((st = lbk_device_program(dev, "tree_query.cl", "", &program)) != LBK_OK ||
-        (st = lbk_device_kernel(program, "tq_knn", &kernel)) != LBK_OK ||
-        (st = lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * (uint64_t)dim * 4), NULL,
-                                "tree query batch", &qbuf)) != LBK_OK ||
-        (st = lbk_device_buffer(dev, CL_MEM_READ_WRITE, (size_t)(batch * (uint64_t)k * 8), NULL,
-                                "tree query candidate lists", &lbuf)) != LBK_OK)
-        goto cleanup;
-    lists = malloc((size_t)(batch * (uint64_t)k * 8));
-    order = malloc((size_t)batch * sizeof *order);
-    sorted = malloc((size_t)(batch * (uint64_t)dim) * sizeof *sorted);
-    if (!lists || !order || !sorted) {
-        lbk_error("out of host memory for %llu tree query lists", (unsigned long long)batch);
-        st = LBK_ERR_NOMEM;
-        goto cleanup;
-    }
-    cl_command_queue queue = lbk_device_queue(dev);
-    cl_mem points = lbk_kdtree_points(tree), ids = lbk_kdtree_ids(tree);
-    cl_mem dims = lbk_kdtree_split_dims(tree);
-    const cl_int has_dims = dims != NULL;
-    const cl_ulong cn = n;
-    const cl_int cdim = dim, ck = k, cmetric = (cl_int)metric;
+    query_state qs = {0};
+    LBK_TRY_GOTO(st, query_open(tree, k, batch, &qs));
     for (uint64_t first = 0; first < nq; first += batch) {
         const uint64_t count = nq - first < batch ? nq - first : batch;
-        const cl_ulong cnq = count;
-        const float *batch_q = queries + first * (uint64_t)dim;
-        morton_order(batch_q, count, dim, order);
-        for (uint64_t i = 0; i < count; i++)
-            memcpy(sorted + i * (uint64_t)dim, batch_q + order[i].index * (uint64_t)dim,
-                   (size_t)dim * sizeof *sorted);
-        cl_int err = clEnqueueWriteBuffer(queue, qbuf, CL_FALSE, 0,
-                                          (size_t)(count * (uint64_t)dim * 4), sorted, 0, NULL,
-                                          NULL);
-        if ((st = lbk_cl_check(err, "uploading tree queries")) != LBK_OK ||
-            (st = lbk_kernel_args(kernel, "tq_knn", 11, ARG(points), ARG(ids), ARG(dims),
-                                  ARG(has_dims), ARG(cn), ARG(cdim), ARG(qbuf), ARG(cnq), ARG(ck),
-                                  ARG(cmetric), ARG(lbuf))) != LBK_OK)
-            goto cleanup;
-        size_t global = (size_t)count;
-        err = clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
-        if ((st = lbk_cl_check(err, "launching the tree query kernel")) != LBK_OK)
-            goto cleanup;
-        err = clEnqueueReadBuffer(queue, lbuf, CL_TRUE, 0, (size_t)(count * (uint64_t)k * 8),
-                                  lists, 0, NULL, NULL);
-        if ((st = lbk_cl_check(err, "reading tree query results")) != LBK_OK)
-            goto cleanup;
-        for (uint64_t i = 0; i < count; i++) {
-            const uint64_t out = (first + order[i].index) * (uint64_t)k;
-            for (int s = 0; s < k; s++) {
-                const uint64_t packed = lists[i * (uint64_t)k + (uint64_t)s];
-                const uint32_t bits = (uint32_t)(packed >> 32);
-                float key;
-                memcpy(&key, &bits, sizeof key);
-                result->keys[out + (uint64_t)s] = key;
-                result->index[out + (uint64_t)s] = (uint32_t)packed;
-            }
-        }
+        LBK_TRY_GOTO(st, query_batch(tree, &qs, queries, first, count, k, metric, result));
     }
 cleanup:
-    free(lists);
-    free(order);
-    free(sorted);
-    if (qbuf)
-        clReleaseMemObject(qbuf);
-    if (lbuf)
-        clReleaseMemObject(lbuf);
-    if (kernel)
-        clReleaseKernel(kernel);
+    query_close(&qs);
     return st;
 }
 

@@ -2,6 +2,7 @@
  * byte-identical. One CTest test per case name (argv[1]). Integer-grid data
  * makes many exact ties, so the (key, index) tie rule is exercised. */
 #include "brute.h"
+#include "cuknn_baseline.h"
 #include "device.h"
 #include "knn_oracle.h"
 #include "log.h"
@@ -15,6 +16,10 @@
  * and only a rigorous prefilter bound stays exact. */
 typedef enum { DATA_GRID, DATA_UNIFORM, DATA_DUPLICATES, DATA_MIXED, DATA_OFFSET } data_kind;
 
+/* The engine's bubble selection, or the benchmarks' full-sort baseline
+ * (bench/cuknn_baseline.h) in its place. */
+typedef enum { SELECT_BUBBLE, SELECT_FULL_SORT } select_kind;
+
 typedef struct {
     const char *name;
     int metric;
@@ -23,7 +28,7 @@ typedef struct {
     uint32_t nq;
     int dim;
     data_kind data;
-    lbk_brute_select select;
+    select_kind select;
     int groups;
     uint64_t budget;
     int expect_chunks; /* 1: assert the budget forced reference chunks */
@@ -104,12 +109,12 @@ static int run_case(const test_case *c)
     const lbk_brute_params params = {.k = c->k,
                                      .metric = (lbk_metric)c->metric,
                                      .groups = c->groups,
-                                     .select = c->select,
                                      .memory_budget = c->budget,
                                      .distance = c->distance,
                                      .prefilter = c->prefilter,
                                      .work_group_limit = c->work_group_limit};
-    if (lbk_brute_create(dev, &data, &params, &engine) != LBK_OK) {
+    if ((c->select == SELECT_FULL_SORT ? lbk_cuknn_create(dev, &data, &params, &engine)
+                                       : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK) {
         failures = 1;
         goto cleanup;
     }
@@ -219,8 +224,8 @@ cleanup:
 #define L2 0
 #define L1 1
 #define LINF 2
-#define BUB LBK_SELECT_BUBBLE
-#define SORT LBK_SELECT_FULL_SORT
+#define BUB SELECT_BUBBLE
+#define SORT SELECT_FULL_SORT
 /* PRE: the prefilter needs the blocked kernel, the default only on CPUs. */
 #define DEF LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, 0
 #define TILED LBK_DISTANCE_TILED, LBK_PREFILTER_AUTO, 0, 0

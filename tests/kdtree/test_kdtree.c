@@ -99,6 +99,10 @@ static float *make_points(uint32_t n, int dim, data_kind kind)
 /* ---- device and build helpers ---- */
 
 static lbk_device *dev;
+/* `--segment-max N`: the radix builder's segment_max for build() (both sort
+ * paths everywhere); unset: the device's default. */
+static bool segment_max_set;
+static uint64_t segment_max;
 
 static void open_device(void)
 {
@@ -116,7 +120,8 @@ static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split spli
     const lbk_dataset ds = {.rows = n, .dim = dim, .first_row = 0, .points = points,
                             .labels = NULL};
     const lbk_kdtree_params params = {.split = split, .sort = sort, .verify = verify,
-                                      .memory_budget = 0};
+                                      .memory_budget = 0, .segment_max_set = segment_max_set,
+                                      .segment_max = segment_max};
     lbk_kdtree *tree = NULL;
     const lbk_status st = lbk_kdtree_build(dev, &ds, &params, &tree);
     CHECK(st == LBK_OK, "build n=%u dim=%d split=%d sort=%d: %s", n, dim, split, sort,
@@ -507,8 +512,11 @@ static void test_nonfinite(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_kdtree CASE\n");
+    if (argc == 4 && strcmp(argv[2], "--segment-max") == 0) {
+        segment_max_set = true;
+        segment_max = strtoull(argv[3], NULL, 10);
+    } else if (argc != 2) {
+        fprintf(stderr, "usage: test_kdtree CASE [--segment-max N]\n");
         return 2;
     }
     const char *c = argv[1];
