@@ -5,9 +5,9 @@
 #include "cuknn_baseline.h"
 #include "device.h"
 #include "knn_oracle.h"
+#include "lbk_test.h"
 #include "log.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,53 +39,102 @@ typedef struct {
     int work_group_limit;
 } test_case;
 
-static uint64_t rng_state;
-
-static uint32_t rng_next(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return (uint32_t)(rng_state >> 33);
-}
-
 static void fill(float *x, size_t rows, int dim, data_kind kind, uint64_t seed)
 {
-    rng_state = seed;
+    lbk_test_rng rng = LBK_TEST_RNG(seed);
     for (size_t i = 0; i < rows; i++) {
         for (int j = 0; j < dim; j++) {
             float v;
             if (kind == DATA_UNIFORM || kind == DATA_MIXED)
-                v = (float)(rng_next() % 2000001u) / 1000000.0f - 1.0f;
+                v = (float)lbk_test_rng_below(&rng, 2000001u) / 1000000.0f - 1.0f;
             else if (kind == DATA_OFFSET)
-                v = (float)(rng_next() % 2000001u) / 1000000.0f + 1000.0f;
+                v = (float)lbk_test_rng_below(&rng, 2000001u) / 1000000.0f + 1000.0f;
             else
-                v = (float)(int)(rng_next() % 4u) - 1.0f;
+                v = (float)(int)lbk_test_rng_below(&rng, 4u) - 1.0f;
             x[i * dim + j] = v;
         }
         /* Duplicates: each row repeats one of the first 7 rows. */
         if (kind == DATA_DUPLICATES && i >= 7)
-            memcpy(x + i * dim, x + (rng_next() % 7u) * dim, (size_t)dim * sizeof *x);
+            memcpy(x + i * dim, x + lbk_test_rng_below(&rng, 7u) * dim, (size_t)dim * sizeof *x);
         /* Mixed: every second row repeats one of the first 7, so queries near
          * those points tie far beyond K and the others do not. */
         if (kind == DATA_MIXED && i >= 7 && i % 2 == 0)
-            memcpy(x + i * dim, x + (rng_next() % 7u) * dim, (size_t)dim * sizeof *x);
+            memcpy(x + i * dim, x + lbk_test_rng_below(&rng, 7u) * dim, (size_t)dim * sizeof *x);
     }
 }
 
-static int run_case(const test_case *c)
+/* Runs the engine over the queries in max-batch slices, as the run driver
+ * does, and counts the queries the prefilter took and those of them that
+ * needed the exact path. */
+static void query_all(const test_case *c, lbk_brute *engine, const float *queries,
+                      lbk_knn_result *got, uint64_t *prefiltered, uint64_t *fallback)
 {
-    int failures = 0;
+    const uint64_t batch = lbk_brute_max_batch(engine);
+    LBK_ASSERT_U64(batch, >, 0);
+    for (uint64_t off = 0; off < c->nq; off += batch) {
+        const uint64_t n = c->nq - off < batch ? c->nq - off : batch;
+        lbk_knn_result slice = {.queries = n,
+                                .k = c->k,
+                                .keys = got->keys + off * c->k,
+                                .index = got->index + off * c->k};
+        LBK_ASSERT_EQ_INT(lbk_brute_query(engine, queries + off * c->dim, n, &slice), LBK_OK,
+                          "queries [%llu, +%llu)", (unsigned long long)off,
+                          (unsigned long long)n);
+        lbk_brute_timing t;
+        lbk_brute_last_timing(engine, &t);
+        *prefiltered += t.prefiltered_queries;
+        *fallback += t.fallback_queries;
+    }
+}
+
+/* The prefilter (when forced on) saw every query, and as many of them took
+ * the exact path as the case's data implies. */
+static void check_prefilter(const test_case *c, uint64_t prefiltered, uint64_t fallback)
+{
+    printf("%s: %llu queries prefiltered, %llu of them on the exact path\n", c->name,
+           (unsigned long long)prefiltered, (unsigned long long)fallback);
+    if (c->prefilter != LBK_PREFILTER_ON || c->n == 0)
+        return;
+    LBK_EXPECT_EQ_U64(prefiltered, c->nq);
+    if (c->expect_fallback > 0)
+        LBK_EXPECT_U64(fallback, >, 0, "some queries must take the exact path");
+    if (c->expect_fallback == 2)
+        LBK_EXPECT_U64(fallback, <, c->nq, "not every query may take the exact path");
+    if (c->expect_fallback < 0)
+        LBK_EXPECT_U64(fallback, <=, c->nq / 2, "at most half may take the exact path");
+}
+
+/* Byte-identical keys and indices; the first few differing slots shown. */
+static void compare(const test_case *c, const lbk_knn_result *got, const float *want_k,
+                    const uint32_t *want_i)
+{
+    const size_t slots = (size_t)c->nq * c->k;
+    size_t bad = 0;
+    for (size_t s = 0; s < slots; s++) {
+        if (memcmp(&got->keys[s], &want_k[s], sizeof(float)) == 0 && got->index[s] == want_i[s])
+            continue;
+        if (++bad <= 10) {
+            LBK_EXPECT_EQ_FLOAT(got->keys[s], want_k[s], "query %zu slot %zu", s / c->k, s % c->k);
+            LBK_EXPECT_EQ_U64(got->index[s], want_i[s], "query %zu slot %zu", s / c->k, s % c->k);
+        }
+    }
+    LBK_EXPECT_EQ_U64(bad, 0, "slots that differ from the oracle, of %zu", slots);
+}
+
+static void run_case(const void *row)
+{
+    const test_case *c = row;
+    lbk_test_require_opencl();
     lbk_device *dev = NULL;
     lbk_brute *engine = NULL;
     float *ref = malloc(((size_t)c->n * c->dim + 1) * sizeof *ref);
     float *queries = malloc(((size_t)c->nq * c->dim + 1) * sizeof *queries);
     float *want_k = malloc((size_t)c->nq * c->k * sizeof *want_k);
     uint32_t *want_i = malloc((size_t)c->nq * c->k * sizeof *want_i);
-    lbk_knn_result got = {0};
-    if (!ref || !queries || !want_k || !want_i) {
-        fprintf(stderr, "%s: out of memory\n", c->name);
-        failures = 1;
-        goto cleanup;
-    }
+    lbk_knn_result got = {.queries = c->nq, .k = c->k};
+    got.keys = malloc(((size_t)c->nq * c->k + 1) * sizeof *got.keys);
+    got.index = malloc(((size_t)c->nq * c->k + 1) * sizeof *got.index);
+    LBK_ASSERT_TRUE(ref && queries && want_k && want_i && got.keys && got.index, "out of memory");
     fill(ref, c->n, c->dim, c->data, 12345u + c->n);
     fill(queries, c->nq, c->dim,
          c->data == DATA_DUPLICATES ? DATA_GRID : c->data == DATA_MIXED ? DATA_UNIFORM : c->data,
@@ -94,17 +143,12 @@ static int run_case(const test_case *c)
     for (uint32_t q = 0; q < c->nq && q < c->n; q += 3)
         memcpy(queries + (size_t)q * c->dim, ref + (size_t)(q * 7 % c->n) * c->dim,
                (size_t)c->dim * sizeof *queries);
-    if (oracle_knn(ref, c->n, queries, c->nq, c->dim, c->metric, c->k, want_k, want_i) != 0) {
-        fprintf(stderr, "%s: oracle out of memory\n", c->name);
-        failures = 1;
-        goto cleanup;
-    }
+    LBK_ASSERT_EQ_INT(oracle_knn(ref, c->n, queries, c->nq, c->dim, c->metric, c->k, want_k,
+                                 want_i), 0, "oracle out of memory");
 
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
-    if (lbk_device_open(&req, &dev) != LBK_OK) {
-        failures = 1;
+    if (!LBK_EXPECT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK))
         goto cleanup;
-    }
     const lbk_dataset data = {.rows = c->n, .dim = c->dim, .points = ref};
     const lbk_brute_params params = {.k = c->k,
                                      .metric = (lbk_metric)c->metric,
@@ -113,79 +157,25 @@ static int run_case(const test_case *c)
                                      .distance = c->distance,
                                      .prefilter = c->prefilter,
                                      .work_group_limit = c->work_group_limit};
-    if ((c->select == SELECT_FULL_SORT ? lbk_cuknn_create(dev, &data, &params, &engine)
-                                       : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK) {
-        failures = 1;
+    if (!LBK_EXPECT_EQ_INT(c->select == SELECT_FULL_SORT
+                               ? lbk_cuknn_create(dev, &data, &params, &engine)
+                               : lbk_brute_create(dev, &data, &params, &engine),
+                           LBK_OK))
         goto cleanup;
-    }
-    const uint64_t batch = lbk_brute_max_batch(engine);
-    if (batch == 0) {
-        fprintf(stderr, "%s: max batch is 0\n", c->name);
-        failures = 1;
-        goto cleanup;
-    }
     if (c->expect_chunks) {
-        const uint64_t chunk = lbk_brute_chunk_rows(engine);
-        if (chunk >= c->n || batch >= c->nq) {
-            fprintf(stderr, "%s: budget %llu should force chunks and batches, got chunk %llu "
-                            "of %u rows and batch %llu of %u queries\n",
-                    c->name, (unsigned long long)c->budget, (unsigned long long)chunk, c->n,
-                    (unsigned long long)batch, c->nq);
-            failures = 1;
+        /* The budget must force reference chunks and query batches. */
+        const unsigned long long budget = c->budget;
+        const int chunked = LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, c->n, "budget %llu",
+                                           budget);
+        const int batched = LBK_EXPECT_U64(lbk_brute_max_batch(engine), <, c->nq,
+                                           "budget %llu", budget);
+        if (!chunked || !batched)
             goto cleanup;
-        }
     }
-    got.queries = c->nq;
-    got.k = c->k;
-    got.keys = malloc(((size_t)c->nq * c->k + 1) * sizeof *got.keys);
-    got.index = malloc(((size_t)c->nq * c->k + 1) * sizeof *got.index);
-    if (!got.keys || !got.index) {
-        failures = 1;
-        goto cleanup;
-    }
-    /* Call in max-batch slices, as the run driver does. */
     uint64_t prefiltered = 0, fallback = 0;
-    for (uint64_t off = 0; off < c->nq; off += batch) {
-        const uint64_t n = c->nq - off < batch ? c->nq - off : batch;
-        lbk_knn_result slice = {.queries = n,
-                                .k = c->k,
-                                .keys = got.keys + off * c->k,
-                                .index = got.index + off * c->k};
-        if (lbk_brute_query(engine, queries + off * c->dim, n, &slice) != LBK_OK) {
-            failures = 1;
-            goto cleanup;
-        }
-        lbk_brute_timing t;
-        lbk_brute_last_timing(engine, &t);
-        prefiltered += t.prefiltered_queries;
-        fallback += t.fallback_queries;
-    }
-    printf("%s: %llu queries prefiltered, %llu of them on the exact path\n", c->name,
-           (unsigned long long)prefiltered, (unsigned long long)fallback);
-    if (c->prefilter == LBK_PREFILTER_ON && c->n > 0 &&
-        (prefiltered != c->nq || (c->expect_fallback > 0 && fallback == 0) ||
-         (c->expect_fallback == 2 && fallback == c->nq) ||
-         (c->expect_fallback < 0 && fallback > c->nq / 2))) {
-        fprintf(stderr, "%s: prefilter path not exercised as expected\n", c->name);
-        failures = 1;
-        goto cleanup;
-    }
-    for (size_t s = 0; s < (size_t)c->nq * c->k; s++) {
-        if (memcmp(&got.keys[s], &want_k[s], sizeof(float)) != 0 ||
-            got.index[s] != want_i[s]) {
-            if (failures < 10)
-                fprintf(stderr,
-                        "%s: query %zu slot %zu: got (%.9g, %u) want (%.9g, %u)\n", c->name,
-                        s / c->k, s % c->k, got.keys[s], got.index[s], want_k[s], want_i[s]);
-            failures++;
-        }
-    }
-    if (failures)
-        fprintf(stderr, "%s: %d of %zu slots differ\n", c->name, failures,
-                (size_t)c->nq * c->k);
-    else
-        printf("%s: %u queries x K = %d over %u references identical to the oracle\n", c->name,
-               c->nq, c->k, c->n);
+    query_all(c, engine, queries, &got, &prefiltered, &fallback);
+    check_prefilter(c, prefiltered, fallback);
+    compare(c, &got, want_k, want_i);
 cleanup:
     free(got.keys);
     free(got.index);
@@ -195,30 +185,24 @@ cleanup:
     free(queries);
     free(want_k);
     free(want_i);
-    return failures ? 1 : 0;
 }
 
 /* K above the maximum: a clear configuration error, not a crash. */
-static int run_k_too_large(void)
+static void run_k_too_large(void)
 {
-    int fail = 1;
+    lbk_test_require_opencl();
     lbk_device *dev = NULL;
     lbk_brute *engine = NULL;
     float point[3] = {0, 1, 2};
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
-    if (lbk_device_open(&req, &dev) != LBK_OK)
-        goto cleanup;
+    LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
     const lbk_dataset data = {.rows = 1, .dim = 3, .points = point};
     const lbk_brute_params params = {.k = LBK_BRUTE_K_MAX + 1};
     const lbk_status st = lbk_brute_create(dev, &data, &params, &engine);
-    if (st == LBK_ERR_CONFIG && engine == NULL)
-        fail = 0;
-    else
-        fprintf(stderr, "k_too_large: expected LBK_ERR_CONFIG, got %s\n", lbk_status_name(st));
-cleanup:
+    LBK_EXPECT_EQ_INT(st, LBK_ERR_CONFIG, "got %s", lbk_status_name(st));
+    LBK_EXPECT_TRUE(engine == NULL);
     lbk_brute_destroy(engine);
     lbk_device_close(dev);
-    return fail;
 }
 
 #define L2 0
@@ -299,23 +283,8 @@ static const test_case cases[] = {
     {"slow_l2_large", L2, 64, 100003, 200, 100, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
 };
 
-int main(int argc, char **argv)
-{
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CASE|list\n", argv[0]);
-        return 2;
-    }
-    if (strcmp(argv[1], "list") == 0) {
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            printf("%s\n", cases[i].name);
-        printf("k_too_large\n");
-        return 0;
-    }
-    if (strcmp(argv[1], "k_too_large") == 0)
-        return run_k_too_large();
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(argv[1], cases[i].name) == 0)
-            return run_case(&cases[i]);
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-}
+static const lbk_test_case other_cases[] = {
+    {"k_too_large", run_k_too_large},
+};
+
+LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_case), LBK_TEST_CASES(other_cases))

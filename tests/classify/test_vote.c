@@ -1,11 +1,10 @@
 /* Vote rules against hand-computed cases (scikit-learn KNeighborsClassifier
  * semantics): one CTest test per case, selected by argv[1]. */
 #include "classify.h"
+#include "lbk_test.h"
 
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <string.h>
 
 #define PAD {INFINITY, -1, UINT64_MAX}
 
@@ -45,24 +44,10 @@ static const vote_case cases[] = {
     {"k1", LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1, {{2.5f, 11, 5}}, 11},
 };
 
-int main(int argc, char **argv)
+static void run_vote(const void *row)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CASE\n", argv[0]);
-        return 2;
-    }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        if (strcmp(cases[i].name, argv[1]) != 0)
-            continue;
-        const vote_case *c = &cases[i];
-        const int32_t got = lbk_vote(c->list, c->k, c->metric, c->weights);
-        if (got != c->expected) {
-            fprintf(stderr, "%s: expected label %d, got %d\n", c->name, c->expected, got);
-            return 1;
-        }
-        printf("%s: label %d as expected\n", c->name, got);
-        return 0;
-    }
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
+    const vote_case *c = row;
+    LBK_EXPECT_EQ_INT(lbk_vote(c->list, c->k, c->metric, c->weights), c->expected);
 }
+
+LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_vote))

@@ -5,19 +5,15 @@
 #define LBK_TEST_CAND_ORACLE_H
 
 #include "knn.h"
+#include "lbk_test.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-static inline uint64_t co_mix(uint64_t x)
-{
-    x += UINT64_C(0x9E3779B97F4A7C15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return x ^ (x >> 31);
-}
+/* A pure function of x (splitmix64's first draw for seed x). */
+static inline uint64_t co_mix(uint64_t x) { return lbk_test_mix64(x); }
 
 /* The candidate of reference `id` for query `q`: a key with few distinct
  * values when `levels` > 0 (many ties, so the id order matters), else a
@@ -70,6 +66,22 @@ static inline int co_same(const lbk_candidate *a, const lbk_candidate *b)
 {
     return memcmp(&a->key, &b->key, sizeof a->key) == 0 && a->label == b->label &&
            a->id == b->id;
+}
+
+/* Expects got to equal want slot for slot (co_same); on the first slot that
+ * differs, reports its fields, each with what, and returns 0. */
+static inline int co_expect_lists(const lbk_candidate *got, const lbk_candidate *want, int k,
+                                  const char *what)
+{
+    for (int i = 0; i < k; i++) {
+        if (co_same(&got[i], &want[i]))
+            continue;
+        LBK_EXPECT_EQ_FLOAT(got[i].key, want[i].key, "%s: slot %d", what, i);
+        LBK_EXPECT_EQ_INT(got[i].label, want[i].label, "%s: slot %d", what, i);
+        LBK_EXPECT_EQ_U64(got[i].id, want[i].id, "%s: slot %d", what, i);
+        return 0;
+    }
+    return 1;
 }
 
 #endif

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "cand_oracle.h"
 #include "collective.h"
+#include "lbk_test.h"
 #include "log.h"
 
 #include <mpi.h>
@@ -13,18 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int failures;
+/* Every rank runs the same case and checks what it received; no check may
+ * stop a case (an ASSERT would leave the other ranks waiting). */
 static lbk_comm comm;
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "FAIL rank %d %s:%d: ", comm.rank, __FILE__, __LINE__);        \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 typedef struct {
     uint64_t n, nq;
@@ -49,10 +41,8 @@ static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
     lbk_candidate *out = malloc((lists ? lists : 1) * sizeof *out);
     lbk_candidate *want = malloc((size_t)s->k * sizeof *want);
     lbk_candidate *scratch = malloc((size_t)(s->n + 1) * sizeof *scratch);
-    if (!local || !out || !want || !scratch) {
-        CHECK(0, "out of memory");
+    if (!LBK_EXPECT_TRUE(local && out && want && scratch, "out of memory"))
         goto cleanup;
-    }
     for (uint64_t q = 0; q < s->nq; q++)
         co_list(seed, q, lo, hi, s->levels, s->k, scratch, local + q * (size_t)s->k);
     for (size_t i = 0; i < lists; i++)
@@ -61,7 +51,7 @@ static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
     uint64_t first = 99, count = 99, bytes = 99;
     lbk_status st = lbk_merge_candidates(&comm, mode, local, s->nq, s->k, out, &first, &count,
                                          &bytes);
-    CHECK(st == LBK_OK, "merge returned %s", lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "merge returned %s", lbk_status_name(st));
 
     uint64_t want_first = 0, want_count = 0;
     if (mode == LBK_MERGE_REDUCE_SCATTER) {
@@ -70,34 +60,25 @@ static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
     } else if (r == 0) {
         want_count = s->nq;
     }
-    CHECK(first == want_first && count == want_count,
-          "n %llu nq %llu k %d: slice [%llu +%llu), want [%llu +%llu)",
-          (unsigned long long)s->n, (unsigned long long)s->nq, s->k, (unsigned long long)first,
-          (unsigned long long)count, (unsigned long long)want_first,
-          (unsigned long long)want_count);
+    char what[96];
+    snprintf(what, sizeof what, "n %llu nq %llu k %d", (unsigned long long)s->n,
+             (unsigned long long)s->nq, s->k);
+    const int first_ok = LBK_EXPECT_EQ_U64(first, want_first, "%s: slice start", what);
+    const int count_ok = LBK_EXPECT_EQ_U64(count, want_count, "%s: slice length", what);
     uint64_t list_bytes = (uint64_t)s->k * 16;
     uint64_t want_bytes = p == 1                              ? 0
                           : mode == LBK_MERGE_REDUCE_SCATTER ? (s->nq - want_count) * list_bytes
                           : r == 0                            ? 0
                                                               : s->nq * list_bytes;
-    CHECK(bytes == want_bytes, "bytes_moved %llu, want %llu", (unsigned long long)bytes,
-          (unsigned long long)want_bytes);
-    if (first != want_first || count != want_count)
+    LBK_EXPECT_EQ_U64(bytes, want_bytes, "%s: bytes moved", what);
+    if (!first_ok || !count_ok)
         goto cleanup;
 
     for (uint64_t i = 0; i < count; i++) {
         co_list(seed, first + i, 0, s->n, s->levels, s->k, scratch, want);
-        for (int j = 0; j < s->k; j++) {
-            const lbk_candidate *g = &out[i * (size_t)s->k + (size_t)j];
-            if (!co_same(g, &want[j])) {
-                CHECK(0, "n %llu nq %llu k %d query %llu slot %d: got (%g, %d, %llu) want (%g, %d, %llu)",
-                      (unsigned long long)s->n, (unsigned long long)s->nq, s->k,
-                      (unsigned long long)(first + i), j, (double)g->key, g->label,
-                      (unsigned long long)g->id, (double)want[j].key, want[j].label,
-                      (unsigned long long)want[j].id);
-                break;
-            }
-        }
+        char query[128];
+        snprintf(query, sizeof query, "%s query %llu", what, (unsigned long long)(first + i));
+        co_expect_lists(out + i * (size_t)s->k, want, s->k, query);
     }
 
 cleanup:
@@ -123,7 +104,7 @@ static void case_agree(void)
 {
     const int last = comm.size - 1;
     lbk_status st = lbk_agree(&comm, LBK_OK);
-    CHECK(st == LBK_OK, "all OK: got %s", lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "all OK: got %s", lbk_status_name(st));
 
     /* The last rank fails and (as the real code would) says why, once. */
     lbk_status mine = LBK_OK;
@@ -133,17 +114,17 @@ static void case_agree(void)
     }
     st = lbk_agree(&comm, mine);
     if (comm.rank == last)
-        CHECK(st == LBK_ERR_INPUT, "failing rank got %s", lbk_status_name(st));
+        LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT, "failing rank got %s", lbk_status_name(st));
     else
-        CHECK(st == LBK_ERR_REMOTE, "healthy rank got %s", lbk_status_name(st));
+        LBK_EXPECT_EQ_INT(st, LBK_ERR_REMOTE, "healthy rank got %s", lbk_status_name(st));
 
     /* A later step with everyone healthy agrees on OK again. */
     st = lbk_agree(&comm, LBK_OK);
-    CHECK(st == LBK_OK, "after recovery: got %s", lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "after recovery: got %s", lbk_status_name(st));
 
     /* A rank passing on a remote failure still fails the step. */
     st = lbk_agree(&comm, comm.rank == 0 ? LBK_ERR_REMOTE : LBK_OK);
-    CHECK(st != LBK_OK, "REMOTE passed on must not agree to OK");
+    LBK_EXPECT_INT(st, !=, LBK_OK, "REMOTE passed on must not agree to OK");
 }
 
 static void case_bcast(void)
@@ -158,12 +139,13 @@ static void case_bcast(void)
         job.device.list_len = 2;
         job.device.list[1] = 5;
     }
-    CHECK(lbk_bcast_job(&comm, &job) == LBK_OK, "bcast_job failed");
-    CHECK(job.knn.k == 42 && job.mpi.merge == LBK_MERGE_REDUCE_SCATTER &&
-              job.synthetic.points == UINT64_C(123456789012) &&
-              strcmp(job.output.report, "/tmp/report-7.yaml") == 0 && job.device.list_len == 2 &&
-              job.device.list[1] == 5,
-          "job not received intact");
+    LBK_EXPECT_EQ_INT(lbk_bcast_job(&comm, &job), LBK_OK);
+    LBK_EXPECT_EQ_INT(job.knn.k, 42);
+    LBK_EXPECT_EQ_INT(job.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
+    LBK_EXPECT_EQ_U64(job.synthetic.points, UINT64_C(123456789012));
+    LBK_EXPECT_EQ_STR(job.output.report, "/tmp/report-7.yaml");
+    LBK_EXPECT_EQ_INT(job.device.list_len, 2);
+    LBK_EXPECT_EQ_INT(job.device.list[1], 5);
 
     enum { N = 1001 };
     static float v[N];
@@ -171,24 +153,24 @@ static void case_bcast(void)
         v[i] = comm.rank == 0 ? (float)i * 0.5f : -1.0f;
     /* 100 bytes per MPI call: not a multiple of a float, on purpose. */
     lbk_collective_set_chunk_bytes(100);
-    CHECK(lbk_bcast_floats(&comm, v, N) == LBK_OK, "bcast_floats failed");
+    LBK_EXPECT_EQ_INT(lbk_bcast_floats(&comm, v, N), LBK_OK);
     lbk_collective_set_chunk_bytes(0);
     for (int i = 0; i < N; i++)
-        if (v[i] != (float)i * 0.5f) {
-            CHECK(0, "float %d is %g", i, (double)v[i]);
+        if (!LBK_EXPECT_EQ_FLOAT(v[i], (float)i * 0.5f, "float %d", i))
             break;
-        }
 }
 
 static void case_stats(void)
 {
     double local[2] = {comm.rank + 1.0, 10.0 - comm.rank}, mn[2], avg[2], mx[2];
-    CHECK(lbk_reduce_stats(&comm, local, 2, mn, avg, mx) == LBK_OK, "reduce_stats failed");
+    LBK_EXPECT_EQ_INT(lbk_reduce_stats(&comm, local, 2, mn, avg, mx), LBK_OK);
     double p = comm.size;
-    CHECK(mn[0] == 1.0 && mx[0] == p && avg[0] == (p + 1) / 2, "stats[0] %g %g %g", mn[0],
-          avg[0], mx[0]);
-    CHECK(mn[1] == 11.0 - p && mx[1] == 10.0 && avg[1] == 10.0 - (p - 1) / 2,
-          "stats[1] %g %g %g", mn[1], avg[1], mx[1]);
+    LBK_EXPECT_EQ_DOUBLE(mn[0], 1.0);
+    LBK_EXPECT_EQ_DOUBLE(mx[0], p);
+    LBK_EXPECT_EQ_DOUBLE(avg[0], (p + 1) / 2);
+    LBK_EXPECT_EQ_DOUBLE(mn[1], 11.0 - p);
+    LBK_EXPECT_EQ_DOUBLE(mx[1], 10.0);
+    LBK_EXPECT_EQ_DOUBLE(avg[1], 10.0 - (p - 1) / 2);
 }
 
 static int affinity_count(void)
@@ -210,17 +192,17 @@ static void expect_share(const char *what)
         want = 1;
     const long got = lbk_node_core_share(&comm);
     if (want >= online)
-        CHECK(got == 0, "%s: whole node is ours, yet a share of %ld", what, got);
+        LBK_EXPECT_EQ_INT(got, 0, "%s: the whole node is ours, so no share is set", what);
     else
-        CHECK(got == want, "%s: share %ld, want %ld (online %ld, bound to %d, %d ranks here)",
-              what, got, want, online, bound, comm.local_size);
+        LBK_EXPECT_EQ_INT(got, want, "%s: online %ld, bound to %d, %d ranks here", what, online,
+                          bound, comm.local_size);
 }
 
 static void case_threads(void)
 {
     /* mpirun starts every rank on this host, so the node holds them all. */
-    CHECK(comm.local_size == comm.size && comm.local_rank == comm.rank,
-          "local %d/%d vs world %d/%d", comm.local_rank, comm.local_size, comm.rank, comm.size);
+    LBK_EXPECT_EQ_INT(comm.local_size, comm.size);
+    LBK_EXPECT_EQ_INT(comm.local_rank, comm.rank);
     expect_share("as launched");
 
     /* Bound to one core (as mpirun -n 1 or 2 does by default): one thread,
@@ -235,12 +217,29 @@ static void case_threads(void)
         if (sched_setaffinity(0, sizeof one, &one) == 0) {
             expect_share("bound to one core");
             if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
-                CHECK(lbk_node_core_share(&comm) == 1, "bound to one core: want a share of 1");
+                LBK_EXPECT_EQ_INT(lbk_node_core_share(&comm), 1, "bound to one core");
             sched_setaffinity(0, sizeof saved, &saved);
         }
     }
 }
 
+static void case_reduce(void) { case_merge(LBK_MERGE_REDUCE, 0); }
+static void case_reduce_scatter(void) { case_merge(LBK_MERGE_REDUCE_SCATTER, 0); }
+static void case_reduce_chunked(void) { case_merge(LBK_MERGE_REDUCE, 1); }
+static void case_reduce_scatter_chunked(void) { case_merge(LBK_MERGE_REDUCE_SCATTER, 1); }
+
+static const lbk_test_case cases[] = {
+    {"reduce", case_reduce},
+    {"reduce_scatter", case_reduce_scatter},
+    {"reduce_chunked", case_reduce_chunked},
+    {"reduce_scatter_chunked", case_reduce_scatter_chunked},
+    {"agree", case_agree},
+    {"bcast", case_bcast},
+    {"stats", case_stats},
+    {"threads", case_threads},
+};
+
+/* Every rank runs the case; the run fails when any rank's case does. */
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -248,33 +247,16 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    const char *c = argc == 2 ? argv[1] : "";
-    if (strcmp(c, "reduce") == 0)
-        case_merge(LBK_MERGE_REDUCE, 0);
-    else if (strcmp(c, "reduce_scatter") == 0)
-        case_merge(LBK_MERGE_REDUCE_SCATTER, 0);
-    else if (strcmp(c, "reduce_chunked") == 0)
-        case_merge(LBK_MERGE_REDUCE, 1);
-    else if (strcmp(c, "reduce_scatter_chunked") == 0)
-        case_merge(LBK_MERGE_REDUCE_SCATTER, 1);
-    else if (strcmp(c, "agree") == 0)
-        case_agree();
-    else if (strcmp(c, "bcast") == 0)
-        case_bcast();
-    else if (strcmp(c, "stats") == 0)
-        case_stats();
-    else if (strcmp(c, "threads") == 0)
-        case_threads();
-    else {
-        if (comm.rank == 0)
-            fprintf(stderr, "unknown case '%s'\n", c);
-        failures++;
-    }
-    int total = 0;
-    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (comm.rank == 0)
-        printf("%s on %d ranks: %s\n", c, comm.size, total ? "FAILED" : "ok");
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "rank %d: ", comm.rank);
+    lbk_test_set_prefix(prefix);
+    const lbk_test_table table[] = {LBK_TEST_CASES(cases)};
+    const int rc = lbk_test_main(argc, argv, table, 1);
+    int worst = 0;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (comm.rank == 0 && worst != 2 && strcmp(argv[1], "--list") != 0)
+        printf("%s on %d ranks: %s\n", argv[1], comm.size, worst ? "FAILED" : "ok");
     lbk_comm_free(&comm);
     MPI_Finalize();
-    return total ? 1 : 0;
+    return worst;
 }

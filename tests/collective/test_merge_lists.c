@@ -2,32 +2,12 @@
  * command-line case so that CTest reports each on its own. */
 #include "cand_oracle.h"
 #include "knn.h"
+#include "lbk_test.h"
 
 #include <stdio.h>
-#include <string.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                           \
-            fprintf(stderr, __VA_ARGS__);                                                  \
-            fputc('\n', stderr);                                                           \
-            failures++;                                                                    \
-        }                                                                                  \
-    } while (0)
 
 #define KMAX 64
 #define NMAX 200
-
-static int lists_equal(const lbk_candidate *a, const lbk_candidate *b, int k)
-{
-    for (int i = 0; i < k; i++)
-        if (!co_same(&a[i], &b[i]))
-            return 0;
-    return 1;
-}
 
 /* A K-list over a random subset of ids [base, base + n) (a "shard"). */
 static void shard_list(uint64_t seed, uint64_t base, uint64_t n, int levels, int k,
@@ -63,8 +43,10 @@ static void case_oracle(void)
         shard_list(seed, base_b, nb, levels, k, b);
         lbk_merge_lists(a, b, got, k);
         oracle_two(seed, base_a, na, base_b, nb, levels, k, want);
-        CHECK(lists_equal(got, want, k), "seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
-              k, (unsigned long long)na, (unsigned long long)nb);
+        char what[96];
+        snprintf(what, sizeof what, "seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
+                 k, (unsigned long long)na, (unsigned long long)nb);
+        co_expect_lists(got, want, k, what);
     }
 }
 
@@ -78,8 +60,9 @@ static void case_commutative(void)
         shard_list(seed, na, nb, 3, k, b);
         lbk_merge_lists(a, b, ab, k);
         lbk_merge_lists(b, a, ba, k);
-        CHECK(memcmp(ab, ba, (size_t)k * sizeof *ab) == 0, "seed %llu k %d",
-              (unsigned long long)seed, k);
+        char what[64];
+        snprintf(what, sizeof what, "a+b vs b+a, seed %llu k %d", (unsigned long long)seed, k);
+        co_expect_lists(ab, ba, k, what);
     }
 }
 
@@ -98,8 +81,10 @@ static void case_associative(void)
         lbk_merge_lists(t, c, left, k);
         lbk_merge_lists(b, c, t, k);
         lbk_merge_lists(a, t, right, k);
-        CHECK(memcmp(left, right, (size_t)k * sizeof *left) == 0, "seed %llu k %d",
-              (unsigned long long)seed, k);
+        char what[64];
+        snprintf(what, sizeof what, "(a+b)+c vs a+(b+c), seed %llu k %d",
+                 (unsigned long long)seed, k);
+        co_expect_lists(left, right, k, what);
     }
 }
 
@@ -111,18 +96,17 @@ static void case_padding(void)
         pads[i] = co_pad();
     /* Two empty shards stay empty. */
     lbk_merge_lists(pads, pads, got, K);
-    for (int i = 0; i < K; i++)
-        CHECK(isinf(got[i].key) && got[i].key > 0 && got[i].label == -1 &&
-                  got[i].id == UINT64_MAX,
-              "slot %d of pad+pad is not a pad", i);
+    co_expect_lists(got, pads, K, "pad+pad");
     /* Three real points plus an empty shard: the three, then padding. */
     shard_list(5, 10, 3, 0, K, a);
     lbk_merge_lists(pads, a, got, K);
-    CHECK(lists_equal(got, a, K), "pad+list differs from list");
+    co_expect_lists(got, a, K, "pad+list vs list");
     lbk_merge_lists(a, pads, got, K);
-    CHECK(lists_equal(got, a, K), "list+pad differs from list");
-    CHECK(got[2].id != UINT64_MAX && got[3].id == UINT64_MAX && got[7].label == -1,
-          "padding not at the end");
+    co_expect_lists(got, a, K, "list+pad vs list");
+    /* Padding at the end. */
+    LBK_EXPECT_U64(got[2].id, !=, UINT64_MAX);
+    LBK_EXPECT_EQ_U64(got[3].id, UINT64_MAX);
+    LBK_EXPECT_EQ_INT(got[7].label, -1);
 }
 
 static void case_ties(void)
@@ -138,46 +122,33 @@ static void case_ties(void)
     }
     lbk_merge_lists(a, b, got, K);
     uint64_t want[K] = {0, 1, 2, 3, 4, 5};
-    for (int i = 0; i < K; i++)
-        CHECK(got[i].id == want[i] && got[i].label == (want[i] == 1 || want[i] >= 4 ? 1 : 2),
-              "slot %d: id %llu label %d", i, (unsigned long long)got[i].id, got[i].label);
+    for (int i = 0; i < K; i++) {
+        LBK_EXPECT_EQ_U64(got[i].id, want[i], "slot %d", i);
+        LBK_EXPECT_EQ_INT(got[i].label, want[i] == 1 || want[i] >= 4 ? 1 : 2, "slot %d", i);
+    }
     /* A smaller key beats a smaller id. */
     a[0] = (lbk_candidate){0.5f, 1, 99};
     lbk_merge_lists(a, b, got, K);
-    CHECK(got[0].id == 99 && got[1].id == 0, "key must come before id");
+    LBK_EXPECT_EQ_U64(got[0].id, 99, "key must come before id");
+    LBK_EXPECT_EQ_U64(got[1].id, 0, "key must come before id");
 }
 
 static void case_k1(void)
 {
     lbk_candidate a = {2.0f, 3, 7}, b = {2.0f, 4, 6}, c = {1.0f, 5, 100}, got;
     lbk_merge_lists(&a, &b, &got, 1);
-    CHECK(got.id == 6 && got.label == 4, "K=1 tie: id %llu", (unsigned long long)got.id);
+    LBK_EXPECT_EQ_U64(got.id, 6, "K=1 tie");
+    LBK_EXPECT_EQ_INT(got.label, 4, "K=1 tie");
     lbk_merge_lists(&a, &c, &got, 1);
-    CHECK(got.id == 100, "K=1: id %llu", (unsigned long long)got.id);
+    LBK_EXPECT_EQ_U64(got.id, 100, "K=1");
     lbk_candidate pad = co_pad();
     lbk_merge_lists(&pad, &a, &got, 1);
-    CHECK(got.id == 7, "K=1 with pad: id %llu", (unsigned long long)got.id);
+    LBK_EXPECT_EQ_U64(got.id, 7, "K=1 with pad");
 }
 
-int main(int argc, char **argv)
-{
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } cases[] = {{"oracle", case_oracle},   {"commutative", case_commutative},
-                 {"associative", case_associative}, {"padding", case_padding},
-                 {"ties", case_ties},       {"k1", case_k1}};
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CASE\n", argv[0]);
-        return 2;
-    }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].fn();
-            if (failures == 0)
-                printf("%s: ok\n", argv[1]);
-            return failures ? 1 : 0;
-        }
-    fprintf(stderr, "unknown case %s\n", argv[1]);
-    return 2;
-}
+static const lbk_test_case cases[] = {
+    {"oracle", case_oracle},   {"commutative", case_commutative}, {"associative", case_associative},
+    {"padding", case_padding}, {"ties", case_ties},               {"k1", case_k1},
+};
+
+LBK_TEST_MAIN(LBK_TEST_CASES(cases))

@@ -1,9 +1,10 @@
 /* Test driver for the job-file module. Every mode checks its own oracle:
  * expected values are written here (or in the fixture's "# expect:" line),
- * never recomputed by config.c.
+ * never recomputed by config.c. The modes are harness cases (lbk_test.h)
+ * that take arguments:
  *
- *   config_probe load FILE [ASSIGN...]     load, --set, validate; print the job;
- *                                          exit 0 / 2 like lbknn would
+ *   config_probe load FILE [ASSIGN...]     load, --set, validate (must succeed);
+ *                                          print the job
  *   config_probe bad FILE                  FILE must fail as its "# expect:" says
  *   config_probe defaults FILE             FILE must load to the default job
  *   config_probe full FILE DATA_DIR        good/full.yaml's values
@@ -14,36 +15,13 @@
  *                                          load + set succeed, validate fails
  *   config_probe roundtrip FILE            print -> load gives the same job */
 #include "job.h"
+#include "lbk_test.h"
 #include "status.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static int failures = 0;
-
-static void check(int ok, const char *what, ...) __attribute__((format(printf, 2, 3)));
-static void check(int ok, const char *what, ...)
-{
-    if (ok)
-        return;
-    va_list ap;
-    va_start(ap, what);
-    printf("FAIL: ");
-    vprintf(what, ap);
-    printf("\n");
-    va_end(ap);
-    failures++;
-}
-
-#define EQ_INT(a, b) check((long long)(a) == (long long)(b), "%s = %lld, expected %lld", #a, \
-                           (long long)(a), (long long)(b))
-#define EQ_U64(a, b) check((a) == (b), "%s = %llu, expected %llu", #a, \
-                           (unsigned long long)(a), (unsigned long long)(b))
-#define EQ_DBL(a, b) check((a) == (b), "%s = %.17g, expected %.17g", #a, (double)(a), (double)(b))
-#define EQ_STR(a, b) check(strcmp((a), (b)) == 0, "%s = '%s', expected '%s'", #a, (a), (b))
 
 /* Runs fn with stderr captured into buf: the module's only output channel
  * for errors, and what a user sees. */
@@ -82,10 +60,10 @@ static int count_lines(const char *s)
 static void expect_one_error(lbk_status st, const char *log, const char *needle1,
                              const char *needle2)
 {
-    check(st == LBK_ERR_CONFIG, "status %s, expected LBK_ERR_CONFIG", lbk_status_name(st));
-    check(count_lines(log) == 1, "expected exactly one error line, got %d", count_lines(log));
-    check(strstr(log, needle1) != NULL, "error does not contain '%s'", needle1);
-    check(strstr(log, needle2) != NULL, "error does not contain '%s'", needle2);
+    LBK_EXPECT_EQ_INT(st, LBK_ERR_CONFIG, "status %s", lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(count_lines(log), 1, "error lines in: %s", log);
+    LBK_EXPECT_TRUE(strstr(log, needle1) != NULL, "'%s' not in the error: %s", needle1, log);
+    LBK_EXPECT_TRUE(strstr(log, needle2) != NULL, "'%s' not in the error: %s", needle2, log);
 }
 
 typedef struct {
@@ -102,22 +80,17 @@ static lbk_status do_load_validate(void *p)
     return st;
 }
 
-static int mode_bad(const char *path)
+static void mode_bad(const char *path)
 {
     FILE *f = fopen(path, "r");
     char first[512] = "";
-    if (!f || !fgets(first, sizeof first, f)) {
-        printf("cannot read %s\n", path);
-        return 1;
-    }
+    LBK_ASSERT_TRUE(f && fgets(first, sizeof first, f), "cannot read %s", path);
     fclose(f);
     first[strcspn(first, "\n")] = '\0';
     unsigned line = 0, col = 0;
     int used = 0;
-    if (sscanf(first, "# expect: %u:%u: %n", &line, &col, &used) != 2 || used == 0) {
-        printf("%s: first line must be '# expect: LINE:COL: fragment'\n", path);
-        return 1;
-    }
+    LBK_ASSERT_TRUE(sscanf(first, "# expect: %u:%u: %n", &line, &col, &used) == 2 && used > 0,
+                    "%s: the first line must be '# expect: LINE:COL: fragment'", path);
     const char *fragment = first + used;
 
     static load_arg a;
@@ -127,18 +100,17 @@ static int mode_bad(const char *path)
     char where[1200];
     snprintf(where, sizeof where, "%s:%u:%u: ", path, line, col);
     expect_one_error(st, log, where, fragment);
-    return failures ? 1 : 0;
 }
 
 static void check_default_input(const lbk_input_spec *in)
 {
-    EQ_STR(in->path, "");
-    EQ_INT(in->format, LBK_FORMAT_AUTO);
-    EQ_STR(in->labels, "");
-    EQ_INT(in->labels_format, LBK_FORMAT_AUTO);
-    EQ_INT(in->label_column, -1);
-    EQ_INT(in->delimiter, ',');
-    EQ_INT(in->header, -1);
+    LBK_EXPECT_EQ_STR(in->path, "");
+    LBK_EXPECT_EQ_INT(in->format, LBK_FORMAT_AUTO);
+    LBK_EXPECT_EQ_STR(in->labels, "");
+    LBK_EXPECT_EQ_INT(in->labels_format, LBK_FORMAT_AUTO);
+    LBK_EXPECT_EQ_INT(in->label_column, -1);
+    LBK_EXPECT_EQ_INT(in->delimiter, ',');
+    LBK_EXPECT_EQ_INT(in->header, -1);
 }
 
 /* Everything but the source, against the documented defaults. */
@@ -146,138 +118,131 @@ static void check_defaults(const lbk_job *j)
 {
     check_default_input(&j->reference);
     check_default_input(&j->query);
-    EQ_U64(j->synthetic.points, 100000u);
-    EQ_U64(j->synthetic.queries, 10000u);
-    EQ_INT(j->synthetic.dim, 16);
-    EQ_INT(j->synthetic.classes, 10);
-    EQ_U64(j->synthetic.seed, 42u);
-    EQ_DBL(j->synthetic.spread, 2.0);
-    EQ_INT(j->knn.k, 5);
-    EQ_INT(j->knn.metric, LBK_METRIC_L2);
-    EQ_INT(j->knn.weights, LBK_WEIGHTS_UNIFORM);
-    EQ_INT(j->knn.engine, LBK_ENGINE_AUTO);
-    EQ_INT(j->device.type, LBK_DEVICE_ANY);
-    EQ_U64(j->device.batch, 0u);
-    EQ_INT(j->device.groups, 0);
-    EQ_U64(j->device.memory_mb, 0u);
-    EQ_INT(j->device.list_len, 0);
-    EQ_INT(j->tree.split, LBK_SPLIT_ROUND_ROBIN);
-    EQ_INT(j->tree.sort, LBK_SORT_AUTO);
-    EQ_INT(j->tree.verify, 0);
-    EQ_INT(j->mpi.merge, LBK_MERGE_REDUCE);
-    EQ_INT(j->mpi.partition, LBK_PARTITION_SHARD);
-    EQ_STR(j->output.predictions, "");
-    EQ_STR(j->output.neighbors, "");
-    EQ_STR(j->output.distances, "");
-    EQ_STR(j->output.report, "");
+    LBK_EXPECT_EQ_U64(j->synthetic.points, 100000u);
+    LBK_EXPECT_EQ_U64(j->synthetic.queries, 10000u);
+    LBK_EXPECT_EQ_INT(j->synthetic.dim, 16);
+    LBK_EXPECT_EQ_INT(j->synthetic.classes, 10);
+    LBK_EXPECT_EQ_U64(j->synthetic.seed, 42u);
+    LBK_EXPECT_EQ_DOUBLE(j->synthetic.spread, 2.0);
+    LBK_EXPECT_EQ_INT(j->knn.k, 5);
+    LBK_EXPECT_EQ_INT(j->knn.metric, LBK_METRIC_L2);
+    LBK_EXPECT_EQ_INT(j->knn.weights, LBK_WEIGHTS_UNIFORM);
+    LBK_EXPECT_EQ_INT(j->knn.engine, LBK_ENGINE_AUTO);
+    LBK_EXPECT_EQ_INT(j->device.type, LBK_DEVICE_ANY);
+    LBK_EXPECT_EQ_U64(j->device.batch, 0u);
+    LBK_EXPECT_EQ_INT(j->device.groups, 0);
+    LBK_EXPECT_EQ_U64(j->device.memory_mb, 0u);
+    LBK_EXPECT_EQ_INT(j->device.list_len, 0);
+    LBK_EXPECT_EQ_INT(j->tree.split, LBK_SPLIT_ROUND_ROBIN);
+    LBK_EXPECT_EQ_INT(j->tree.sort, LBK_SORT_AUTO);
+    LBK_EXPECT_EQ_INT(j->tree.verify, 0);
+    LBK_EXPECT_EQ_INT(j->mpi.merge, LBK_MERGE_REDUCE);
+    LBK_EXPECT_EQ_INT(j->mpi.partition, LBK_PARTITION_SHARD);
+    LBK_EXPECT_EQ_STR(j->output.predictions, "");
+    LBK_EXPECT_EQ_STR(j->output.neighbors, "");
+    LBK_EXPECT_EQ_STR(j->output.distances, "");
+    LBK_EXPECT_EQ_STR(j->output.report, "");
 }
 
-static int mode_defaults(const char *path)
+static void mode_defaults(const char *path)
 {
     lbk_job job;
     lbk_job_defaults(&job);
-    EQ_STR(job.source, "<built-in default>");
+    LBK_EXPECT_EQ_STR(job.source, "<built-in default>");
     check_defaults(&job);
     lbk_status st = lbk_job_load(path, &job);
-    check(st == LBK_OK, "load %s: %s", path, lbk_status_name(st));
-    EQ_STR(job.source, path);
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "load %s: %s", path, lbk_status_name(st));
+    LBK_EXPECT_EQ_STR(job.source, path);
     check_defaults(&job);
-    check(lbk_job_validate(&job) == LBK_OK, "validate failed");
-    return failures ? 1 : 0;
+    LBK_EXPECT_EQ_INT(lbk_job_validate(&job), LBK_OK, "validate failed");
 }
 
-static int mode_full(const char *path, const char *data_dir)
+static void mode_full(const char *path, const char *data_dir)
 {
     lbk_job j;
     lbk_status st = lbk_job_load(path, &j);
-    check(st == LBK_OK, "load %s: %s", path, lbk_status_name(st));
-    if (st != LBK_OK)
-        return 1;
+    LBK_ASSERT_EQ_INT(st, LBK_OK, "load %s: %s", path, lbk_status_name(st));
     char want[2048];
 
     snprintf(want, sizeof want, "%s/data/ref points.csv", data_dir);
-    EQ_STR(j.reference.path, want);
-    EQ_INT(j.reference.format, LBK_FORMAT_CSV);
-    EQ_STR(j.reference.labels, "");
-    EQ_INT(j.reference.labels_format, LBK_FORMAT_TEXT);
-    EQ_INT(j.reference.label_column, 4);
-    EQ_INT(j.reference.delimiter, ';');
-    EQ_INT(j.reference.header, 1);
+    LBK_EXPECT_EQ_STR(j.reference.path, want);
+    LBK_EXPECT_EQ_INT(j.reference.format, LBK_FORMAT_CSV);
+    LBK_EXPECT_EQ_STR(j.reference.labels, "");
+    LBK_EXPECT_EQ_INT(j.reference.labels_format, LBK_FORMAT_TEXT);
+    LBK_EXPECT_EQ_INT(j.reference.label_column, 4);
+    LBK_EXPECT_EQ_INT(j.reference.delimiter, ';');
+    LBK_EXPECT_EQ_INT(j.reference.header, 1);
 
-    EQ_STR(j.query.path, "/abs/queries.fvecs");
-    EQ_INT(j.query.format, LBK_FORMAT_FVECS);
+    LBK_EXPECT_EQ_STR(j.query.path, "/abs/queries.fvecs");
+    LBK_EXPECT_EQ_INT(j.query.format, LBK_FORMAT_FVECS);
     snprintf(want, sizeof want, "%s/labels/q.ivecs", data_dir);
-    EQ_STR(j.query.labels, want);
-    EQ_INT(j.query.labels_format, LBK_FORMAT_IVECS);
-    EQ_INT(j.query.label_column, -1);
-    EQ_INT(j.query.delimiter, '\t');
-    EQ_INT(j.query.header, 0);
+    LBK_EXPECT_EQ_STR(j.query.labels, want);
+    LBK_EXPECT_EQ_INT(j.query.labels_format, LBK_FORMAT_IVECS);
+    LBK_EXPECT_EQ_INT(j.query.label_column, -1);
+    LBK_EXPECT_EQ_INT(j.query.delimiter, '\t');
+    LBK_EXPECT_EQ_INT(j.query.header, 0);
 
-    EQ_U64(j.synthetic.points, 5000000000ull);
-    EQ_U64(j.synthetic.queries, 123u);
-    EQ_INT(j.synthetic.dim, 4096);
-    EQ_INT(j.synthetic.classes, 100000);
-    EQ_U64(j.synthetic.seed, 9223372036854775807ull);
-    EQ_DBL(j.synthetic.spread, 0.25);
+    LBK_EXPECT_EQ_U64(j.synthetic.points, 5000000000ull);
+    LBK_EXPECT_EQ_U64(j.synthetic.queries, 123u);
+    LBK_EXPECT_EQ_INT(j.synthetic.dim, 4096);
+    LBK_EXPECT_EQ_INT(j.synthetic.classes, 100000);
+    LBK_EXPECT_EQ_U64(j.synthetic.seed, 9223372036854775807ull);
+    LBK_EXPECT_EQ_DOUBLE(j.synthetic.spread, 0.25);
 
-    EQ_INT(j.knn.k, 1024);
-    EQ_INT(j.knn.metric, LBK_METRIC_LINF);
-    EQ_INT(j.knn.weights, LBK_WEIGHTS_DISTANCE);
-    EQ_INT(j.knn.engine, LBK_ENGINE_KDTREE);
+    LBK_EXPECT_EQ_INT(j.knn.k, 1024);
+    LBK_EXPECT_EQ_INT(j.knn.metric, LBK_METRIC_LINF);
+    LBK_EXPECT_EQ_INT(j.knn.weights, LBK_WEIGHTS_DISTANCE);
+    LBK_EXPECT_EQ_INT(j.knn.engine, LBK_ENGINE_KDTREE);
 
-    EQ_INT(j.device.type, LBK_DEVICE_CPU);
-    EQ_U64(j.device.batch, 4096u);
-    EQ_INT(j.device.groups, 32);
-    EQ_U64(j.device.memory_mb, 2048u);
-    EQ_INT(j.device.list_len, 3);
-    EQ_INT(j.device.list[0], 1);
-    EQ_INT(j.device.list[1], 0);
-    EQ_INT(j.device.list[2], 1);
+    LBK_EXPECT_EQ_INT(j.device.type, LBK_DEVICE_CPU);
+    LBK_EXPECT_EQ_U64(j.device.batch, 4096u);
+    LBK_EXPECT_EQ_INT(j.device.groups, 32);
+    LBK_EXPECT_EQ_U64(j.device.memory_mb, 2048u);
+    LBK_EXPECT_EQ_INT(j.device.list_len, 3);
+    LBK_EXPECT_EQ_INT(j.device.list[0], 1);
+    LBK_EXPECT_EQ_INT(j.device.list[1], 0);
+    LBK_EXPECT_EQ_INT(j.device.list[2], 1);
 
-    EQ_INT(j.tree.split, LBK_SPLIT_WIDEST);
-    EQ_INT(j.tree.sort, LBK_SORT_RADIX);
-    EQ_INT(j.tree.verify, 1);
-    EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
-    EQ_INT(j.mpi.partition, LBK_PARTITION_REPLICATE);
+    LBK_EXPECT_EQ_INT(j.tree.split, LBK_SPLIT_WIDEST);
+    LBK_EXPECT_EQ_INT(j.tree.sort, LBK_SORT_RADIX);
+    LBK_EXPECT_EQ_INT(j.tree.verify, 1);
+    LBK_EXPECT_EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
+    LBK_EXPECT_EQ_INT(j.mpi.partition, LBK_PARTITION_REPLICATE);
 
     /* Outputs stay relative: they resolve against the working directory. */
-    EQ_STR(j.output.predictions, "out/predictions.txt");
-    EQ_STR(j.output.neighbors, "out/neighbors.ivecs");
-    EQ_STR(j.output.distances, "/tmp/d.fvecs");
-    EQ_STR(j.output.report, "report \"quoted\".yaml");
-    check(lbk_job_validate(&j) == LBK_OK, "validate failed");
-    return failures ? 1 : 0;
+    LBK_EXPECT_EQ_STR(j.output.predictions, "out/predictions.txt");
+    LBK_EXPECT_EQ_STR(j.output.neighbors, "out/neighbors.ivecs");
+    LBK_EXPECT_EQ_STR(j.output.distances, "/tmp/d.fvecs");
+    LBK_EXPECT_EQ_STR(j.output.report, "report \"quoted\".yaml");
+    LBK_EXPECT_EQ_INT(lbk_job_validate(&j), LBK_OK, "validate failed");
 }
 
-static int mode_flow(const char *path)
+static void mode_flow(const char *path)
 {
     lbk_job j;
     lbk_status st = lbk_job_load(path, &j);
-    check(st == LBK_OK, "load %s: %s", path, lbk_status_name(st));
-    if (st != LBK_OK)
-        return 1;
-    EQ_INT(j.knn.k, 7);
-    EQ_INT(j.knn.metric, LBK_METRIC_L1);
-    EQ_INT(j.knn.weights, LBK_WEIGHTS_UNIFORM);
-    EQ_INT(j.tree.verify, 1);
-    EQ_INT(j.device.type, LBK_DEVICE_GPU);
-    EQ_INT(j.device.list_len, 2);
-    EQ_INT(j.device.list[0], 3);
-    EQ_INT(j.device.list[1], 2);
-    EQ_STR(j.reference.path, "/data/r.csv");
-    EQ_INT(j.reference.header, 0);
-    EQ_INT(j.reference.delimiter, ' ');
-    EQ_STR(j.query.path, "/data/q.csv");
-    EQ_INT(j.query.header, -1);
-    EQ_U64(j.synthetic.seed, 0u);
-    EQ_DBL(j.synthetic.spread, 1e-3);
-    EQ_STR(j.output.report, "");
+    LBK_ASSERT_EQ_INT(st, LBK_OK, "load %s: %s", path, lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(j.knn.k, 7);
+    LBK_EXPECT_EQ_INT(j.knn.metric, LBK_METRIC_L1);
+    LBK_EXPECT_EQ_INT(j.knn.weights, LBK_WEIGHTS_UNIFORM);
+    LBK_EXPECT_EQ_INT(j.tree.verify, 1);
+    LBK_EXPECT_EQ_INT(j.device.type, LBK_DEVICE_GPU);
+    LBK_EXPECT_EQ_INT(j.device.list_len, 2);
+    LBK_EXPECT_EQ_INT(j.device.list[0], 3);
+    LBK_EXPECT_EQ_INT(j.device.list[1], 2);
+    LBK_EXPECT_EQ_STR(j.reference.path, "/data/r.csv");
+    LBK_EXPECT_EQ_INT(j.reference.header, 0);
+    LBK_EXPECT_EQ_INT(j.reference.delimiter, ' ');
+    LBK_EXPECT_EQ_STR(j.query.path, "/data/q.csv");
+    LBK_EXPECT_EQ_INT(j.query.header, -1);
+    LBK_EXPECT_EQ_U64(j.synthetic.seed, 0u);
+    LBK_EXPECT_EQ_DOUBLE(j.synthetic.spread, 1e-3);
+    LBK_EXPECT_EQ_STR(j.output.report, "");
     /* Sections given as null are left at their defaults. */
-    EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE);
-    return failures ? 1 : 0;
+    LBK_EXPECT_EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE);
 }
 
-static int mode_set_good(void)
+static void mode_set_good(void)
 {
     lbk_job j;
     lbk_job_defaults(&j);
@@ -303,35 +268,34 @@ static int mode_set_good(void)
         "mpi.merge=reduce_scatter",
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
-        check(lbk_job_set(&j, sets[i]) == LBK_OK, "--set %s failed", sets[i]);
-    EQ_INT(j.knn.k, 7);
-    EQ_INT(j.knn.metric, LBK_METRIC_L1);
-    EQ_INT(j.knn.weights, LBK_WEIGHTS_DISTANCE);
-    EQ_INT(j.knn.engine, LBK_ENGINE_BRUTE);
-    EQ_INT(j.device.list_len, 2);
-    EQ_INT(j.device.list[0], 2);
-    EQ_INT(j.device.list[1], 0);
-    EQ_U64(j.device.batch, 100000u);
-    EQ_INT(j.device.type, LBK_DEVICE_CPU);
-    EQ_INT(j.tree.verify, 1);
-    EQ_INT(j.tree.sort, LBK_SORT_BITONIC);
-    EQ_DBL(j.synthetic.spread, 0.5);
-    EQ_U64(j.synthetic.points, 77u);
+        LBK_EXPECT_EQ_INT(lbk_job_set(&j, sets[i]), LBK_OK, "--set %s failed", sets[i]);
+    LBK_EXPECT_EQ_INT(j.knn.k, 7);
+    LBK_EXPECT_EQ_INT(j.knn.metric, LBK_METRIC_L1);
+    LBK_EXPECT_EQ_INT(j.knn.weights, LBK_WEIGHTS_DISTANCE);
+    LBK_EXPECT_EQ_INT(j.knn.engine, LBK_ENGINE_BRUTE);
+    LBK_EXPECT_EQ_INT(j.device.list_len, 2);
+    LBK_EXPECT_EQ_INT(j.device.list[0], 2);
+    LBK_EXPECT_EQ_INT(j.device.list[1], 0);
+    LBK_EXPECT_EQ_U64(j.device.batch, 100000u);
+    LBK_EXPECT_EQ_INT(j.device.type, LBK_DEVICE_CPU);
+    LBK_EXPECT_EQ_INT(j.tree.verify, 1);
+    LBK_EXPECT_EQ_INT(j.tree.sort, LBK_SORT_BITONIC);
+    LBK_EXPECT_EQ_DOUBLE(j.synthetic.spread, 0.5);
+    LBK_EXPECT_EQ_U64(j.synthetic.points, 77u);
     /* --set paths are relative to the working directory: kept as typed. */
-    EQ_STR(j.reference.path, "rel/ref #1.csv");
-    EQ_INT(j.reference.label_column, 0);
-    EQ_INT(j.reference.delimiter, '\t');
-    EQ_INT(j.reference.header, -1);
-    EQ_STR(j.query.path, "/q.csv");
-    EQ_STR(j.output.report, "");
-    EQ_STR(j.output.predictions, "pred: out.txt");
-    EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
-    check(lbk_job_validate(&j) == LBK_OK, "validate failed");
+    LBK_EXPECT_EQ_STR(j.reference.path, "rel/ref #1.csv");
+    LBK_EXPECT_EQ_INT(j.reference.label_column, 0);
+    LBK_EXPECT_EQ_INT(j.reference.delimiter, '\t');
+    LBK_EXPECT_EQ_INT(j.reference.header, -1);
+    LBK_EXPECT_EQ_STR(j.query.path, "/q.csv");
+    LBK_EXPECT_EQ_STR(j.output.report, "");
+    LBK_EXPECT_EQ_STR(j.output.predictions, "pred: out.txt");
+    LBK_EXPECT_EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
+    LBK_EXPECT_EQ_INT(lbk_job_validate(&j), LBK_OK, "validate failed");
 
     /* A failed override leaves the job as it was. */
-    check(lbk_job_set(&j, "knn.k=0") == LBK_ERR_CONFIG, "knn.k=0 accepted");
-    EQ_INT(j.knn.k, 7);
-    return failures ? 1 : 0;
+    LBK_EXPECT_EQ_INT(lbk_job_set(&j, "knn.k=0"), LBK_ERR_CONFIG, "knn.k=0 accepted");
+    LBK_EXPECT_EQ_INT(j.knn.k, 7);
 }
 
 typedef struct {
@@ -345,7 +309,7 @@ static lbk_status do_set(void *p)
     return lbk_job_set(a->job, a->assign);
 }
 
-static int mode_set_bad(const char *assign, const char *fragment)
+static void mode_set_bad(const char *assign, const char *fragment)
 {
     lbk_job j;
     lbk_job_defaults(&j);
@@ -355,65 +319,63 @@ static int mode_set_bad(const char *assign, const char *fragment)
     char where[1200];
     snprintf(where, sizeof where, "--set %s: ", assign);
     expect_one_error(st, log, where, fragment);
-    return failures ? 1 : 0;
 }
 
 static lbk_status do_validate(void *p) { return lbk_job_validate(p); }
 
-static int mode_validate_bad(const char *path, const char *assign, const char *fragment)
+static void mode_validate_bad(const char *path, const char *assign, const char *fragment)
 {
     static lbk_job j;
-    check(lbk_job_load(path, &j) == LBK_OK, "load %s failed", path);
-    check(lbk_job_set(&j, assign) == LBK_OK, "--set %s failed", assign);
+    LBK_EXPECT_EQ_INT(lbk_job_load(path, &j), LBK_OK, "load %s failed", path);
+    LBK_EXPECT_EQ_INT(lbk_job_set(&j, assign), LBK_OK, "--set %s failed", assign);
     char log[4096];
     lbk_status st = capture_stderr(do_validate, &j, log, sizeof log);
     char where[1200];
     snprintf(where, sizeof where, "%s: ", path);
     expect_one_error(st, log, where, fragment);
-    return failures ? 1 : 0;
 }
 
 static void same_input(const char *name, const lbk_input_spec *a, const lbk_input_spec *b)
 {
-    check(strcmp(a->path, b->path) == 0, "%s.path differs", name);
-    check(a->format == b->format, "%s.format differs", name);
-    check(strcmp(a->labels, b->labels) == 0, "%s.labels differs", name);
-    check(a->labels_format == b->labels_format, "%s.labels_format differs", name);
-    check(a->label_column == b->label_column, "%s.label_column differs", name);
-    check(a->delimiter == b->delimiter, "%s.delimiter differs", name);
-    check(a->header == b->header, "%s.header differs", name);
+    LBK_EXPECT_EQ_STR(a->path, b->path, "%s.path differs", name);
+    LBK_EXPECT_EQ_INT(a->format, b->format, "%s.format differs", name);
+    LBK_EXPECT_EQ_STR(a->labels, b->labels, "%s.labels differs", name);
+    LBK_EXPECT_EQ_INT(a->labels_format, b->labels_format, "%s.labels_format differs", name);
+    LBK_EXPECT_EQ_INT(a->label_column, b->label_column, "%s.label_column differs", name);
+    LBK_EXPECT_EQ_INT(a->delimiter, b->delimiter, "%s.delimiter differs", name);
+    LBK_EXPECT_EQ_INT(a->header, b->header, "%s.header differs", name);
 }
 
 static void same_job(const lbk_job *a, const lbk_job *b)
 {
     same_input("reference", &a->reference, &b->reference);
     same_input("query", &a->query, &b->query);
-    check(a->synthetic.points == b->synthetic.points, "synthetic.points differs");
-    check(a->synthetic.queries == b->synthetic.queries, "synthetic.queries differs");
-    check(a->synthetic.dim == b->synthetic.dim, "synthetic.dim differs");
-    check(a->synthetic.classes == b->synthetic.classes, "synthetic.classes differs");
-    check(a->synthetic.seed == b->synthetic.seed, "synthetic.seed differs");
-    check(a->synthetic.spread == b->synthetic.spread, "synthetic.spread differs");
-    check(a->knn.k == b->knn.k, "knn.k differs");
-    check(a->knn.metric == b->knn.metric, "knn.metric differs");
-    check(a->knn.weights == b->knn.weights, "knn.weights differs");
-    check(a->knn.engine == b->knn.engine, "knn.engine differs");
-    check(a->device.type == b->device.type, "device.type differs");
-    check(a->device.batch == b->device.batch, "device.batch differs");
-    check(a->device.groups == b->device.groups, "device.groups differs");
-    check(a->device.memory_mb == b->device.memory_mb, "device.memory_mb differs");
-    check(a->device.list_len == b->device.list_len, "device.list_len differs");
+    LBK_EXPECT_EQ_U64(a->synthetic.points, b->synthetic.points, "synthetic.points differs");
+    LBK_EXPECT_EQ_U64(a->synthetic.queries, b->synthetic.queries, "synthetic.queries differs");
+    LBK_EXPECT_EQ_INT(a->synthetic.dim, b->synthetic.dim, "synthetic.dim differs");
+    LBK_EXPECT_EQ_INT(a->synthetic.classes, b->synthetic.classes, "synthetic.classes differs");
+    LBK_EXPECT_EQ_U64(a->synthetic.seed, b->synthetic.seed, "synthetic.seed differs");
+    LBK_EXPECT_EQ_DOUBLE(a->synthetic.spread, b->synthetic.spread, "synthetic.spread differs");
+    LBK_EXPECT_EQ_INT(a->knn.k, b->knn.k, "knn.k differs");
+    LBK_EXPECT_EQ_INT(a->knn.metric, b->knn.metric, "knn.metric differs");
+    LBK_EXPECT_EQ_INT(a->knn.weights, b->knn.weights, "knn.weights differs");
+    LBK_EXPECT_EQ_INT(a->knn.engine, b->knn.engine, "knn.engine differs");
+    LBK_EXPECT_EQ_INT(a->device.type, b->device.type, "device.type differs");
+    LBK_EXPECT_EQ_U64(a->device.batch, b->device.batch, "device.batch differs");
+    LBK_EXPECT_EQ_INT(a->device.groups, b->device.groups, "device.groups differs");
+    LBK_EXPECT_EQ_U64(a->device.memory_mb, b->device.memory_mb, "device.memory_mb differs");
+    LBK_EXPECT_EQ_INT(a->device.list_len, b->device.list_len, "device.list_len differs");
     for (int i = 0; i < a->device.list_len && i < LBK_MAX_DEVICE_LIST; i++)
-        check(a->device.list[i] == b->device.list[i], "device.list[%d] differs", i);
-    check(a->tree.split == b->tree.split, "tree.split differs");
-    check(a->tree.sort == b->tree.sort, "tree.sort differs");
-    check(a->tree.verify == b->tree.verify, "tree.verify differs");
-    check(a->mpi.merge == b->mpi.merge, "mpi.merge differs");
-    check(a->mpi.partition == b->mpi.partition, "mpi.partition differs");
-    check(strcmp(a->output.predictions, b->output.predictions) == 0, "predictions differs");
-    check(strcmp(a->output.neighbors, b->output.neighbors) == 0, "neighbors differs");
-    check(strcmp(a->output.distances, b->output.distances) == 0, "distances differs");
-    check(strcmp(a->output.report, b->output.report) == 0, "report differs");
+        LBK_EXPECT_EQ_INT(a->device.list[i], b->device.list[i], "device.list[%d] differs", i);
+    LBK_EXPECT_EQ_INT(a->tree.split, b->tree.split, "tree.split differs");
+    LBK_EXPECT_EQ_INT(a->tree.sort, b->tree.sort, "tree.sort differs");
+    LBK_EXPECT_EQ_INT(a->tree.verify, b->tree.verify, "tree.verify differs");
+    LBK_EXPECT_EQ_INT(a->mpi.merge, b->mpi.merge, "mpi.merge differs");
+    LBK_EXPECT_EQ_INT(a->mpi.partition, b->mpi.partition, "mpi.partition differs");
+    LBK_EXPECT_EQ_STR(a->output.predictions, b->output.predictions, "predictions differs");
+    LBK_EXPECT_EQ_STR(a->output.neighbors, b->output.neighbors, "neighbors differs");
+    LBK_EXPECT_EQ_STR(a->output.distances, b->output.distances, "distances differs");
+    LBK_EXPECT_EQ_STR(a->output.report, b->output.report, "report differs");
 }
 
 static char *slurp(const char *path)
@@ -433,25 +395,23 @@ static char *slurp(const char *path)
 
 /* The printed job must load back to the same job, and printing that gives
  * the same text (indented printing is checked by stripping the indent). */
-static int mode_roundtrip(const char *path)
+static void mode_roundtrip(const char *path)
 {
     static lbk_job a, b;
     lbk_status st = lbk_job_load(path, &a);
-    check(st == LBK_OK, "load %s: %s", path, lbk_status_name(st));
-    if (st != LBK_OK)
-        return 1;
+    LBK_ASSERT_EQ_INT(st, LBK_OK, "load %s: %s", path, lbk_status_name(st));
     /* Exercise odd bytes in strings too. */
-    check(lbk_job_set(&a, "output.report=we\\ird \"name\"\x01:#.txt") == LBK_OK, "set report");
+    LBK_EXPECT_EQ_INT(lbk_job_set(&a, "output.report=we\\ird \"name\"\x01:#.txt"), LBK_OK);
 
     char p1[] = "/tmp/lbk_config_rt1_XXXXXX";
     char p2[] = "/tmp/lbk_config_rt2_XXXXXX";
     int fd1 = mkstemp(p1), fd2 = mkstemp(p2);
-    check(fd1 >= 0 && fd2 >= 0, "mkstemp");
+    LBK_ASSERT_TRUE(fd1 >= 0 && fd2 >= 0, "mkstemp");
     FILE *f1 = fdopen(fd1, "w");
     lbk_job_print(&a, f1, 0);
     fclose(f1);
     st = lbk_job_load(p1, &b);
-    check(st == LBK_OK, "printed job does not load: %s", lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "printed job does not load: %s", lbk_status_name(st));
     if (st == LBK_OK) {
         same_job(&a, &b);
         FILE *f2 = fdopen(fd2, "w");
@@ -459,19 +419,19 @@ static int mode_roundtrip(const char *path)
         lbk_job_print(&b, f2, 4);
         fclose(f2);
         char *t1 = slurp(p1), *t2 = slurp(p2);
-        check(t1 && t2, "read back");
+        LBK_EXPECT_TRUE(t1 && t2, "read back");
         if (t1 && t2) {
             /* t2 = "job:\n" + every line of t1 indented by 4. */
             char *expect = malloc(strlen(t1) * 2 + 16);
-            strcpy(expect, "job:\n");
+            LBK_ASSERT_TRUE(expect != NULL, "out of memory");
+            size_t at = (size_t)sprintf(expect, "job:\n");
             for (char *line = t1; *line;) {
                 char *nl = strchr(line, '\n');
                 size_t len = nl ? (size_t)(nl - line + 1) : strlen(line);
-                strcat(expect, "    ");
-                strncat(expect, line, len);
+                at += (size_t)sprintf(expect + at, "    %.*s", (int)len, line);
                 line += len;
             }
-            check(strcmp(expect, t2) == 0, "second print differs:\n%s\n---\n%s", expect, t2);
+            LBK_EXPECT_EQ_STR(t2, expect, "the second print, indented");
             free(expect);
         }
         free(t1);
@@ -479,42 +439,83 @@ static int mode_roundtrip(const char *path)
     }
     unlink(p1);
     unlink(p2);
-    return failures ? 1 : 0;
 }
 
-static int mode_load(int argc, char **argv)
+/* Loads, applies every override, validates and prints, as lbknn would. */
+static void mode_load(void)
 {
     static lbk_job j;
-    lbk_status st = lbk_job_load(argv[2], &j);
-    for (int i = 3; st == LBK_OK && i < argc; i++)
-        st = lbk_job_set(&j, argv[i]);
+    lbk_status st = lbk_job_load(lbk_test_arg(0), &j);
+    for (int i = 1; st == LBK_OK && i < lbk_test_arg_count(); i++)
+        st = lbk_job_set(&j, lbk_test_arg(i));
     if (st == LBK_OK)
         st = lbk_job_validate(&j);
-    if (st == LBK_OK)
+    if (LBK_EXPECT_EQ_INT(st, LBK_OK, "%s", lbk_status_name(st)))
         lbk_job_print(&j, stdout, 0);
-    return lbk_status_exit_code(st);
 }
 
-int main(int argc, char **argv)
+/* ---- the cases: each takes its arguments after the name ---- */
+
+static void case_load(void)
 {
-    if (argc >= 3 && strcmp(argv[1], "load") == 0)
-        return mode_load(argc, argv);
-    if (argc == 3 && strcmp(argv[1], "bad") == 0)
-        return mode_bad(argv[2]);
-    if (argc == 3 && strcmp(argv[1], "defaults") == 0)
-        return mode_defaults(argv[2]);
-    if (argc == 4 && strcmp(argv[1], "full") == 0)
-        return mode_full(argv[2], argv[3]);
-    if (argc == 3 && strcmp(argv[1], "flow") == 0)
-        return mode_flow(argv[2]);
-    if (argc == 2 && strcmp(argv[1], "set-good") == 0)
-        return mode_set_good();
-    if (argc == 4 && strcmp(argv[1], "set-bad") == 0)
-        return mode_set_bad(argv[2], argv[3]);
-    if (argc == 5 && strcmp(argv[1], "validate-bad") == 0)
-        return mode_validate_bad(argv[2], argv[3], argv[4]);
-    if (argc == 3 && strcmp(argv[1], "roundtrip") == 0)
-        return mode_roundtrip(argv[2]);
-    fprintf(stderr, "usage: see the comment at the top of config_probe.c\n");
-    return 2;
+    lbk_test_args(1, -1, "FILE [ASSIGN...]");
+    mode_load();
 }
+
+static void case_bad(void)
+{
+    lbk_test_args(1, 1, "FILE");
+    mode_bad(lbk_test_arg(0));
+}
+
+static void case_defaults(void)
+{
+    lbk_test_args(1, 1, "FILE");
+    mode_defaults(lbk_test_arg(0));
+}
+
+static void case_full(void)
+{
+    lbk_test_args(2, 2, "FILE DATA_DIR");
+    mode_full(lbk_test_arg(0), lbk_test_arg(1));
+}
+
+static void case_flow(void)
+{
+    lbk_test_args(1, 1, "FILE");
+    mode_flow(lbk_test_arg(0));
+}
+
+static void case_set_good(void)
+{
+    lbk_test_args(0, 0, "");
+    mode_set_good();
+}
+
+static void case_set_bad(void)
+{
+    lbk_test_args(2, 2, "ASSIGN FRAGMENT");
+    mode_set_bad(lbk_test_arg(0), lbk_test_arg(1));
+}
+
+static void case_validate_bad(void)
+{
+    lbk_test_args(3, 3, "FILE ASSIGN FRAGMENT");
+    mode_validate_bad(lbk_test_arg(0), lbk_test_arg(1), lbk_test_arg(2));
+}
+
+static void case_roundtrip(void)
+{
+    lbk_test_args(1, 1, "FILE");
+    mode_roundtrip(lbk_test_arg(0));
+}
+
+static const lbk_test_case cases[] = {
+    {"load", case_load},         {"bad", case_bad},
+    {"defaults", case_defaults}, {"full", case_full},
+    {"flow", case_flow},         {"set-good", case_set_good},
+    {"set-bad", case_set_bad},   {"validate-bad", case_validate_bad},
+    {"roundtrip", case_roundtrip},
+};
+
+LBK_TEST_MAIN(LBK_TEST_CASES(cases))

@@ -3,6 +3,7 @@
  * Expected messages use '@' for the scratch directory; a trailing '*' makes
  * the comparison a prefix match. */
 #include "cases.h"
+#include "lbk_test.h"
 #include "testkit.h"
 
 #include <math.h>
@@ -288,37 +289,42 @@ static char *expand(const char *message)
     return out;
 }
 
-bool tk_run_bad(const char *name)
+/* Reading the fixture fails with LBK_ERR_INPUT, returns nothing, and says
+ * why in exactly one line: "lbknn: error: " and the expected message (or,
+ * for a message ending in '*', a line that starts so). */
+static void run_bad(const void *row)
 {
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (strcmp(bad[i].name, name) != 0)
-            continue;
-        lbk_input_spec spec;
-        bad[i].setup(&spec);
-        lbk_dataset d = {.rows = 99};
-        tk_capture_begin();
-        lbk_status st = lbk_source_read(&spec, bad[i].lo, bad[i].hi, &d);
-        char *err = tk_capture_end();
-        CHECK(st == LBK_ERR_INPUT);
-        CHECK(d.points == NULL && d.labels == NULL && d.rows == 0);
-        char *want = expand(bad[i].message);
-        size_t wn = strlen(want);
-        bool prefix = wn > 0 && want[wn - 1] == '*';
-        const char *body = err + (strncmp(err, "lbknn: error: ", 14) == 0 ? 14 : 0);
-        CHECK(body != err);
-        /* Exactly one line: the error is reported once. */
-        const char *nl = strchr(body, '\n');
-        CHECK(nl != NULL && nl[1] == '\0');
-        size_t len = nl ? (size_t)(nl - body) : strlen(body);
-        bool match = prefix ? len >= wn - 1 && strncmp(body, want, wn - 1) == 0
-                            : len == wn && strncmp(body, want, wn) == 0;
-        CHECK(match);
-        if (!match || !nl || nl[1])
-            printf("  expected: %s\n  got:      %s", want, err);
-        free(want);
-        free(err);
-        lbk_dataset_free(&d);
-        return true;
+    const bad_case *c = row;
+    lbk_input_spec spec;
+    c->setup(&spec);
+    lbk_dataset d = {.rows = 99};
+    tk_capture_begin();
+    const lbk_status st = lbk_source_read(&spec, c->lo, c->hi, &d);
+    char *err = tk_capture_end();
+    LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
+    LBK_EXPECT_TRUE(d.points == NULL);
+    LBK_EXPECT_TRUE(d.labels == NULL);
+    LBK_EXPECT_EQ_U64(d.rows, 0);
+    char *message = expand(c->message);
+    const size_t n = strlen(message);
+    const bool prefix = n > 0 && message[n - 1] == '*';
+    char *want = malloc(n + 32), *start = malloc(n + 32);
+    LBK_ASSERT_TRUE(want && start, "out of memory");
+    snprintf(want, n + 32, "lbknn: error: %.*s%s", (int)(prefix ? n - 1 : n), message,
+             prefix ? "" : "\n");
+    if (prefix) {
+        snprintf(start, n + 32, "%.*s", (int)strlen(want), err);
+        LBK_EXPECT_EQ_STR(start, want, "the start of the error");
+        const char *nl = strchr(err, '\n');
+        LBK_EXPECT_TRUE(nl != NULL && nl[1] == '\0', "one line, ending in a newline");
+    } else {
+        LBK_EXPECT_EQ_STR(err, want);
     }
-    return false;
+    free(start);
+    free(want);
+    free(message);
+    free(err);
+    lbk_dataset_free(&d);
 }
+
+const lbk_test_table tk_bad_cases = LBK_TEST_ROWS(bad, run_bad);

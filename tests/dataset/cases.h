@@ -1,19 +1,14 @@
 /* The dataset test cases, by name; dataset_test runs one per invocation so
- * that CTest reports each behaviour on its own. */
+ * that CTest reports each behaviour on its own (CMakeLists.txt reads the
+ * names from the tables' rows). */
 #ifndef LBK_DATASET_CASES_H
 #define LBK_DATASET_CASES_H
 
-#include <stdbool.h>
+#include "lbk_test.h"
 
-typedef struct {
-    const char *name;
-    void (*run)(void);
-} tk_case;
-
-extern const tk_case tk_good_cases[];
-extern const tk_case tk_synthetic_cases[];
-
-/* Runs the malformed-input case of that name; false when there is none. */
-bool tk_run_bad(const char *name);
+extern const lbk_test_table tk_good_cases;
+extern const lbk_test_table tk_synthetic_cases;
+/* Malformed inputs (bad_cases.c); their CTest tests are dataset_bad_NAME. */
+extern const lbk_test_table tk_bad_cases;
 
 #endif

@@ -1,6 +1,7 @@
 /* Round trips and known-byte fixtures for every format, CSV layouts and
  * label sources. Known-byte fixtures are encoded by testkit, not by src/. */
 #include "cases.h"
+#include "lbk_test.h"
 #include "testkit.h"
 
 #include <math.h>
@@ -16,9 +17,9 @@ enum { FLOATS, INTS, BYTES };
 
 static void make_points(int kind, float *p, uint64_t n)
 {
-    uint32_t s = 12345u + (uint32_t)kind;
+    lbk_test_rng rng = LBK_TEST_RNG(12345u + (uint64_t)kind);
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t r = tk_rand(&s);
+        const uint32_t r = (uint32_t)lbk_test_rng_next(&rng);
         p[i] = kind == BYTES ? (float)(r % 256)
                : kind == INTS ? (float)((int32_t)(r % 200001) - 100000)
                               : ((float)(r % 2000001) - 1000000.0f) / 997.0f;
@@ -43,12 +44,14 @@ static void roundtrip(const char *name, lbk_format format, int kind)
     make_points(kind, p, ROWS * DIM);
     lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
     const char *path = tk_path(name);
-    CHECK(lbk_write_points(path, format, &d) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_write_points(path, format, &d), LBK_OK);
     lbk_input_spec spec = tk_spec(path);
     lbk_source_info info;
-    CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
-    CHECK(info.rows == ROWS && info.dim == DIM && !info.has_labels);
-    CHECK(info.format == lbk_format_from_path(path));
+    LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+    LBK_EXPECT_EQ_U64(info.rows, ROWS);
+    LBK_EXPECT_EQ_INT(info.dim, DIM);
+    LBK_EXPECT_FALSE(info.has_labels);
+    LBK_EXPECT_EQ_INT(info.format, lbk_format_from_path(path));
     tk_check_ranges(&spec, p, NULL, ROWS, DIM);
 }
 
@@ -77,10 +80,7 @@ static void case_format_from_path(void)
         {"", LBK_FORMAT_AUTO},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        lbk_format got = lbk_format_from_path(t[i].path);
-        CHECK(got == t[i].format);
-        if (got != t[i].format)
-            printf("  %s -> %d\n", t[i].path, (int)got);
+        LBK_EXPECT_EQ_INT(lbk_format_from_path(t[i].path), t[i].format, "path '%s'", t[i].path);
     }
 }
 
@@ -94,7 +94,7 @@ static void case_idx_roundtrip(void)
     /* Byte-valued points are stored as ubyte: header + one byte per value. */
     size_t n = 0;
     free(tk_read_file(tk_path("bytes.idx"), &n));
-    CHECK(n == 12 + ROWS * DIM);
+    LBK_EXPECT_EQ_U64(n, 12 + ROWS * DIM);
 }
 
 static void case_csv_roundtrip(void)
@@ -105,14 +105,24 @@ static void case_csv_roundtrip(void)
     make_labels(l, ROWS);
     const char *path = tk_path("a.csv");
     lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
-    CHECK(lbk_write_points(path, LBK_FORMAT_CSV, &d) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
     lbk_input_spec spec = tk_spec(path);
     tk_check_ranges(&spec, p, NULL, ROWS, DIM);
 
     d.labels = l;  /* now the label is the last column */
-    CHECK(lbk_write_points(path, LBK_FORMAT_CSV, &d) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
     spec.label_column = DIM;
     tk_check_ranges(&spec, p, l, ROWS, DIM);
+}
+
+/* The file holds exactly the bytes of w. */
+static void expect_file_bytes(const char *path, const tk_bytes *w)
+{
+    size_t n = 0;
+    char *got = tk_read_file(path, &n);
+    if (LBK_EXPECT_EQ_U64(n, w->n, "%s", path))
+        LBK_EXPECT_EQ_MEM(got, w->b, n, "%s", path);
+    free(got);
 }
 
 static void case_fvecs_bytes(void)
@@ -131,11 +141,8 @@ static void case_fvecs_bytes(void)
     tk_check_ranges(&spec, v, NULL, 3, 2);
     /* The writer produces exactly these bytes. */
     const char *out = tk_path("written.fvecs");
-    CHECK(lbk_write_fvecs(out, v, 3, 2) == LBK_OK);
-    size_t n = 0;
-    char *got = tk_read_file(out, &n);
-    CHECK(n == w.n && memcmp(got, w.b, n) == 0);
-    free(got);
+    LBK_EXPECT_EQ_INT(lbk_write_fvecs(out, v, 3, 2), LBK_OK);
+    expect_file_bytes(out, &w);
     tk_free(&w);
 }
 
@@ -154,11 +161,8 @@ static void case_ivecs_bvecs_bytes(void)
     lbk_input_spec spec = tk_spec(ipath);
     tk_check_ranges(&spec, ivf, NULL, 2, 2);
     const char *out = tk_path("written.ivecs");
-    CHECK(lbk_write_ivecs(out, iv, 2, 2) == LBK_OK);
-    size_t n = 0;
-    char *got = tk_read_file(out, &n);
-    CHECK(n == w.n && memcmp(got, w.b, n) == 0);
-    free(got);
+    LBK_EXPECT_EQ_INT(lbk_write_ivecs(out, iv, 2, 2), LBK_OK);
+    expect_file_bytes(out, &w);
     tk_free(&w);
 
     const unsigned char bv[6] = {0, 255, 128, 1, 2, 3};
@@ -206,9 +210,12 @@ static void case_idx_mnist_bytes(void)
     lbk_input_spec spec = tk_spec(images);
     snprintf(spec.labels, sizeof spec.labels, "%s", labels);
     lbk_source_info info;
-    CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
-    CHECK(info.rows == 3 && info.dim == 4 && info.has_labels);
-    CHECK(info.format == LBK_FORMAT_IDX && info.labels_format == LBK_FORMAT_IDX);
+    LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+    LBK_EXPECT_EQ_U64(info.rows, 3);
+    LBK_EXPECT_EQ_INT(info.dim, 4);
+    LBK_EXPECT_TRUE(info.has_labels);
+    LBK_EXPECT_EQ_INT(info.format, LBK_FORMAT_IDX);
+    LBK_EXPECT_EQ_INT(info.labels_format, LBK_FORMAT_IDX);
     tk_check_ranges(&spec, v, l, 3, 4);
 
     /* Float IDX (0x0D), big-endian. */
@@ -247,7 +254,7 @@ static void case_idx_gz(void)
     lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
     const char *plain = tk_path("mine.idx");
     const char *gz = tk_path("mine.idx.gz");
-    CHECK(lbk_write_points(plain, LBK_FORMAT_IDX, &d) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_write_points(plain, LBK_FORMAT_IDX, &d), LBK_OK);
     tk_gzip(plain, gz);
     lbk_input_spec gspec = tk_spec(gz);
     tk_check_ranges(&gspec, p, NULL, ROWS, DIM);
@@ -261,7 +268,7 @@ static void case_labels_formats(void)
     make_labels(l, ROWS);
     l[2] = 300;   /* IDX labels then need int32, not ubyte */
     const char *points = tk_path("p.fvecs");
-    CHECK(lbk_write_fvecs(points, p, ROWS, DIM) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_write_fvecs(points, p, ROWS, DIM), LBK_OK);
     const struct {
         const char *name;
         lbk_format format;
@@ -271,17 +278,18 @@ static void case_labels_formats(void)
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         const char *path = tk_path(t[i].name);
-        CHECK(lbk_write_labels(path, t[i].format, l, ROWS) == LBK_OK);
+        LBK_EXPECT_EQ_INT(lbk_write_labels(path, t[i].format, l, ROWS), LBK_OK);
         lbk_input_spec spec = tk_spec(points);
         snprintf(spec.labels, sizeof spec.labels, "%s", path);
         lbk_source_info info;
-        CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
-        CHECK(info.has_labels && info.labels_format == t[i].format);
+        LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+        LBK_EXPECT_TRUE(info.has_labels, "%s", t[i].name);
+        LBK_EXPECT_EQ_INT(info.labels_format, t[i].format, "%s", t[i].name);
         tk_check_ranges(&spec, p, l, ROWS, DIM);
     }
     /* Text labels are plain decimal lines. */
     char *text = tk_read_file(tk_path("l.txt"), NULL);
-    CHECK(strcmp(text, "3\n10\n300\n2\n9\n5\n1\n") == 0);
+    LBK_EXPECT_EQ_STR(text, "3\n10\n300\n2\n9\n5\n1\n");
     free(text);
     /* A CSV label file may start with a header line. */
     const char *hdr = tk_path("h.csv");
@@ -303,8 +311,9 @@ static void expect_csv(const char *name, const char *text, char delim, int heade
     spec.header = header;
     spec.label_column = label_col;
     lbk_source_info info;
-    CHECK(lbk_source_probe(&spec, &info) == LBK_OK);
-    CHECK(info.rows == rows && info.dim == dim);
+    LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+    LBK_EXPECT_EQ_U64(info.rows, rows, "%s", name);
+    LBK_EXPECT_EQ_INT(info.dim, dim, "%s", name);
     tk_check_ranges(&spec, points, labels, rows, dim);
 }
 
@@ -343,16 +352,16 @@ static void case_write_errors(void)
     tk_capture_begin();
     lbk_status st = lbk_write_points(b, LBK_FORMAT_BVECS, &d);
     char *err = tk_capture_end();
-    CHECK(st == LBK_ERR_INPUT);
+    LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
     char want[2048];
     snprintf(want, sizeof want, "lbknn: error: %s:2:1: cannot write 3.5: bvecs holds integers 0..255\n", b);
-    CHECK(strcmp(err, want) == 0);
+    LBK_EXPECT_EQ_STR(err, want);
     free(err);
 
     const float big[2] = {256, 0};
     d = (lbk_dataset){.rows = 1, .dim = 2, .points = (float *)big};
     tk_capture_begin();
-    CHECK(lbk_write_points(b, LBK_FORMAT_BVECS, &d) == LBK_ERR_INPUT);
+    LBK_EXPECT_EQ_INT(lbk_write_points(b, LBK_FORMAT_BVECS, &d), LBK_ERR_INPUT);
     free(tk_capture_end());
 
     char nodir[512];
@@ -360,10 +369,10 @@ static void case_write_errors(void)
     tk_capture_begin();
     st = lbk_write_fvecs(nodir, v, 2, 2);
     err = tk_capture_end();
-    CHECK(st == LBK_ERR_IO);
+    LBK_EXPECT_EQ_INT(st, LBK_ERR_IO);
     snprintf(want, sizeof want, "lbknn: error: %s: cannot create: No such file or directory\n",
              nodir);
-    CHECK(strcmp(err, want) == 0);
+    LBK_EXPECT_EQ_STR(err, want);
     free(err);
 
     /* A full device shows only when the data is flushed: fclose must be checked. */
@@ -371,8 +380,8 @@ static void case_write_errors(void)
         tk_capture_begin();
         st = lbk_write_labels("/dev/full", LBK_FORMAT_TEXT, (const int32_t[]){1, 2}, 2);
         err = tk_capture_end();
-        CHECK(st == LBK_ERR_IO);
-        CHECK(strcmp(err, "lbknn: error: /dev/full: cannot write: No space left on device\n") == 0);
+        LBK_EXPECT_EQ_INT(st, LBK_ERR_IO);
+        LBK_EXPECT_EQ_STR(err, "lbknn: error: /dev/full: cannot write: No space left on device\n");
         free(err);
     }
 }
@@ -382,14 +391,14 @@ static void case_fvecs_inf_written(void)
     /* Distance outputs may carry +inf padding: the raw writer keeps it. */
     const float v[2] = {INFINITY, 1.0f};
     const char *path = tk_path("dist.fvecs");
-    CHECK(lbk_write_fvecs(path, v, 1, 2) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_write_fvecs(path, v, 1, 2), LBK_OK);
     size_t n = 0;
     char *got = tk_read_file(path, &n);
-    CHECK(n == 12);
+    LBK_EXPECT_EQ_U64(n, 12);
     free(got);
 }
 
-const tk_case tk_good_cases[] = {
+static const lbk_test_case cases[] = {
     {"format_from_path", case_format_from_path},
     {"fvecs_roundtrip", case_fvecs_roundtrip},
     {"ivecs_roundtrip", case_ivecs_roundtrip},
@@ -406,5 +415,6 @@ const tk_case tk_good_cases[] = {
     {"csv_tab_crlf", case_csv_tab_crlf},
     {"write_errors", case_write_errors},
     {"fvecs_inf_written", case_fvecs_inf_written},
-    {NULL, NULL},
 };
+
+const lbk_test_table tk_good_cases = LBK_TEST_CASES(cases);

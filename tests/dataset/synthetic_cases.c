@@ -1,5 +1,6 @@
 /* The synthetic generator: rows are a pure function of (seed, set, row). */
 #include "cases.h"
+#include "lbk_test.h"
 #include "testkit.h"
 
 #include <math.h>
@@ -31,17 +32,22 @@ static void case_ranges(void)
     for (int q = 0; q < 2; q++) {
         uint64_t n = q ? s.queries : s.points;
         lbk_dataset all;
-        CHECK(lbk_synthetic_rows(&s, q, 0, n, &all) == LBK_OK);
-        CHECK(all.rows == n && all.dim == s.dim && all.first_row == 0 && all.labels);
+        LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, q, 0, n, &all), LBK_OK);
+        LBK_EXPECT_EQ_U64(all.rows, n);
+        LBK_EXPECT_EQ_INT(all.dim, s.dim);
+        LBK_EXPECT_EQ_U64(all.first_row, 0);
+        LBK_EXPECT_TRUE(all.labels != NULL);
         /* Shards as 3 ranks would cut them, and some awkward ranges. */
         const uint64_t cuts[][2] = {{0, n / 3}, {n / 3, 2 * n / 3}, {2 * n / 3, n},
                                     {0, 0},     {n, n},             {n - 1, n},
                                     {17, 18},   {1, n - 1}};
         for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
             lbk_dataset part;
-            CHECK(lbk_synthetic_rows(&s, q, cuts[c][0], cuts[c][1], &part) == LBK_OK);
-            CHECK(part.rows == cuts[c][1] - cuts[c][0] && part.first_row == cuts[c][0]);
-            CHECK(same_rows(&all, cuts[c][0], &part));
+            LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, q, cuts[c][0], cuts[c][1], &part), LBK_OK);
+            LBK_EXPECT_EQ_U64(part.rows, cuts[c][1] - cuts[c][0], "cut %zu", c);
+            LBK_EXPECT_EQ_U64(part.first_row, cuts[c][0], "cut %zu", c);
+            LBK_EXPECT_TRUE(same_rows(&all, cuts[c][0], &part), "rows [%llu, %llu) of set %d",
+                            (unsigned long long)cuts[c][0], (unsigned long long)cuts[c][1], q);
             lbk_dataset_free(&part);
         }
         lbk_dataset_free(&all);
@@ -52,9 +58,9 @@ static void case_deterministic(void)
 {
     lbk_synthetic_spec s = spec(7);
     lbk_dataset a, b;
-    CHECK(lbk_synthetic_rows(&s, false, 0, s.points, &a) == LBK_OK);
-    CHECK(lbk_synthetic_rows(&s, false, 0, s.points, &b) == LBK_OK);
-    CHECK(same_rows(&a, 0, &b));
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &a), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &b), LBK_OK);
+    LBK_EXPECT_TRUE(same_rows(&a, 0, &b));
     lbk_dataset_free(&a);
     lbk_dataset_free(&b);
 }
@@ -63,7 +69,7 @@ static void case_labels_in_range(void)
 {
     lbk_synthetic_spec s = spec(3);
     lbk_dataset d;
-    CHECK(lbk_synthetic_rows(&s, false, 0, s.points, &d) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &d), LBK_OK);
     int count[4] = {0};
     bool in_range = true, finite = true;
     for (uint64_t i = 0; i < d.rows; i++) {
@@ -73,11 +79,11 @@ static void case_labels_in_range(void)
     }
     for (uint64_t i = 0; i < d.rows * (uint64_t)d.dim; i++)
         finite = finite && isfinite(d.points[i]);
-    CHECK(in_range);
-    CHECK(finite);
+    LBK_EXPECT_TRUE(in_range);
+    LBK_EXPECT_TRUE(finite);
     /* Every class appears: 500 rows over 4 classes. */
     for (int c = 0; c < 4; c++)
-        CHECK(count[c] > 50);
+        LBK_EXPECT_INT(count[c], >, 50, "class %d", c);
     lbk_dataset_free(&d);
 }
 
@@ -89,7 +95,7 @@ static void case_blobs(void)
     lbk_synthetic_spec s = spec(11);
     s.spread = 0.1;
     lbk_dataset d;
-    CHECK(lbk_synthetic_rows(&s, false, 0, s.points, &d) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &d), LBK_OK);
     double mean[4][7] = {{0}};
     int count[4] = {0};
     for (uint64_t i = 0; i < d.rows; i++) {
@@ -120,10 +126,11 @@ static void case_blobs(void)
         }
         nearest_own += best == d.labels[i];
     }
-    CHECK(nearest_own == d.rows);
+    LBK_EXPECT_EQ_U64(nearest_own, d.rows);
     /* Per-coordinate variance matches spread^2 within sampling error. */
     double per_coord = var / (double)(d.rows * 7);
-    CHECK(per_coord > 0.8 * 0.01 && per_coord < 1.2 * 0.01);
+    LBK_EXPECT_TRUE(per_coord > 0.8 * 0.01 && per_coord < 1.2 * 0.01, "variance %g",
+                    per_coord);
     lbk_dataset_free(&d);
 }
 
@@ -131,17 +138,17 @@ static void case_seeds_and_streams_differ(void)
 {
     lbk_synthetic_spec s1 = spec(1), s2 = spec(2);
     lbk_dataset a, b, q;
-    CHECK(lbk_synthetic_rows(&s1, false, 0, 100, &a) == LBK_OK);
-    CHECK(lbk_synthetic_rows(&s2, false, 0, 100, &b) == LBK_OK);
-    CHECK(lbk_synthetic_rows(&s1, true, 0, 100, &q) == LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s1, false, 0, 100, &a), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s2, false, 0, 100, &b), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s1, true, 0, 100, &q), LBK_OK);
     size_t bytes = sizeof(float) * 100 * 7;
-    CHECK(memcmp(a.points, b.points, bytes) != 0);
-    CHECK(memcmp(a.points, q.points, bytes) != 0);
+    LBK_EXPECT_INT(memcmp(a.points, b.points, bytes), !=, 0);
+    LBK_EXPECT_INT(memcmp(a.points, q.points, bytes), !=, 0);
     /* Not even a single row coincides. */
     bool any_equal = false;
     for (int i = 0; i < 100; i++)
         any_equal = any_equal || memcmp(a.points + i * 7, q.points + i * 7, 28) == 0;
-    CHECK(!any_equal);
+    LBK_EXPECT_FALSE(any_equal);
     lbk_dataset_free(&a);
     lbk_dataset_free(&b);
     lbk_dataset_free(&q);
@@ -154,22 +161,23 @@ static void case_bad_ranges(void)
     tk_capture_begin();
     lbk_status st = lbk_synthetic_rows(&s, true, 0, s.queries + 1, &d);
     char *err = tk_capture_end();
-    CHECK(st == LBK_ERR_INPUT);
-    CHECK(strcmp(err, "lbknn: error: synthetic query set: rows [0, 201) requested, but it has "
-                      "200 rows\n") == 0);
+    LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
+    LBK_EXPECT_EQ_STR(err, "lbknn: error: synthetic query set: rows [0, 201) requested, but it "
+                           "has 200 rows\n");
     free(err);
     s.classes = 0;
     tk_capture_begin();
-    CHECK(lbk_synthetic_rows(&s, false, 0, 1, &d) == LBK_ERR_CONFIG);
+    LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, 1, &d), LBK_ERR_CONFIG);
     free(tk_capture_end());
 }
 
-const tk_case tk_synthetic_cases[] = {
+static const lbk_test_case cases[] = {
     {"synthetic_ranges", case_ranges},
     {"synthetic_deterministic", case_deterministic},
     {"synthetic_labels_in_range", case_labels_in_range},
     {"synthetic_blobs", case_blobs},
     {"synthetic_seeds_and_streams_differ", case_seeds_and_streams_differ},
     {"synthetic_bad_ranges", case_bad_ranges},
-    {NULL, NULL},
 };
+
+const lbk_test_table tk_synthetic_cases = LBK_TEST_CASES(cases);

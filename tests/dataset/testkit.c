@@ -1,12 +1,12 @@
 #include "testkit.h"
 
+#include "lbk_test.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
-
-int tk_failures = 0;
 
 static char dir[256];
 static char *paths[256];
@@ -164,42 +164,33 @@ char *tk_capture_end(void)
     return text;
 }
 
-uint32_t tk_rand(uint32_t *state)
-{
-    *state = *state * 1664525u + 1013904223u;
-    return *state >> 8;
-}
-
 void tk_check_range(const lbk_input_spec *spec, uint64_t lo, uint64_t hi, const float *points,
                     const int32_t *labels, int dim)
 {
+    char where[sizeof spec->path + 64];
+    snprintf(where, sizeof where, "%s [%llu, %llu)", spec->path, (unsigned long long)lo,
+             (unsigned long long)hi);
     lbk_dataset d;
-    lbk_status st = lbk_source_read(spec, lo, hi, &d);
-    CHECK(st == LBK_OK);
-    if (st != LBK_OK) {
-        printf("  reading %s [%llu, %llu)\n", spec->path, (unsigned long long)lo,
-               (unsigned long long)hi);
+    if (!LBK_EXPECT_EQ_INT(lbk_source_read(spec, lo, hi, &d), LBK_OK, "reading %s", where))
         return;
-    }
-    CHECK(d.rows == hi - lo);
-    CHECK(d.first_row == lo);
-    CHECK(d.dim == dim);
-    CHECK((d.labels != NULL) == (labels != NULL));
-    bool same = true;
+    LBK_EXPECT_EQ_U64(d.rows, hi - lo, "%s", where);
+    LBK_EXPECT_EQ_U64(d.first_row, lo, "%s", where);
+    LBK_EXPECT_EQ_INT(d.dim, dim, "%s", where);
+    LBK_EXPECT_EQ_INT(d.labels != NULL, labels != NULL, "%s: labels", where);
     for (uint64_t i = 0; i < d.rows * (uint64_t)dim; i++)
-        same = same && memcmp(&d.points[i], &points[lo * (uint64_t)dim + i], sizeof(float)) == 0;
-    CHECK(same);
-    if (labels && d.labels) {
-        bool same_labels = true;
-        for (uint64_t i = 0; i < d.rows; i++)
-            same_labels = same_labels && d.labels[i] == labels[lo + i];
-        CHECK(same_labels);
-    }
-    if (!same)
-        printf("  points differ in %s [%llu, %llu)\n", spec->path, (unsigned long long)lo,
-               (unsigned long long)hi);
+        if (!LBK_EXPECT_EQ_FLOAT(d.points[i], points[lo * (uint64_t)dim + i],
+                                 "%s: row %llu, value %d", where,
+                                 (unsigned long long)(lo + i / (uint64_t)dim),
+                                 (int)(i % (uint64_t)dim)))
+            break;
+    for (uint64_t i = 0; labels && d.labels && i < d.rows; i++)
+        if (!LBK_EXPECT_EQ_INT(d.labels[i], labels[lo + i], "%s: label of row %llu", where,
+                               (unsigned long long)(lo + i)))
+            break;
     lbk_dataset_free(&d);
-    CHECK(d.points == NULL && d.labels == NULL && d.rows == 0);
+    LBK_EXPECT_TRUE(d.points == NULL, "freed");
+    LBK_EXPECT_TRUE(d.labels == NULL, "freed");
+    LBK_EXPECT_EQ_U64(d.rows, 0, "freed");
 }
 
 void tk_check_ranges(const lbk_input_spec *spec, const float *points, const int32_t *labels,

@@ -1,6 +1,6 @@
-/* Small test harness for the dataset tests: a scratch directory, fixture
- * byte builders that encode independently of src/, stderr capture, and
- * CHECK, which records a failure and carries on. */
+/* Fixtures for the dataset tests: a scratch directory, byte builders that
+ * encode independently of src/, stderr capture, and range checks on the
+ * harness's assertions (lbk_test.h). */
 #ifndef LBK_DATASET_TESTKIT_H
 #define LBK_DATASET_TESTKIT_H
 
@@ -9,16 +9,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-
-extern int tk_failures;
-
-#define CHECK(cond)                                                                          \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            tk_failures++;                                                                   \
-            printf("%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                  \
-        }                                                                                    \
-    } while (0)
 
 /* Scratch directory, created on first use and removed at exit. */
 const char *tk_dir(void);
@@ -48,9 +38,6 @@ void tk_gzip(const char *from, const char *to);
  * written (heap string). */
 void tk_capture_begin(void);
 char *tk_capture_end(void);
-
-/* Deterministic test data, independent of the synthetic generator. */
-uint32_t tk_rand(uint32_t *state);
 
 /* Reads [lo, hi) and compares it with rows [lo, hi) of the expected arrays
  * (labels may be NULL: then the result must have none). */

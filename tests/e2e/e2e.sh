@@ -27,7 +27,7 @@ every-output)
                 [ -s out/r.yaml ] || fail "no report"
                 grep -q '^accuracy: 0\.' out/r.yaml || fail "report has no accuracy"
                 grep -q '^confusion_matrix:' out/r.yaml || fail "report has no confusion matrix"
-                "$VERIFY" data 7 $metric $weights out/p.csv out/n.ivecs out/d.fvecs \
+                "$VERIFY" outputs data 7 $metric $weights out/p.csv out/n.ivecs out/d.fvecs \
                     || fail "outputs differ from the oracle ($engine $metric $weights)"
             done
         done

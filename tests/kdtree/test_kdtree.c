@@ -5,6 +5,7 @@
 #include "device.h"
 #include "kdtree.h"
 #include "knn_oracle.h"
+#include "lbk_test.h"
 #include "log.h"
 #include "query.h"
 #include "ref_tagsort.h"
@@ -14,31 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);            \
-            fprintf(stderr, __VA_ARGS__);                                                       \
-            fprintf(stderr, "\n");                                                              \
-            failures++;                                                                         \
-        }                                                                                       \
-    } while (0)
-
 /* ---- data ---- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+/* One stream per case: the data of a case depends only on its own calls. */
+static lbk_test_rng rng = LBK_TEST_RNG(0x9e3779b97f4a7c15ull);
 
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+static uint64_t rng_next(void) { return lbk_test_rng_next(&rng); }
 
-static float rng_unit(void) { return (float)(rng_next() >> 40) / (float)(1 << 24); }
+static float rng_unit(void) { return lbk_test_rng_unit(&rng); }
 
 static float rng_normal(void)
 {
@@ -104,14 +88,20 @@ static lbk_device *dev;
 static bool segment_max_set;
 static uint64_t segment_max;
 
+/* Skipped without an OpenCL device; one that exists must open. Device cases
+ * take an optional `--segment-max N`. */
 static void open_device(void)
 {
+    lbk_test_args(0, 2, "[--segment-max N]");
+    if (lbk_test_arg_count() == 2) {
+        LBK_ASSERT_EQ_STR(lbk_test_arg(0), "--segment-max");
+        segment_max_set = true;
+        segment_max = strtoull(lbk_test_arg(1), NULL, 10);
+    }
+    lbk_test_require_opencl();
     const lbk_device_request req = {.type = LBK_DEVICE_ANY, .local_rank = 0, .list = NULL,
                                      .list_len = 0};
-    if (lbk_device_open(&req, &dev) != LBK_OK) {
-        fprintf(stderr, "no OpenCL device\n");
-        exit(1);
-    }
+    LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
 }
 
 static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split split,
@@ -124,8 +114,8 @@ static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split spli
                                       .segment_max = segment_max};
     lbk_kdtree *tree = NULL;
     const lbk_status st = lbk_kdtree_build(dev, &ds, &params, &tree);
-    CHECK(st == LBK_OK, "build n=%u dim=%d split=%d sort=%d: %s", n, dim, split, sort,
-          lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "build n=%u dim=%d split=%d sort=%d: %s", n, dim, split, sort,
+                      lbk_status_name(st));
     return tree;
 }
 
@@ -138,30 +128,30 @@ static void test_formulas_hand10(void)
     /* DESIGN.md: N = 10 gives pivots 6 (root), 4 and 8, then 4, 7, 8, 9. */
     const uint64_t want[7] = {6, 4, 8, 4, 7, 8, 9};
     for (uint64_t s = 0; s < 7; s++)
-        CHECK(lbk_kdtree_pivot(s, 10) == want[s], "pivot(%llu) = %llu, want %llu",
-              (unsigned long long)s, (unsigned long long)lbk_kdtree_pivot(s, 10),
-              (unsigned long long)want[s]);
-    CHECK(lbk_kdtree_levels(10) == 4, "levels(10) = %d", lbk_kdtree_levels(10));
-    CHECK(lbk_kdtree_levels(1) == 1 && lbk_kdtree_levels(0) == 0, "levels of 0 and 1");
+        LBK_EXPECT_EQ_U64(lbk_kdtree_pivot(s, 10), want[s], "s = %llu", (unsigned long long)s);
+    LBK_EXPECT_EQ_INT(lbk_kdtree_levels(10), 4);
+    LBK_EXPECT_EQ_INT(lbk_kdtree_levels(1), 1);
+    LBK_EXPECT_EQ_INT(lbk_kdtree_levels(0), 0);
 }
 
 static void test_formulas_vs_count(void)
 {
     uint64_t *size = malloc(5000 * sizeof *size);
-    for (uint64_t n = 1; n <= 4100 && failures < 10; n++) {
+    LBK_ASSERT_TRUE(size != NULL, "out of memory");
+    for (uint64_t n = 1; n <= 4100 && lbk_test_failures() < 10; n++) {
         ref_subtree_sizes(n, size);
         for (uint64_t s = 0; s < n; s++) {
-            CHECK(lbk_kdtree_subtree_size(s, n) == size[s], "ss(%llu) n=%llu",
-                  (unsigned long long)s, (unsigned long long)n);
+            LBK_EXPECT_EQ_U64(lbk_kdtree_subtree_size(s, n), size[s], "s = %llu, n = %llu",
+                              (unsigned long long)s, (unsigned long long)n);
         }
-        CHECK(lbk_kdtree_subtree_size(n, n) == 0, "ss(n) must be 0");
+        LBK_EXPECT_EQ_U64(lbk_kdtree_subtree_size(n, n), 0, "n = %llu", (unsigned long long)n);
         /* Segment begins: settled nodes, then the level's subtrees in order. */
         for (int l = 0; ((uint64_t)1 << (l + 1)) <= n; l++) {
             const uint64_t first = ((uint64_t)1 << l) - 1;
             uint64_t pos = first;
             for (uint64_t s = first; s < 2 * first + 1 && s < n; s++) {
-                CHECK(lbk_kdtree_segment_begin(s, n) == pos, "sb(%llu) n=%llu",
-                      (unsigned long long)s, (unsigned long long)n);
+                LBK_EXPECT_EQ_U64(lbk_kdtree_segment_begin(s, n), pos, "s = %llu, n = %llu",
+                                  (unsigned long long)s, (unsigned long long)n);
                 pos += size[s];
             }
         }
@@ -172,16 +162,16 @@ static void test_formulas_vs_count(void)
                             3000000017ull};
     for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
         const uint64_t n = big[i];
-        CHECK(lbk_kdtree_subtree_size(0, n) == n, "ss(0) n=%llu", (unsigned long long)n);
-        CHECK(lbk_kdtree_subtree_size(1, n) + lbk_kdtree_subtree_size(2, n) + 1 == n,
-              "children of the root n=%llu", (unsigned long long)n);
-        CHECK(lbk_kdtree_pivot(0, n) == lbk_kdtree_subtree_size(1, n), "root pivot n=%llu",
-              (unsigned long long)n);
+        LBK_EXPECT_EQ_U64(lbk_kdtree_subtree_size(0, n), n);
+        LBK_EXPECT_EQ_U64(lbk_kdtree_subtree_size(1, n) + lbk_kdtree_subtree_size(2, n) + 1, n,
+                          "children of the root");
+        LBK_EXPECT_EQ_U64(lbk_kdtree_pivot(0, n), lbk_kdtree_subtree_size(1, n), "root pivot");
         const uint64_t last_first = (1ull << (lbk_kdtree_levels(n) - 2)) - 1;
         const uint64_t s = n / 2 - 1 > last_first ? last_first + 12345 : last_first;
-        CHECK(lbk_kdtree_segment_begin(s + 1, n) ==
-                  lbk_kdtree_segment_begin(s, n) + lbk_kdtree_subtree_size(s, n),
-              "consecutive segments n=%llu", (unsigned long long)n);
+        LBK_EXPECT_EQ_U64(lbk_kdtree_segment_begin(s + 1, n),
+                          lbk_kdtree_segment_begin(s, n) + lbk_kdtree_subtree_size(s, n),
+                          "consecutive segments, s = %llu, n = %llu", (unsigned long long)s,
+                          (unsigned long long)n);
     }
 }
 
@@ -207,17 +197,19 @@ static void test_hand10_device(void)
         float *tp;
         uint32_t *ids;
         uint8_t *sd;
-        CHECK(lbk_kdtree_download(tree, &tp, &ids, &sd) == LBK_OK, "download");
+        LBK_ASSERT_EQ_INT(lbk_kdtree_download(tree, &tp, &ids, &sd), LBK_OK);
         float seq[10];
         uint64_t pos = 0;
         in_order(tp, 10, 0, seq, &pos);
         for (int i = 0; i < 10; i++)
-            CHECK(seq[i] == (float)i, "%s: in-order position %d holds %g", sort_name(sorts[si]),
-                  i, (double)seq[i]);
+            LBK_EXPECT_EQ_FLOAT(seq[i], (float)i, "%s: in-order position %d",
+                                sort_name(sorts[si]), i);
         /* Sorted 0..9: the root holds the value at pivot 6 of the whole. */
-        CHECK(tp[0] == 6.0f, "root %g", (double)tp[0]);
+        LBK_EXPECT_EQ_FLOAT(tp[0], 6.0f, "%s: root", sort_name(sorts[si]));
         for (int i = 0; i < 10; i++)
-            CHECK(pts[ids[i]] == tp[i], "id of node %d", i);
+            if (LBK_EXPECT_U64(ids[i], <, 10, "%s: id of node %d", sort_name(sorts[si]), i))
+                LBK_EXPECT_EQ_FLOAT(pts[ids[i]], tp[i], "%s: id of node %d", sort_name(sorts[si]),
+                                    i);
         free(tp);
         free(ids);
         free(sd);
@@ -231,26 +223,30 @@ static void compare_with_reference(uint32_t n, int dim, lbk_tree_split split, lb
     float *rt = malloc(((size_t)n * dim + 1) * sizeof *rt);
     uint32_t *rr = malloc(((size_t)n + 1) * sizeof *rr);
     uint8_t *rd = malloc((size_t)n + 1);
-    CHECK(ref_tagsort_build(pts, n, dim, split == LBK_SPLIT_WIDEST, rt, rr, rd) == 0,
-          "reference n=%u", n);
+    LBK_ASSERT_TRUE(pts && rt && rr && rd, "out of memory");
+    LBK_EXPECT_EQ_INT(ref_tagsort_build(pts, n, dim, split == LBK_SPLIT_WIDEST, rt, rr, rd), 0,
+                      "reference n=%u", n);
     lbk_kdtree *tree = build(pts, n, dim, split, sort, true);
     if (tree) {
         float *tp;
         uint32_t *ids;
         uint8_t *sd;
-        CHECK(lbk_kdtree_download(tree, &tp, &ids, &sd) == LBK_OK, "download");
-        CHECK((split == LBK_SPLIT_WIDEST) == (sd != NULL), "split dims present iff widest");
+        LBK_ASSERT_EQ_INT(lbk_kdtree_download(tree, &tp, &ids, &sd), LBK_OK);
+        LBK_EXPECT_EQ_INT(sd != NULL, split == LBK_SPLIT_WIDEST, "split dims present iff widest");
         int bad = 0;
         for (uint32_t i = 0; i < n && bad < 3; i++) {
-            const bool ok = ids[i] == rr[i] &&
-                            memcmp(tp + (size_t)i * dim, rt + (size_t)i * dim,
-                                   (size_t)dim * sizeof(float)) == 0 &&
-                            (!sd || sd[i] == rd[i]);
-            if (!ok)
-                bad++;
-            CHECK(ok, "n=%u dim=%d %s %s: node %u: device row %u dim %d, reference row %u dim %d",
-                  n, dim, split == LBK_SPLIT_WIDEST ? "widest" : "round-robin", sort_name(sort),
-                  i, ids[i], sd ? sd[i] : -1, rr[i], rd[i]);
+            const size_t row = (size_t)i * dim;
+            if (ids[i] == rr[i] && memcmp(tp + row, rt + row, (size_t)dim * sizeof(float)) == 0 &&
+                (!sd || sd[i] == rd[i]))
+                continue;
+            bad++;
+            char where[128];
+            snprintf(where, sizeof where, "n=%u dim=%d %s %s: node %u", n, dim,
+                     split == LBK_SPLIT_WIDEST ? "widest" : "round-robin", sort_name(sort), i);
+            LBK_EXPECT_EQ_U64(ids[i], rr[i], "%s: device row vs reference row", where);
+            LBK_EXPECT_EQ_MEM(tp + row, rt + row, (size_t)dim * sizeof(float), "%s: point", where);
+            if (sd)
+                LBK_EXPECT_EQ_INT(sd[i], rd[i], "%s: split dimension", where);
         }
         free(tp);
         free(ids);
@@ -282,20 +278,23 @@ static void invariant_case(uint32_t n, int dim, data_kind kind, lbk_tree_split s
         float *tp;
         uint32_t *ids;
         uint8_t *sd;
-        CHECK(lbk_kdtree_download(tree, &tp, &ids, &sd) == LBK_OK, "download");
-        const lbk_status st = lbk_kdtree_check(tp, n, dim, sd);
-        CHECK(st == LBK_OK, "invariant n=%u dim=%d %s split=%d %s", n, dim, data_names[kind],
-              split, sort_name(sort));
+        LBK_ASSERT_EQ_INT(lbk_kdtree_download(tree, &tp, &ids, &sd), LBK_OK);
+        char what[128];
+        snprintf(what, sizeof what, "invariant n=%u dim=%d %s split=%d %s", n, dim,
+                 data_names[kind], split, sort_name(sort));
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_OK, "%s", what);
         /* The ids are a permutation and name the point each node holds. */
         uint8_t *seen = calloc((size_t)n + 1, 1);
+        LBK_ASSERT_TRUE(seen != NULL, "out of memory");
         for (uint32_t i = 0; i < n; i++) {
-            CHECK(ids[i] < n && !seen[ids[i]], "ids not a permutation at node %u", i);
-            if (ids[i] < n) {
-                seen[ids[i]] = 1;
-                CHECK(memcmp(tp + (size_t)i * dim, pts + (size_t)ids[i] * dim,
-                             (size_t)dim * sizeof(float)) == 0,
-                      "node %u does not hold row %u", i, ids[i]);
-            }
+            if (!LBK_EXPECT_U64(ids[i], <, n, "%s: node %u", what, i))
+                continue;
+            LBK_EXPECT_FALSE(seen[ids[i]], "%s: ids not a permutation: row %u again at node %u",
+                             what, ids[i], i);
+            seen[ids[i]] = 1;
+            LBK_EXPECT_EQ_MEM(tp + (size_t)i * dim, pts + (size_t)ids[i] * dim,
+                              (size_t)dim * sizeof(float), "%s: node %u holds row %u?", what, i,
+                              ids[i]);
         }
         free(seen);
         free(tp);
@@ -303,9 +302,10 @@ static void invariant_case(uint32_t n, int dim, data_kind kind, lbk_tree_split s
         free(sd);
         lbk_kdtree_stats stats;
         lbk_kdtree_get_stats(tree, &stats);
-        CHECK(stats.sort_used == sort && stats.levels == lbk_kdtree_levels(n), "stats");
-        CHECK(stats.peak_device_bytes <= lbk_kdtree_build_bytes(n, dim, split, sort),
-              "peak %llu over the estimate", (unsigned long long)stats.peak_device_bytes);
+        LBK_EXPECT_EQ_INT(stats.sort_used, sort, "%s", what);
+        LBK_EXPECT_EQ_INT(stats.levels, lbk_kdtree_levels(n), "%s", what);
+        LBK_EXPECT_U64(stats.peak_device_bytes, <=, lbk_kdtree_build_bytes(n, dim, split, sort),
+                       "%s: peak over the estimate", what);
         lbk_kdtree_destroy(tree);
     }
     free(pts);
@@ -356,8 +356,8 @@ static void test_corrupt(void)
         float *tp;
         uint32_t *ids;
         uint8_t *sd;
-        CHECK(lbk_kdtree_download(tree, &tp, &ids, &sd) == LBK_OK, "download");
-        CHECK(lbk_kdtree_check(tp, n, dim, sd) == LBK_OK, "intact tree");
+        LBK_ASSERT_EQ_INT(lbk_kdtree_download(tree, &tp, &ids, &sd), LBK_OK);
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_OK, "intact tree");
         /* Swap the root with a leaf: the leaf's value breaks the root plane. */
         for (int j = 0; j < dim; j++) {
             const float t = tp[j];
@@ -365,7 +365,7 @@ static void test_corrupt(void)
             tp[(size_t)(n - 1) * dim + j] = t;
         }
         lbk_log_set_quiet(true);
-        CHECK(lbk_kdtree_check(tp, n, dim, sd) == LBK_ERR_INTERNAL, "swapped nodes");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_ERR_INTERNAL, "swapped nodes");
         /* Deep corruption: one coordinate of a leaf pushed past an ancestor. */
         for (int j = 0; j < dim; j++) {
             const float t = tp[j];
@@ -373,9 +373,10 @@ static void test_corrupt(void)
             tp[(size_t)(n - 1) * dim + j] = t;
         }
         tp[(size_t)(n - 1) * dim + 0] = tp[0] < 0 ? 1e30f : -1e30f;
-        CHECK(lbk_kdtree_check(tp, n, dim, sd) == LBK_ERR_INTERNAL, "leaf past the root");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_ERR_INTERNAL, "leaf past the root");
         uint8_t bad[3] = {7, 0, 0};
-        CHECK(lbk_kdtree_check(tp, 3, dim, bad) == LBK_ERR_INTERNAL, "split dim out of range");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, 3, dim, bad), LBK_ERR_INTERNAL,
+                          "split dim out of range");
         free(tp);
         free(ids);
         free(sd);
@@ -390,14 +391,16 @@ static void test_empty_and_auto(void)
     if (tree) {
         lbk_kdtree_stats stats;
         lbk_kdtree_get_stats(tree, &stats);
-        CHECK(stats.levels == 0, "empty levels");
+        LBK_EXPECT_EQ_INT(stats.levels, 0);
         float q[6] = {0, 0, 0, 1, 1, 1};
         float keys[10];
         uint32_t idx[10];
         lbk_knn_result r = {.queries = 2, .k = 5, .keys = keys, .index = idx};
-        CHECK(lbk_tree_query(tree, q, 2, 5, LBK_METRIC_L2, &r) == LBK_OK, "query empty");
-        for (int i = 0; i < 10; i++)
-            CHECK(isinf(keys[i]) && idx[i] == UINT32_MAX, "pad %d", i);
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 5, LBK_METRIC_L2, &r), LBK_OK, "query empty");
+        for (int i = 0; i < 10; i++) {
+            LBK_EXPECT_TRUE(isinf(keys[i]), "pad %d: key %g", i, (double)keys[i]);
+            LBK_EXPECT_EQ_U64(idx[i], UINT32_MAX, "pad %d", i);
+        }
         lbk_kdtree_destroy(tree);
     }
     /* AUTO: radix when it fits, bitonic under a tight budget. */
@@ -411,12 +414,12 @@ static void test_empty_and_auto(void)
                                                             LBK_SORT_BITONIC)
                                    : 0};
         lbk_kdtree *t = NULL;
-        CHECK(lbk_kdtree_build(dev, &ds, &params, &t) == LBK_OK, "auto build");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_build(dev, &ds, &params, &t), LBK_OK, "auto build");
         if (t) {
             lbk_kdtree_stats stats;
             lbk_kdtree_get_stats(t, &stats);
-            CHECK(stats.sort_used == (tight ? LBK_SORT_BITONIC : LBK_SORT_RADIX),
-                  "auto picked %d (tight=%d)", stats.sort_used, tight);
+            LBK_EXPECT_EQ_INT(stats.sort_used, tight ? LBK_SORT_BITONIC : LBK_SORT_RADIX,
+                              "tight=%d", tight);
             lbk_kdtree_destroy(t);
         }
     }
@@ -425,7 +428,8 @@ static void test_empty_and_auto(void)
                                      .memory_budget = 1000};
     lbk_kdtree *t = NULL;
     lbk_log_set_quiet(true);
-    CHECK(lbk_kdtree_build(dev, &ds, &small, &t) == LBK_ERR_NOMEM && !t, "radix over budget");
+    LBK_EXPECT_EQ_INT(lbk_kdtree_build(dev, &ds, &small, &t), LBK_ERR_NOMEM, "radix over budget");
+    LBK_EXPECT_TRUE(t == NULL, "radix over budget");
     free(pts);
 }
 
@@ -443,19 +447,23 @@ static void knn_case(uint32_t n, int dim, data_kind kind, int metric, int k, lbk
     const size_t slots = (size_t)nq * k;
     float *ok = malloc(slots * sizeof *ok + 4), *tk = malloc(slots * sizeof *tk + 4);
     uint32_t *oi = malloc(slots * sizeof *oi + 4), *ti = malloc(slots * sizeof *ti + 4);
-    CHECK(oracle_knn(pts, n, qs, nq, dim, metric, k, ok, oi) == 0, "oracle");
+    LBK_ASSERT_TRUE(ok && tk && oi && ti, "out of memory");
+    LBK_EXPECT_EQ_INT(oracle_knn(pts, n, qs, nq, dim, metric, k, ok, oi), 0, "oracle");
     lbk_kdtree *tree = build(pts, n, dim, split, LBK_SORT_AUTO, false);
     if (tree) {
         lbk_knn_result r = {.queries = nq, .k = k, .keys = tk, .index = ti};
-        CHECK(lbk_tree_query(tree, qs, nq, k, (lbk_metric)metric, &r) == LBK_OK, "query");
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, qs, nq, k, (lbk_metric)metric, &r), LBK_OK);
         int bad = 0;
         for (size_t s = 0; s < slots && bad < 3; s++) {
-            const bool same = memcmp(&ok[s], &tk[s], sizeof(float)) == 0 && oi[s] == ti[s];
-            if (!same)
-                bad++;
-            CHECK(same, "n=%u dim=%d %s metric=%d k=%d split=%d: query %zu slot %zu: tree "
-                  "(%.9g, %u) oracle (%.9g, %u)", n, dim, data_names[kind], metric, k, split,
-                  s / k, s % k, (double)tk[s], ti[s], (double)ok[s], oi[s]);
+            if (memcmp(&ok[s], &tk[s], sizeof(float)) == 0 && oi[s] == ti[s])
+                continue;
+            bad++;
+            char where[128];
+            snprintf(where, sizeof where,
+                     "n=%u dim=%d %s metric=%d k=%d split=%d: query %zu slot %zu", n, dim,
+                     data_names[kind], metric, k, split, s / k, s % k);
+            LBK_EXPECT_EQ_FLOAT(tk[s], ok[s], "%s: tree vs oracle key", where);
+            LBK_EXPECT_EQ_U64(ti[s], oi[s], "%s: tree vs oracle index", where);
         }
         lbk_kdtree_destroy(tree);
     }
@@ -502,62 +510,73 @@ static void test_nonfinite(void)
         float keys[32];
         uint32_t idx[32];
         lbk_knn_result r = {.queries = 2, .k = 16, .keys = keys, .index = idx};
-        CHECK(lbk_tree_query(tree, q, 2, 16, LBK_METRIC_L2, &r) == LBK_OK, "query");
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 16, LBK_METRIC_L2, &r), LBK_OK);
         for (int i = 0; i < 32; i++)
-            CHECK(idx[i] < n || idx[i] == UINT32_MAX, "index in range");
+            LBK_EXPECT_TRUE(idx[i] < n || idx[i] == UINT32_MAX, "slot %d: index %u of %u", i,
+                            idx[i], n);
         lbk_kdtree_destroy(tree);
     }
     free(pts);
 }
 
-int main(int argc, char **argv)
+/* ---- the cases ---- */
+
+/* The device cases open the device first (skipping without one). */
+typedef struct {
+    const char *name;
+    void (*run)(void);
+} device_case;
+
+static void run_on_device(const void *row)
 {
-    if (argc == 4 && strcmp(argv[2], "--segment-max") == 0) {
-        segment_max_set = true;
-        segment_max = strtoull(argv[3], NULL, 10);
-    } else if (argc != 2) {
-        fprintf(stderr, "usage: test_kdtree CASE [--segment-max N]\n");
-        return 2;
-    }
-    const char *c = argv[1];
-    if (strcmp(c, "formulas_hand10") == 0) {
-        test_formulas_hand10();
-    } else if (strcmp(c, "formulas_vs_count") == 0) {
-        test_formulas_vs_count();
-    } else {
-        open_device();
-        if (strcmp(c, "hand10_device") == 0)
-            test_hand10_device();
-        else if (strcmp(c, "ref_rr_bitonic") == 0)
-            test_reference(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_BITONIC);
-        else if (strcmp(c, "ref_rr_radix") == 0)
-            test_reference(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_RADIX);
-        else if (strcmp(c, "ref_widest_bitonic") == 0)
-            test_reference(LBK_SPLIT_WIDEST, LBK_SORT_BITONIC);
-        else if (strcmp(c, "ref_widest_radix") == 0)
-            test_reference(LBK_SPLIT_WIDEST, LBK_SORT_RADIX);
-        else if (strcmp(c, "invariant") == 0)
-            test_invariant_default();
-        else if (strcmp(c, "invariant_full") == 0)
-            test_invariant_full();
-        else if (strcmp(c, "corrupt") == 0)
-            test_corrupt();
-        else if (strcmp(c, "empty_and_auto") == 0)
-            test_empty_and_auto();
-        else if (strcmp(c, "nonfinite") == 0)
-            test_nonfinite();
-        else if (strncmp(c, "knn_", 4) == 0) {
-            const data_kind kind = strstr(c, "grid") ? DATA_GRID : DATA_UNIFORM;
-            const int metric = strstr(c, "linf") ? 2 : strstr(c, "l1") ? 1 : 0;
-            test_knn(kind, metric);
-        } else {
-            fprintf(stderr, "unknown case %s\n", c);
-            lbk_device_close(dev);
-            return 2;
-        }
-        lbk_device_close(dev);
-    }
-    if (failures)
-        fprintf(stderr, "%s: %d check(s) failed\n", c, failures);
-    return failures ? 1 : 0;
+    open_device();
+    ((const device_case *)row)->run();
+    lbk_device_close(dev);
 }
+
+static void test_ref_rr_bitonic(void) { test_reference(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_BITONIC); }
+static void test_ref_rr_radix(void) { test_reference(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_RADIX); }
+static void test_ref_widest_bitonic(void) { test_reference(LBK_SPLIT_WIDEST, LBK_SORT_BITONIC); }
+static void test_ref_widest_radix(void) { test_reference(LBK_SPLIT_WIDEST, LBK_SORT_RADIX); }
+
+/* kNN against the oracle: one case per data kind and metric. */
+typedef struct {
+    const char *name;
+    data_kind kind;
+    int metric;
+} knn_row;
+
+static void run_knn(const void *row)
+{
+    const knn_row *c = row;
+    open_device();
+    test_knn(c->kind, c->metric);
+    lbk_device_close(dev);
+}
+
+static const lbk_test_case host_cases[] = {
+    {"formulas_hand10", test_formulas_hand10},
+    {"formulas_vs_count", test_formulas_vs_count},
+};
+
+static const device_case device_cases[] = {
+    {"hand10_device", test_hand10_device},
+    {"ref_rr_bitonic", test_ref_rr_bitonic},
+    {"ref_rr_radix", test_ref_rr_radix},
+    {"ref_widest_bitonic", test_ref_widest_bitonic},
+    {"ref_widest_radix", test_ref_widest_radix},
+    {"invariant", test_invariant_default},
+    {"invariant_full", test_invariant_full},
+    {"corrupt", test_corrupt},
+    {"empty_and_auto", test_empty_and_auto},
+    {"nonfinite", test_nonfinite},
+};
+
+static const knn_row knn_cases[] = {
+    {"knn_grid_l2", DATA_GRID, 0},     {"knn_grid_l1", DATA_GRID, 1},
+    {"knn_grid_linf", DATA_GRID, 2},   {"knn_float_l2", DATA_UNIFORM, 0},
+    {"knn_float_l1", DATA_UNIFORM, 1}, {"knn_float_linf", DATA_UNIFORM, 2},
+};
+
+LBK_TEST_MAIN(LBK_TEST_CASES(host_cases), LBK_TEST_ROWS(device_cases, run_on_device),
+              LBK_TEST_ROWS(knn_cases, run_knn))
