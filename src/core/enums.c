@@ -16,12 +16,11 @@
     }                                                                          \
     bool type##_parse(const char *name, type *out)                             \
     {                                                                          \
-        for (const lbk_enum_item *it = type##_items; it->name; it++)           \
-            if (strcmp(it->name, name) == 0) {                                 \
-                *out = (type)it->value;                                        \
-                return true;                                                   \
-            }                                                                  \
-        return false;                                                          \
+        const lbk_enum_item *it = lbk_enum_find_name(type##_items, name);      \
+        if (!it)                                                               \
+            return false;                                                      \
+        *out = (type)it->value;                                                \
+        return true;                                                           \
     }
 
 LBK_ENUM_DEFINE_(lbk_metric, LBK_METRIC_LIST)
@@ -34,14 +33,37 @@ LBK_ENUM_DEFINE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
 LBK_ENUM_DEFINE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
 LBK_ENUM_DEFINE_(lbk_partition, LBK_PARTITION_LIST)
 
-void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size)
+void lbk_enum_join_names_last(const lbk_enum_item *items, const char *last_sep, char *buf,
+                              unsigned size)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (const lbk_enum_item *it = items; it->name && used < size; it++) {
-        int n = snprintf(buf + used, size - used, "%s%s", it == items ? "" : ", ", it->name);
+        const char *sep = it == items ? "" : it[1].name ? ", " : last_sep;
+        int n = snprintf(buf + used, size - used, "%s%s", sep, it->name);
         if (n < 0)
             break;
         used += (size_t)n;
     }
+}
+
+void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size)
+{
+    lbk_enum_join_names_last(items, ", ", buf, size);
+}
+
+const lbk_enum_item *lbk_enum_find_name(const lbk_enum_item *items, const char *name)
+{
+    for (const lbk_enum_item *it = items; it->name; it++)
+        if (strcmp(it->name, name) == 0)
+            return it;
+    return NULL;
+}
+
+const lbk_enum_item *lbk_enum_find_value(const lbk_enum_item *items, int value)
+{
+    for (const lbk_enum_item *it = items; it->name; it++)
+        if (it->value == value)
+            return it;
+    return NULL;
 }

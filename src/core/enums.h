@@ -84,5 +84,13 @@ LBK_ENUM_DECLARE_(lbk_partition, LBK_PARTITION_LIST)
 /* "a, b, c": the names of a NULL-terminated item table, for error messages
  * that tell the fix. Truncated to size. */
 void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size);
+/* The same with the last two names joined by last_sep: "a, b or c". */
+void lbk_enum_join_names_last(const lbk_enum_item *items, const char *last_sep, char *buf,
+                              unsigned size);
+
+/* The item of a NULL-terminated table (a whole enumeration's or a subset of
+ * it) with this name or value; NULL when the table has none. */
+const lbk_enum_item *lbk_enum_find_name(const lbk_enum_item *items, const char *name);
+const lbk_enum_item *lbk_enum_find_value(const lbk_enum_item *items, int value);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "format_io.h"
 #include "log.h"
+#include "try.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -46,106 +47,102 @@ lbk_format lbk_format_from_path(const char *path)
     return LBK_FORMAT_AUTO;
 }
 
-static lbk_status resolve(const char *path, lbk_format given, const char *what, lbk_format *out)
+/* given, or the format the name implies. The message lists the formats to
+ * give: those of the table `formats` (after AUTO). */
+static lbk_status resolve(const char *path, lbk_format given, const char *what,
+                          const lbk_enum_item *formats, lbk_format *out)
 {
-    lbk_status st = LBK_OK;
     *out = given != LBK_FORMAT_AUTO ? given : lbk_format_from_path(path);
     if (*out == LBK_FORMAT_AUTO) {
+        char names[128];
+        lbk_fmt_join_names(formats, ", ", names, sizeof names);
         lbk_error("%s: cannot tell the %s format from the file name; give the format "
-                  "explicitly (fvecs, ivecs, bvecs, csv, idx%s)",
-                  path, what, strcmp(what, "labels") == 0 ? ", text" : "");
-        st = LBK_ERR_INPUT;
-        goto cleanup;
+                  "explicitly (%s)",
+                  path, what, names);
+        return LBK_ERR_INPUT;
     }
-cleanup:
-    return st;
+    return LBK_OK;
+}
+
+/* Points files: the points formats; label files: every format there is
+ * (the message has always listed them all). */
+static lbk_status resolve_points(const char *path, lbk_format given, lbk_format *out)
+{
+    return resolve(path, given, "points", lbk_points_formats, out);
+}
+
+static lbk_status resolve_labels(const char *path, lbk_format given, lbk_format *out)
+{
+    return resolve(path, given, "labels", lbk_format_items, out);
+}
+
+static lbk_status probe_points(const lbk_input_spec *spec, lbk_source_info *info)
+{
+    const char *path = spec->path;
+    switch (info->format) {
+    case LBK_FORMAT_FVECS:
+    case LBK_FORMAT_IVECS:
+    case LBK_FORMAT_BVECS: return lbk_texmex_probe(path, info->format, &info->rows, &info->dim);
+    case LBK_FORMAT_CSV: return lbk_csv_probe(spec, &info->rows, &info->dim);
+    case LBK_FORMAT_IDX: return lbk_idx_probe(path, false, &info->rows, &info->dim);
+    default:
+        lbk_error("%s: %s files hold labels, not points", path, lbk_format_name(info->format));
+        return LBK_ERR_INPUT;
+    }
+}
+
+/* A separate label file: its format, and one label per point. */
+static lbk_status probe_label_file(const lbk_input_spec *spec, lbk_source_info *info)
+{
+    uint64_t count = 0;
+    LBK_TRY(resolve_labels(spec->labels, spec->labels_format, &info->labels_format));
+    LBK_TRY(lbk_labels_probe(spec->labels, info->labels_format, &count));
+    LBK_FAIL_IF(count != info->rows, LBK_ERR_INPUT, "%s: %llu labels, but %s has %llu points",
+                spec->labels, (unsigned long long)count, spec->path,
+                (unsigned long long)info->rows);
+    return LBK_OK;
 }
 
 lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info)
 {
-    lbk_status st = LBK_OK;
     memset(info, 0, sizeof *info);
     const char *path = spec->path;
     const bool label_file = spec->labels[0] != '\0';
 
-    st = resolve(path, spec->format, "points", &info->format);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (spec->label_column >= 0 && info->format != LBK_FORMAT_CSV) {
-        lbk_error("%s: a label column needs CSV input, not %s", path,
-                  lbk_format_name(info->format));
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (spec->label_column >= 0 && label_file) {
-        lbk_error("%s: labels given both as column %lld and as file %s; give one", path,
-                  (long long)spec->label_column + 1, spec->labels);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    switch (info->format) {
-    case LBK_FORMAT_FVECS:
-    case LBK_FORMAT_IVECS:
-    case LBK_FORMAT_BVECS:
-        st = lbk_texmex_probe(path, info->format, &info->rows, &info->dim);
-        break;
-    case LBK_FORMAT_CSV: st = lbk_csv_probe(spec, &info->rows, &info->dim); break;
-    case LBK_FORMAT_IDX: st = lbk_idx_probe(path, false, &info->rows, &info->dim); break;
-    default:
-        lbk_error("%s: %s files hold labels, not points", path, lbk_format_name(info->format));
-        st = LBK_ERR_INPUT;
-        break;
-    }
-    if (st != LBK_OK)
-        goto cleanup;
-    if (info->rows == 0) {
-        lbk_error("%s: holds no rows", path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_TRY(resolve_points(path, spec->format, &info->format));
+    LBK_FAIL_IF(spec->label_column >= 0 && info->format != LBK_FORMAT_CSV, LBK_ERR_INPUT,
+                "%s: a label column needs CSV input, not %s", path,
+                lbk_format_name(info->format));
+    LBK_FAIL_IF(spec->label_column >= 0 && label_file, LBK_ERR_INPUT,
+                "%s: labels given both as column %lld and as file %s; give one", path,
+                (long long)spec->label_column + 1, spec->labels);
+    LBK_TRY(probe_points(spec, info));
+    LBK_FAIL_IF(info->rows == 0, LBK_ERR_INPUT, "%s: holds no rows", path);
     info->has_labels = label_file || spec->label_column >= 0;
-    if (label_file) {
-        uint64_t count = 0;
-        st = resolve(spec->labels, spec->labels_format, "labels", &info->labels_format);
-        if (st != LBK_OK)
-            goto cleanup;
-        st = lbk_labels_probe(spec->labels, info->labels_format, &count);
-        if (st != LBK_OK)
-            goto cleanup;
-        if (count != info->rows) {
-            lbk_error("%s: %llu labels, but %s has %llu points", spec->labels,
-                      (unsigned long long)count, path, (unsigned long long)info->rows);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-    }
-cleanup:
-    return st;
+    if (label_file)
+        LBK_TRY(probe_label_file(spec, info));
+    return LBK_OK;
 }
 
 /* Points, then labels from their file when they are not a CSV column. */
 static lbk_status read_rows(const lbk_input_spec *spec, const lbk_source_info *info,
                             uint64_t lo, uint64_t hi, lbk_dataset *d)
 {
-    lbk_status st = LBK_OK;
     switch (info->format) {
     case LBK_FORMAT_FVECS:
     case LBK_FORMAT_IVECS:
     case LBK_FORMAT_BVECS:
-        st = lbk_texmex_read(spec->path, info->format, d->dim, lo, hi, d->points, NULL);
+        LBK_TRY(lbk_texmex_read(spec->path, info->format, d->dim, lo, hi, d->points, NULL));
         break;
     case LBK_FORMAT_CSV:
-        st = lbk_csv_read(spec, d->dim, lo, hi, d->points,
-                          spec->label_column >= 0 ? d->labels : NULL);
+        LBK_TRY(lbk_csv_read(spec, d->dim, lo, hi, d->points,
+                             spec->label_column >= 0 ? d->labels : NULL));
         break;
-    default: st = lbk_idx_read(spec->path, lo, hi, d->points, NULL); break;
+    default: LBK_TRY(lbk_idx_read(spec->path, lo, hi, d->points, NULL)); break;
     }
-    if (st != LBK_OK)
-        goto cleanup;
     if (spec->labels[0])
-        st = lbk_labels_read(spec->labels, info->labels_format, lo, hi, d->labels);
-cleanup:
-    return st;
+        return lbk_labels_read(spec->labels, info->labels_format, lo, hi, d->labels);
+    return LBK_OK;
 }
 
 lbk_status lbk_source_read(const lbk_input_spec *spec, uint64_t lo, uint64_t hi,
@@ -156,33 +153,20 @@ lbk_status lbk_source_read(const lbk_input_spec *spec, uint64_t lo, uint64_t hi,
     lbk_dataset d = {0};
     memset(out, 0, sizeof *out);
 
-    st = lbk_source_probe(spec, &info);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (lo > hi || hi > info.rows) {
-        lbk_error("%s: rows [%llu, %llu) requested, but the file has %llu rows", spec->path,
-                  (unsigned long long)lo, (unsigned long long)hi,
-                  (unsigned long long)info.rows);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_TRY(lbk_source_probe(spec, &info));
+    LBK_FAIL_IF(lo > hi || hi > info.rows, LBK_ERR_INPUT,
+                "%s: rows [%llu, %llu) requested, but the file has %llu rows", spec->path,
+                (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)info.rows);
     d.rows = hi - lo;
     d.dim = info.dim;
     d.first_row = lo;
-    st = lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim, sizeof *d.points);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (info.has_labels) {
-        st = lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim,
+                                   sizeof *d.points));
+    if (info.has_labels)
+        LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels));
     /* An empty shard reads no rows: the probe has checked the headers. */
-    if (lo < hi) {
-        st = read_rows(spec, &info, lo, hi, &d);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
+    if (lo < hi)
+        LBK_TRY_GOTO(st, read_rows(spec, &info, lo, hi, &d));
     *out = d;
     memset(&d, 0, sizeof d);
 cleanup:
@@ -192,37 +176,25 @@ cleanup:
 
 lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_dataset *data)
 {
-    lbk_status st = LBK_OK;
-    st = resolve(path, format, "points", &format);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY(resolve_points(path, format, &format));
     switch (format) {
     case LBK_FORMAT_FVECS:
     case LBK_FORMAT_IVECS:
     case LBK_FORMAT_BVECS:
-        st = lbk_texmex_write(path, format, data->points, NULL, data->rows, data->dim);
-        break;
-    case LBK_FORMAT_CSV: st = lbk_csv_write(path, data); break;
-    case LBK_FORMAT_IDX: st = lbk_idx_write_points(path, data->points, data->rows, data->dim); break;
+        return lbk_texmex_write(path, format, data->points, NULL, data->rows, data->dim);
+    case LBK_FORMAT_CSV: return lbk_csv_write(path, data);
+    case LBK_FORMAT_IDX: return lbk_idx_write_points(path, data->points, data->rows, data->dim);
     default:
         lbk_error("%s: cannot write points as %s", path, lbk_format_name(format));
-        st = LBK_ERR_INPUT;
-        break;
+        return LBK_ERR_INPUT;
     }
-cleanup:
-    return st;
 }
 
 lbk_status lbk_write_labels(const char *path, lbk_format format, const int32_t *labels,
                             uint64_t rows)
 {
-    lbk_status st = LBK_OK;
-    st = resolve(path, format, "labels", &format);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_labels_write(path, format, labels, rows);
-cleanup:
-    return st;
+    LBK_TRY(resolve_labels(path, format, &format));
+    return lbk_labels_write(path, format, labels, rows);
 }
 
 lbk_status lbk_write_fvecs(const char *path, const float *values, uint64_t rows, int dim)

@@ -4,6 +4,7 @@
 #include "format_io.h"
 
 #include "log.h"
+#include "try.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,18 +30,13 @@ static void csv_close(csv_reader *r)
 /* Splits the line in place into trimmed fields. */
 static lbk_status csv_split(csv_reader *r, char *line)
 {
-    lbk_status st = LBK_OK;
     r->count = 0;
     for (char *p = line;;) {
         if (r->count == r->field_cap) {
             int cap = r->field_cap ? 2 * r->field_cap : 64;
             char **grown = realloc(r->field, (size_t)cap * sizeof *grown);
-            if (!grown) {
-                lbk_error("%s:%llu: out of memory splitting the line", r->lines.path,
-                          (unsigned long long)r->lines.line);
-                st = LBK_ERR_NOMEM;
-                goto cleanup;
-            }
+            LBK_FAIL_IF(!grown, LBK_ERR_NOMEM, "%s:%llu: out of memory splitting the line",
+                        r->lines.path, (unsigned long long)r->lines.line);
             r->field = grown;
             r->field_cap = cap;
         }
@@ -52,36 +48,29 @@ static lbk_status csv_split(csv_reader *r, char *line)
             break;
         p = end + 1;
     }
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 /* The next line, split and checked for its field count; *more = false at
  * the end of the file. */
 static lbk_status csv_next(csv_reader *r, bool *more)
 {
-    lbk_status st = LBK_OK;
     char *line = NULL;
     *more = false;
-    st = lbk_lines_next(&r->lines, &line);
-    if (st != LBK_OK || !line)
-        goto cleanup;
-    st = csv_split(r, line);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY(lbk_lines_next(&r->lines, &line));
+    if (!line)
+        return LBK_OK;
+    LBK_TRY(csv_split(r, line));
     if (r->expected == 0) {
         r->expected = r->count;
         r->expected_at = r->lines.line;
-    } else if (r->count != r->expected) {
-        lbk_error("%s:%llu: expected %d fields (as on line %llu), found %d", r->lines.path,
-                  (unsigned long long)r->lines.line, r->expected,
-                  (unsigned long long)r->expected_at, r->count);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
     }
+    LBK_FAIL_IF(r->count != r->expected, LBK_ERR_INPUT,
+                "%s:%llu: expected %d fields (as on line %llu), found %d", r->lines.path,
+                (unsigned long long)r->lines.line, r->expected, (unsigned long long)r->expected_at,
+                r->count);
     *more = true;
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 static bool line_is_header(const csv_reader *r)
@@ -94,65 +83,48 @@ static bool line_is_header(const csv_reader *r)
     return false;
 }
 
-/* Opens the file, reads past the header and leaves the first data line (if
- * any, *more) split in the reader; checks the column layout. */
-static lbk_status csv_open(csv_reader *r, const lbk_input_spec *spec, bool *more)
+/* The first line's layout: the delimiter, and room for the label column
+ * and at least one point column. */
+static lbk_status check_layout(const csv_reader *r, const lbk_input_spec *spec)
 {
-    lbk_status st = LBK_OK;
-    memset(r, 0, sizeof *r);
-    r->spec = spec;
-    r->delim = spec->delimiter ? spec->delimiter : ',';
     const char *path = spec->path;
-    *more = false;
-
-    st = lbk_lines_open(&r->lines, path);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = csv_next(r, more);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (!*more) {
-        lbk_error("%s: empty file", path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    uint64_t first = r->lines.line;
+    const unsigned long long first = r->lines.line;
     /* One field holding tabs or semicolons: a TSV or a European CSV read
      * with the wrong delimiter, whatever error would follow from it. */
     const char *other = r->count == 1 ? strpbrk(r->field[0], "\t;") : NULL;
-    if (other) {
-        lbk_error("%s:%llu: no '%c' delimiter on the line, but %s; set the delimiter "
-                  "(delimiter: \"%s\")",
-                  path, (unsigned long long)first, r->delim,
-                  *other == '\t' ? "it holds tabs" : "it holds semicolons",
-                  *other == '\t' ? "\\t" : ";");
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (spec->label_column >= r->count) {
-        /* long long: label_column may be INT_MAX, and the message is 1-based. */
-        lbk_error("%s:%llu: label column %lld does not exist: the line has %d fields", path,
-                  (unsigned long long)first, (long long)spec->label_column + 1, r->count);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (r->count - (spec->label_column >= 0) < 1) {
-        lbk_error("%s:%llu: no point columns (dimension 0)", path, (unsigned long long)first);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(other, LBK_ERR_INPUT,
+                "%s:%llu: no '%c' delimiter on the line, but %s; set the delimiter "
+                "(delimiter: \"%s\")",
+                path, first, r->delim, *other == '\t' ? "it holds tabs" : "it holds semicolons",
+                *other == '\t' ? "\\t" : ";");
+    /* long long: label_column may be INT_MAX, and the message is 1-based. */
+    LBK_FAIL_IF(spec->label_column >= r->count, LBK_ERR_INPUT,
+                "%s:%llu: label column %lld does not exist: the line has %d fields", path, first,
+                (long long)spec->label_column + 1, r->count);
+    LBK_FAIL_IF(r->count - (spec->label_column >= 0) < 1, LBK_ERR_INPUT,
+                "%s:%llu: no point columns (dimension 0)", path, first);
+    return LBK_OK;
+}
+
+/* Opens the file, reads past the header and leaves the first data line (if
+ * any, *more) split in the reader; checks the column layout. The caller
+ * closes the reader, also on failure. */
+static lbk_status csv_open(csv_reader *r, const lbk_input_spec *spec, bool *more)
+{
+    memset(r, 0, sizeof *r);
+    r->spec = spec;
+    r->delim = spec->delimiter ? spec->delimiter : ',';
+    *more = false;
+
+    LBK_TRY(lbk_lines_open(&r->lines, spec->path));
+    LBK_TRY(csv_next(r, more));
+    LBK_FAIL_IF(!*more, LBK_ERR_INPUT, "%s: empty file", spec->path);
+    LBK_TRY(check_layout(r, spec));
     if (line_is_header(r)) {
-        st = csv_next(r, more);
-        if (st != LBK_OK)
-            goto cleanup;
-        if (!*more) {
-            lbk_error("%s: no data rows after the header line", path);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
+        LBK_TRY(csv_next(r, more));
+        LBK_FAIL_IF(!*more, LBK_ERR_INPUT, "%s: no data rows after the header line", spec->path);
     }
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 lbk_status lbk_csv_probe(const lbk_input_spec *spec, uint64_t *rows, int *dim)
@@ -162,14 +134,10 @@ lbk_status lbk_csv_probe(const lbk_input_spec *spec, uint64_t *rows, int *dim)
     bool more = false;
     uint64_t n = 0;
 
-    st = csv_open(&r, spec, &more);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
     while (more) {
         n++;
-        st = csv_next(&r, &more);
-        if (st != LBK_OK)
-            goto cleanup;
+        LBK_TRY_GOTO(st, csv_next(&r, &more));
     }
     *rows = n;
     *dim = r.expected - (spec->label_column >= 0);
@@ -178,44 +146,43 @@ cleanup:
     return st;
 }
 
+/* The split line in the reader as one row: its point, and its label when
+ * there is a label column (labels may be NULL to check it and drop it). */
+static lbk_status parse_row(const csv_reader *r, float *point, int32_t *label)
+{
+    const char *path = r->spec->path;
+    const uint64_t line = r->lines.line;
+    int32_t unused = 0;
+    int j = 0;
+    for (int c = 0; c < r->count; c++) {
+        if (c == r->spec->label_column)
+            LBK_TRY(lbk_parse_label(path, line, c + 1, r->field[c], label ? label : &unused));
+        else
+            LBK_TRY(lbk_parse_float(path, line, c + 1, r->field[c], &point[j++]));
+    }
+    return LBK_OK;
+}
+
 lbk_status lbk_csv_read(const lbk_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
                         float *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;
     csv_reader r;
     bool more = false;
-    const char *path = spec->path;
-    const int label_col = spec->label_column;
 
-    st = csv_open(&r, spec, &more);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
     for (uint64_t row = 0; row < hi; row++) {
         if (!more) {
             lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",
-                      path, (unsigned long long)row, (unsigned long long)hi);
+                      spec->path, (unsigned long long)row, (unsigned long long)hi);
             st = LBK_ERR_INPUT;
             goto cleanup;
         }
-        if (row >= lo) {
-            const uint64_t line = r.lines.line;
-            float *point = points + (row - lo) * (uint64_t)dim;
-            int j = 0;
-            for (int c = 0; c < r.count; c++) {
-                if (c == label_col)
-                    st = lbk_parse_label(path, line, c + 1, r.field[c],
-                                         labels ? &labels[row - lo] : &(int32_t){0});
-                else
-                    st = lbk_parse_float(path, line, c + 1, r.field[c], &point[j++]);
-                if (st != LBK_OK)
-                    goto cleanup;
-            }
-        }
-        if (row + 1 < hi) {
-            st = csv_next(&r, &more);
-            if (st != LBK_OK)
-                goto cleanup;
-        }
+        if (row >= lo)
+            LBK_TRY_GOTO(st, parse_row(&r, points + (row - lo) * (uint64_t)dim,
+                                       labels ? &labels[row - lo] : NULL));
+        if (row + 1 < hi)
+            LBK_TRY_GOTO(st, csv_next(&r, &more));
     }
 cleanup:
     csv_close(&r);
@@ -224,11 +191,8 @@ cleanup:
 
 lbk_status lbk_csv_write(const char *path, const lbk_dataset *data)
 {
-    lbk_status st = LBK_OK;
     FILE *file = NULL;
-    st = lbk_fmt_open_write(path, &file);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY(lbk_fmt_open_write(path, &file));
     for (uint64_t i = 0; i < data->rows; i++) {
         const float *p = data->points + i * (uint64_t)data->dim;
         /* %.9g: nine significant digits always round-trip a float exactly. */
@@ -240,10 +204,5 @@ lbk_status lbk_csv_write(const char *path, const lbk_dataset *data)
         if (ferror(file))
             break;  /* reported by the close below */
     }
-    st = lbk_fmt_close_write(file, path);
-    file = NULL;
-cleanup:
-    if (file)
-        fclose(file);
-    return st;
+    return lbk_fmt_close_write(file, path);
 }

@@ -6,6 +6,7 @@
 #include "format_io.h"
 
 #include "log.h"
+#include "try.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -66,12 +67,8 @@ static lbk_status stream_open(idx_stream *s, const char *path)
     size_t got = 0;
     memset(s, 0, sizeof *s);
     s->path = path;
-    st = lbk_fmt_open_read(path, &s->file);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_read(s->file, path, magic, sizeof magic, &got);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, lbk_fmt_open_read(path, &s->file));
+    LBK_TRY_GOTO(st, lbk_fmt_read(s->file, path, magic, sizeof magic, &got));
     if (got == sizeof magic && magic[0] == 0x1f && magic[1] == 0x8b) {
         fclose(s->file);
         s->file = NULL;
@@ -94,11 +91,8 @@ cleanup:
 
 static lbk_status stream_read(idx_stream *s, void *buf, size_t n, size_t *got)
 {
-    lbk_status st = LBK_OK;
-    if (s->file) {
-        st = lbk_fmt_read(s->file, s->path, buf, n, got);
-        goto cleanup;
-    }
+    if (s->file)
+        return lbk_fmt_read(s->file, s->path, buf, n, got);
     *got = 0;
     while (*got < n) {
         size_t want = n - *got < ((size_t)1 << 30) ? n - *got : (size_t)1 << 30;
@@ -108,87 +102,55 @@ static lbk_status stream_read(idx_stream *s, void *buf, size_t n, size_t *got)
             const char *why = gzerror(s->gz, &code);
             lbk_error("%s: cannot decompress: %s", s->path,
                       code == Z_ERRNO ? strerror(errno) : why);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
+            return LBK_ERR_INPUT;
         }
         if (r == 0)
             break;
         *got += (size_t)r;
     }
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 static lbk_status stream_seek(idx_stream *s, uint64_t offset)
 {
-    lbk_status st = LBK_OK;
-    if (s->file) {
-        st = lbk_fmt_seek(s->file, s->path, offset);
-        goto cleanup;
-    }
+    if (s->file)
+        return lbk_fmt_seek(s->file, s->path, offset);
     /* zlib emulates the seek by decompressing up to the offset. */
-    if (offset > (uint64_t)LONG_MAX || gzseek(s->gz, (z_off_t)offset, SEEK_SET) < 0) {
-        lbk_error("%s: cannot seek to byte %llu of the decompressed data", s->path,
-                  (unsigned long long)offset);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-cleanup:
-    return st;
+    LBK_FAIL_IF(offset > (uint64_t)LONG_MAX || gzseek(s->gz, (z_off_t)offset, SEEK_SET) < 0,
+                LBK_ERR_INPUT, "%s: cannot seek to byte %llu of the decompressed data", s->path,
+                (unsigned long long)offset);
+    return LBK_OK;
 }
 
 static lbk_status read_header(idx_stream *s, idx_header *h)
 {
-    lbk_status st = LBK_OK;
     const char *path = s->path;
     unsigned char buf[4 * MAX_NDIMS];
     size_t got = 0;
     memset(h, 0, sizeof *h);
 
-    st = stream_read(s, buf, 4, &got);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (got == 0) {
-        lbk_error("%s: empty file", path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (got < 4) {
-        lbk_error("%s: truncated IDX header (%zu bytes)", path, got);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_TRY(stream_read(s, buf, 4, &got));
+    LBK_FAIL_IF(got == 0, LBK_ERR_INPUT, "%s: empty file", path);
+    LBK_FAIL_IF(got < 4, LBK_ERR_INPUT, "%s: truncated IDX header (%zu bytes)", path, got);
     h->type = buf[2];
     h->ndims = buf[3];
     h->value_bytes = type_bytes(h->type);
-    if (buf[0] != 0 || buf[1] != 0 || h->value_bytes == 0 || h->ndims < 1 ||
-        h->ndims > MAX_NDIMS) {
-        lbk_error("%s: bad IDX magic number 0x%08x (expected 0x000008nn..0x00000Enn)", path,
-                  (unsigned)lbk_get_be32(buf));
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    st = stream_read(s, buf, 4 * (size_t)h->ndims, &got);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (got < 4 * (size_t)h->ndims) {
-        lbk_error("%s: truncated IDX header (%d sizes expected)", path, h->ndims);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(buf[0] != 0 || buf[1] != 0 || h->value_bytes == 0 || h->ndims < 1 ||
+                    h->ndims > MAX_NDIMS,
+                LBK_ERR_INPUT, "%s: bad IDX magic number 0x%08x (expected 0x000008nn..0x00000Enn)",
+                path, (unsigned)lbk_get_be32(buf));
+    LBK_TRY(stream_read(s, buf, 4 * (size_t)h->ndims, &got));
+    LBK_FAIL_IF(got < 4 * (size_t)h->ndims, LBK_ERR_INPUT,
+                "%s: truncated IDX header (%d sizes expected)", path, h->ndims);
     h->rows = lbk_get_be32(buf);
     h->dim = 1;
     for (int i = 1; i < h->ndims; i++) {
         h->dim *= lbk_get_be32(buf + 4 * i);
-        if (h->dim > INT_MAX) {
-            lbk_error("%s: IDX point dimension is too large", path);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
+        LBK_FAIL_IF(h->dim > INT_MAX, LBK_ERR_INPUT, "%s: IDX point dimension is too large",
+                    path);
     }
     h->header_bytes = 4 + 4 * (uint64_t)h->ndims;
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 /* Where the declared data ends: header_bytes + rows * record bytes; false
@@ -207,105 +169,74 @@ static bool data_end(const idx_header *h, uint64_t *end)
  * billions of rows from making every reader allocate for them first. */
 static lbk_status gz_check_length(idx_stream *s, const idx_header *h, uint64_t expect)
 {
-    lbk_status st = LBK_OK;
     unsigned char buf[1 << 16];
     uint64_t total = h->header_bytes;
     size_t got = 0;
     do {
         /* One byte past the end is enough to tell the file is too long. */
         const uint64_t left = expect - total + 1;
-        st = stream_read(s, buf, left < sizeof buf ? (size_t)left : sizeof buf, &got);
-        if (st != LBK_OK)
-            goto cleanup;
+        LBK_TRY(stream_read(s, buf, left < sizeof buf ? (size_t)left : sizeof buf, &got));
         total += got;
     } while (got > 0 && total <= expect);
-    if (total < expect) {
-        const uint64_t rec = h->dim * h->value_bytes;
-        lbk_error("%s:%llu: truncated record (unexpected end of file)", s->path,
-                  (unsigned long long)((total - h->header_bytes) / rec + 1));
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (total > expect) {
-        lbk_error("%s: data continues after the last record the header declares", s->path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-cleanup:
-    return st;
+    LBK_FAIL_IF(total < expect, LBK_ERR_INPUT,
+                "%s:%llu: truncated record (unexpected end of file)", s->path,
+                (unsigned long long)((total - h->header_bytes) / (h->dim * h->value_bytes) + 1));
+    LBK_FAIL_IF(total > expect, LBK_ERR_INPUT,
+                "%s: data continues after the last record the header declares", s->path);
+    return LBK_OK;
+}
+
+/* What the caller expects of the header: a label file or a points file. */
+static lbk_status check_header(const char *path, const idx_header *h, bool labels)
+{
+    LBK_FAIL_IF(labels && h->ndims != 1, LBK_ERR_INPUT,
+                "%s: an IDX label file has 1 dimension, this one has %d", path, h->ndims);
+    LBK_FAIL_IF(labels && !type_is_integer(h->type), LBK_ERR_INPUT,
+                "%s: IDX labels must have an integer type, not type 0x%02X", path,
+                (unsigned)h->type);
+    LBK_FAIL_IF(!labels && h->ndims < 2, LBK_ERR_INPUT,
+                "%s: an IDX points file has at least 2 dimensions, this one has 1 "
+                "(a label file?)",
+                path);
+    LBK_FAIL_IF(h->dim == 0, LBK_ERR_INPUT, "%s: dimension 0", path);
+    return LBK_OK;
+}
+
+/* A plain file can be checked whole at once, from its size. */
+static lbk_status check_file_size(idx_stream *s, const idx_header *h, uint64_t expect)
+{
+    uint64_t size = 0;
+    const uint64_t rec = h->dim * h->value_bytes;
+    LBK_TRY(lbk_fmt_file_size(s->file, s->path, &size));
+    LBK_FAIL_IF(size < expect, LBK_ERR_INPUT,
+                "%s:%llu: truncated record (file is %llu bytes, the header promises %llu)",
+                s->path, (unsigned long long)((size - h->header_bytes) / rec + 1),
+                (unsigned long long)size, (unsigned long long)expect);
+    LBK_FAIL_IF(size > expect, LBK_ERR_INPUT,
+                "%s: %llu bytes after the last record the header declares", s->path,
+                (unsigned long long)(size - expect));
+    return LBK_OK;
 }
 
 /* Opens, reads the header and checks it against what the caller expects;
  * with check_length (the probe) also that the data is exactly as long as
- * the header says. */
+ * the header says. The caller closes the stream, also on failure. */
 static lbk_status open_checked(idx_stream *s, const char *path, bool labels, bool check_length,
                                idx_header *h)
 {
-    lbk_status st = LBK_OK;
     uint64_t expect = 0;
-    st = stream_open(s, path);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = read_header(s, h);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (labels && h->ndims != 1) {
-        lbk_error("%s: an IDX label file has 1 dimension, this one has %d", path, h->ndims);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (labels && !type_is_integer(h->type)) {
-        lbk_error("%s: IDX labels must have an integer type, not type 0x%02X", path,
-                  (unsigned)h->type);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (!labels && h->ndims < 2) {
-        lbk_error("%s: an IDX points file has at least 2 dimensions, this one has 1 "
-                  "(a label file?)",
-                  path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (h->dim == 0) {
-        lbk_error("%s: dimension 0", path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (!data_end(h, &expect)) {
-        lbk_error("%s: the IDX header declares %llu rows of dimension %llu, more than a file "
-                  "can hold",
-                  path, (unsigned long long)h->rows, (unsigned long long)h->dim);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    if (s->file) {
-        /* Plain files can be checked whole now, from their size. */
-        uint64_t size = 0;
-        uint64_t rec = h->dim * h->value_bytes;
-        st = lbk_fmt_file_size(s->file, path, &size);
-        if (st != LBK_OK)
-            goto cleanup;
-        if (size < expect) {
-            lbk_error("%s:%llu: truncated record (file is %llu bytes, the header promises %llu)",
-                      path, (unsigned long long)((size - h->header_bytes) / rec + 1),
-                      (unsigned long long)size, (unsigned long long)expect);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-        if (size > expect) {
-            lbk_error("%s: %llu bytes after the last record the header declares", path,
-                      (unsigned long long)(size - expect));
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-    } else if (check_length) {
-        st = gz_check_length(s, h, expect);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
-cleanup:
-    return st;
+    LBK_TRY(stream_open(s, path));
+    LBK_TRY(read_header(s, h));
+    LBK_TRY(check_header(path, h, labels));
+    LBK_FAIL_IF(!data_end(h, &expect), LBK_ERR_INPUT,
+                "%s: the IDX header declares %llu rows of dimension %llu, more than a file "
+                "can hold",
+                path, (unsigned long long)h->rows, (unsigned long long)h->dim);
+    if (s->file)
+        return check_file_size(s, h, expect);
+    if (check_length)
+        return gz_check_length(s, h, expect);
+    return LBK_OK;
 }
 
 lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim)
@@ -313,9 +244,7 @@ lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim
     lbk_status st = LBK_OK;
     idx_stream s = {0};
     idx_header h;
-    st = open_checked(&s, path, labels, true, &h);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, open_checked(&s, path, labels, true, &h));
     *rows = h.rows;
     *dim = (int)h.dim;
 cleanup:
@@ -345,6 +274,32 @@ static double decode_value(int type, const unsigned char *p)
     }
 }
 
+/* n records from buf into rows [row, row + n) of the output, which starts
+ * at row lo: points checked finite, labels checked non-negative. */
+static lbk_status decode_rows(const char *path, const idx_header *h, const unsigned char *buf,
+                              uint64_t row, uint64_t n, uint64_t lo, float *points,
+                              int32_t *labels)
+{
+    const uint64_t dim = h->dim;
+    for (uint64_t i = 0; i < n; i++, row++) {
+        for (uint64_t j = 0; j < dim; j++) {
+            const double v = decode_value(h->type, buf + (i * dim + j) * h->value_bytes);
+            if (labels) {
+                LBK_FAIL_IF(v < 0, LBK_ERR_INPUT, "%s:%llu: negative label %.0f", path,
+                            (unsigned long long)(row + 1), v);
+                labels[row - lo] = (int32_t)v;
+                continue;
+            }
+            const float f = (float)v;
+            LBK_FAIL_IF(!isfinite(f), LBK_ERR_INPUT,
+                        "%s:%llu:%llu: value is not a finite float (%g)", path,
+                        (unsigned long long)(row + 1), (unsigned long long)(j + 1), v);
+            points[(row - lo) * dim + j] = f;
+        }
+    }
+    return LBK_OK;
+}
+
 lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels)
 {
@@ -353,62 +308,49 @@ lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *point
     idx_header h;
     unsigned char *buf = NULL;
 
-    st = open_checked(&s, path, labels != NULL, false, &h);
-    if (st != LBK_OK)
-        goto cleanup;
-    const uint64_t dim = h.dim;
-    const uint64_t rec = dim * h.value_bytes;
+    LBK_TRY_GOTO(st, open_checked(&s, path, labels != NULL, false, &h));
+    const uint64_t rec = h.dim * h.value_bytes;
     uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
     if (chunk_rows > hi - lo)
         chunk_rows = hi - lo;
-    st = lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = stream_seek(&s, h.header_bytes + lo * rec);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
+    LBK_TRY_GOTO(st, stream_seek(&s, h.header_bytes + lo * rec));
     for (uint64_t r = lo; r < hi;) {
         uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
         size_t got = 0;
-        st = stream_read(&s, buf, (size_t)(n * rec), &got);
-        if (st != LBK_OK)
-            goto cleanup;
+        LBK_TRY_GOTO(st, stream_read(&s, buf, (size_t)(n * rec), &got));
         if (got < n * rec) {
             lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
                       (unsigned long long)(r + got / rec + 1));
             st = LBK_ERR_INPUT;
             goto cleanup;
         }
-        for (uint64_t i = 0; i < n; i++) {
-            const uint64_t row = r + i;
-            for (uint64_t j = 0; j < dim; j++) {
-                double v = decode_value(h.type, buf + (i * dim + j) * h.value_bytes);
-                if (labels) {
-                    if (v < 0) {
-                        lbk_error("%s:%llu: negative label %.0f", path,
-                                  (unsigned long long)(row + 1), v);
-                        st = LBK_ERR_INPUT;
-                        goto cleanup;
-                    }
-                    labels[row - lo] = (int32_t)v;
-                    continue;
-                }
-                float f = (float)v;
-                if (!isfinite(f)) {
-                    lbk_error("%s:%llu:%llu: value is not a finite float (%g)", path,
-                              (unsigned long long)(row + 1), (unsigned long long)(j + 1), v);
-                    st = LBK_ERR_INPUT;
-                    goto cleanup;
-                }
-                points[(row - lo) * dim + j] = f;
-            }
-        }
+        LBK_TRY_GOTO(st, decode_rows(path, &h, buf, r, n, lo, points, labels));
         r += n;
     }
 cleanup:
     free(buf);
     stream_close(&s);
     return st;
+}
+
+/* Values [at, at + n) into buf as IDX type `type`, big-endian. */
+static void encode_values(int type, const float *points, const int32_t *labels, uint64_t at,
+                          size_t n, unsigned char *buf)
+{
+    const size_t vb = type_bytes(type);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char *p = buf + i * vb;
+        if (type == IDX_U8) {
+            *p = (unsigned char)(points ? points[at + i] : (float)labels[at + i]);
+        } else if (type == IDX_I32) {
+            lbk_put_be32(p, (uint32_t)labels[at + i]);
+        } else {
+            uint32_t bits;
+            memcpy(&bits, &points[at + i], sizeof bits);
+            lbk_put_be32(p, bits);
+        }
+    }
 }
 
 /* Header with sizes {rows, dim} (points) or {rows} (labels), then values. */
@@ -423,41 +365,18 @@ static lbk_status write_idx(const char *path, int type, int ndims, uint64_t rows
     const uint64_t count = rows * (uint64_t)dim;
     const size_t chunk = CHUNK_BYTES / vb;
 
-    if (rows > UINT32_MAX) {
-        lbk_error("%s: IDX holds at most %u rows, not %llu", path, (unsigned)UINT32_MAX,
-                  (unsigned long long)rows);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(rows > UINT32_MAX, LBK_ERR_INPUT, "%s: IDX holds at most %u rows, not %llu", path,
+                (unsigned)UINT32_MAX, (unsigned long long)rows);
     lbk_put_be32(head, (uint32_t)type << 8 | (uint32_t)ndims);
     lbk_put_be32(head + 4, (uint32_t)rows);
     lbk_put_be32(head + 8, (uint32_t)dim);
-    st = lbk_fmt_alloc((void **)&buf, chunk, vb);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_open_write(path, &file);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_write(file, path, head, 4 + 4 * (size_t)ndims);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk, vb));
+    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
+    LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, 4 + 4 * (size_t)ndims));
     for (uint64_t at = 0; at < count;) {
         size_t n = count - at < chunk ? (size_t)(count - at) : chunk;
-        for (size_t i = 0; i < n; i++) {
-            unsigned char *p = buf + i * vb;
-            if (type == IDX_U8) {
-                *p = (unsigned char)(points ? points[at + i] : (float)labels[at + i]);
-            } else if (type == IDX_I32) {
-                lbk_put_be32(p, (uint32_t)labels[at + i]);
-            } else {
-                uint32_t bits;
-                memcpy(&bits, &points[at + i], sizeof bits);
-                lbk_put_be32(p, bits);
-            }
-        }
-        st = lbk_fmt_write(file, path, buf, n * vb);
-        if (st != LBK_OK)
-            goto cleanup;
+        encode_values(type, points, labels, at, n, buf);
+        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, n * vb));
         at += n;
     }
     st = lbk_fmt_close_write(file, path);

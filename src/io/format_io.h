@@ -52,6 +52,11 @@ static inline void lbk_put_be32(unsigned char *p, uint32_t v)
     p[0] = (unsigned char)(v >> 24);
 }
 
+/* "a, b, c" (or "a, b or c" with last_sep " or "): the names of a format
+ * table after its leading AUTO, for messages that list the formats to give. */
+void lbk_fmt_join_names(const lbk_enum_item *formats, const char *last_sep, char *buf,
+                        unsigned size);
+
 /* ---- text lines and fields -------------------------------------------- */
 
 typedef struct {

@@ -5,6 +5,7 @@
 #include "format_io.h"
 
 #include "log.h"
+#include "try.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,54 +22,38 @@ static uint64_t record_bytes(lbk_format format, int dim)
     return 4 + (uint64_t)dim * value_bytes(format);
 }
 
-lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows, int *dim)
+/* The first record's dimension and the record count, from the file size. */
+static lbk_status probe_open(FILE *file, const char *path, lbk_format format, uint64_t *rows,
+                             int *dim)
 {
-    lbk_status st = LBK_OK;
-    FILE *file = NULL;
     uint64_t size = 0;
     unsigned char head[4];
     size_t got = 0;
-
-    st = lbk_fmt_open_read(path, &file);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_file_size(file, path, &size);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (size == 0) {
-        lbk_error("%s: empty file", path);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    st = lbk_fmt_read(file, path, head, sizeof head, &got);
-    if (st != LBK_OK)
-        goto cleanup;
-    if (got < sizeof head) {
-        lbk_error("%s:1: truncated record (file is %llu bytes)", path,
-                  (unsigned long long)size);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    int32_t d = (int32_t)lbk_get_le32(head);
-    if (d <= 0) {
-        lbk_error("%s:1: invalid dimension %d (must be at least 1)", path, (int)d);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
-    uint64_t rec = record_bytes(format, d);
-    if (size % rec != 0) {
-        lbk_error("%s:%llu: truncated record (file is %llu bytes, not a multiple of the "
-                  "%llu-byte record of dimension %d)",
-                  path, (unsigned long long)(size / rec + 1), (unsigned long long)size,
-                  (unsigned long long)rec, (int)d);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_TRY(lbk_fmt_file_size(file, path, &size));
+    LBK_FAIL_IF(size == 0, LBK_ERR_INPUT, "%s: empty file", path);
+    LBK_TRY(lbk_fmt_read(file, path, head, sizeof head, &got));
+    LBK_FAIL_IF(got < sizeof head, LBK_ERR_INPUT, "%s:1: truncated record (file is %llu bytes)",
+                path, (unsigned long long)size);
+    const int32_t d = (int32_t)lbk_get_le32(head);
+    LBK_FAIL_IF(d <= 0, LBK_ERR_INPUT, "%s:1: invalid dimension %d (must be at least 1)", path,
+                (int)d);
+    const uint64_t rec = record_bytes(format, d);
+    LBK_FAIL_IF(size % rec != 0, LBK_ERR_INPUT,
+                "%s:%llu: truncated record (file is %llu bytes, not a multiple of the "
+                "%llu-byte record of dimension %d)",
+                path, (unsigned long long)(size / rec + 1), (unsigned long long)size,
+                (unsigned long long)rec, (int)d);
     *rows = size / rec;
     *dim = d;
-cleanup:
-    if (file)
-        fclose(file);
+    return LBK_OK;
+}
+
+lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows, int *dim)
+{
+    FILE *file = NULL;
+    LBK_TRY(lbk_fmt_open_read(path, &file));
+    const lbk_status st = probe_open(file, path, format, rows, dim);
+    fclose(file);
     return st;
 }
 
@@ -76,14 +61,10 @@ cleanup:
 static lbk_status decode_record(const char *path, lbk_format format, int dim, uint64_t row,
                                 const unsigned char *rec, float *points, int32_t *ints)
 {
-    lbk_status st = LBK_OK;
-    int32_t d = (int32_t)lbk_get_le32(rec);
-    if (d != dim) {
-        lbk_error("%s:%llu: record has dimension %d, but the first record has %d", path,
-                  (unsigned long long)row, (int)d, dim);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    const int32_t d = (int32_t)lbk_get_le32(rec);
+    LBK_FAIL_IF(d != dim, LBK_ERR_INPUT,
+                "%s:%llu: record has dimension %d, but the first record has %d", path,
+                (unsigned long long)row, (int)d, dim);
     const unsigned char *v = rec + 4;
     for (int j = 0; j < dim; j++) {
         if (format == LBK_FORMAT_BVECS) {
@@ -98,17 +79,12 @@ static lbk_status decode_record(const char *path, lbk_format format, int dim, ui
             uint32_t bits = lbk_get_le32(v + 4 * (size_t)j);
             float x;
             memcpy(&x, &bits, sizeof x);
-            if (!isfinite(x)) {
-                lbk_error("%s:%llu:%d: value is not finite (%g)", path,
-                          (unsigned long long)row, j + 1, (double)x);
-                st = LBK_ERR_INPUT;
-                goto cleanup;
-            }
+            LBK_FAIL_IF(!isfinite(x), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)",
+                        path, (unsigned long long)row, j + 1, (double)x);
             points[j] = x;
         }
     }
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo,
@@ -122,21 +98,13 @@ lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_
     if (chunk_rows > hi - lo)
         chunk_rows = hi - lo;
 
-    st = lbk_fmt_open_read(path, &file);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_seek(file, path, lo * rec);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, lbk_fmt_open_read(path, &file));
+    LBK_TRY_GOTO(st, lbk_fmt_seek(file, path, lo * rec));
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
     for (uint64_t r = lo; r < hi;) {
         uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
         size_t got = 0;
-        st = lbk_fmt_read(file, path, buf, (size_t)(n * rec), &got);
-        if (st != LBK_OK)
-            goto cleanup;
+        LBK_TRY_GOTO(st, lbk_fmt_read(file, path, buf, (size_t)(n * rec), &got));
         if (got < n * rec) {
             /* The file shrank since the probe. */
             lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
@@ -146,10 +114,8 @@ lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_
         }
         for (uint64_t i = 0; i < n; i++) {
             uint64_t out = (r + i - lo) * (uint64_t)dim;
-            st = decode_record(path, format, dim, r + i + 1, buf + i * rec,
-                               points ? points + out : NULL, ints ? ints + out : NULL);
-            if (st != LBK_OK)
-                goto cleanup;
+            LBK_TRY_GOTO(st, decode_record(path, format, dim, r + i + 1, buf + i * rec,
+                                           points ? points + out : NULL, ints ? ints + out : NULL));
         }
         r += n;
     }
@@ -166,7 +132,6 @@ cleanup:
 static lbk_status check_values(const char *path, lbk_format format, const float *points,
                                uint64_t rows, int dim)
 {
-    lbk_status st = LBK_OK;
     for (uint64_t i = 0; i < rows; i++) {
         for (int j = 0; j < dim; j++) {
             float v = points[i * (uint64_t)dim + (uint64_t)j];
@@ -179,16 +144,11 @@ static lbk_status check_values(const char *path, lbk_format format, const float 
                 ok = v >= -2147483648.0f && v < 2147483648.0f && v == floorf(v);
                 need = "ivecs holds 32-bit integers";
             }
-            if (!ok) {
-                lbk_error("%s:%llu:%d: cannot write %g: %s", path, (unsigned long long)(i + 1),
-                          j + 1, (double)v, need);
-                st = LBK_ERR_INPUT;
-                goto cleanup;
-            }
+            LBK_FAIL_IF(!ok, LBK_ERR_INPUT, "%s:%llu:%d: cannot write %g: %s", path,
+                        (unsigned long long)(i + 1), j + 1, (double)v, need);
         }
     }
-cleanup:
-    return st;
+    return LBK_OK;
 }
 
 static void encode_record(lbk_format format, int dim, const float *points, const int32_t *ints,
@@ -216,25 +176,14 @@ lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *po
     lbk_status st = LBK_OK;
     FILE *file = NULL;
     unsigned char *buf = NULL;
-    if (dim <= 0) {
-        lbk_error("%s: cannot write dimension %d", path, dim);
-        st = LBK_ERR_INTERNAL;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(dim <= 0, LBK_ERR_INTERNAL, "%s: cannot write dimension %d", path, dim);
     const uint64_t rec = record_bytes(format, dim);
     uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
 
-    if (points && format != LBK_FORMAT_FVECS) {
-        st = check_values(path, format, points, rows, dim);
-        if (st != LBK_OK)
-            goto cleanup;
-    }
-    st = lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_open_write(path, &file);
-    if (st != LBK_OK)
-        goto cleanup;
+    if (points && format != LBK_FORMAT_FVECS)
+        LBK_TRY(check_values(path, format, points, rows, dim));
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
+    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
     for (uint64_t r = 0; r < rows;) {
         uint64_t n = rows - r < chunk_rows ? rows - r : chunk_rows;
         for (uint64_t i = 0; i < n; i++) {
@@ -242,9 +191,7 @@ lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *po
             encode_record(format, dim, points ? points + at : NULL, ints ? ints + at : NULL,
                           buf + i * rec);
         }
-        st = lbk_fmt_write(file, path, buf, (size_t)(n * rec));
-        if (st != LBK_OK)
-            goto cleanup;
+        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, (size_t)(n * rec)));
         r += n;
     }
     st = lbk_fmt_close_write(file, path);

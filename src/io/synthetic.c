@@ -8,6 +8,7 @@
 
 #include "format_io.h"
 #include "log.h"
+#include "try.h"
 
 #include <math.h>
 #include <string.h>
@@ -70,28 +71,21 @@ lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uin
     const uint64_t total = is_query ? spec->queries : spec->points;
     memset(out, 0, sizeof *out);
 
-    if (spec->dim < 1 || spec->classes < 1 || !(spec->spread >= 0.0) || !isfinite(spec->spread)) {
-        lbk_error("synthetic data: needs dim >= 1, classes >= 1 and a finite spread >= 0 "
-                  "(dim %d, classes %d, spread %g)",
-                  spec->dim, spec->classes, spec->spread);
-        st = LBK_ERR_CONFIG;
-        goto cleanup;
-    }
-    if (lo > hi || hi > total) {
-        lbk_error("synthetic %s set: rows [%llu, %llu) requested, but it has %llu rows", which,
-                  (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)total);
-        st = LBK_ERR_INPUT;
-        goto cleanup;
-    }
+    LBK_FAIL_IF(spec->dim < 1 || spec->classes < 1 || !(spec->spread >= 0.0) ||
+                    !isfinite(spec->spread),
+                LBK_ERR_CONFIG,
+                "synthetic data: needs dim >= 1, classes >= 1 and a finite spread >= 0 "
+                "(dim %d, classes %d, spread %g)",
+                spec->dim, spec->classes, spec->spread);
+    LBK_FAIL_IF(lo > hi || hi > total, LBK_ERR_INPUT,
+                "synthetic %s set: rows [%llu, %llu) requested, but it has %llu rows", which,
+                (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)total);
     d.rows = hi - lo;
     d.dim = spec->dim;
     d.first_row = lo;
-    st = lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim, sizeof *d.points);
-    if (st != LBK_OK)
-        goto cleanup;
-    st = lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels);
-    if (st != LBK_OK)
-        goto cleanup;
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim,
+                                   sizeof *d.points));
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels));
     const uint64_t stream = is_query ? STREAM_QUERY : STREAM_REFERENCE;
     for (uint64_t i = 0; i < d.rows; i++)
         make_row(spec, stream, lo + i, d.points + i * (uint64_t)d.dim, &d.labels[i]);

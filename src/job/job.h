@@ -25,6 +25,11 @@
 enum { LBK_OUTPUT_COUNT = 0 LBK_OUTPUT_LIST(LBK_OUTPUT_COUNT_) };
 #undef LBK_OUTPUT_COUNT_
 
+/* The formats a points file and a label file may be given as (subsets of
+ * lbk_format_items, AUTO first, in the order messages list them). */
+extern const lbk_enum_item lbk_points_formats[];
+extern const lbk_enum_item lbk_labels_formats[];
+
 /* One data source: points, and labels either in a separate file or as a CSV
  * column of the points file. An empty path means "not given". */
 typedef struct {

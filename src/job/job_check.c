@@ -1,0 +1,196 @@
+/* The job's rules: each key's range (checked as a value is parsed, and again
+ * on the struct by lbk_job_validate, since a job may also be built or
+ * changed by code) and the rules that involve more than one key. */
+#include "job_parse.h"
+
+#include "try.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+
+static const yaml_mark_t nowhere = {0, 0, 0};
+
+static lbk_status range_error(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
+                              const lbk_key_desc *d)
+{
+    if (d->max == INT64_MAX || (d->max == INT_MAX && d->kind != LBK_KEY_U64)) {
+        if (d->min == 0)
+            return lbk_job_fail(c, mark, "%s must not be negative", key);
+        return lbk_job_fail(c, mark, "%s must be at least %" PRId64, key, d->min);
+    }
+    return lbk_job_fail(c, mark, "%s must be between %" PRId64 " and %" PRId64, key, d->min,
+                        d->max);
+}
+
+lbk_status lbk_job_check_int(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
+                             const lbk_key_desc *d, int64_t v, bool overflow)
+{
+    if (overflow || v < d->min || v > d->max)
+        return range_error(c, mark, key, d);
+    return LBK_OK;
+}
+
+lbk_status lbk_job_check_positive(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
+                                  double v)
+{
+    if (!isfinite(v) || !(v > 0.0))
+        return lbk_job_fail(c, mark, "%s must be a positive finite number", key);
+    return LBK_OK;
+}
+
+lbk_status lbk_job_check_list_len(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
+                                  int len)
+{
+    if (len < 0 || len > LBK_MAX_DEVICE_LIST)
+        return lbk_job_fail(c, mark, "%s has more than %d entries", key, LBK_MAX_DEVICE_LIST);
+    return LBK_OK;
+}
+
+lbk_status lbk_job_check_device(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
+                                const lbk_key_desc *d, int64_t v, bool overflow)
+{
+    if (overflow || v < d->min || v > d->max)
+        return lbk_job_fail(c, mark, "%s entries must be device indices >= 0", key);
+    return LBK_OK;
+}
+
+bool lbk_job_delimiter_ok(char ch) { return ch != '\0' && !strchr("\"\r\n.+-0123456789eE", ch); }
+
+static lbk_status check_device_list(const lbk_job_ctx *c, const lbk_job *job,
+                                    const lbk_key_desc *d, const char *key)
+{
+    LBK_TRY(lbk_job_check_list_len(c, nowhere, key, job->device.list_len));
+    for (int j = 0; j < job->device.list_len; j++)
+        LBK_TRY(lbk_job_check_device(c, nowhere, key, d, job->device.list[j], false));
+    return LBK_OK;
+}
+
+/* One key's value on the struct: what parsing it would have allowed. */
+static lbk_status check_field(const lbk_job_ctx *c, const lbk_job *job, const lbk_key_desc *d,
+                              const char *key)
+{
+    const void *p = lbk_key_cfield(job, d);
+    int v = 0;
+    switch (d->kind) {
+    case LBK_KEY_INT: return lbk_job_check_int(c, nowhere, key, d, *(const int *)p, false);
+    case LBK_KEY_U64: {
+        const uint64_t u = *(const uint64_t *)p;
+        return lbk_job_check_int(c, nowhere, key, d, (int64_t)u, u > INT64_MAX);
+    }
+    case LBK_KEY_DOUBLE: return lbk_job_check_positive(c, nowhere, key, *(const double *)p);
+    case LBK_KEY_ENUM:
+        memcpy(&v, p, sizeof v);
+        if (!lbk_enum_find_value(d->items, v))
+            return lbk_job_fail(c, nowhere, "%s has an invalid value (%d)", key, v);
+        return LBK_OK;
+    case LBK_KEY_HEADER:
+        v = *(const int *)p;
+        if (v < -1 || v > 1)
+            return lbk_job_fail(c, nowhere, "%s has an invalid value (%d)", key, v);
+        return LBK_OK;
+    case LBK_KEY_CHAR:
+        if (!lbk_job_delimiter_ok(*(const char *)p))
+            return lbk_job_fail(c, nowhere, "%s cannot be '%c'", key, *(const char *)p);
+        return LBK_OK;
+    case LBK_KEY_IN_PATH:
+    case LBK_KEY_OUT_PATH:
+        if (memchr(p, '\0', LBK_PATH_MAX) == NULL)
+            return lbk_job_fail(c, nowhere, "%s is too long", key);
+        return LBK_OK;
+    case LBK_KEY_DEV_LIST: return check_device_list(c, job, d, key);
+    case LBK_KEY_BOOL: return LBK_OK;
+    }
+    return LBK_OK;
+}
+
+static lbk_status check_fields(const lbk_job_ctx *c, const lbk_job *job)
+{
+    for (int i = 0; i < lbk_job_key_count; i++) {
+        char key[64];
+        lbk_key_name(&lbk_job_keys[i], key, sizeof key);
+        LBK_TRY(check_field(c, job, &lbk_job_keys[i], key));
+    }
+    return LBK_OK;
+}
+
+static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job, const lbk_input_spec *in,
+                              int section)
+{
+    const char *name = lbk_job_sections[section].name;
+    if (in->labels[0] && !in->path[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, in->labels),
+                            "%s.labels given without %s.path", name, name);
+    if (in->label_column < 0)
+        return LBK_OK;
+    if (in->format != LBK_FORMAT_AUTO && in->format != LBK_FORMAT_CSV)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &in->label_column),
+                            "%s.label_column needs CSV points, but %s.format is %s", name, name,
+                            lbk_format_name(in->format));
+    if (in->labels[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &in->label_column),
+                            "%s.label_column and %s.labels both give the labels; use one", name,
+                            name);
+    return LBK_OK;
+}
+
+/* Two outputs in one file would be written over each other and then
+ * renamed into place twice: a garbled file from a failed run. */
+static lbk_status check_outputs_differ(const lbk_job_ctx *c, const lbk_job *job)
+{
+#define OUTPUT_ENTRY_(member) {#member, job->output.member},
+    const struct {
+        const char *name;
+        const char *path;
+    } out[] = {LBK_OUTPUT_LIST(OUTPUT_ENTRY_)};
+#undef OUTPUT_ENTRY_
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+        for (int j = 0; j < i; j++)
+            if (out[i].path[0] && strcmp(out[i].path, out[j].path) == 0)
+                return lbk_job_fail(c, lbk_job_mark_of(c, job, out[i].path),
+                                    "output.%s and output.%s name the same file '%.64s'",
+                                    out[j].name, out[i].name, out[i].path);
+    return LBK_OK;
+}
+
+static lbk_status check_synthetic(const lbk_job_ctx *c, const lbk_job *job)
+{
+    if ((uint64_t)job->synthetic.classes <= job->synthetic.points)
+        return LBK_OK;
+    /* Point at whichever of the two the file gave, classes first. */
+    const void *at = lbk_job_key_seen(c, job, &job->synthetic.classes)
+                         ? (const void *)&job->synthetic.classes
+                         : (const void *)&job->synthetic.points;
+    return lbk_job_fail(c, lbk_job_mark_of(c, job, at),
+                        "synthetic.classes (%d) must not exceed synthetic.points (%" PRIu64 ")",
+                        job->synthetic.classes, job->synthetic.points);
+}
+
+lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
+{
+    if (job->query.path[0] && !job->reference.path[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->query.path),
+                            "query.path given without reference.path (the synthetic reference "
+                            "brings its own queries)");
+    if (job->reference.path[0] && !job->query.path[0])
+        return lbk_job_fail(c, lbk_job_section_mark(c, LBK_SEC_REFERENCE),
+                            "reference.path given without query.path");
+    LBK_TRY(check_input(c, job, &job->reference, LBK_SEC_REFERENCE));
+    LBK_TRY(check_input(c, job, &job->query, LBK_SEC_QUERY));
+    if (job->output.predictions[0] && job->reference.path[0] && !job->reference.labels[0] &&
+        job->reference.label_column < 0)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->output.predictions),
+                            "output.predictions needs reference labels (reference.labels or "
+                            "reference.label_column)");
+    LBK_TRY(check_outputs_differ(c, job));
+    return check_synthetic(c, job);
+}
+
+lbk_status lbk_job_validate(const lbk_job *job)
+{
+    lbk_job_ctx c;
+    memset(&c, 0, sizeof c);
+    c.origin = job->source[0] ? job->source : "<job>";
+    LBK_TRY(check_fields(&c, job));
+    return lbk_job_cross_check(&c, job);
+}

@@ -1,0 +1,39 @@
+/* The built-in default job: what a key is when neither the job file nor
+ * --set gives it. configs/default.yaml documents these values (a test keeps
+ * the two equal). */
+#include "job.h"
+
+#include <string.h>
+
+static void input_defaults(lbk_input_spec *in)
+{
+    in->format = LBK_FORMAT_AUTO;
+    in->labels_format = LBK_FORMAT_AUTO;
+    in->label_column = -1;
+    in->delimiter = ',';
+    in->header = -1;
+}
+
+void lbk_job_defaults(lbk_job *job)
+{
+    memset(job, 0, sizeof *job);
+    snprintf(job->source, sizeof job->source, "%s", "<built-in default>");
+    input_defaults(&job->reference);
+    input_defaults(&job->query);
+    job->synthetic.points = 100000;
+    job->synthetic.queries = 10000;
+    job->synthetic.dim = 16;
+    job->synthetic.classes = 10;
+    job->synthetic.seed = 42;
+    job->synthetic.spread = 2.0;
+    job->knn.k = 5;
+    job->knn.metric = LBK_METRIC_L2;
+    job->knn.weights = LBK_WEIGHTS_UNIFORM;
+    job->knn.engine = LBK_ENGINE_AUTO;
+    job->device.type = LBK_DEVICE_ANY;
+    job->tree.split = LBK_SPLIT_ROUND_ROBIN;
+    job->tree.sort = LBK_SORT_AUTO;
+    job->tree.verify = false;
+    job->mpi.merge = LBK_MERGE_REDUCE;
+    job->mpi.partition = LBK_PARTITION_SHARD;
+}
