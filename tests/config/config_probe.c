@@ -1,6 +1,6 @@
 /* Test driver for the job-file module. Every mode checks its own oracle:
  * expected values are written here (or in the fixture's "# expect:" line),
- * never recomputed by config.c. The modes are harness cases (lbk_test.h)
+ * never recomputed by the job layer. The modes are harness cases (lbk_test.h)
  * that take arguments:
  *
  *   config_probe load FILE [ASSIGN...]     load, --set, validate (must succeed);

@@ -3,7 +3,7 @@
  * Byte 0 picks the mode. Even: the rest is a job file for lbk_job_load.
  * Odd: the rest is a list of NUL-separated "--set" assignments applied to
  * the defaults with lbk_job_set. Besides memory safety it checks what
- * config.h promises: a loaded job passes lbk_job_validate, a rejected
+ * job.h promises: a loaded job passes lbk_job_validate, a rejected
  * override leaves the job unchanged, and printing a job and loading the
  * print gives the same job back (when its input paths are absolute). */
 #include "fuzz_util.h"
