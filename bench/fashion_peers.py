@@ -3,7 +3,8 @@
 (KNeighborsClassifier, k = 5, uniform weights), 60000 references x 784,
 10000 queries, pixel values 0..255 as float32 (as bench/fashion_bench.c).
 
-    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench/fashion_peers.py [--dir D] [--queries N]
+    bash -c ". bench/peers.sh && /usr/bin/python3 bench/fashion_peers.py [--dir D] [--queries N]"
+(bench/peers.sh installs the peers and picks OPENBLAS_CORETYPE from the CPU flags.)
 
 Reports each library's search time and the uniform-vote accuracy."""
 import argparse

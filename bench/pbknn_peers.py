@@ -2,7 +2,8 @@
 """Peers on the PBKNN benchmark data: scikit-learn brute force and FAISS
 IndexFlatL2, K = 16, on the .fvecs files written by `pbknn_select --write DIR`.
 
-    OPENBLAS_CORETYPE=SkylakeX /usr/bin/python3 bench/pbknn_peers.py DIR [--m 1,8,64] [--reps 5]
+    bash -c ". bench/peers.sh && /usr/bin/python3 bench/pbknn_peers.py DIR [--m 1,8,64] [--reps 5]"
+(bench/peers.sh installs the peers and picks OPENBLAS_CORETYPE from the CPU flags.)
 
 Prints the best-of-reps query time per library and m, and how many of the
 K-neighbour index lists agree with each other (exact float ties aside, they

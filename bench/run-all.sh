@@ -2,18 +2,19 @@
 # Every benchmark of bench/RESULTS.md, one after the other, on an otherwise
 # idle machine: bash bench/run-all.sh [BUILD_DIR]  (default build).
 # Output: bench/out/all.txt (and each script's own files under bench/out/).
-# The BLAS peers get OpenBLAS's right kernel on this VM's CPU
-# (OPENBLAS_CORETYPE=SkylakeX: check `lscpu` on another machine).
+# The peers are installed, and given OpenBLAS with the right kernel for this
+# CPU, by bench/peers.sh.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 B=$(cd "${1:-$root/build}" && pwd)
 mkdir -p "$root/bench/out"
 cd "$root"
-export OPENBLAS_CORETYPE=SkylakeX
+. "$root/bench/peers.sh"
 py=/usr/bin/python3
 {
 echo "# lbknn benchmarks, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(uptime)"
-lscpu | grep -E 'Model name|^CPU\(s\)|L2 cache'
+lscpu | grep -E 'Model name|^CPU\(s\)|L2 cache|^Flags' | sed -E 's/^(Flags:).*/\1 '"$(grep -o -w -E 'avx2|avx512f|avx512bw|avx512vl|fma' /proc/cpuinfo | sort -u | tr '\n' ' ')"'/'
+lbk_peers_describe
 echo; echo "## PBKNN paper setting (bench/pbknn_select + bench/pbknn_peers.py)"
 mkdir -p /tmp/lbk_pbknn_data
 "$B/bench/pbknn_select" --m 1,8,64 --reps 7 --groups-sweep 1,2,4,8,32 --write /tmp/lbk_pbknn_data
@@ -21,7 +22,7 @@ $py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7
 OMP_WAIT_POLICY=PASSIVE $py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7
 rm -rf /tmp/lbk_pbknn_data
 echo; echo "## Fashion-MNIST (bench/fashion.sh)"
-sh bench/fashion.sh "$B"
+bash bench/fashion.sh "$B"
 echo; echo "## k-d tree, interleaved with cKDTree and scikit-learn (bench/kdtree_ab.sh)"
 bash bench/kdtree_ab.sh "$B"
 echo; echo "## k-d tree builds at 1e7 (radix) and peers"
