@@ -166,7 +166,8 @@ static lbk_status return_lists(lbk_run_state *s)
     return LBK_OK;
 }
 
-/* Phase 1, back: each query's home list, in batch order, into s->local. */
+/* Phase 1, back: each query's home list, in batch order, into s->merged,
+ * where phase 2 merges into it in place (no second list buffer). */
 static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
 {
     lbk_spatial_run *sp = s->spatial;
@@ -176,7 +177,7 @@ static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
     const lbk_candidate *in = sp->lists_in.data;
     start_cursors(sp, s->comm->size);
     for (uint64_t q = 0; q < b->count; q++)
-        memcpy(s->local + q * k, in + sp->cursor[home[q]]++ * k, (size_t)k * sizeof *in);
+        memcpy(s->merged + q * k, in + sp->cursor[home[q]]++ * k, (size_t)k * sizeof *in);
     return LBK_OK;
 }
 
@@ -186,7 +187,7 @@ static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
 {
     lbk_spatial_run *sp = s->spatial;
     const uint64_t k = (uint64_t)s->job->knn.k;
-    const float bound = s->local[q * k + k - 1].key;
+    const float bound = s->merged[q * k + k - 1].key;
     return lbk_toptree_near(&sp->tree, b->points + q * (uint64_t)s->shape.dim, bound,
                             s->job->knn.metric, ((const int *)sp->home.data)[q], sp->near);
 }
@@ -232,8 +233,8 @@ static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
     lbk_spatial_run *sp = s->spatial;
     const int k = s->job->knn.k;
     const size_t list = (size_t)k * sizeof(lbk_candidate);
+    (void)b;
     LBK_TRY(return_lists(s));
-    memcpy(s->merged, s->local, (size_t)b->count * list);
     const uint64_t total = sum_counts(sp->send_counts, s->comm->size);
     const uint64_t *which = sp->extra_query.data;
     const lbk_candidate *in = sp->lists_in.data;

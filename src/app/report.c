@@ -36,6 +36,18 @@ static uint64_t phase2_queries(const lbk_run_report *r)
     return n;
 }
 
+/* The busiest rank's searched queries over the mean: 1 when balanced. */
+static double query_imbalance(const lbk_run_report *r)
+{
+    uint64_t total = 0, most = 0;
+    for (int i = 0; i < r->ranks; i++) {
+        const uint64_t n = r->rank_stats[i].queries_phase1 + r->rank_stats[i].queries_phase2;
+        total += n;
+        most = n > most ? n : most;
+    }
+    return total ? (double)most * r->ranks / (double)total : 1.0;
+}
+
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* Each rank's points, queries, bytes and memory peaks (the first 8). */
@@ -65,10 +77,11 @@ static void print_spatial(FILE *out, const lbk_run_report *r)
     if (!sp)
         return;
     fprintf(out, "  spatial    top tree %d level%s, redistribution %.3f s and %.2f MiB; phase 2 "
-                 "for %.2f%% of the queries\n",
+                 "for %.2f%% of the queries; busiest rank %.2fx the mean\n",
             sp->levels, sp->levels == 1 ? "" : "s", sp->redistribute_s,
             mib(sp->redistribute_bytes),
-            r->query_rows ? 100.0 * (double)phase2_queries(r) / (double)r->query_rows : 0.0);
+            r->query_rows ? 100.0 * (double)phase2_queries(r) / (double)r->query_rows : 0.0,
+            query_imbalance(r));
 }
 
 static void print_devices(FILE *out, const lbk_run_report *r)
@@ -230,9 +243,10 @@ static void report_partition(FILE *f, const lbk_run_report *r)
     if (r->spatial) {
         const uint64_t extra = phase2_queries(r);
         fprintf(f, "spatial: {top_tree_levels: %d, redistribute_s: %.6f, redistribute_bytes: %" PRIu64
-                   ", queries_phase2: %" PRIu64 ", phase2_fraction: %.6f}\n",
+                   ", query_imbalance: %.4f, queries_phase2: %" PRIu64 ", phase2_fraction: %.6f}\n",
                 r->spatial->levels, r->spatial->redistribute_s, r->spatial->redistribute_bytes,
-                extra, r->query_rows ? (double)extra / (double)r->query_rows : 0.0);
+                query_imbalance(r), extra,
+                r->query_rows ? (double)extra / (double)r->query_rows : 0.0);
     }
     fprintf(f, "rank_stats:\n");
     for (int i = 0; i < r->ranks && r->rank_stats; i++) {

@@ -185,7 +185,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
     const uint64_t batch = s->batch, lists = batch * (uint64_t)s->job->knn.k;
     const bool labels = s->shape.query_labels, owns = s->strategy->owns_slice;
     lbk_status st = lbk_knn_result_alloc(&s->result, batch, s->job->knn.k);
-    if (st == LBK_OK)
+    if (st == LBK_OK && !owns)
         s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
         s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);

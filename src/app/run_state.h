@@ -59,7 +59,9 @@ typedef struct {
 
     uint64_t batch, batches;         /* queries per batch (the same on every rank), batches */
     lbk_knn_result result;           /* the engine's lists of one batch */
-    lbk_candidate *local, *merged;   /* this rank's lists, and the final ones it emits */
+    lbk_candidate *local, *merged;   /* this rank's lists, and the final ones it emits;
+                                      * no local where ranks own slices (the spatial
+                                      * stages build the final lists in place) */
     int32_t *predictions;            /* one batch's, or (owns_slice) the whole slice's */
     float *batch_points;             /* ranks but 0: the batch's queries */
     int32_t *batch_truth;            /* ranks but 0 that emit slices: their labels */

@@ -193,9 +193,10 @@ static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
         LBK_TRY(select_round(comm, d, round));
     for (uint64_t i = 0; i < d->in->rows; i++) {
         const lbk_toptree_node *n = &t->nodes[d->node_of[i]];
-        if (d->slot[d->node_of[i]] >= 0)
-            d->node_of[i] = lbk_toptree_goes_left(n, d->image[i], d->in->first_row + i) ? n->left
-                                                                                          : n->right;
+        if (d->slot[d->node_of[i]] < 0)
+            continue;
+        const bool left = lbk_toptree_goes_left(n, d->image[i], d->in->first_row + i);
+        d->node_of[i] = left ? n->left : n->right;
     }
     return LBK_OK;
 }

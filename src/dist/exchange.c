@@ -111,7 +111,8 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
     const bool staged = pl->rounds > 1;
     uint64_t s = 0, r = 0;
     for (int i = 0; i < pl->p; i++) {
-        const uint64_t ns = round_rows(pl, send_counts[i], j), nr = round_rows(pl, recv_counts[i], j);
+        const uint64_t ns = round_rows(pl, send_counts[i], j);
+        const uint64_t nr = round_rows(pl, recv_counts[i], j);
         const uint64_t sat = staged ? s : pl->send_first[i], rat = staged ? r : pl->recv_first[i];
         if (staged && ns)
             memcpy(pl->stage_send + s * pl->row,

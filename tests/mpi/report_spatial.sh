@@ -16,12 +16,14 @@ for run in 'kdtree 2 spatial' 'brute 2 shard' 'kdtree 1 shard'; do
     "$mpiexec" -n "$2" "$lbknn" run "${data[@]}" --set knn.engine="$1" \
         --set output.report="$dir/r.yaml" || { echo "$1 on $2 ranks failed"; exit 1; }
     grep -q "^partition: {name: $3, reason: \"auto: " "$dir/r.yaml" ||
-        { echo "$1 on $2 ranks: want auto -> $3, got: $(grep '^partition' "$dir/r.yaml")"; status=1; }
+        { echo "$1 on $2 ranks: want auto -> $3: $(grep '^partition' "$dir/r.yaml")"; status=1; }
 done
 
 "$mpiexec" -n 3 "$lbknn" run "${data[@]}" --set knn.engine=kdtree \
     --set output.report="$dir/r.yaml" || { echo "3-rank run failed"; exit 1; }
-stats='^  - {rank: [0-2], points: \([0-9]*\), queries_phase1: \([0-9]*\), queries_phase2: \([0-9]*\), queries_owned: \([0-9]*\), bytes_sent: [0-9]*, peak_rss_bytes: [1-9][0-9]*, peak_device_bytes: [1-9][0-9]*}$'
+stats='^  - {rank: [0-2], points: \([0-9]*\), queries_phase1: \([0-9]*\), '
+stats+='queries_phase2: \([0-9]*\), queries_owned: \([0-9]*\), bytes_sent: [0-9]*, '
+stats+='peak_rss_bytes: [1-9][0-9]*, peak_device_bytes: [1-9][0-9]*}$'
 [ "$(grep -c "$stats" "$dir/r.yaml")" -eq 3 ] ||
     { echo "want 3 rank_stats lines:"; sed -n '/^rank_stats:/,/^[a-z]/p' "$dir/r.yaml"; status=1; }
 sum() { sed -n "s/$stats/\\$1/p" "$dir/r.yaml" | awk '{ s += $1 } END { print s + 0 }'; }

@@ -87,8 +87,8 @@ static void make_clustered(set *ref, set *q)
     for (int i = 0; i < 800; i++) {
         const uint64_t h = mix((uint64_t)i + 77);
         const float *c = centre[i % 4];
-        add(ref, c[0] + 1e-3f * unit(h), c[1] + 1e-3f * unit(mix(h)), c[2] + 1e-3f * unit(mix(h + 1)),
-            (int32_t)((h >> 20) % 5));
+        add(ref, c[0] + 1e-3f * unit(h), c[1] + 1e-3f * unit(mix(h)),
+            c[2] + 1e-3f * unit(mix(h + 1)), (int32_t)((h >> 20) % 5));
     }
     for (int i = 0; i < 120; i++) {
         const uint64_t h = mix((uint64_t)i + 999);
@@ -108,10 +108,11 @@ static int write_vecs(const char *dir, const char *name, const void *rows, int c
     if (!f)
         return -1;
     const int32_t d = dim;
-    for (int i = 0; i < count; i++)
-        if (fwrite(&d, 4, 1, f) != 1 ||
-            fwrite((const char *)rows + (size_t)i * (size_t)dim * 4, 4, (size_t)dim, f) != (size_t)dim)
+    for (int i = 0; i < count; i++) {
+        const char *row = (const char *)rows + (size_t)i * (size_t)dim * 4;
+        if (fwrite(&d, 4, 1, f) != 1 || fwrite(row, 4, (size_t)dim, f) != (size_t)dim)
             break;
+    }
     return fclose(f);
 }
 

@@ -107,10 +107,10 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk
         int32_t label;
         const float *p = o->points + i * DIM;
         make_row(c->kind, o->ids[i], want, &label);
-        if (!LBK_EXPECT_EQ_MEM(p, want, sizeof want, "row of id %llu", (unsigned long long)o->ids[i]) ||
+        const unsigned long long id = o->ids[i];
+        if (!LBK_EXPECT_EQ_MEM(p, want, sizeof want, "row of id %llu", id) ||
             (i > 0 && !LBK_EXPECT_U64(o->ids[i - 1], <, o->ids[i], "ascending ids")) ||
-            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, o->ids[i]), comm.rank, "id %llu",
-                               (unsigned long long)o->ids[i]))
+            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, o->ids[i]), comm.rank, "id %llu", id))
             return;
         if (c->labels)
             LBK_EXPECT_EQ_INT(o->labels[i], label);

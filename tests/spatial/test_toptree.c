@@ -210,7 +210,8 @@ static void case_near_matches_scan(void)
 {
     lbk_test_rng rng = LBK_TEST_RNG(23);
     for (int trial = 0; trial < 3000; trial++) {
-        const int p = 2 + (int)lbk_test_rng_below(&rng, 12), dim = 1 + (int)lbk_test_rng_below(&rng, 4);
+        const int p = 2 + (int)lbk_test_rng_below(&rng, 12);
+        const int dim = 1 + (int)lbk_test_rng_below(&rng, 4);
         const lbk_metric m = (lbk_metric)lbk_test_rng_below(&rng, 3);
         lbk_toptree t;
         LBK_ASSERT_EQ_INT(lbk_toptree_shape(&t, p, dim, (uint64_t)p * 3), LBK_OK);
@@ -229,8 +230,9 @@ static void case_near_matches_scan(void)
         const int skip = (int)lbk_test_rng_below(&rng, (uint64_t)p);
         const int pick = (int)lbk_test_rng_below(&rng, (uint64_t)p);
         const uint64_t how = lbk_test_rng_below(&rng, 3);
+        const float *plo = &t.lo[pick * dim], *phi = &t.hi[pick * dim];
         const float bound = how == 0   ? INFINITY
-                            : how == 1 ? lbk_box_key(q, &t.lo[pick * dim], &t.hi[pick * dim], dim, m)
+                            : how == 1 ? lbk_box_key(q, plo, phi, dim, m)
                                        : rng_range(&rng, 0, 30);
         int got[16], want[16], nwant = 0;
         const int ngot = lbk_toptree_near(&t, q, bound, m, skip, got);
