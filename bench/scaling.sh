@@ -198,6 +198,7 @@ for line in open(runs_path):
     r['runs'].append(parse(report))
 
 med = lambda r, k: statistics.median(x[k] for x in r['runs'])
+best = lambda r, k: min(x[k] for x in r['runs'])
 base = {}
 for name, r in rows.items():
     if r['np'] == 1 and not r['workload'].endswith('-shard'):
@@ -222,23 +223,31 @@ def spatial_table():
            'build max (s) | build speedup | phase 2 | peak RSS max (MiB) | RSS above base '
            '(MiB) | RSS ratio (above base) | device peak (MiB) | device ratio | load before |',
            '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|']
+    # Times: median (fastest) over the rounds; speedups: of the medians (of
+    # the fastest runs, the least disturbed by other jobs on the machine).
     for name, r in sp.items():
         if r['workload'] == 'spatial-base':
             continue
         kind = 'uniform' if r['workload'] == 'spatial-weak' else r['workload'][len('spatial-'):]
         b = sp.get('spatial-%s-p1' % kind)
         weak = r['workload'] == 'spatial-weak'
-        ratio = lambda k: (('efficiency %.2f' if weak else '%.2fx') % (med(b, k) / med(r, k))) if b else '-'
+        form = 'efficiency %.2f (%.2f)' if weak else '%.2fx (%.2fx)'
+        ratio = lambda k: form % (med(b, k) / med(r, k), best(b, k) / best(r, k)) if b else '-'
         rss, dev = med(r, 'rss'), med(r, 'device')
         above = rss - base_rss[r['np']] if r['np'] in base_rss else float('nan')
         b_above = med(b, 'rss') - base_rss.get(1, 0.0) if b else 0.0
         over = ' (oversubscribed)' if r['np'] > cores else ''
-        out.append('| %s | %d%s | %.3f | %s | %.3f | %s | %.3f | %s | %.2f%% | %.1f | %.1f | %s | %.1f | %s | %s |' % (
-            name, r['np'], over, med(r, 'query'), ratio('query'), med(r, 'search'), ratio('search'),
-            med(r, 'build'), ratio('build'), 100 * med(r, 'phase2'), rss, above,
+        times = lambda k: '%.3f (%.3f)' % (med(r, k), best(r, k))
+        out.append('| %s | %d%s | %s | %s | %s | %s | %s | %s | %.2f%% | %.1f | %.1f | %s | %.1f | %s | %s |' % (
+            name, r['np'], over, times('query'), ratio('query'), times('search'), ratio('search'),
+            times('build'), ratio('build'), 100 * med(r, 'phase2'), rss, above,
             '%.2f' % (above / b_above) if b and b_above > 0 else '-', dev,
             '%.2f' % (dev / med(b, 'device')) if b and med(b, 'device') > 0 else '-',
             ' '.join('%.1f' % l for l in r['loads'])))
+    out.append('')
+    out.append('Times: median (fastest) over the rounds; speedups and efficiencies: of the '
+               'medians (of the fastest runs, the least disturbed by other jobs). Memory: '
+               'medians.')
     out.append('')
     out.append('Memory baseline (tiny run, PoCL and Open MPI loaded): ' + ', '.join(
         'P = %d: %.1f MiB' % (p, v) for p, v in sorted(base_rss.items())))

@@ -29,8 +29,8 @@ void lbk_batch_spatial_free(lbk_spatial_run *sp)
     free(sp->back_counts);
     free(sp->cursor);
     free(sp->near);
-    lbk_buffer *buffers[] = {&sp->home,      &sp->rows_out, &sp->rows_in,
-                             &sp->lists_out, &sp->lists_in, &sp->extra_query};
+    lbk_buffer *buffers[] = {&sp->home,     &sp->row,       &sp->rows_out, &sp->rows_in,
+                             &sp->lists_out, &sp->lists_in, &sp->extra_row};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         lbk_buffer_free(buffers[i]);
     free(sp);
@@ -94,7 +94,8 @@ static void start_cursors(lbk_spatial_run *sp, int p)
     }
 }
 
-/* Phase 1, out: each query of the batch to its home rank. */
+/* Phase 1, out: each query of the batch to its home rank, rows packed by
+ * rank; query q's row is row[q]. */
 static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
 {
     lbk_spatial_run *sp = s->spatial;
@@ -108,17 +109,21 @@ static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
     lbk_status st = lbk_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks");
     if (st == LBK_OK)
+        st = lbk_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t), "query rows");
+    if (st == LBK_OK)
         st = lbk_buffer_reserve(&sp->rows_out, (size_t)b->count * row, "queries for other ranks");
     if (st == LBK_OK) {
         int *home = sp->home.data;
+        uint64_t *at = sp->row.data;
         for (uint64_t q = 0; q < b->count; q++) {
             home[q] = lbk_toptree_home(&sp->tree, b->points + q * dim);
             sp->send_counts[home[q]]++;
         }
         start_cursors(sp, p);
-        for (uint64_t q = 0; q < b->count; q++)
-            memcpy((char *)sp->rows_out.data + sp->cursor[home[q]]++ * row, b->points + q * dim,
-                   row);
+        for (uint64_t q = 0; q < b->count; q++) {
+            at[q] = sp->cursor[home[q]]++;
+            memcpy((char *)sp->rows_out.data + at[q] * row, b->points + q * dim, row);
+        }
     }
     return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
                              sp->recv_counts, &s->stats.bytes_sent);
@@ -147,15 +152,15 @@ static lbk_status search_extra(lbk_run_state *s, lbk_batch *b)
     return search_received(s, &s->stats.queries_phase2);
 }
 
-/* Collective: the K-lists back to the queries' owners, which get exactly
- * as many from each rank as they sent it queries. */
-static lbk_status return_lists(lbk_run_state *s)
+/* Collective: the K-lists back to the queries' owners, into `into`, which
+ * get exactly as many from each rank as they sent it queries. */
+static lbk_status return_lists(lbk_run_state *s, lbk_buffer *into)
 {
     lbk_spatial_run *sp = s->spatial;
     const size_t list = (size_t)s->job->knn.k * sizeof(lbk_candidate);
     uint64_t bytes = 0;
-    LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list,
-                              &sp->lists_in, sp->back_counts, &bytes));
+    LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list, into,
+                              sp->back_counts, &bytes));
     s->stats.bytes_sent += bytes;
     s->merge_bytes += bytes;
     for (int r = 0; r < s->comm->size; r++)
@@ -166,19 +171,15 @@ static lbk_status return_lists(lbk_run_state *s)
     return LBK_OK;
 }
 
-/* Phase 1, back: each query's home list, in batch order, into s->merged,
- * where phase 2 merges into it in place (no second list buffer). */
+/* Phase 1, back: the home lists come back in the order the queries went
+ * out, straight into s->merged (query q's at row[q]), where phase 2 merges
+ * into them in place: no second list buffer. */
 static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_spatial_run *sp = s->spatial;
-    const uint64_t k = (uint64_t)s->job->knn.k;
-    LBK_TRY(return_lists(s));
-    const int *home = sp->home.data;
-    const lbk_candidate *in = sp->lists_in.data;
-    start_cursors(sp, s->comm->size);
-    for (uint64_t q = 0; q < b->count; q++)
-        memcpy(s->merged + q * k, in + sp->cursor[home[q]]++ * k, (size_t)k * sizeof *in);
-    return LBK_OK;
+    (void)b;
+    const size_t lists = (size_t)s->batch * (size_t)s->job->knn.k * sizeof(lbk_candidate);
+    lbk_buffer merged = {s->merged, lists, true};
+    return return_lists(s, &merged);
 }
 
 /* Phase 2's ranks of query q: every other rank whose box is within the
@@ -187,7 +188,8 @@ static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
 {
     lbk_spatial_run *sp = s->spatial;
     const uint64_t k = (uint64_t)s->job->knn.k;
-    const float bound = s->merged[q * k + k - 1].key;
+    const uint64_t at = ((const uint64_t *)sp->row.data)[q];
+    const float bound = s->merged[at * k + k - 1].key;
     return lbk_toptree_near(&sp->tree, b->points + q * (uint64_t)s->shape.dim, bound,
                             s->job->knn.metric, ((const int *)sp->home.data)[q], sp->near);
 }
@@ -209,17 +211,18 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
     const uint64_t total = sum_counts(sp->send_counts, p);
     lbk_status st = lbk_buffer_reserve(&sp->rows_out, (size_t)total * row, "phase-2 queries");
     if (st == LBK_OK)
-        st = lbk_buffer_reserve(&sp->extra_query, (size_t)total * sizeof(uint64_t),
-                                "phase-2 query numbers");
+        st = lbk_buffer_reserve(&sp->extra_row, (size_t)total * sizeof(uint64_t),
+                                "phase-2 list rows");
     if (st == LBK_OK) {
-        uint64_t *which = sp->extra_query.data;
+        uint64_t *which = sp->extra_row.data;
+        const uint64_t *rows = sp->row.data;
         start_cursors(sp, p);
         for (uint64_t q = 0; q < b->count; q++) {
             const int n = near_ranks(s, b, q);
             for (int i = 0; i < n; i++) {
                 const uint64_t at = sp->cursor[sp->near[i]]++;
                 memcpy((char *)sp->rows_out.data + at * row, b->points + q * dim, row);
-                which[at] = q;
+                which[at] = rows[q];
             }
         }
     }
@@ -227,16 +230,38 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
                              sp->recv_counts, &s->stats.bytes_sent);
 }
 
-/* Phase 2, back: every list merged into its query's home list. */
+/* Row q of `lists` takes row at[q]'s list: each cycle of the permutation
+ * followed once, with one list aside; at[] ends as the identity. */
+static void to_batch_order(lbk_candidate *lists, uint64_t *at, uint64_t count, int k)
+{
+    lbk_candidate aside[LBK_K_MAX];
+    const size_t list = (size_t)k * sizeof *lists;
+    for (uint64_t q = 0; q < count; q++) {
+        if (at[q] == q)
+            continue;
+        memcpy(aside, lists + q * (uint64_t)k, list);
+        uint64_t j = q;
+        while (at[j] != q) {
+            const uint64_t from = at[j];
+            memcpy(lists + j * (uint64_t)k, lists + from * (uint64_t)k, list);
+            at[j] = j;
+            j = from;
+        }
+        memcpy(lists + j * (uint64_t)k, aside, list);
+        at[j] = j;
+    }
+}
+
+/* Phase 2, back: every list merged into its query's home list, then the
+ * lists put in batch order for the votes and the writes. */
 static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
 {
     lbk_spatial_run *sp = s->spatial;
     const int k = s->job->knn.k;
     const size_t list = (size_t)k * sizeof(lbk_candidate);
-    (void)b;
-    LBK_TRY(return_lists(s));
+    LBK_TRY(return_lists(s, &sp->lists_in));
     const uint64_t total = sum_counts(sp->send_counts, s->comm->size);
-    const uint64_t *which = sp->extra_query.data;
+    const uint64_t *which = sp->extra_row.data;
     const lbk_candidate *in = sp->lists_in.data;
     lbk_candidate tmp[LBK_K_MAX];
     for (uint64_t e = 0; e < total; e++) {
@@ -244,6 +269,7 @@ static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
         lbk_merge_lists(mine, in + e * (uint64_t)k, tmp, k);
         memcpy(mine, tmp, list);
     }
+    to_batch_order(s->merged, sp->row.data, b->count, k);
     return LBK_OK;
 }
 

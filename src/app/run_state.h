@@ -30,9 +30,13 @@ typedef struct {
     uint64_t *cursor;                /* per rank */
     int *near;                       /* one query's phase-2 ranks (ranks entries) */
     lbk_buffer home;                 /* batch: each query's home rank (int) */
+    lbk_buffer row;                  /* batch: each query's row (uint64_t) in the phase-1
+                                      * exchange, and so in s->merged until the lists are
+                                      * put back in batch order */
     lbk_buffer rows_out, rows_in;    /* query points to / from other ranks */
-    lbk_buffer lists_out, lists_in;  /* K-lists to / from other ranks */
-    lbk_buffer extra_query;          /* phase 2: the batch query (uint64_t) of each row sent */
+    lbk_buffer lists_out, lists_in;  /* K-lists to / from other ranks (phase 1's come back
+                                      * straight into s->merged) */
+    lbk_buffer extra_row;            /* phase 2: the s->merged row (uint64_t) of each row sent */
     lbk_spatial_report report;
 } lbk_spatial_run;
 

@@ -29,6 +29,7 @@ typedef struct {
     int groups;
     uint64_t *want;         /* per group: the plane point's rank among the matching points */
     unsigned char *chosen;  /* per group: this round's byte */
+    int unique;             /* groups whose chosen bucket holds one point, this round */
     uint64_t *hist;         /* groups * 256 counts */
     float *box;             /* groups * 2 * dim: lo, then -hi (one MIN reduction) */
 } decomposer;
@@ -89,6 +90,7 @@ static lbk_status pick_bucket(decomposer *d, int g, int round)
         if (d->want[g] < before + h[b]) {
             d->want[g] -= before;
             d->chosen[g] = (unsigned char)b;
+            d->unique += h[b] == 1;
             if (round < IMAGE_BYTES)
                 n->image |= (uint32_t)b << (8 * (IMAGE_BYTES - 1 - round));
             else
@@ -104,11 +106,37 @@ static lbk_status pick_bucket(decomposer *d, int g, int round)
     return LBK_ERR_INTERNAL;
 }
 
+/* Once every group's plane point is the only point still matching, its
+ * rank sends its whole key (one MAX over ranks; the others send 0) and the
+ * remaining rounds are not needed. */
+static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
+{
+    uint64_t *key = d->hist;   /* groups * 2: image, id */
+    memset(key, 0, (size_t)d->groups * 2 * sizeof *key);
+    for (uint64_t i = 0; i < d->in->rows; i++)
+        if (d->match[i]) {
+            const size_t g = (size_t)d->slot[d->node_of[i]];
+            key[2 * g] = d->image[i];
+            key[2 * g + 1] = d->in->first_row + i;
+        }
+    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T, MPI_MAX,
+                                        LBK_MPI_COMM(comm)),
+                          "MPI_Allreduce (spatial plane keys)"));
+    for (int g = 0; g < d->groups; g++) {
+        lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
+        n->image = (uint32_t)key[2 * g];
+        n->id = key[2 * g + 1];
+    }
+    return LBK_OK;
+}
+
 /* One byte of every group's plane key: global counts per bucket, then the
- * points outside the chosen bucket stop matching. */
-static lbk_status select_round(const lbk_comm *comm, decomposer *d, int round)
+ * points outside the chosen bucket stop matching. *done when every plane
+ * point is known. */
+static lbk_status select_round(const lbk_comm *comm, decomposer *d, int round, bool *done)
 {
     const uint64_t rows = d->in->rows;
+    d->unique = 0;
     memset(d->hist, 0, (size_t)d->groups * 256 * sizeof *d->hist);
     for (uint64_t i = 0; i < rows; i++)
         if (d->match[i])
@@ -121,7 +149,11 @@ static lbk_status select_round(const lbk_comm *comm, decomposer *d, int round)
     for (uint64_t i = 0; i < rows; i++)
         if (d->match[i] && key_byte(d, i, round) != d->chosen[d->slot[d->node_of[i]]])
             d->match[i] = 0;
-    return LBK_OK;
+    *done = round + 1 == IMAGE_BYTES + d->id_bytes;
+    if (*done || d->unique < d->groups)
+        return LBK_OK;
+    *done = true;
+    return finish_unique(comm, d);
 }
 
 /* The widest rule: each group's bounding box over every rank's points. */
@@ -189,8 +221,9 @@ static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
             d->image[i] = lbk_order_image(d->in->points[i * (uint64_t)dim +
                                                         (uint64_t)t->nodes[d->active[s]].dim]);
     }
-    for (int round = 0; round < IMAGE_BYTES + d->id_bytes; round++)
-        LBK_TRY(select_round(comm, d, round));
+    bool done = false;
+    for (int round = 0; !done; round++)
+        LBK_TRY(select_round(comm, d, round, &done));
     for (uint64_t i = 0; i < d->in->rows; i++) {
         const lbk_toptree_node *n = &t->nodes[d->node_of[i]];
         if (d->slot[d->node_of[i]] < 0)

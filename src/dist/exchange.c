@@ -14,6 +14,9 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
 {
     if (bytes <= buffer->capacity && buffer->data)
         return LBK_OK;
+    LBK_FAIL_IF(buffer->borrowed, LBK_ERR_INTERNAL,
+                "internal: %s: %zu bytes do not fit a buffer of %zu", what, bytes,
+                buffer->capacity);
     /* Exactly what is asked: a buffer may become a data set's array. */
     const size_t want = bytes < 64 ? 64 : bytes;
     free(buffer->data);
@@ -26,7 +29,8 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
 
 void lbk_buffer_free(lbk_buffer *buffer)
 {
-    free(buffer->data);
+    if (!buffer->borrowed)
+        free(buffer->data);
     buffer->data = NULL;
     buffer->capacity = 0;
 }

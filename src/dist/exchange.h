@@ -9,17 +9,21 @@
 #include "comm.h"
 #include "status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* A grow-only host buffer, reused from batch to batch. */
+/* A grow-only host buffer, reused from batch to batch; or (borrowed) the
+ * caller's memory of a fixed size, which an exchange fills in place. */
 typedef struct {
     void *data;
     size_t capacity;   /* bytes */
+    bool borrowed;     /* never grown nor freed here */
 } lbk_buffer;
 
 /* At least `bytes` bytes (contents not kept when it grows); logs `what`
- * when out of memory. */
+ * when out of memory, or (borrowed) when it is too small: an internal
+ * error. */
 lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what);
 void lbk_buffer_free(lbk_buffer *buffer);
 
