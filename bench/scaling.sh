@@ -19,6 +19,11 @@
 #   node   lbknn's own rule: the node's cores divided among its ranks, so
 #          every P shares the same cores (the case of a CPU-only node);
 #          mpirun --bind-to none, so one rank may use every core.
+#   onecore  every rank on the same single core, one thread each, waiting
+#          ranks yielding (spatial runs only): the query phase then takes
+#          about the ranks' total work, so P = 1 over P = 2 is the work ratio
+#          (an upper bound of the overhead), free of what other jobs on a
+#          shared machine do to the second core.
 # Runs with more ranks than cores are marked oversubscribed.
 #
 # Each run's report goes to bench/out/scaling/, the table (medians over the
@@ -67,6 +72,10 @@ run_once() {
     if [ "$mode" = core ]; then
         POCL_MAX_PTHREAD_COUNT=1 mpirun -x POCL_MAX_PTHREAD_COUNT -n "$np" \
             "$LBKNN" run --quiet "$@" --set "output.report=$report"
+    elif [ "$mode" = onecore ]; then
+        # A rank waiting in MPI yields the core instead of spinning on it.
+        POCL_MAX_PTHREAD_COUNT=1 taskset -c 0 mpirun --bind-to none --mca mpi_yield_when_idle 1 \
+            -x POCL_MAX_PTHREAD_COUNT -n "$np" "$LBKNN" run --quiet "$@" --set "output.report=$report"
     else
         # --bind-to none: Open MPI binds each of up to two ranks to one
         # core, which would leave a single rank one core of the node.
@@ -107,6 +116,10 @@ spatial_runs() {
                 "$data/clustered/job.yaml" "${sp[@]}"
         done
         run_once spatial-weak-p2 spatial-weak 2 core "$i" "$data/weak2/job.yaml" "${sp[@]}"
+        for np in 1 2; do
+            run_once "spatial-onecore-p$np" spatial-onecore "$np" onecore "$i" \
+                "$data/uniform/job.yaml" "${sp[@]}"
+        done
         for np in 1 2 4; do
             run_once "spatial-base-p$np" spatial-base "$np" core "$i" "$data/tiny/job.yaml" "${sp[@]}"
         done
@@ -229,6 +242,8 @@ def spatial_table():
         if r['workload'] == 'spatial-base':
             continue
         kind = 'uniform' if r['workload'] == 'spatial-weak' else r['workload'][len('spatial-'):]
+        if r['workload'] == 'spatial-onecore':
+            name += ' (one core: work ratio)'
         b = sp.get('spatial-%s-p1' % kind)
         weak = r['workload'] == 'spatial-weak'
         form = 'efficiency %.2f (%.2f)' if weak else '%.2fx (%.2fx)'

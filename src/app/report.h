@@ -42,7 +42,9 @@ typedef struct {
     uint64_t queries_phase1, queries_phase2;
     uint64_t queries_owned;      /* queries this rank answered (voted, wrote) */
     uint64_t owned_phase2; /* of those, the ones that went to phase 2 */
-    uint64_t bytes_sent;         /* query-time bytes sent to other ranks */
+    uint64_t bytes_sent;         /* query-time bytes sent to other ranks: the spatial
+                                  * exchanges' queries and K-lists, or the K-list merge's
+                                  * model (merge.h); query broadcasts are not counted */
     uint64_t peak_rss_bytes;     /* getrusage's ru_maxrss */
     uint64_t peak_device_bytes;  /* engine's estimate; 0 = not tracked (brute force) */
 } lbk_rank_stats;
