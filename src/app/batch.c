@@ -37,9 +37,23 @@ static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
         } else {
             out[s].key = res->keys[s];
             out[s].label = shard->labels ? shard->labels[idx] : -1;
-            out[s].id = shard->first_row + idx;
+            out[s].id = shard->ids ? shard->ids[idx] : shard->first_row + idx;
         }
     }
+}
+
+lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t count,
+                            lbk_candidate *out)
+{
+    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
+    for (uint64_t at = 0; at < count; at += s->batch) {
+        const uint64_t n = count - at < s->batch ? count - at : s->batch;
+        s->result.queries = n;
+        LBK_TRY(lbk_engine_query(s->engine, points + at * dim, n, &s->result));
+        to_candidates(&s->result, &s->shard, out + at * k);
+        s->largest_search = n > s->largest_search ? n : s->largest_search;
+    }
+    return LBK_OK;
 }
 
 /* The K-lists of the batch's queries [first, first + count) in this rank's
@@ -47,11 +61,8 @@ static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
 static lbk_status search_range(lbk_run_state *s, const lbk_batch *b, uint64_t first,
                                uint64_t count, lbk_candidate *out)
 {
-    s->result.queries = count;
-    LBK_TRY(lbk_engine_query(s->engine, b->points + first * (uint64_t)s->shape.dim, count,
-                             &s->result));
-    to_candidates(&s->result, &s->shard, out);
-    return LBK_OK;
+    s->stats.queries_phase1 += count;
+    return lbk_batch_search(s, b->points + first * (uint64_t)s->shape.dim, count, out);
 }
 
 /* Sharded references: every rank searches the whole batch in its shard. */
@@ -79,25 +90,68 @@ static lbk_status merge_lists(lbk_run_state *s, lbk_batch *b)
         lbk_merge_candidates(s->comm, s->job->mpi.merge, s->local, b->count, s->job->knn.k,
                              s->merged, &b->slice_first, &b->slice_count, &moved);
     s->merge_bytes += moved;
+    s->stats.bytes_sent += moved;
     return st;
 }
 
-static const lbk_batch_strategy shard_reduce = {broadcast_batch, search_whole_batch,
-                                                merge_lists, false};
-static const lbk_batch_strategy shard_reduce_scatter = {broadcast_batch, search_whole_batch,
-                                                        merge_lists, true};
-static const lbk_batch_strategy replicate = {broadcast_batch, search_own_slice, NULL, true};
+static const lbk_batch_strategy shard_reduce = {
+    NULL,
+    {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+     {search_whole_batch, LBK_PHASE_QUERY},
+     {merge_lists, LBK_PHASE_MERGE},
+     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+    false,
+    false};
+static const lbk_batch_strategy shard_reduce_scatter = {
+    NULL,
+    {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+     {search_whole_batch, LBK_PHASE_QUERY},
+     {merge_lists, LBK_PHASE_MERGE},
+     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+    true,
+    false};
+static const lbk_batch_strategy replicate = {
+    NULL,
+    {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+     {search_own_slice, LBK_PHASE_QUERY},
+     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+    true,
+    false};
 
-const lbk_batch_strategy *lbk_batch_strategy_for(const lbk_job *job)
+lbk_partition lbk_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
+                                    const char **why)
+{
+    if (requested != LBK_PARTITION_AUTO) {
+        *why = "requested by mpi.partition";
+        return requested;
+    }
+    if (ranks == 1) {
+        *why = "auto: one rank holds every reference point";
+        return LBK_PARTITION_SHARD;
+    }
+    if (engine == LBK_ENGINE_KDTREE) {
+        *why = "auto: k-d tree on several ranks: each rank owns one box of space and searches "
+               "only the queries that can have neighbours in it";
+        return LBK_PARTITION_SPATIAL;
+    }
+    *why = "auto: brute force on several ranks: each rank searches every query in its row "
+           "shard, so the work per rank falls with the shard";
+    return LBK_PARTITION_SHARD;
+}
+
+const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge)
 {
     /* A switch, so that -Wswitch points here when a partition is added. */
-    switch (job->mpi.partition) {
+    switch (partition) {
+    case LBK_PARTITION_AUTO:   /* resolved before this is asked */
     case LBK_PARTITION_SHARD:
         break;
     case LBK_PARTITION_REPLICATE:
         return &replicate;
+    case LBK_PARTITION_SPATIAL:
+        return &lbk_spatial_strategy;
     }
-    return job->mpi.merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
+    return merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
 }
 
 /* Predictions are variable-length text: every rank's slice goes after the
@@ -128,18 +182,30 @@ lbk_status lbk_batch_emit(lbk_run_state *s, lbk_batch *b)
     const lbk_job *job = s->job;
     const int k = job->knn.k;
     const int32_t *truth = b->truth ? b->truth + b->slice_first : NULL;
+    const bool owns = s->strategy->owns_slice;
+    int32_t *predictions = owns ? s->predictions + (b->first - s->query_first) : s->predictions;
     if (!s->strategy->sliced && !s->root)
         return LBK_OK;
     if (s->shape.reference_labels)
         for (uint64_t q = 0; q < b->slice_count; q++) {
-            s->predictions[q] = lbk_vote(s->merged + q * (uint64_t)k, k, job->knn.metric,
-                                         job->knn.weights);
+            predictions[q] = lbk_vote(s->merged + q * (uint64_t)k, k, job->knn.metric,
+                                      job->knn.weights);
             if (truth)
-                lbk_confusion_add(&s->confusion, truth[q], s->predictions[q]);
+                lbk_confusion_add(&s->confusion, truth[q], predictions[q]);
         }
+    s->stats.queries_owned += b->slice_count;
     lbk_status st = LBK_OK;
     if (s->outputs_open)
         st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
                                      s->merged);
-    return write_predictions(s, b->first + b->slice_first, b->slice_count, st);
+    return owns ? st : write_predictions(s, b->first + b->slice_first, b->slice_count, st);
+}
+
+lbk_status lbk_batch_finish(lbk_run_state *s)
+{
+    if (!s->strategy->owns_slice)
+        return LBK_OK;
+    /* Every rank's slice text after those of the ranks before it: one scan
+     * over the whole slices, which every rank joins. */
+    return write_predictions(s, s->query_first, s->queries.rows, LBK_OK);
 }

@@ -1,10 +1,10 @@
 /* One batch of queries under a partition strategy: how the queries reach
  * the ranks, how each rank's K-lists become the final lists, and which rank
- * classifies and writes which slice. The run driver (run.c) calls the steps
- * in order and agrees on every rank's status between them; each step here
- * does its rank's part and never agrees by itself, so a new partition (say
- * one that routes queries to the ranks owning nearby space, with an
- * all-to-all exchange) is one more strategy in batch.c. */
+ * classifies and writes which slice. The run driver (run.c) calls the
+ * stages in order and agrees on every rank's status after each; a stage
+ * does its rank's part and at most one collective step of its own (an
+ * exchange agrees on its own preparation first), so a partition is a list
+ * of stages. The spatial partition's stages live in batch_spatial.c. */
 #ifndef LBK_BATCH_H
 #define LBK_BATCH_H
 
@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t first, count;            /* queries [first, first + count) */
+    uint64_t first, count;            /* queries [first, first + count) of the query file */
     float *points;                    /* the batch's query points on this rank */
     int32_t *truth;                   /* their labels, where this rank scores them; or NULL */
     uint64_t slice_first, slice_count; /* the final lists this rank holds in s->merged:
@@ -23,23 +23,52 @@ typedef struct {
 
 typedef lbk_status (*lbk_batch_step)(lbk_run_state *s, lbk_batch *b);
 
+/* One stage of a batch and the phase its time counts in. */
+typedef struct {
+    lbk_batch_step step;
+    lbk_phase phase;
+} lbk_batch_stage;
+
+#define LBK_BATCH_STAGES_MAX 8
+
 typedef struct lbk_batch_strategy {
-    /* The batch's queries (and labels) to the ranks that search them. */
-    lbk_batch_step distribute;
-    /* This rank's K-lists for the queries it searches. */
-    lbk_batch_step search;
-    /* Every rank's lists to the final lists of the slices the ranks emit;
-     * NULL when search already made final lists. */
-    lbk_batch_step combine;
+    /* Collective, once before the engine is built, or NULL: the spatial
+     * partition moves the reference points to their owners here. */
+    lbk_status (*redistribute)(lbk_run_state *s);
+    /* The stages, up to the first with a NULL step; lbk_batch_emit is the
+     * last one of every strategy. */
+    lbk_batch_stage stages[LBK_BATCH_STAGES_MAX];
     /* Every rank emits its own slice (true), or rank 0 the whole batch. */
     bool sliced;
+    /* Each rank reads and answers its own contiguous slice of the query
+     * file, in batches of its own; the predictions text, whose offsets
+     * depend on every earlier slice, is written by lbk_batch_finish. */
+    bool owns_slice;
 } lbk_batch_strategy;
 
-/* The strategy of the job's mpi.partition and mpi.merge. */
-const lbk_batch_strategy *lbk_batch_strategy_for(const lbk_job *job);
+/* `auto` resolved: spatial for the k-d tree on more than one rank, shard
+ * otherwise; `why` gets a static sentence. */
+lbk_partition lbk_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
+                                    const char **why);
+
+/* The strategy of a resolved partition and the job's mpi.merge. */
+const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge);
+
+/* The spatial partition (batch_spatial.c), and its state's release. */
+extern const lbk_batch_strategy lbk_spatial_strategy;
+void lbk_batch_spatial_free(lbk_spatial_run *spatial);
+
+/* The K-lists of `count` query points in this rank's references, as merge
+ * candidates (global ids, labels), in chunks of the run's batch. */
+lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t count,
+                            lbk_candidate *out);
 
 /* Classify, score and write this rank's final lists, if it emits. Where
  * every rank emits, every rank must call it: it holds a collective scan. */
 lbk_status lbk_batch_emit(lbk_run_state *s, lbk_batch *b);
+
+/* Collective, after the last batch: the predictions of strategies that own
+ * slices, at offsets from an exclusive scan over the ranks. */
+lbk_status lbk_batch_finish(lbk_run_state *s);
 
 #endif

@@ -15,11 +15,73 @@ const char *lbk_phase_name(lbk_phase phase)
     return (unsigned)phase < LBK_PHASE_COUNT ? names[phase] : "?";
 }
 
-/* Replicated references need no merge. */
-static const char *merge_name(const lbk_job *job)
+/* Replicated references need no merge; under the spatial partition each
+ * query's owner merges the lists it gets back (mpi.merge is not used). */
+static const char *merge_name(const lbk_run_report *r)
 {
-    return job->mpi.partition == LBK_PARTITION_REPLICATE ? "none"
-                                                         : lbk_merge_mode_name(job->mpi.merge);
+    switch (r->partition) {
+    case LBK_PARTITION_REPLICATE: return "none";
+    case LBK_PARTITION_SPATIAL: return "owner";
+    case LBK_PARTITION_AUTO:
+    case LBK_PARTITION_SHARD: break;
+    }
+    return lbk_merge_mode_name(r->job->mpi.merge);
+}
+
+static uint64_t phase2_queries(const lbk_run_report *r)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < r->ranks; i++)
+        n += r->rank_stats[i].owned_phase2;
+    return n;
+}
+
+/* The busiest rank's searched queries over the mean: 1 when balanced. */
+static double query_imbalance(const lbk_run_report *r)
+{
+    uint64_t total = 0, most = 0;
+    for (int i = 0; i < r->ranks; i++) {
+        const uint64_t n = r->rank_stats[i].queries_phase1 + r->rank_stats[i].queries_phase2;
+        total += n;
+        most = n > most ? n : most;
+    }
+    return total ? (double)most * r->ranks / (double)total : 1.0;
+}
+
+static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
+
+/* Each rank's points, queries, bytes and memory peaks (the first 8). */
+static void print_rank_stats(FILE *out, const lbk_run_report *r)
+{
+    for (int i = 0; i < r->ranks && r->rank_stats; i++) {
+        if (i == 8 && r->ranks > 9) {
+            fprintf(out, "  ...        (%d more ranks; see the report)\n", r->ranks - 8);
+            break;
+        }
+        const lbk_rank_stats *st = &r->rank_stats[i];
+        fprintf(out, "  rank %-5d  points %" PRIu64 "  queries %" PRIu64, i, st->points,
+                st->queries_phase1);
+        if (r->spatial)
+            fprintf(out, " + %" PRIu64 " (phase 2)", st->queries_phase2);
+        fprintf(out, "  sent %.2f MiB  peak rss %.1f MiB", mib(st->bytes_sent),
+                mib(st->peak_rss_bytes));
+        if (st->peak_device_bytes)
+            fprintf(out, "  device %.1f MiB", mib(st->peak_device_bytes));
+        fputc('\n', out);
+    }
+}
+
+static void print_spatial(FILE *out, const lbk_run_report *r)
+{
+    const lbk_spatial_report *sp = r->spatial;
+    if (!sp)
+        return;
+    fprintf(out, "  spatial    top tree %d level%s, redistribution %.3f s and %.2f MiB; phase 2 "
+                 "for %.2f%% of the queries; busiest rank %.2fx the mean\n",
+            sp->levels, sp->levels == 1 ? "" : "s", sp->redistribute_s,
+            mib(sp->redistribute_bytes),
+            r->query_rows ? 100.0 * (double)phase2_queries(r) / (double)r->query_rows : 0.0,
+            query_imbalance(r));
 }
 
 static void print_devices(FILE *out, const lbk_run_report *r)
@@ -66,12 +128,15 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
     if (r->engine_detail[0])
         fprintf(out, "             %s\n", r->engine_detail);
     fprintf(out, "  ranks      %d  partition=%s  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n",
-            r->ranks, lbk_partition_name(job->mpi.partition), merge_name(job), r->batches,
+            r->ranks, lbk_partition_name(r->partition), merge_name(r), r->batches,
             r->batch_size);
+    fprintf(out, "             partition: %s\n", r->partition_why);
     print_devices(out, r);
     print_timings(out, r);
     if (r->ranks > 1)
-        fprintf(out, "  merge      %.2f MiB moved\n", (double)r->merge_bytes / (1024.0 * 1024.0));
+        fprintf(out, "  merge      %.2f MiB moved\n", mib(r->merge_bytes));
+    print_spatial(out, r);
+    print_rank_stats(out, r);
     if (r->confusion && r->confusion->total > 0)
         fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
                 (double)r->confusion->correct / (double)r->confusion->total, r->confusion->correct,
@@ -169,14 +234,42 @@ static void report_accuracy(FILE *f, const lbk_run_report *r)
         fprintf(f, "confusion_outside_matrix: %" PRIu64 "\n", c->other);
 }
 
+/* The partition and why, the merge, the spatial numbers, every rank's. */
+static void report_partition(FILE *f, const lbk_run_report *r)
+{
+    fprintf(f, "partition: {name: %s, reason: ", lbk_partition_name(r->partition));
+    lbk_yaml_print_string(f, r->partition_why);
+    fprintf(f, "}\nmerge: {mode: %s, bytes: %" PRIu64 "}\n", merge_name(r), r->merge_bytes);
+    if (r->spatial) {
+        const uint64_t extra = phase2_queries(r);
+        fprintf(f, "spatial: {top_tree_levels: %d, redistribute_s: %.6f, redistribute_bytes: %" PRIu64
+                   ", query_imbalance: %.4f, queries_phase2: %" PRIu64 ", phase2_fraction: %.6f}\n",
+                r->spatial->levels, r->spatial->redistribute_s, r->spatial->redistribute_bytes,
+                query_imbalance(r), extra,
+                r->query_rows ? (double)extra / (double)r->query_rows : 0.0);
+    }
+    fprintf(f, "rank_stats:\n");
+    for (int i = 0; i < r->ranks && r->rank_stats; i++) {
+        const lbk_rank_stats *st = &r->rank_stats[i];
+        fprintf(f, "  - {rank: %d, points: %" PRIu64 ", queries_phase1: %" PRIu64
+                   ", queries_phase2: %" PRIu64 ", queries_owned: %" PRIu64 ", bytes_sent: %" PRIu64
+                   ", peak_rss_bytes: %" PRIu64 ", peak_device_bytes: ",
+                i, st->points, st->queries_phase1, st->queries_phase2, st->queries_owned,
+                st->bytes_sent, st->peak_rss_bytes);
+        if (st->peak_device_bytes)
+            fprintf(f, "%" PRIu64 "}\n", st->peak_device_bytes);
+        else
+            fprintf(f, "null}  # not tracked by the brute-force engine\n");
+    }
+}
+
 static void write_report_body(FILE *f, const lbk_run_report *r)
 {
     report_inputs(f, r);
     report_devices(f, r);
     fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);
     report_timings(f, r);
-    fprintf(f, "partition: %s\n", lbk_partition_name(r->job->mpi.partition));
-    fprintf(f, "merge: {mode: %s, bytes: %" PRIu64 "}\n", merge_name(r->job), r->merge_bytes);
+    report_partition(f, r);
     report_accuracy(f, r);
 }
 

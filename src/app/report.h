@@ -32,6 +32,30 @@ typedef struct {
     lbk_cpu_threads_source cpu_threads_source;
 } lbk_rank_device;
 
+/* One rank's work and resources, as every rank tells rank 0 (sent as
+ * bytes). Under the spatial partition, queries_phase1 are the queries this
+ * rank searched as their home rank and queries_phase2 those it searched for
+ * other ranks' bounds (phase 2); otherwise queries_phase1 counts every query
+ * it searched. */
+typedef struct {
+    uint64_t points;             /* reference points this rank searched */
+    uint64_t queries_phase1, queries_phase2;
+    uint64_t queries_owned;      /* queries this rank answered (voted, wrote) */
+    uint64_t owned_phase2; /* of those, the ones that went to phase 2 */
+    uint64_t bytes_sent;         /* query-time bytes sent to other ranks: the spatial
+                                  * exchanges' queries and K-lists, or the K-list merge's
+                                  * model (merge.h); query broadcasts are not counted */
+    uint64_t peak_rss_bytes;     /* getrusage's ru_maxrss */
+    uint64_t peak_device_bytes;  /* engine's estimate; 0 = not tracked (brute force) */
+} lbk_rank_stats;
+
+/* The spatial partition's numbers, over every rank. */
+typedef struct {
+    int levels;                  /* of the top tree */
+    double redistribute_s;       /* slowest rank's decomposition and exchange */
+    uint64_t redistribute_bytes; /* sent between ranks, total */
+} lbk_spatial_report;
+
 typedef struct {
     const lbk_job *job;
     uint64_t reference_rows, query_rows;
@@ -49,6 +73,10 @@ typedef struct {
     double search_s;               /* wall time of the batch loop on rank 0 */
     uint64_t merge_bytes;          /* sum over ranks */
     const lbk_confusion *confusion; /* NULL without query labels */
+    lbk_partition partition;       /* resolved: never AUTO */
+    const char *partition_why;
+    const lbk_rank_stats *rank_stats; /* one per rank, in rank order */
+    const lbk_spatial_report *spatial; /* NULL unless the partition is spatial */
 } lbk_run_report;
 
 const char *lbk_phase_name(lbk_phase phase);

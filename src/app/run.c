@@ -2,6 +2,7 @@
 
 #include "batch.h"
 #include "log.h"
+#include "merge.h"
 #include "progress.h"
 #include "run_state.h"
 #include "timer.h"
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 /* Largest class count for which the report carries a confusion matrix. */
 #define CONFUSION_MAX_CLASSES 256
@@ -42,17 +44,36 @@ static lbk_status probe_inputs(lbk_run_state *s)
     return lbk_check_inputs(s->job, &s->shape);
 }
 
+/* The engine and the partition, from the job and the input's shape: the
+ * same answer on every rank, with no communication. */
+static void resolve_plan(lbk_run_state *s)
+{
+    const lbk_job *job = s->job;
+    s->engine_kind = lbk_engine_resolve(job->knn.engine, s->shape.dim, s->shape.reference_rows,
+                                        job->knn.k, &s->engine_why);
+    s->partition = lbk_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
+                                         &s->partition_why);
+    s->strategy = lbk_batch_strategy_for(s->partition, job->mpi.merge);
+}
+
 /* Each rank reads its reference rows (a shard, or all of them when they are
- * replicated); rank 0 also reads the queries. */
+ * replicated); rank 0 reads the queries, or each rank its own slice of them
+ * where the strategy owns slices. */
 static lbk_status read_inputs(lbk_run_state *s)
 {
     const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
     const uint64_t p = (uint64_t)s->comm->size;
-    const bool all = s->job->mpi.partition == LBK_PARTITION_REPLICATE;
+    const bool all = s->partition == LBK_PARTITION_REPLICATE;
     lbk_status st = lbk_read_rows(s->job, false, all ? 0 : n * r / p, all ? n : n * (r + 1) / p,
                                   &s->shard);
-    if (st == LBK_OK && s->root)
+    if (st == LBK_OK && s->strategy->owns_slice) {
+        uint64_t count = 0;
+        lbk_query_slice(s->shape.query_rows, s->comm->size, s->comm->rank, &s->query_first,
+                        &count);
+        st = lbk_read_rows(s->job, true, s->query_first, s->query_first + count, &s->queries);
+    } else if (st == LBK_OK && s->root) {
         st = lbk_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
+    }
     s->phase[LBK_PHASE_READ] = lbk_now() - s->t_read;
     return st;
 }
@@ -71,7 +92,7 @@ static int32_t max_label(const lbk_dataset *d)
 static lbk_status reduce_label_max(lbk_run_state *s)
 {
     s->label_max = max_label(&s->shard);
-    if (s->root) {
+    if (s->queries.labels) {
         const int32_t qmax = max_label(&s->queries);
         s->label_max = qmax > s->label_max ? qmax : s->label_max;
     }
@@ -88,6 +109,9 @@ static lbk_status open_device(lbk_run_state *s)
     lbk_status st = lbk_device_open(&request, &s->device);
     s->phase[LBK_PHASE_DEVICE] = lbk_now() - t;
     s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
+    if (st == LBK_OK)
+        s->rank_stats = alloc_or_log((size_t)s->comm->size, sizeof *s->rank_stats,
+                                     "per-rank statistics", &st);
     if (st == LBK_OK && s->root)
         s->rank_phases = alloc_or_log((size_t)s->comm->size * LBK_PHASE_COUNT, sizeof(double),
                                       "per-rank timings", &st);
@@ -109,22 +133,38 @@ static lbk_status gather_devices(lbk_run_state *s)
     return lbk_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
 }
 
-/* `auto` resolves from the global N, the same answer on every rank. */
+/* Collective, where the strategy moves the reference points (spatial):
+ * part of the build phase. */
+static lbk_status redistribute(lbk_run_state *s)
+{
+    if (!s->strategy->redistribute)
+        return LBK_OK;
+    const double t = lbk_now();
+    const lbk_status st = s->strategy->redistribute(s);
+    s->phase[LBK_PHASE_BUILD] += lbk_now() - t;
+    return st;
+}
+
 static lbk_status build_engine(lbk_run_state *s)
 {
-    const lbk_job *job = s->job;
-    s->engine_kind = lbk_engine_resolve(job->knn.engine, s->shape.dim, s->shape.reference_rows,
-                                        job->knn.k, &s->engine_why);
     const double t = lbk_now();
-    const lbk_status st = lbk_engine_create(s->device, job, s->engine_kind, &s->shard, &s->engine);
-    s->phase[LBK_PHASE_BUILD] = lbk_now() - t;
+    const lbk_status st =
+        lbk_engine_create(s->device, s->job, s->engine_kind, &s->shard, &s->engine);
+    s->phase[LBK_PHASE_BUILD] += lbk_now() - t;
     return st;
+}
+
+/* Queries one rank batches: all of them, or the largest rank's slice. */
+static uint64_t queries_to_batch(const lbk_run_state *s)
+{
+    const uint64_t nq = s->shape.query_rows, p = (uint64_t)s->comm->size;
+    return s->strategy->owns_slice ? nq / p + (nq % p != 0) : nq;
 }
 
 /* Collective: the smallest batch any rank's device can take. */
 static lbk_status plan_batches(lbk_run_state *s)
 {
-    const uint64_t nq = s->shape.query_rows;
+    const uint64_t nq = queries_to_batch(s);
     uint64_t batch = lbk_engine_max_batch(s->engine);
     if (s->job->device.batch > 0 && s->job->device.batch < batch)
         batch = s->job->device.batch;
@@ -143,18 +183,19 @@ static lbk_status plan_batches(lbk_run_state *s)
 static lbk_status alloc_batch_buffers(lbk_run_state *s)
 {
     const uint64_t batch = s->batch, lists = batch * (uint64_t)s->job->knn.k;
-    const bool labels = s->shape.query_labels;
+    const bool labels = s->shape.query_labels, owns = s->strategy->owns_slice;
     lbk_status st = lbk_knn_result_alloc(&s->result, batch, s->job->knn.k);
-    if (st == LBK_OK)
+    if (st == LBK_OK && !owns)
         s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
         s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);
     if (st == LBK_OK)
-        s->predictions = alloc_or_log(batch, sizeof *s->predictions, "predictions", &st);
-    if (st == LBK_OK && !s->root)
+        s->predictions = alloc_or_log(owns ? s->queries.rows : batch, sizeof *s->predictions,
+                                      "predictions", &st);
+    if (st == LBK_OK && !s->root && !owns)
         s->batch_points = alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float),
                                        "query batch", &st);
-    if (st == LBK_OK && labels && s->strategy->sliced && !s->root)
+    if (st == LBK_OK && labels && s->strategy->sliced && !s->root && !owns)
         s->batch_truth = alloc_or_log(batch, sizeof *s->batch_truth, "query labels", &st);
     if (st == LBK_OK && labels)
         st = lbk_confusion_init(&s->confusion,
@@ -179,30 +220,40 @@ static lbk_status timed(lbk_run_state *s, lbk_phase phase, lbk_batch_step step, 
     return st;
 }
 
-/* One batch: the strategy's steps, with every rank's status agreed before
- * the next step that needs every rank, and after the last, so that a failed
- * write stops every rank before the next batch or the close. */
+/* One batch: the strategy's stages, with every rank's status agreed after
+ * each, so that a failure anywhere (a failed write included) stops every
+ * rank before the next collective step, batch or close. */
 static lbk_status run_batch(lbk_run_state *s, lbk_batch *b)
 {
-    const lbk_batch_strategy *how = s->strategy;
-    LBK_TRY(timed(s, LBK_PHASE_DISTRIBUTE, how->distribute, b));
-    LBK_TRY(lbk_agree(s->comm, timed(s, LBK_PHASE_QUERY, how->search, b)));
-    if (how->combine)
-        LBK_TRY(lbk_agree(s->comm, timed(s, LBK_PHASE_MERGE, how->combine, b)));
-    return lbk_agree(s->comm, timed(s, LBK_PHASE_OUTPUT, lbk_batch_emit, b));
+    const lbk_batch_stage *stage = s->strategy->stages;
+    for (int i = 0; i < LBK_BATCH_STAGES_MAX && stage[i].step; i++)
+        LBK_TRY(lbk_agree(s->comm, timed(s, stage[i].phase, stage[i].step, b)));
+    return LBK_OK;
+}
+
+/* Batch i: of the whole query file, or (owns_slice) of this rank's slice,
+ * where a rank with a shorter slice runs empty batches at the end. */
+static lbk_batch batch_at(const lbk_run_state *s, uint64_t i)
+{
+    const bool owns = s->strategy->owns_slice;
+    const uint64_t nq = owns ? s->queries.rows : s->shape.query_rows, at = i * s->batch;
+    lbk_batch b = {.first = (owns ? s->query_first : 0) + at};
+    b.count = at >= nq ? 0 : nq - at < s->batch ? nq - at : s->batch;
+    return b;
 }
 
 static lbk_status run_batches(lbk_run_state *s)
 {
-    const uint64_t nq = s->shape.query_rows;
+    /* With owned slices, rank 0's progress stands for every rank's. */
+    const uint64_t nq = s->strategy->owns_slice ? s->queries.rows : s->shape.query_rows;
     lbk_progress progress;
     lbk_progress_start(&progress, s->root && s->options->progress, nq);
     const double t_search = lbk_now();
     for (uint64_t i = 0; i < s->batches; i++) {
-        lbk_batch b = {.first = i * s->batch};
-        b.count = nq - b.first < s->batch ? nq - b.first : s->batch;
+        lbk_batch b = batch_at(s, i);
         LBK_TRY(run_batch(s, &b));
-        lbk_progress_update(&progress, b.first + b.count, i + 1, s->batches);
+        const uint64_t done = (i + 1) * s->batch;
+        lbk_progress_update(&progress, done < nq ? done : nq, i + 1, s->batches);
     }
     lbk_progress_finish(&progress);
     s->search_s = lbk_now() - t_search;
@@ -212,6 +263,30 @@ static lbk_status run_batches(lbk_run_state *s)
 static lbk_status close_outputs(lbk_run_state *s)
 {
     return s->outputs_open ? lbk_outputs_close(&s->outputs) : LBK_OK;
+}
+
+static uint64_t peak_rss_bytes(void)
+{
+    struct rusage usage;
+    /* Linux reports kilobytes. */
+    return getrusage(RUSAGE_SELF, &usage) == 0 ? (uint64_t)usage.ru_maxrss * 1024u : 0;
+}
+
+/* Collective: every rank's work and peaks, and the spatial partition's
+ * slowest redistribution and its bytes. */
+static lbk_status gather_rank_stats(lbk_run_state *s)
+{
+    s->stats.points = s->shard.rows;
+    s->stats.peak_rss_bytes = peak_rss_bytes();
+    s->stats.peak_device_bytes = lbk_engine_peak_device_bytes(s->engine, s->largest_search);
+    LBK_TRY(lbk_allgather_bytes(s->comm, &s->stats, s->rank_stats, (int)sizeof s->stats));
+    if (!s->spatial)
+        return LBK_OK;
+    lbk_spatial_report *r = &s->spatial->report;
+    double lo, avg, hi;
+    LBK_TRY(lbk_reduce_stats(s->comm, &r->redistribute_s, 1, &lo, &avg, &hi));
+    r->redistribute_s = hi;
+    return lbk_allreduce_u64(s->comm, &r->redistribute_bytes, LBK_REDUCE_SUM);
 }
 
 /* Collective: accuracy over every rank's slices, timings over ranks. */
@@ -230,6 +305,7 @@ static lbk_status reduce_results(lbk_run_state *s)
     LBK_TRY(lbk_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
                              r->phase_max));
     LBK_TRY(lbk_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
+    LBK_TRY(gather_rank_stats(s));
     return lbk_gather_doubles(s->comm, s->phase, LBK_PHASE_COUNT, s->rank_phases);
 }
 
@@ -253,6 +329,10 @@ static void fill_report(lbk_run_state *s)
     r->search_s = s->search_s;
     r->merge_bytes = s->merge_bytes;
     r->confusion = s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
+    r->partition = s->partition;
+    r->partition_why = s->partition_why;
+    r->rank_stats = s->rank_stats;
+    r->spatial = s->spatial ? &s->spatial->report : NULL;
     r->total_s = lbk_now() - s->t_start;
 }
 
@@ -292,6 +372,7 @@ static void run_state_init(lbk_run_state *s, const lbk_comm *comm, lbk_job *job,
     s->root = comm->rank == 0;
     s->t_start = lbk_now();
     s->engine_why = "";
+    s->partition_why = "";
 }
 
 static void run_state_free(lbk_run_state *s)
@@ -311,6 +392,8 @@ static void run_state_free(lbk_run_state *s)
     free(s->batch_points);
     free(s->devices);
     free(s->rank_phases);
+    free(s->rank_stats);
+    lbk_batch_spatial_free(s->spatial);
 }
 
 /* The protocol at a glance: each line is one step every rank takes;
@@ -325,21 +408,22 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     LBK_TRY_GOTO(st, lbk_agree(comm, load_status));              /* rank 0 loaded the job */
     LBK_TRY_GOTO(st, lbk_bcast_job(comm, job));
-    s.strategy = lbk_batch_strategy_for(job);
     LBK_TRY_GOTO(st, lbk_agree(comm, probe_inputs(&s)));          /* rank 0 probes, checks */
     LBK_TRY_GOTO(st, lbk_bcast_bytes(comm, &s.shape, sizeof s.shape));
+    resolve_plan(&s);                                             /* engine, partition */
     LBK_TRY_GOTO(st, lbk_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, reduce_label_max(&s));
     LBK_TRY_GOTO(st, lbk_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
+    LBK_TRY_GOTO(st, redistribute(&s));         /* spatial: points to their owners */
     LBK_TRY_GOTO(st, lbk_agree(comm, build_engine(&s)));
     LBK_TRY_GOTO(st, plan_batches(&s));
     LBK_TRY_GOTO(st, lbk_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, lbk_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, lbk_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false)
                                                                  : LBK_OK));
-    LBK_TRY_GOTO(st, run_batches(&s));          /* distribute, search, agree, combine, agree,
-                                                 * emit, agree: per batch */
+    LBK_TRY_GOTO(st, run_batches(&s));          /* per batch: each stage, agree */
+    LBK_TRY_GOTO(st, lbk_agree(comm, lbk_batch_finish(&s)));  /* owned slices' predictions */
     LBK_TRY_GOTO(st, lbk_agree(comm, close_outputs(&s)));
     LBK_TRY_GOTO(st, reduce_results(&s));
     LBK_TRY_GOTO(st, lbk_agree(comm, root ? write_report(&s) : LBK_OK));

@@ -8,17 +8,37 @@
 #include "dataset.h"
 #include "device.h"
 #include "engine.h"
+#include "exchange.h"
 #include "inputs.h"
 #include "job.h"
 #include "knn.h"
 #include "output.h"
 #include "report.h"
 #include "run.h"
+#include "toptree.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 struct lbk_batch_strategy;
+
+/* The spatial partition's state (batch_spatial.c): the replicated top tree
+ * and the buffers its exchanges reuse from batch to batch. */
+typedef struct {
+    lbk_toptree tree;
+    uint64_t *send_counts, *recv_counts, *back_counts; /* per rank */
+    uint64_t *cursor;                /* per rank */
+    int *near;                       /* one query's phase-2 ranks (ranks entries) */
+    lbk_buffer home;                 /* batch: each query's home rank (int) */
+    lbk_buffer row;                  /* batch: each query's row (uint64_t) in the phase-1
+                                      * exchange, and so in s->merged until the lists are
+                                      * put back in batch order */
+    lbk_buffer rows_out, rows_in;    /* query points to / from other ranks */
+    lbk_buffer lists_out, lists_in;  /* K-lists to / from other ranks (phase 1's come back
+                                      * straight into s->merged) */
+    lbk_buffer extra_row;            /* phase 2: the s->merged row (uint64_t) of each row sent */
+    lbk_spatial_report report;
+} lbk_spatial_run;
 
 typedef struct {
     const lbk_comm *comm;
@@ -29,7 +49,11 @@ typedef struct {
     double t_start, t_read;          /* the run's clock, and the read phase's */
 
     lbk_input_shape shape;           /* rank 0's, once broadcast */
-    lbk_dataset shard, queries;      /* queries: rank 0 only */
+    lbk_dataset shard, queries;      /* queries: rank 0's all, or (owns_slice) every rank's slice */
+    uint64_t query_first;            /* owns_slice: the slice's first row in the query file */
+    lbk_partition partition;         /* resolved: never AUTO */
+    const char *partition_why;
+    lbk_spatial_run *spatial;        /* spatial partition only */
     int32_t label_max;               /* over every rank's labels */
     lbk_device *device;
     lbk_rank_device *devices;        /* every rank's, in rank order */
@@ -39,8 +63,10 @@ typedef struct {
 
     uint64_t batch, batches;         /* queries per batch (the same on every rank), batches */
     lbk_knn_result result;           /* the engine's lists of one batch */
-    lbk_candidate *local, *merged;   /* this rank's lists, and the final ones it emits */
-    int32_t *predictions;
+    lbk_candidate *local, *merged;   /* this rank's lists, and the final ones it emits;
+                                      * no local where ranks own slices (the spatial
+                                      * stages build the final lists in place) */
+    int32_t *predictions;            /* one batch's, or (owns_slice) the whole slice's */
     float *batch_points;             /* ranks but 0: the batch's queries */
     int32_t *batch_truth;            /* ranks but 0 that emit slices: their labels */
     lbk_confusion confusion;
@@ -53,6 +79,9 @@ typedef struct {
     double *rank_phases;             /* rank 0: every rank's */
     double search_s;                 /* the batch loop's wall time */
     uint64_t merge_bytes;
+    uint64_t largest_search;         /* most queries in one engine call */
+    lbk_rank_stats stats;            /* this rank's */
+    lbk_rank_stats *rank_stats;      /* every rank's, in rank order */
     lbk_run_report report;           /* rank 0 fills and writes it */
 } lbk_run_state;
 

@@ -49,11 +49,18 @@
     X(LBK_MERGE_REDUCE, "reduce")                                              \
     X(LBK_MERGE_REDUCE_SCATTER, "reduce_scatter")
 
-/* shard: rank r holds rows [r*N/P, (r+1)*N/P) and the K-lists are merged;
- * replicate: every rank holds all rows and answers a slice of the queries. */
+/* auto: spatial for the k-d tree engine with more than one rank, shard
+ * otherwise (resolved once the engine is known);
+ * shard: rank r holds rows [r*N/P, (r+1)*N/P) and the K-lists are merged;
+ * replicate: every rank holds all rows and answers a slice of the queries;
+ * spatial: the rows are redistributed so that rank r owns one box of a
+ * global k-d split, and each query visits only the ranks whose boxes can
+ * hold its neighbours. */
 #define LBK_PARTITION_LIST(X)                                                  \
+    X(LBK_PARTITION_AUTO, "auto")                                              \
     X(LBK_PARTITION_SHARD, "shard")                                            \
-    X(LBK_PARTITION_REPLICATE, "replicate")
+    X(LBK_PARTITION_REPLICATE, "replicate")                                    \
+    X(LBK_PARTITION_SPATIAL, "spatial")
 
 /* One enumeration in the job's table form: for schema walkers and messages
  * that list the allowed names. Terminated by a NULL name. */

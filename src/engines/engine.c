@@ -2,6 +2,7 @@
 
 #include "brute.h"
 #include "kdtree.h"
+#include "kdtree_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
 #include "query.h"
@@ -96,6 +97,21 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint6
     if (state->brute)
         return lbk_brute_query(state->brute, queries, nq, result);
     return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result);
+}
+
+uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query)
+{
+    if (!state || !state->tree || lbk_kdtree_size(state->tree) == 0)
+        return 0;
+    lbk_kdtree_stats stats;
+    lbk_kdtree_get_stats(state->tree, &stats);
+    /* lbk_tree_query's buffers: one chunk of queries and their lists. */
+    uint64_t chunk = lbk_tree_max_batch(state->tree, state->k, 0);
+    chunk = largest_query < chunk ? largest_query : chunk;
+    const uint64_t query = chunk * ((uint64_t)lbk_kdtree_dim(state->tree) * sizeof(float) +
+                                    (uint64_t)state->k * 8u);
+    const uint64_t resident = lbk_kdtree_bytes(state->tree) + query;
+    return stats.peak_device_bytes > resident ? stats.peak_device_bytes : resident;
 }
 
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)

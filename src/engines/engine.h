@@ -21,6 +21,10 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result);
+/* Peak device bytes: the tree's build peak, or the built tree plus the
+ * buffers of a query call of `largest_query` queries, whichever is larger;
+ * 0 for brute force (not tracked) and before a build. */
+uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query);
 /* Extra lines for the report, e.g. tree peak memory; may be empty. */
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size);
 void lbk_engine_destroy(lbk_engine_state *state);

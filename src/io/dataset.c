@@ -213,5 +213,6 @@ void lbk_dataset_free(lbk_dataset *data)
         return;
     free(data->points);
     free(data->labels);
+    free(data->ids);
     memset(data, 0, sizeof *data);
 }

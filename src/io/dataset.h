@@ -16,6 +16,9 @@ typedef struct {
     uint64_t first_row;  /* global row index of row 0 (shards) */
     float *points;       /* rows * dim, row-major */
     int32_t *labels;     /* rows, or NULL when the source has no labels */
+    uint64_t *ids;       /* global row index of each row (ascending), or NULL when the
+                          * rows are first_row, first_row + 1, ... (a spatial partition's
+                          * points come from everywhere) */
 } lbk_dataset;
 
 /* What a source holds, without reading the points: the row count and the

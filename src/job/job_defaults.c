@@ -35,5 +35,5 @@ void lbk_job_defaults(lbk_job *job)
     job->tree.sort = LBK_SORT_AUTO;
     job->tree.verify = false;
     job->mpi.merge = LBK_MERGE_REDUCE;
-    job->mpi.partition = LBK_PARTITION_SHARD;
+    job->mpi.partition = LBK_PARTITION_AUTO;
 }

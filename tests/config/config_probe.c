@@ -137,7 +137,7 @@ static void check_defaults(const lbk_job *j)
     LBK_EXPECT_EQ_INT(j->tree.sort, LBK_SORT_AUTO);
     LBK_EXPECT_EQ_INT(j->tree.verify, 0);
     LBK_EXPECT_EQ_INT(j->mpi.merge, LBK_MERGE_REDUCE);
-    LBK_EXPECT_EQ_INT(j->mpi.partition, LBK_PARTITION_SHARD);
+    LBK_EXPECT_EQ_INT(j->mpi.partition, LBK_PARTITION_AUTO);
     LBK_EXPECT_EQ_STR(j->output.predictions, "");
     LBK_EXPECT_EQ_STR(j->output.neighbors, "");
     LBK_EXPECT_EQ_STR(j->output.distances, "");

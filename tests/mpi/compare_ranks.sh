@@ -30,10 +30,26 @@ for f in predictions.csv neighbors.ivecs distances.fvecs; do
     fi
 done
 # The report's numbers that do not depend on timing must agree too.
-for key in '^accuracy' '^correct' '^evaluated' '^confusion' '^batches'; do
+for key in '^accuracy' '^correct' '^evaluated' '^confusion'; do
     a=$(grep -E "$key" "$dir/one/report.yaml") b=$(grep -E "$key" "$dir/many/report.yaml")
     [ "$a" = "$b" ] || { echo "report '$key': '$a' vs '$b'"; status=1; }
 done
+# So must the batch count, except under the spatial partition, where each
+# rank batches its own slice of the queries: ceil(ceil(Q / P) / batch_size)
+# batches, from the report's own query count and batch size.
+report_number() { sed -n "s/$2/\1/p" "$1" | head -n 1; }
+batches_one=$(report_number "$dir/one/report.yaml" '^batches: \([0-9]*\)$')
+batches_many=$(report_number "$dir/many/report.yaml" '^batches: \([0-9]*\)$')
+if grep -q '^partition: {name: spatial,' "$dir/many/report.yaml"; then
+    q=$(report_number "$dir/many/report.yaml" '^  query: {.*, rows: \([0-9]*\),.*')
+    b=$(report_number "$dir/many/report.yaml" '^batch_size: \([0-9]*\)$')
+    slice=$(( (q + np - 1) / np ))
+    want=$(( (slice + b - 1) / b ))
+    [ "$batches_many" = "$want" ] ||
+        { echo "spatial: $batches_many batches, want ceil(ceil($q / $np) / $b) = $want"; status=1; }
+elif [ "$batches_one" != "$batches_many" ]; then
+    echo "report batches: $batches_one vs $batches_many"; status=1
+fi
 grep -q "^ranks: $np\$" "$dir/many/report.yaml" || { echo "report does not say ranks: $np"; status=1; }
 [ "$status" -eq 0 ] && echo "ok: $np ranks match one rank"
 exit "$status"

@@ -44,5 +44,14 @@ for f in predictions.csv neighbors.ivecs distances.fvecs; do
     elif ! cmp "one/$f" "batch/$f"; then echo "$f differs"; status=1; fi
 done
 grep -q "^ranks: $ntasks\$" batch/report.yaml || { echo "report does not say ranks: $ntasks"; status=1; }
+# The partition the arguments asked for is the one that ran.
+for want in shard spatial; do
+    case " $* " in
+    *" mpi.partition=$want "*)
+        grep -q "^partition: {name: $want," batch/report.yaml ||
+            { echo "report does not say partition $want"; status=1; }
+        echo "partition: $want" ;;
+    esac
+done
 [ "$status" -eq 0 ] && echo "ok: $ntasks SLURM tasks match one rank"
 exit "$status"

@@ -1,0 +1,286 @@
+/* The spatial partition: the reference points are redistributed once so
+ * that each rank owns one box of a global k-d split (dist/decompose.h), and
+ * each rank answers its own slice of the query file in two phases per
+ * batch:
+ *   1. every query goes to its home rank (the box whose cell holds it),
+ *      which returns its K-list; the K-th key is the query's bound (+inf
+ *      when the home box has fewer than K points);
+ *   2. the query goes to every other rank whose box key is within the
+ *      bound (inclusive), those return their K-lists, and the owner merges
+ *      them into the home list with the (key, id) merge.
+ * Why that is exact: docs/design.md, "Spatial partition". */
+#include "batch.h"
+
+#include "decompose.h"
+#include "log.h"
+#include "timer.h"
+#include "try.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void lbk_batch_spatial_free(lbk_spatial_run *sp)
+{
+    if (!sp)
+        return;
+    lbk_toptree_free(&sp->tree);
+    free(sp->send_counts);
+    free(sp->recv_counts);
+    free(sp->back_counts);
+    free(sp->cursor);
+    free(sp->near);
+    lbk_buffer *buffers[] = {&sp->home,     &sp->row,       &sp->rows_out, &sp->rows_in,
+                             &sp->lists_out, &sp->lists_in, &sp->extra_row};
+    for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
+        lbk_buffer_free(buffers[i]);
+    free(sp);
+}
+
+static lbk_status spatial_alloc(lbk_run_state *s)
+{
+    const size_t p = (size_t)s->comm->size;
+    lbk_spatial_run *sp = calloc(1, sizeof *sp);
+    s->spatial = sp;
+    LBK_FAIL_IF(!sp, LBK_ERR_NOMEM, "out of host memory for the spatial partition");
+    sp->send_counts = calloc(p, sizeof *sp->send_counts);
+    sp->recv_counts = calloc(p, sizeof *sp->recv_counts);
+    sp->back_counts = calloc(p, sizeof *sp->back_counts);
+    sp->cursor = calloc(p, sizeof *sp->cursor);
+    sp->near = calloc(p, sizeof *sp->near);
+    LBK_FAIL_IF(!sp->send_counts || !sp->recv_counts || !sp->back_counts || !sp->cursor ||
+                    !sp->near,
+                LBK_ERR_NOMEM, "out of host memory for the spatial partition (%zu ranks)", p);
+    return LBK_OK;
+}
+
+/* Collective: the row shard becomes the points of this rank's box, with
+ * their global ids (ascending, so the engine's (key, row) order is the
+ * (key, id) order). */
+static lbk_status spatial_redistribute(lbk_run_state *s)
+{
+    const double t = lbk_now();
+    LBK_TRY(lbk_agree(s->comm, spatial_alloc(s)));
+    lbk_spatial_run *sp = s->spatial;
+    const lbk_shard_view view = {s->shard.rows,       s->shard.first_row, s->shape.reference_rows,
+                                 s->shape.dim,        s->shard.points,    s->shard.labels,
+                                 s->shape.reference_labels};
+    lbk_owned_points own;
+    uint64_t bytes = 0;
+    LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));
+    lbk_dataset_free(&s->shard);
+    s->shard = (lbk_dataset){.rows = own.rows, .dim = own.dim, .points = own.points,
+                             .labels = own.labels, .ids = own.ids};
+    sp->report.levels = lbk_toptree_levels(&sp->tree);
+    sp->report.redistribute_s = lbk_now() - t;
+    sp->report.redistribute_bytes = bytes;
+    return LBK_OK;
+}
+
+static uint64_t sum_counts(const uint64_t *counts, int p)
+{
+    uint64_t n = 0;
+    for (int r = 0; r < p; r++)
+        n += counts[r];
+    return n;
+}
+
+/* cursor[r] = the first row for rank r when rows are packed by rank. */
+static void start_cursors(lbk_spatial_run *sp, int p)
+{
+    uint64_t at = 0;
+    for (int r = 0; r < p; r++) {
+        sp->cursor[r] = at;
+        at += sp->send_counts[r];
+    }
+}
+
+/* Phase 1, out: each query of the batch to its home rank, rows packed by
+ * rank; query q's row is row[q]. */
+static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
+{
+    lbk_spatial_run *sp = s->spatial;
+    const int p = s->comm->size;
+    const uint64_t dim = (uint64_t)s->shape.dim, off = b->first - s->query_first;
+    const size_t row = (size_t)dim * sizeof(float);
+    b->points = b->count ? s->queries.points + off * dim : NULL;
+    b->truth = b->count && s->queries.labels ? s->queries.labels + off : NULL;
+    b->slice_first = 0;
+    b->slice_count = b->count;
+    memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
+    lbk_status st = lbk_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks");
+    if (st == LBK_OK)
+        st = lbk_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t), "query rows");
+    if (st == LBK_OK)
+        st = lbk_buffer_reserve(&sp->rows_out, (size_t)b->count * row, "queries for other ranks");
+    if (st == LBK_OK) {
+        int *home = sp->home.data;
+        uint64_t *at = sp->row.data;
+        for (uint64_t q = 0; q < b->count; q++) {
+            home[q] = lbk_toptree_home(&sp->tree, b->points + q * dim);
+            sp->send_counts[home[q]]++;
+        }
+        start_cursors(sp, p);
+        for (uint64_t q = 0; q < b->count; q++) {
+            at[q] = sp->cursor[home[q]]++;
+            memcpy((char *)sp->rows_out.data + at[q] * row, b->points + q * dim, row);
+        }
+    }
+    return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
+                             sp->recv_counts, &s->stats.bytes_sent);
+}
+
+/* The K-lists of every query received, in the order received. */
+static lbk_status search_received(lbk_run_state *s, uint64_t *answered)
+{
+    lbk_spatial_run *sp = s->spatial;
+    const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
+    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_candidate);
+    LBK_TRY(lbk_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
+    *answered += n;
+    return lbk_batch_search(s, sp->rows_in.data, n, sp->lists_out.data);
+}
+
+static lbk_status search_home(lbk_run_state *s, lbk_batch *b)
+{
+    (void)b;
+    return search_received(s, &s->stats.queries_phase1);
+}
+
+static lbk_status search_extra(lbk_run_state *s, lbk_batch *b)
+{
+    (void)b;
+    return search_received(s, &s->stats.queries_phase2);
+}
+
+/* Collective: the K-lists back to the queries' owners, into `into`, which
+ * get exactly as many from each rank as they sent it queries. */
+static lbk_status return_lists(lbk_run_state *s, lbk_buffer *into)
+{
+    lbk_spatial_run *sp = s->spatial;
+    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_candidate);
+    uint64_t bytes = 0;
+    LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list, into,
+                              sp->back_counts, &bytes));
+    s->stats.bytes_sent += bytes;
+    s->merge_bytes += bytes;
+    for (int r = 0; r < s->comm->size; r++)
+        LBK_FAIL_IF(sp->back_counts[r] != sp->send_counts[r], LBK_ERR_INTERNAL,
+                    "internal: rank %d returned %llu K-lists for %llu queries", r,
+                    (unsigned long long)sp->back_counts[r],
+                    (unsigned long long)sp->send_counts[r]);
+    return LBK_OK;
+}
+
+/* Phase 1, back: the home lists come back in the order the queries went
+ * out, straight into s->merged (query q's at row[q]), where phase 2 merges
+ * into them in place: no second list buffer. */
+static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
+{
+    (void)b;
+    const size_t lists = (size_t)s->batch * (size_t)s->job->knn.k * sizeof(lbk_candidate);
+    lbk_buffer merged = {s->merged, lists, true};
+    return return_lists(s, &merged);
+}
+
+/* Phase 2's ranks of query q: every other rank whose box is within the
+ * home list's K-th key. */
+static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
+{
+    lbk_spatial_run *sp = s->spatial;
+    const uint64_t k = (uint64_t)s->job->knn.k;
+    const uint64_t at = ((const uint64_t *)sp->row.data)[q];
+    const float bound = s->merged[at * k + k - 1].key;
+    return lbk_toptree_near(&sp->tree, b->points + q * (uint64_t)s->shape.dim, bound,
+                            s->job->knn.metric, ((const int *)sp->home.data)[q], sp->near);
+}
+
+/* Phase 2, out: each query to the other ranks within its bound. */
+static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
+{
+    lbk_spatial_run *sp = s->spatial;
+    const int p = s->comm->size;
+    const uint64_t dim = (uint64_t)s->shape.dim;
+    const size_t row = (size_t)dim * sizeof(float);
+    memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
+    for (uint64_t q = 0; q < b->count; q++) {
+        const int n = near_ranks(s, b, q);
+        for (int i = 0; i < n; i++)
+            sp->send_counts[sp->near[i]]++;
+        s->stats.owned_phase2 += n > 0;
+    }
+    const uint64_t total = sum_counts(sp->send_counts, p);
+    lbk_status st = lbk_buffer_reserve(&sp->rows_out, (size_t)total * row, "phase-2 queries");
+    if (st == LBK_OK)
+        st = lbk_buffer_reserve(&sp->extra_row, (size_t)total * sizeof(uint64_t),
+                                "phase-2 list rows");
+    if (st == LBK_OK) {
+        uint64_t *which = sp->extra_row.data;
+        const uint64_t *rows = sp->row.data;
+        start_cursors(sp, p);
+        for (uint64_t q = 0; q < b->count; q++) {
+            const int n = near_ranks(s, b, q);
+            for (int i = 0; i < n; i++) {
+                const uint64_t at = sp->cursor[sp->near[i]]++;
+                memcpy((char *)sp->rows_out.data + at * row, b->points + q * dim, row);
+                which[at] = rows[q];
+            }
+        }
+    }
+    return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
+                             sp->recv_counts, &s->stats.bytes_sent);
+}
+
+/* Row q of `lists` takes row at[q]'s list: each cycle of the permutation
+ * followed once, with one list aside; at[] ends as the identity. */
+static void to_batch_order(lbk_candidate *lists, uint64_t *at, uint64_t count, int k)
+{
+    lbk_candidate aside[LBK_K_MAX];
+    const size_t list = (size_t)k * sizeof *lists;
+    for (uint64_t q = 0; q < count; q++) {
+        if (at[q] == q)
+            continue;
+        memcpy(aside, lists + q * (uint64_t)k, list);
+        uint64_t j = q;
+        while (at[j] != q) {
+            const uint64_t from = at[j];
+            memcpy(lists + j * (uint64_t)k, lists + from * (uint64_t)k, list);
+            at[j] = j;
+            j = from;
+        }
+        memcpy(lists + j * (uint64_t)k, aside, list);
+        at[j] = j;
+    }
+}
+
+/* Phase 2, back: every list merged into its query's home list, then the
+ * lists put in batch order for the votes and the writes. */
+static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
+{
+    lbk_spatial_run *sp = s->spatial;
+    const int k = s->job->knn.k;
+    const size_t list = (size_t)k * sizeof(lbk_candidate);
+    LBK_TRY(return_lists(s, &sp->lists_in));
+    const uint64_t total = sum_counts(sp->send_counts, s->comm->size);
+    const uint64_t *which = sp->extra_row.data;
+    const lbk_candidate *in = sp->lists_in.data;
+    lbk_candidate tmp[LBK_K_MAX];
+    for (uint64_t e = 0; e < total; e++) {
+        lbk_candidate *mine = s->merged + which[e] * (uint64_t)k;
+        lbk_merge_lists(mine, in + e * (uint64_t)k, tmp, k);
+        memcpy(mine, tmp, list);
+    }
+    to_batch_order(s->merged, sp->row.data, b->count, k);
+    return LBK_OK;
+}
+
+const lbk_batch_strategy lbk_spatial_strategy = {
+    spatial_redistribute,
+    {{route_home, LBK_PHASE_DISTRIBUTE},
+     {search_home, LBK_PHASE_QUERY},
+     {return_home, LBK_PHASE_MERGE},
+     {route_extra, LBK_PHASE_DISTRIBUTE},
+     {search_extra, LBK_PHASE_QUERY},
+     {return_extra, LBK_PHASE_MERGE},
+     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+    true,
+    true};

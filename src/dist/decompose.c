@@ -1,0 +1,410 @@
+/* The spatial decomposition: exact distributed plane selection (radix
+ * select over the key (coordinate image, global id), one MPI_Allreduce per
+ * key byte and level), the points' move to their owners, and the boxes. */
+#include "decompose.h"
+
+#include "comm_mpi.h"
+#include "exchange.h"
+#include "log.h"
+#include "try.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The key's bytes, most significant first: 4 of the coordinate image, then
+ * as many of the id as the largest id needs. */
+#define IMAGE_BYTES 4
+
+typedef struct {
+    const lbk_shard_view *in;
+    lbk_toptree *tree;
+    lbk_tree_split split;
+    int id_bytes;
+    int *node_of;           /* each local point's node; its rank once placed */
+    uint32_t *image;        /* each point's coordinate image on its group's split dimension */
+    unsigned char *match;   /* the point still matches its group's selected key prefix */
+    int *slot;              /* node -> index among the level's splitting groups, or -1 */
+    int *active;            /* the level's splitting groups (node indices) */
+    int groups;
+    uint64_t *want;         /* per group: the plane point's rank among the matching points */
+    unsigned char *chosen;  /* per group: this round's byte */
+    int unique;             /* groups whose chosen bucket holds one point, this round */
+    uint64_t *hist;         /* groups * 256 counts */
+    float *box;             /* groups * 2 * dim: lo, then -hi (one MIN reduction) */
+} decomposer;
+
+static void decomposer_free(decomposer *d)
+{
+    free(d->node_of);
+    free(d->image);
+    free(d->match);
+    free(d->slot);
+    free(d->active);
+    free(d->want);
+    free(d->chosen);
+    free(d->hist);
+    free(d->box);
+}
+
+static lbk_status decomposer_alloc(decomposer *d, const lbk_shard_view *in, lbk_toptree *tree,
+                                   lbk_tree_split split)
+{
+    const size_t rows = (size_t)in->rows + 1, p = (size_t)tree->ranks;
+    d->in = in;
+    d->tree = tree;
+    d->split = split;
+    for (uint64_t last = in->total_rows ? in->total_rows - 1 : 0; last; last >>= 8)
+        d->id_bytes++;
+    d->node_of = calloc(rows, sizeof *d->node_of);
+    d->image = malloc(rows * sizeof *d->image);
+    d->match = malloc(rows);
+    d->slot = malloc((size_t)tree->count * sizeof *d->slot);
+    d->active = malloc(p * sizeof *d->active);
+    d->want = malloc(p * sizeof *d->want);
+    d->chosen = malloc(p);
+    d->hist = malloc(p * 256 * sizeof *d->hist);
+    d->box = malloc(p * 2 * (size_t)in->dim * sizeof *d->box);
+    LBK_FAIL_IF(!d->node_of || !d->image || !d->match || !d->slot || !d->active || !d->want ||
+                    !d->chosen || !d->hist || !d->box,
+                LBK_ERR_NOMEM, "out of host memory for the spatial decomposition (%llu points)",
+                (unsigned long long)in->rows);
+    return LBK_OK;
+}
+
+static unsigned key_byte(const decomposer *d, uint64_t i, int round)
+{
+    if (round < IMAGE_BYTES)
+        return (d->image[i] >> (8 * (IMAGE_BYTES - 1 - round))) & 0xffu;
+    const int shift = 8 * (d->id_bytes - 1 - (round - IMAGE_BYTES));
+    return (unsigned)((d->in->first_row + i) >> shift) & 0xffu;
+}
+
+/* Group g's byte of this round: the bucket holding its plane point. */
+static lbk_status pick_bucket(decomposer *d, int g, int round)
+{
+    const uint64_t *h = d->hist + (size_t)g * 256;
+    lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
+    uint64_t before = 0;
+    for (unsigned b = 0; b < 256; b++) {
+        if (d->want[g] < before + h[b]) {
+            d->want[g] -= before;
+            d->chosen[g] = (unsigned char)b;
+            d->unique += h[b] == 1;
+            if (round < IMAGE_BYTES)
+                n->image |= (uint32_t)b << (8 * (IMAGE_BYTES - 1 - round));
+            else
+                n->id |= (uint64_t)b << (8 * (d->id_bytes - 1 - (round - IMAGE_BYTES)));
+            return LBK_OK;
+        }
+        before += h[b];
+    }
+    lbk_error("internal: spatial decomposition: ranks %d-%d hold %llu candidates for the "
+              "plane, fewer than its rank %llu",
+              n->first, n->first + n->ranks - 1, (unsigned long long)before,
+              (unsigned long long)d->want[g]);
+    return LBK_ERR_INTERNAL;
+}
+
+/* Once every group's plane point is the only point still matching, its
+ * rank sends its whole key (one MAX over ranks; the others send 0) and the
+ * remaining rounds are not needed. */
+static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
+{
+    uint64_t *key = d->hist;   /* groups * 2: image, id */
+    memset(key, 0, (size_t)d->groups * 2 * sizeof *key);
+    for (uint64_t i = 0; i < d->in->rows; i++)
+        if (d->match[i]) {
+            const size_t g = (size_t)d->slot[d->node_of[i]];
+            key[2 * g] = d->image[i];
+            key[2 * g + 1] = d->in->first_row + i;
+        }
+    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T, MPI_MAX,
+                                        LBK_MPI_COMM(comm)),
+                          "MPI_Allreduce (spatial plane keys)"));
+    for (int g = 0; g < d->groups; g++) {
+        lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
+        n->image = (uint32_t)key[2 * g];
+        n->id = key[2 * g + 1];
+    }
+    return LBK_OK;
+}
+
+/* One byte of every group's plane key: global counts per bucket, then the
+ * points outside the chosen bucket stop matching. *done when every plane
+ * point is known. */
+static lbk_status select_round(const lbk_comm *comm, decomposer *d, int round, bool *done)
+{
+    const uint64_t rows = d->in->rows;
+    d->unique = 0;
+    memset(d->hist, 0, (size_t)d->groups * 256 * sizeof *d->hist);
+    for (uint64_t i = 0; i < rows; i++)
+        if (d->match[i])
+            d->hist[(size_t)d->slot[d->node_of[i]] * 256 + key_byte(d, i, round)]++;
+    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->hist, d->groups * 256, MPI_UINT64_T,
+                                        MPI_SUM, LBK_MPI_COMM(comm)),
+                          "MPI_Allreduce (spatial plane selection)"));
+    for (int g = 0; g < d->groups; g++)
+        LBK_TRY(pick_bucket(d, g, round));
+    for (uint64_t i = 0; i < rows; i++)
+        if (d->match[i] && key_byte(d, i, round) != d->chosen[d->slot[d->node_of[i]]])
+            d->match[i] = 0;
+    *done = round + 1 == IMAGE_BYTES + d->id_bytes;
+    if (*done || d->unique < d->groups)
+        return LBK_OK;
+    *done = true;
+    return finish_unique(comm, d);
+}
+
+/* The widest rule: each group's bounding box over every rank's points. */
+static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
+{
+    const int dim = d->in->dim;
+    const size_t per = 2 * (size_t)dim;
+    for (size_t i = 0; i < (size_t)d->groups * per; i++)
+        d->box[i] = INFINITY;
+    for (uint64_t i = 0; i < d->in->rows; i++) {
+        const int s = d->slot[d->node_of[i]];
+        if (s < 0)
+            continue;
+        const float *p = d->in->points + i * (uint64_t)dim;
+        float *b = d->box + (size_t)s * per;
+        for (int j = 0; j < dim; j++) {
+            b[j] = p[j] < b[j] ? p[j] : b[j];
+            b[dim + j] = -p[j] < b[dim + j] ? -p[j] : b[dim + j];
+        }
+    }
+    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->box, d->groups * (int)per, MPI_FLOAT,
+                                        MPI_MIN, LBK_MPI_COMM(comm)),
+                          "MPI_Allreduce (spatial group boxes)"));
+    for (int g = 0; g < d->groups; g++) {
+        const float *b = d->box + (size_t)g * per;
+        float best = -INFINITY;
+        for (int j = 0; j < dim; j++) {
+            const float w = -b[dim + j] - b[j];
+            if (w >= best) {   /* ties to the highest dimension, as the local tree */
+                best = w;
+                d->tree->nodes[d->active[g]].dim = j;
+            }
+        }
+    }
+    return LBK_OK;
+}
+
+/* Collective: the planes of every group of this depth, and each point's
+ * step down. */
+static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
+{
+    lbk_toptree *t = d->tree;
+    const int dim = d->in->dim;
+    d->groups = 0;
+    for (int i = 0; i < t->count; i++) {
+        const lbk_toptree_node *n = &t->nodes[i];
+        d->slot[i] = -1;
+        if (n->depth != level || n->ranks == 1 || n->points == 0)
+            continue;
+        d->slot[i] = d->groups;
+        d->active[d->groups] = i;
+        d->want[d->groups++] = t->nodes[n->left].points;
+    }
+    if (d->groups == 0)
+        return LBK_OK;   /* every rank sees the same shape */
+    if (d->split == LBK_SPLIT_WIDEST)
+        LBK_TRY(widest_dims(comm, d));
+    else
+        for (int g = 0; g < d->groups; g++)
+            t->nodes[d->active[g]].dim = level % dim;
+    for (uint64_t i = 0; i < d->in->rows; i++) {
+        const int s = d->slot[d->node_of[i]];
+        d->match[i] = s >= 0;
+        if (s >= 0)
+            d->image[i] = lbk_order_image(d->in->points[i * (uint64_t)dim +
+                                                        (uint64_t)t->nodes[d->active[s]].dim]);
+    }
+    bool done = false;
+    for (int round = 0; !done; round++)
+        LBK_TRY(select_round(comm, d, round, &done));
+    for (uint64_t i = 0; i < d->in->rows; i++) {
+        const lbk_toptree_node *n = &t->nodes[d->node_of[i]];
+        if (d->slot[d->node_of[i]] < 0)
+            continue;
+        const bool left = lbk_toptree_goes_left(n, d->image[i], d->in->first_row + i);
+        d->node_of[i] = left ? n->left : n->right;
+    }
+    return LBK_OK;
+}
+
+enum { STREAM_POINTS, STREAM_IDS, STREAM_LABELS };
+
+/* One stream's rows packed by owner, ascending row order within each. */
+static lbk_status pack_stream(const decomposer *d, int which, size_t row, uint64_t *cursor,
+                              unsigned char **pack)
+{
+    const lbk_shard_view *in = d->in;
+    *pack = malloc((size_t)in->rows * row + 1);
+    LBK_FAIL_IF(!*pack, LBK_ERR_NOMEM, "out of host memory packing %llu points for their owners",
+                (unsigned long long)in->rows);
+    for (uint64_t i = 0; i < in->rows; i++) {
+        unsigned char *at = *pack + cursor[d->node_of[i]]++ * row;
+        if (which == STREAM_POINTS) {
+            memcpy(at, in->points + i * (uint64_t)in->dim, row);
+        } else if (which == STREAM_IDS) {
+            const uint64_t id = in->first_row + i;
+            memcpy(at, &id, sizeof id);
+        } else {
+            memcpy(at, in->labels + i, sizeof *in->labels);
+        }
+    }
+    return LBK_OK;
+}
+
+/* Collective: one stream to the owners; the received rows stay in `recv`. */
+static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int which,
+                              const uint64_t *counts, uint64_t *cursor, uint64_t *recv_counts,
+                              lbk_buffer *recv, uint64_t *bytes_sent)
+{
+    const size_t row = which == STREAM_POINTS ? (size_t)d->in->dim * sizeof(float)
+                       : which == STREAM_IDS  ? sizeof(uint64_t)
+                                              : sizeof(int32_t);
+    uint64_t at = 0;
+    for (int r = 0; r < comm->size; r++) {
+        cursor[r] = at;
+        at += counts[r];
+    }
+    unsigned char *pack = NULL;
+    const lbk_status prep = pack_stream(d, which, row, cursor, &pack);
+    const lbk_status st =
+        lbk_exchange_rows(comm, prep, pack, counts, row, recv, recv_counts, bytes_sent);
+    free(pack);
+    return st;
+}
+
+/* Collective: the points, ids and labels to their owners. */
+static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_points *out,
+                              uint64_t *bytes_sent)
+{
+    const size_t p = (size_t)comm->size;
+    uint64_t *counts = calloc(p, sizeof *counts), *cursor = malloc(p * sizeof *cursor);
+    uint64_t *recv_counts = malloc(p * sizeof *recv_counts);
+    lbk_buffer bufs[3] = {{0}};
+    lbk_status st = counts && cursor && recv_counts ? LBK_OK : LBK_ERR_NOMEM;
+    if (st != LBK_OK)
+        lbk_error("out of host memory for the spatial exchange plan (%zu ranks)", p);
+    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    for (uint64_t i = 0; i < d->in->rows; i++) {
+        d->node_of[i] = d->tree->nodes[d->node_of[i]].first;
+        counts[d->node_of[i]]++;
+    }
+    const int streams = d->in->has_labels ? 3 : 2;
+    for (int s = 0; s < streams; s++)
+        LBK_TRY_GOTO(st, move_stream(comm, d, s, counts, cursor, recv_counts, &bufs[s],
+                                     bytes_sent));
+    out->rows = 0;
+    for (size_t r = 0; r < p; r++)
+        out->rows += recv_counts[r];
+    out->dim = d->in->dim;
+    out->points = bufs[STREAM_POINTS].data;
+    out->ids = bufs[STREAM_IDS].data;
+    out->labels = d->in->has_labels ? bufs[STREAM_LABELS].data : NULL;
+    memset(bufs, 0, sizeof bufs);
+cleanup:
+    for (int s = 0; s < 3; s++)
+        lbk_buffer_free(&bufs[s]);
+    free(counts);
+    free(cursor);
+    free(recv_counts);
+    return st;
+}
+
+/* The invariant the exact merge rests on: sources hold ascending id
+ * ranges and send ascending ids, so this rank's points are in ascending id
+ * order and the engine's (key, local index) order is (key, id) order. */
+static lbk_status check_owned(const lbk_comm *comm, const lbk_toptree *tree,
+                              const lbk_owned_points *own)
+{
+    for (int i = 0; i < tree->count; i++) {
+        const lbk_toptree_node *n = &tree->nodes[i];
+        LBK_FAIL_IF(n->ranks == 1 && n->first == comm->rank && n->points != own->rows,
+                    LBK_ERR_INTERNAL,
+                    "internal: spatial decomposition gave this rank %llu points, not %llu",
+                    (unsigned long long)own->rows, (unsigned long long)n->points);
+    }
+    for (uint64_t i = 1; i < own->rows; i++)
+        LBK_FAIL_IF(own->ids[i - 1] >= own->ids[i], LBK_ERR_INTERNAL,
+                    "internal: owned points out of id order (%llu then %llu)",
+                    (unsigned long long)own->ids[i - 1], (unsigned long long)own->ids[i]);
+    return LBK_OK;
+}
+
+/* Collective: every rank's count and tight box, to every rank. */
+static lbk_status gather_boxes(const lbk_comm *comm, lbk_toptree *tree,
+                               const lbk_owned_points *own)
+{
+    const int dim = own->dim;
+    const size_t floats = 2 * (size_t)dim, rec = sizeof(uint64_t) + floats * sizeof(float);
+    unsigned char *mine = malloc(rec), *all = malloc(rec * (size_t)comm->size);
+    float *box = malloc(floats * sizeof *box);
+    lbk_status st = mine && all && box ? LBK_OK : LBK_ERR_NOMEM;
+    if (st != LBK_OK)
+        lbk_error("out of host memory for the ranks' boxes (%d ranks)", comm->size);
+    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    for (int j = 0; j < dim; j++) {
+        box[j] = INFINITY;
+        box[dim + j] = -INFINITY;
+    }
+    for (uint64_t i = 0; i < own->rows; i++)
+        for (int j = 0; j < dim; j++) {
+            const float v = own->points[i * (uint64_t)dim + (uint64_t)j];
+            box[j] = v < box[j] ? v : box[j];
+            box[dim + j] = v > box[dim + j] ? v : box[dim + j];
+        }
+    memcpy(mine, &own->rows, sizeof own->rows);
+    memcpy(mine + sizeof own->rows, box, floats * sizeof *box);
+    LBK_TRY_GOTO(st, lbk_allgather_bytes(comm, mine, all, (int)rec));
+    for (int r = 0; r < comm->size; r++) {
+        const unsigned char *at = all + (size_t)r * rec;
+        memcpy(&tree->owned[r], at, sizeof *tree->owned);
+        memcpy(box, at + sizeof *tree->owned, floats * sizeof *box);
+        memcpy(tree->lo + (size_t)r * (size_t)dim, box, (size_t)dim * sizeof *box);
+        memcpy(tree->hi + (size_t)r * (size_t)dim, box + dim, (size_t)dim * sizeof *box);
+    }
+    lbk_toptree_set_node_boxes(tree);
+cleanup:
+    free(mine);
+    free(all);
+    free(box);
+    return st;
+}
+
+void lbk_owned_points_free(lbk_owned_points *points)
+{
+    free(points->points);
+    free(points->ids);
+    free(points->labels);
+    memset(points, 0, sizeof *points);
+}
+
+lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_shard_view *shard,
+                         lbk_toptree *tree, lbk_owned_points *out, uint64_t *bytes_sent)
+{
+    decomposer d;
+    memset(&d, 0, sizeof d);
+    memset(out, 0, sizeof *out);
+    lbk_status st = lbk_toptree_shape(tree, comm->size, shard->dim, shard->total_rows);
+    if (st == LBK_OK)
+        st = decomposer_alloc(&d, shard, tree, split);
+    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    const int levels = lbk_toptree_levels(tree);
+    for (int level = 0; level < levels; level++)
+        LBK_TRY_GOTO(st, split_level(comm, &d, level));
+    LBK_TRY_GOTO(st, move_points(comm, &d, out, bytes_sent));
+    LBK_TRY_GOTO(st, lbk_agree(comm, check_owned(comm, tree, out)));
+    st = gather_boxes(comm, tree, out);
+cleanup:
+    decomposer_free(&d);
+    if (st != LBK_OK) {
+        lbk_toptree_free(tree);
+        lbk_owned_points_free(out);
+    }
+    return st;
+}

@@ -1,0 +1,54 @@
+/* The spatial partition's decomposition: the reference points move from
+ * row shards to the ranks that own their part of space.
+ *
+ * Collective. The top tree's planes are chosen level by level: each plane
+ * is the exact point of its group at the left child's count in the strict
+ * order (coordinate image, global id) along the split dimension, found by a
+ * radix select whose every round is one MPI_Allreduce of 256 counts per
+ * group of the level; the cost depends on P and the key width, not on N.
+ * Every rank computes the same planes from the same sums. The points then
+ * move to their owners in three exchanges (coordinates, ids, labels), and
+ * every rank learns every rank's point count and tight box. */
+#ifndef LBK_DECOMPOSE_H
+#define LBK_DECOMPOSE_H
+
+#include "comm.h"
+#include "enums.h"
+#include "status.h"
+#include "toptree.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Points with their global ids; labels may be NULL. */
+typedef struct {
+    uint64_t rows;
+    int dim;
+    float *points;     /* rows * dim */
+    uint64_t *ids;     /* rows */
+    int32_t *labels;   /* rows, or NULL */
+} lbk_owned_points;
+
+/* This rank's row shard: rows [first_row, first_row + rows) of the input,
+ * the shards in rank order. has_labels must be the same on every rank (an
+ * empty shard may still have labels == NULL). */
+typedef struct {
+    uint64_t rows, first_row, total_rows;
+    int dim;
+    const float *points;
+    const int32_t *labels;
+    bool has_labels;
+} lbk_shard_view;
+
+/* split: the top tree's dimension rule (round robin: depth mod dim;
+ * widest: the widest side of the group's bounding box, ties to the highest
+ * dimension). On success `tree` holds the planes and every rank's box and
+ * count (the same on every rank), and `out` this rank's points in
+ * ascending id order (the caller frees them with lbk_owned_points_free).
+ * *bytes_sent: bytes this rank sent to other ranks. */
+lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_shard_view *shard,
+                         lbk_toptree *tree, lbk_owned_points *out, uint64_t *bytes_sent);
+
+void lbk_owned_points_free(lbk_owned_points *points);
+
+#endif

@@ -1,0 +1,207 @@
+/* The spatial decomposition under mpirun -n P (src/dist/decompose.h): every
+ * rank builds its row shard of a data set that is a pure function of the
+ * row, decomposes, and checks what it got: the same top tree as every other
+ * rank, its leaf's exact point count, points that the planes place on it
+ * (so each plane splits its group at exactly the proportional count, ties
+ * broken by id), ascending ids, rows equal to the input's, a tight box, and
+ * every id owned exactly once over all ranks. */
+#include "collective.h"
+#include "decompose.h"
+#include "lbk_test.h"
+#include "toptree.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DIM 3
+
+static lbk_comm comm;
+
+typedef enum { UNIFORM, GRID, SAME, CLUSTERED } data_kind;
+
+typedef struct {
+    const char *name;
+    data_kind kind;
+    uint64_t n;
+    lbk_tree_split split;
+    int chunked;     /* exchanges in rounds of a few rows */
+    int labels;
+} decompose_case;
+
+/* Row `id` of the data set: any rank can make any row. */
+static void make_row(data_kind kind, uint64_t id, float *p, int32_t *label)
+{
+    uint64_t h = lbk_test_mix64(id + 1);
+    *label = (int32_t)(h % 7);
+    for (int j = 0; j < DIM; j++) {
+        h = lbk_test_mix64(h + (uint64_t)j);
+        const float u = (float)(h >> 40) / (float)(1 << 24);
+        switch (kind) {
+        case UNIFORM: p[j] = u * 2.0f - 1.0f; break;
+        case GRID: p[j] = (float)(h % 4);  break;        /* 64 distinct points */
+        case SAME: p[j] = (float)j + 0.5f; break;        /* all one point */
+        case CLUSTERED: p[j] = (float)(id % 3) * 100.0f + u * 1e-3f; break;
+        }
+    }
+}
+
+typedef struct {
+    float *points;
+    int32_t *labels;
+    uint64_t first, rows;
+} shard;
+
+static int make_shard(const decompose_case *c, shard *s)
+{
+    const uint64_t p = (uint64_t)comm.size, r = (uint64_t)comm.rank;
+    s->first = c->n * r / p;
+    s->rows = c->n * (r + 1) / p - s->first;
+    s->points = malloc((size_t)(s->rows + 1) * DIM * sizeof *s->points);
+    s->labels = malloc((size_t)(s->rows + 1) * sizeof *s->labels);
+    if (!LBK_EXPECT_TRUE(s->points && s->labels, "out of memory"))
+        return 0;
+    for (uint64_t i = 0; i < s->rows; i++)
+        make_row(c->kind, s->first + i, s->points + i * DIM, s->labels + i);
+    return 1;
+}
+
+/* The tree's planes, counts and boxes, as bytes any rank can compare. */
+static uint64_t tree_hash(const lbk_toptree *t)
+{
+    uint64_t h = 0;
+    for (int i = 0; i < t->count; i++) {
+        const lbk_toptree_node *n = &t->nodes[i];
+        h = lbk_test_mix64(h ^ (uint64_t)n->dim ^ ((uint64_t)n->image << 8) ^ (n->id << 40) ^
+                           n->points);
+    }
+    for (int r = 0; r < t->ranks; r++) {
+        h = lbk_test_mix64(h ^ t->owned[r]);
+        for (int j = 0; j < DIM; j++) {
+            uint32_t lo, hi;
+            memcpy(&lo, &t->lo[r * DIM + j], 4);
+            memcpy(&hi, &t->hi[r * DIM + j], 4);
+            h = lbk_test_mix64(h ^ lo ^ ((uint64_t)hi << 32));
+        }
+    }
+    return h;
+}
+
+/* This rank's points: its leaf's count, ascending ids, the input's rows,
+ * placed here by the planes, inside a tight box. */
+static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk_owned_points *o)
+{
+    LBK_EXPECT_EQ_U64(o->rows, t->owned[comm.rank]);
+    for (int i = 0; i < t->count; i++)
+        if (t->nodes[i].ranks == 1 && t->nodes[i].first == comm.rank)
+            LBK_EXPECT_EQ_U64(o->rows, t->nodes[i].points, "the leaf's proportional count");
+    float lo[DIM], hi[DIM];
+    for (int j = 0; j < DIM; j++) {
+        lo[j] = INFINITY;
+        hi[j] = -INFINITY;
+    }
+    for (uint64_t i = 0; i < o->rows; i++) {
+        float want[DIM];
+        int32_t label;
+        const float *p = o->points + i * DIM;
+        make_row(c->kind, o->ids[i], want, &label);
+        const unsigned long long id = o->ids[i];
+        if (!LBK_EXPECT_EQ_MEM(p, want, sizeof want, "row of id %llu", id) ||
+            (i > 0 && !LBK_EXPECT_U64(o->ids[i - 1], <, o->ids[i], "ascending ids")) ||
+            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, o->ids[i]), comm.rank, "id %llu", id))
+            return;
+        if (c->labels)
+            LBK_EXPECT_EQ_INT(o->labels[i], label);
+        for (int j = 0; j < DIM; j++) {
+            lo[j] = p[j] < lo[j] ? p[j] : lo[j];
+            hi[j] = p[j] > hi[j] ? p[j] : hi[j];
+        }
+    }
+    LBK_EXPECT_EQ_MEM(lo, &t->lo[comm.rank * DIM], sizeof lo, "box low corner");
+    LBK_EXPECT_EQ_MEM(hi, &t->hi[comm.rank * DIM], sizeof hi, "box high corner");
+    LBK_EXPECT_TRUE(c->labels ? o->labels != NULL : o->labels == NULL, "labels");
+}
+
+/* Over every rank: the same tree, and every id exactly once. */
+static void check_global(const decompose_case *c, const lbk_toptree *t, const lbk_owned_points *o)
+{
+    uint64_t h = tree_hash(t), lo = 0, hi = 0;
+    MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&h, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    LBK_EXPECT_EQ_U64(lo, hi, "every rank has the same top tree");
+    int *seen = calloc((size_t)c->n + 1, sizeof *seen);
+    if (!LBK_EXPECT_TRUE(seen != NULL, "out of memory"))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (uint64_t i = 0; i < o->rows; i++)
+        if (o->ids[i] < c->n)
+            seen[o->ids[i]]++;
+    MPI_Allreduce(MPI_IN_PLACE, seen, (int)c->n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    for (uint64_t id = 0; id < c->n; id++)
+        if (!LBK_EXPECT_EQ_INT(seen[id], 1, "id %llu owned once", (unsigned long long)id))
+            break;
+    free(seen);
+}
+
+static void run_case(const void *row)
+{
+    const decompose_case *c = row;
+    shard s = {0};
+    if (!make_shard(c, &s))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    lbk_collective_set_chunk_bytes(c->chunked ? 64 : 0);
+    const lbk_shard_view view = {s.rows, s.first, c->n, DIM, s.points,
+                                 c->labels ? s.labels : NULL, c->labels != 0};
+    lbk_toptree tree;
+    lbk_owned_points own;
+    uint64_t bytes = 0;
+    const lbk_status st = lbk_decompose(&comm, c->split, &view, &tree, &own, &bytes);
+    lbk_collective_set_chunk_bytes(0);
+    if (LBK_EXPECT_EQ_INT(st, LBK_OK, "%s", lbk_status_name(st))) {
+        check_owned(c, &tree, &own);
+        check_global(c, &tree, &own);
+        lbk_toptree_free(&tree);
+        lbk_owned_points_free(&own);
+    }
+    free(s.points);
+    free(s.labels);
+}
+
+/* N below P (empty ranks), N = 1, ties on every plane, one repeated point,
+ * far-apart clusters, no labels, and the exchange cut into rounds. */
+static const decompose_case rows[] = {
+    {"uniform_rr", UNIFORM, 1000, LBK_SPLIT_ROUND_ROBIN, 0, 1},
+    {"uniform_widest", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1},
+    {"grid_rr", GRID, 700, LBK_SPLIT_ROUND_ROBIN, 0, 1},
+    {"grid_widest", GRID, 700, LBK_SPLIT_WIDEST, 0, 1},
+    {"same_rr", SAME, 300, LBK_SPLIT_ROUND_ROBIN, 0, 1},
+    {"same_widest", SAME, 300, LBK_SPLIT_WIDEST, 0, 1},
+    {"clustered_widest", CLUSTERED, 900, LBK_SPLIT_WIDEST, 0, 1},
+    {"fewer_points_than_ranks", UNIFORM, 3, LBK_SPLIT_ROUND_ROBIN, 0, 1},
+    {"one_point", GRID, 1, LBK_SPLIT_WIDEST, 0, 1},
+    {"no_labels", UNIFORM, 500, LBK_SPLIT_ROUND_ROBIN, 0, 0},
+    {"chunked", GRID, 400, LBK_SPLIT_WIDEST, 1, 1},
+};
+
+/* Every rank runs the case; the run fails when any rank's case does. */
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    if (lbk_comm_init(&comm) != LBK_OK) {
+        MPI_Finalize();
+        return 1;
+    }
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "rank %d: ", comm.rank);
+    lbk_test_set_prefix(prefix);
+    const lbk_test_table table[] = {LBK_TEST_ROWS(rows, run_case)};
+    const int rc = lbk_test_main(argc, argv, table, 1);
+    int worst = 0;
+    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (comm.rank == 0 && worst != 2 && argc > 1 && strcmp(argv[1], "--list") != 0)
+        printf("%s on %d ranks: %s\n", argv[1], comm.size, worst ? "FAILED" : "ok");
+    lbk_comm_free(&comm);
+    MPI_Finalize();
+    return worst;
+}
