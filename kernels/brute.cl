@@ -23,12 +23,20 @@
 #define LBK_TQ (LBK_LY * LBK_QB)
 #define LBK_L (LBK_W * LBK_SCAN)
 
-/* The key step of lbk_shared.h on 16 lanes (the blocked kernel). */
+/* The key step and finish of lbk_shared.h on 16 lanes (the blocked kernel). */
 LBK_DEFINE_KEY_STEP(lbk_key_step16, float16)
+
+inline float16 lbk_key_finish16(const float16 s, const int metric)
+{
+    if (!lbk_metric_negates(metric))
+        return s;
+    return select(-s, (float16)(INFINITY), isnan(s));
+}
 
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
  * Padding a tile with zeros in both operands adds exact zeros (and max with
- * 0 is a no-op), so the dimension tail needs no special case. */
+ * 0 is a no-op, and so is a 0 * 0 product), so the dimension tail needs no
+ * special case. */
 __kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1)))
 void lbk_brute_distance(__global const float *queries, const uint nq,
                         __global const float *refs, const ulong r_first, const uint nr,
@@ -63,7 +71,7 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
             for (int a = 0; a < LBK_QB; a++) {
                 const float q = qt[ly + a * LBK_LY][j];
                 for (int b = 0; b < LBK_RB; b++)
-                    acc[a][b] = lbk_key_step(acc[a][b], q - r[b], LBK_METRIC);
+                    acc[a][b] = lbk_key_step(acc[a][b], q, r[b], LBK_METRIC);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -73,7 +81,7 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
         for (int b = 0; b < LBK_RB; b++) {
             const uint gr = r0 + lx + b * LBK_LX;
             if (gq < nq && gr < nr)
-                dist[(ulong)gq * ldd + gr] = acc[a][b];
+                dist[(ulong)gq * ldd + gr] = lbk_key_finish(acc[a][b], LBK_METRIC);
         }
     }
 }
@@ -104,10 +112,22 @@ inline void lbk_store16(__global float *row, const uint r0, const uint nr, const
         row[r0 + l] = lanes[l];
 }
 
-/* mode EXACT: the exact key. mode BOUND (L2 prefilter): a lower bound of the
- * exact key, (|q|^2 + |r|^2 - 2 q.r) - c (|q|^2 + |r|^2), where the dot
- * product may use fused multiply-adds in any order: its error, and the exact
- * key's own rounding, are covered by c (see src/engines/brute.c, prefilter_bound). */
+/* mode EXACT: the exact key. mode BOUND (prefilter): a lower bound of the
+ * exact key from the dot product q.r, which may use fused multiply-adds in
+ * any order: for L2 (|q|^2 + |r|^2 - 2 q.r) - c (|q|^2 + |r|^2) with squared
+ * norms in qnorm/rnorm, for IP and COSINE -q.r - c |q| |r| with norms. The
+ * dot product's error, and the exact key's own rounding, are covered by c
+ * (see src/engines/brute.c, prefilter_bound). */
+/* The prefilter's lower bound from a dot product (see lbk_blocked). */
+inline float16 lbk_bound16(const float16 dot, const float qn, const float16 rn,
+                           const float bound_c)
+{
+    if (lbk_metric_negates(LBK_METRIC))
+        return -dot - bound_c * ((float16)(qn) * rn);
+    const float16 norms = (float16)(qn) + rn;
+    return (norms - 2.0f * dot) - bound_c * norms;
+}
+
 inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
                         __global const float *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
@@ -140,7 +160,7 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                 if (mode == LBK_MODE_BOUND)
                     acc[a][b] = fma((float16)(q), r[b], acc[a][b]);
                 else
-                    acc[a][b] = lbk_key_step16(acc[a][b], (float16)(q) - r[b], LBK_METRIC);
+                    acc[a][b] = lbk_key_step16(acc[a][b], (float16)(q), r[b], LBK_METRIC);
             }
         }
     }
@@ -149,12 +169,10 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
             break;
         __global float *row = dist + (ulong)(q0 + a) * ldd;
         for (int b = 0; b < LBK_VRB; b++) {
-            float16 key = acc[a][b];
-            if (mode == LBK_MODE_BOUND) {
-                const float16 norms = (float16)(qnorm[q0 + a]) +
-                                      vload16(0, rnorm + (block_first + b0 + b) * 16);
-                key = (norms - 2.0f * acc[a][b]) - bound_c * norms;
-            }
+            float16 key = lbk_key_finish16(acc[a][b], LBK_METRIC);
+            if (mode == LBK_MODE_BOUND)
+                key = lbk_bound16(acc[a][b], qnorm[q0 + a],
+                                  vload16(0, rnorm + (block_first + b0 + b) * 16), bound_c);
             lbk_store16(row, (b0 + b) * 16, nr, key);
         }
     }
@@ -180,12 +198,25 @@ __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint 
 }
 
 #ifdef LBK_KP
+/* An upper bound of the exact key from its lower bound L: L + 2c(|q|^2 +
+ * |r|^2) for L2, L + 2c|q||r| for IP and COSINE (the bound is symmetric).
+ * Rounding of this sum is covered by the 1e-6 margin (L2) and by the slack
+ * in c (src/engines/brute.c, prefilter_bound). */
+inline float lbk_upper(const float lower, const float qn, const float rn, const float bound_c)
+{
+    if (lbk_metric_negates(LBK_METRIC)) {
+        const float u = lower + 2.0f * bound_c * (qn * rn);
+        return u + fabs(u) * 1e-6f;
+    }
+    return (lower + 2.0f * bound_c * (qn + rn)) * 1.000001f;
+}
+
 /* cand holds a query's LBK_KP smallest lower bounds L(r) (sorted, from the
- * bubble kernels compiled with K = LBK_KP). With the upper bound U(r) = L(r)
- * + 2c(|q|^2 + |r|^2) and U_K the K-th smallest U among them, every reference
- * left out has exact key >= L(r) >= L_KP > U_K >= the K-th smallest exact
- * key, so it cannot be a neighbour even by a tie. True when that holds, or
- * when every reference of the shard is a candidate. */
+ * bubble kernels compiled with K = LBK_KP). With the upper bound U(r) of
+ * lbk_upper and U_K the K-th smallest U among them, every reference left
+ * out has exact key >= L(r) >= L_KP > U_K >= the K-th smallest exact key, so
+ * it cannot be a neighbour even by a tie. True when that holds, or when
+ * every reference of the shard is a candidate. */
 inline bool lbk_rerank_settled(__global const float *ck, __global const uint *ci, const float qn,
                                __global const float *rnorm, const float bound_c)
 {
@@ -193,8 +224,7 @@ inline bool lbk_rerank_settled(__global const float *ck, __global const uint *ci
     for (int s = 0; s < LBK_KP; s++) {
         if (ci[s] == LBK_NO_INDEX)
             return true;
-        /* Rounding of this sum is covered by the 1e-6 margin. */
-        upper[s] = (ck[s] + 2.0f * bound_c * (qn + rnorm[ci[s]])) * 1.000001f;
+        upper[s] = lbk_upper(ck[s], qn, rnorm[ci[s]], bound_c);
     }
     /* K-th smallest upper bound: insertion sort. */
     for (int s = 1; s < LBK_KP; s++) {
@@ -227,7 +257,8 @@ inline void lbk_rerank_exact(__global const float *qrow, const uint dim,
         __global const float *r = refs + (ulong)i * dim;
         float key = 0.0f;
         for (uint j = 0; j < dim; j++)
-            key = lbk_key_step(key, qrow[j] - r[j], LBK_KERNEL_METRIC_L2);
+            key = lbk_key_step(key, qrow[j], r[j], LBK_METRIC);
+        key = lbk_key_finish(key, LBK_METRIC);
         if (!lbk_candidate_less(key, i, bk[LBK_K - 1], bx[LBK_K - 1]))
             continue;
         int t = LBK_K - 1;

@@ -13,6 +13,8 @@
 
 /* Largest class count for which the report carries a confusion matrix. */
 #define CONFUSION_MAX_CLASSES 256
+/* Largest class count of a probabilities file: one column per class. */
+#define PROBABILITIES_MAX_CLASSES 1000000
 /* Upper bound on queries per batch, whatever the engine could take, so the
  * host-side K-lists of one batch stay in the hundreds of MiB at most. */
 #define BATCH_CAP (1u << 18)
@@ -67,15 +69,20 @@ static int32_t max_label(const lbk_dataset *d)
     return m;
 }
 
-/* Collective: the largest label anywhere sizes the confusion matrix. */
+/* Collective: the largest label anywhere sizes the confusion matrix, the
+ * largest reference label the probabilities' columns. */
 static lbk_status reduce_label_max(lbk_run_state *s)
 {
-    s->label_max = max_label(&s->shard);
+    int32_t ref_max = max_label(&s->shard);
+    s->label_max = ref_max;
     if (s->root) {
         const int32_t qmax = max_label(&s->queries);
         s->label_max = qmax > s->label_max ? qmax : s->label_max;
     }
-    return lbk_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX);
+    LBK_TRY(lbk_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX));
+    LBK_TRY(lbk_allreduce_i32(s->comm, &ref_max, LBK_REDUCE_MAX));
+    s->classes = ref_max + 1;
+    return LBK_OK;
 }
 
 /* This rank's device, and the tables the gathers below fill. */
@@ -113,8 +120,8 @@ static lbk_status gather_devices(lbk_run_state *s)
 static lbk_status build_engine(lbk_run_state *s)
 {
     const lbk_job *job = s->job;
-    s->engine_kind = lbk_engine_resolve(job->knn.engine, s->shape.dim, s->shape.reference_rows,
-                                        job->knn.k, &s->engine_why);
+    s->engine_kind =
+        lbk_engine_resolve(job, s->shape.dim, s->shape.reference_rows, &s->engine_why);
     const double t = lbk_now();
     const lbk_status st = lbk_engine_create(s->device, job, s->engine_kind, &s->shard, &s->engine);
     s->phase[LBK_PHASE_BUILD] = lbk_now() - t;
@@ -151,6 +158,17 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
         s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);
     if (st == LBK_OK)
         s->predictions = alloc_or_log(batch, sizeof *s->predictions, "predictions", &st);
+    if (st == LBK_OK)
+        s->scores = alloc_or_log((size_t)s->job->knn.k, sizeof *s->scores, "class scores", &st);
+    /* Every rank knows the class count; rank 0 alone says it is too large. */
+    const bool proba = s->job->output.probabilities[0] != '\0';
+    LBK_FAIL_IF(st == LBK_OK && proba && s->root && s->classes > PROBABILITIES_MAX_CLASSES,
+                LBK_ERR_INPUT,
+                "output.probabilities: reference labels go up to %d, more columns than the %d "
+                "a probabilities file may have",
+                s->classes - 1, PROBABILITIES_MAX_CLASSES);
+    if (st == LBK_OK && proba && s->classes <= PROBABILITIES_MAX_CLASSES)
+        s->proba = alloc_or_log((size_t)s->classes, sizeof *s->proba, "probabilities", &st);
     if (st == LBK_OK && !s->root)
         s->batch_points = alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float),
                                        "query batch", &st);
@@ -166,7 +184,8 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
  * each batch then open what it made. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
-    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, create);
+    const lbk_output_shape shape = {s->shape.query_rows, s->classes};
+    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create);
     s->outputs_open = st == LBK_OK;
     return st;
 }
@@ -220,12 +239,13 @@ static lbk_status reduce_results(lbk_run_state *s)
     lbk_confusion *c = &s->confusion;
     lbk_run_report *r = &s->report;
     if (s->shape.query_labels && s->strategy->sliced && s->comm->size > 1) {
-        uint64_t counts[3] = {c->total, c->correct, c->other};
-        LBK_TRY(lbk_reduce_sum_u64(s->comm, counts, 3));
+        uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
+        LBK_TRY(lbk_reduce_sum_u64(s->comm, counts, 4));
         LBK_TRY(lbk_reduce_sum_u64(s->comm, c->matrix, (uint64_t)c->classes * (uint64_t)c->classes));
         c->total = counts[0];
         c->correct = counts[1];
         c->other = counts[2];
+        c->correct_top5 = counts[3];
     }
     LBK_TRY(lbk_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
                              r->phase_max));
@@ -307,6 +327,8 @@ static void run_state_free(lbk_run_state *s)
     free(s->local);
     free(s->merged);
     free(s->predictions);
+    free(s->scores);
+    free(s->proba);
     free(s->batch_truth);
     free(s->batch_points);
     free(s->devices);

@@ -31,6 +31,7 @@ typedef struct {
     lbk_input_shape shape;           /* rank 0's, once broadcast */
     lbk_dataset shard, queries;      /* queries: rank 0 only */
     int32_t label_max;               /* over every rank's labels */
+    int classes;                     /* reference labels: 0 .. classes - 1 (over every rank) */
     lbk_device *device;
     lbk_rank_device *devices;        /* every rank's, in rank order */
     lbk_engine engine_kind;
@@ -41,6 +42,8 @@ typedef struct {
     lbk_knn_result result;           /* the engine's lists of one batch */
     lbk_candidate *local, *merged;   /* this rank's lists, and the final ones it emits */
     int32_t *predictions;
+    lbk_class_score *scores;         /* one query's class scores (K entries) */
+    double *proba;                   /* one query's probabilities (classes entries) */
     float *batch_points;             /* ranks but 0: the batch's queries */
     int32_t *batch_truth;            /* ranks but 0 that emit slices: their labels */
     lbk_confusion confusion;

@@ -14,3 +14,26 @@ void lbk_merge_lists(const lbk_candidate *a, const lbk_candidate *b, lbk_candida
             out[n] = b[j++];
     }
 }
+
+void lbk_merge_lists_into(const lbk_candidate *a, lbk_candidate *b, int k)
+{
+    /* How many of the K best the forward merge takes from a; then merge
+     * those from the back, where writing never overtakes b's unread part
+     * (the write position is always at or past it). */
+    int na = 0, nb = 0;
+    for (int n = 0; n < k; n++) {
+        if (lbk_candidate_cmp(&a[na], &b[nb]) <= 0)
+            na++;
+        else
+            nb++;
+    }
+    int i = na - 1, j = nb - 1;
+    for (int w = k - 1; w >= 0; w--) {
+        /* The forward merge takes from a on ties, so from the back b's
+         * equal element comes last: take b's first. */
+        if (j < 0 || (i >= 0 && lbk_candidate_cmp(&a[i], &b[j]) > 0))
+            b[w] = a[i--];
+        else
+            b[w] = b[j--];
+    }
+}

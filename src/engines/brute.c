@@ -61,6 +61,17 @@
  * the selection cheap. */
 #define PREFILTER_K_MAX 64
 #define PREFILTER_MIN_DIM 16
+/* Beyond this dimension the rounding-error bound (n u) grows too large for
+ * the prefilter to settle anything. */
+#define PREFILTER_MAX_DIM 100000
+/* From this K on the selection is the sort-merge of brute_sort.cl instead of
+ * the bubble, whose pipeline costs K steps per element that passes the
+ * threshold (measured: bench/results/embeddings.md). */
+#ifndef BRUTE_SORT_K_MIN
+#define BRUTE_SORT_K_MIN 64
+#endif
+/* Work-items of a sort-merge work-group (at most; a power of two). */
+#define SORT_MAX_W 256
 
 typedef struct {
     cl_event event;
@@ -72,6 +83,8 @@ struct lbk_brute {
     int k;
     lbk_metric metric;
     bool has_selector;       /* a baseline's selection replaces the bubble (brute_select.h) */
+    bool sort_select;        /* large K: brute_sort.cl's sort-merge replaces the bubble */
+    uint32_t kp2;            /* sort-merge: the power of two >= K of its lists */
     lbk_brute_selector selector;
     int dim;
     uint64_t n;
@@ -86,7 +99,8 @@ struct lbk_brute {
     uint64_t batch;
     cl_kernel k_dist, k_groups, k_final;
     cl_mem refs, queries, dist, surv_k, surv_i, best_k, best_i;
-    /* L2 prefilter (see brute.h): K' = kp candidates by lower bound. */
+    cl_mem scr_k, scr_i;     /* sort-merge: 2 * kp2 slots per work-group */
+    /* Prefilter (see brute.h): K' = kp candidates by lower bound. */
     bool prefilter;
     int kp;
     uint32_t bubble_wp;
@@ -106,13 +120,25 @@ struct lbk_brute {
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* Bubble survivors per query for a chunk of `rows` references, in
+ * (key, index) entries. */
+static uint64_t survivor_entries(const lbk_brute *e, uint64_t rows)
+{
+    return (uint64_t)min_u64(e->groups, rows ? rows : 1) * (uint64_t)(e->prefilter ? e->kp : e->k);
+}
+
+/* Sort-merge scratch per query: 2 * kp2 entries for each work-group. */
+static uint64_t sort_scratch_entries(const lbk_brute *e, uint64_t rows)
+{
+    return e->sort_select ? (uint64_t)min_u64(e->groups, rows ? rows : 1) * 2 * e->kp2 : 0;
+}
+
 /* Selection scratch per query for a chunk of `rows` references, in bytes. */
 static uint64_t select_bytes(const lbk_brute *e, uint64_t rows)
 {
     if (e->has_selector)
         return e->selector.scratch_bytes(e->selector.ctx, rows);
-    return (uint64_t)min_u64(e->groups, rows ? rows : 1) *
-           (uint64_t)(e->prefilter ? e->kp : e->k) * 8;
+    return (survivor_entries(e, rows) + sort_scratch_entries(e, rows)) * 8;
 }
 
 static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
@@ -232,6 +258,19 @@ static lbk_status compile(lbk_brute *e, int k, int kp, size_t limit, uint32_t *w
     return lbk_device_program(e->dev, "brute.cl", options, program);
 }
 
+/* Build brute_sort.cl (the large-K selection) with work-groups of *w <=
+ * limit work-items. */
+static lbk_status compile_sort(lbk_brute *e, size_t limit, uint32_t *w, cl_program *program)
+{
+    uint64_t sw = min_u64(SORT_MAX_W, min_u64(e->kp2 / 2, limit));
+    *w = (uint32_t)(sw ? sw : 1);
+    const uint32_t scan = e->kp2 / 2 / *w ? e->kp2 / 2 / *w : 1;
+    char options[160];
+    snprintf(options, sizeof options, "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_KP2=%u -DLBK_SW=%u "
+             "-DLBK_SCAN=%u", (int)e->metric, e->k, e->kp2, *w, scan);
+    return lbk_device_program(e->dev, "brute_sort.cl", options, program);
+}
+
 /* Create (or re-create) a kernel and lower *fit to its work-group limit. */
 static lbk_status make_kernel(lbk_brute *e, cl_program program, const char *name,
                               cl_kernel *slot, size_t *fit)
@@ -260,19 +299,37 @@ static lbk_status build_prefilter_kernels(lbk_brute *e, cl_program program, size
     return make_kernel(e, pp, "lbk_bubble_final", &e->k_final_p, fit);
 }
 
+/* The selection kernels: the bubble from `program`, or the sort-merge. */
+static lbk_status build_select_kernels(lbk_brute *e, cl_program program, size_t limit,
+                                       size_t *fit)
+{
+    if (e->sort_select) {
+        LBK_TRY(compile_sort(e, limit, &e->bubble_w, &program));
+        LBK_TRY(make_kernel(e, program, "lbk_sort_groups", &e->k_groups, fit));
+        return make_kernel(e, program, "lbk_sort_final", &e->k_final, fit);
+    }
+    LBK_TRY(make_kernel(e, program, "lbk_bubble_groups", &e->k_groups, fit));
+    return make_kernel(e, program, "lbk_bubble_final", &e->k_final, fit);
+}
+
 /* Build every kernel for work-groups of at most `limit`; *fit gets the
  * smallest limit the selection kernels allow. The distance kernels have
  * fixed shapes, so they must fit as they are. */
 static lbk_status build_attempt(lbk_brute *e, size_t limit, size_t *fit)
 {
     cl_program program;
-    LBK_TRY(compile(e, e->k, e->prefilter ? e->kp : 0, limit, &e->bubble_w, &program));
+    /* With the sort-merge, brute.cl is built for its distance kernels (and
+     * the prefilter's re-rank, which needs the real K, at most 64): a chain
+     * of length 1 keeps its unused bubble kernels small for large K. */
+    uint32_t unused_w;
+    const int chain = e->sort_select && !e->prefilter ? 1 : e->k;
+    LBK_TRY(compile(e, chain, e->prefilter ? e->kp : 0, limit,
+                    e->sort_select ? &unused_w : &e->bubble_w, &program));
     size_t dist_fit = SIZE_MAX;
     *fit = limit;
     const char *dist_name = e->blocked ? "lbk_brute_distance_blocked" : "lbk_brute_distance";
     LBK_TRY(make_kernel(e, program, dist_name, &e->k_dist, &dist_fit));
-    LBK_TRY(make_kernel(e, program, "lbk_bubble_groups", &e->k_groups, fit));
-    LBK_TRY(make_kernel(e, program, "lbk_bubble_final", &e->k_final, fit));
+    LBK_TRY(build_select_kernels(e, program, limit, fit));
     if (e->prefilter)
         LBK_TRY(build_prefilter_kernels(e, program, limit, &dist_fit, fit));
     const size_t dist_need = e->blocked ? DIST_VLY : DIST_LX * DIST_LY;
@@ -335,8 +392,10 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
     else
         LBK_TRY(lbk_device_buffer(e->dev, CL_MEM_READ_ONLY, padded_rows(e, e->chunk) * row_bytes,
                                   NULL, "a reference chunk", &e->refs));
-    /* (key, index) entries of the bubble survivors; a selector has its own. */
-    const size_t surv = e->has_selector ? 0 : (size_t)select_bytes(e, e->chunk) / 8;
+    /* (key, index) entries of the bubble survivors and the sort-merge
+     * scratch; a selector has its own. */
+    const size_t surv = e->has_selector ? 0 : (size_t)survivor_entries(e, e->chunk);
+    const size_t scr = e->has_selector ? 0 : (size_t)sort_scratch_entries(e, e->chunk);
     const size_t kp = e->prefilter ? (size_t)e->kp : 0, pre = e->prefilter ? 1 : 0;
     const struct {
         cl_mem *mem;
@@ -348,6 +407,8 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
         {&e->dist, b * e->ldd * 4, CL_MEM_READ_WRITE, "the distance matrix"},
         {&e->surv_k, b * surv * 4, CL_MEM_READ_WRITE, "the selection survivors"},
         {&e->surv_i, b * surv * 4, CL_MEM_READ_WRITE, "the selection survivors"},
+        {&e->scr_k, b * scr * 4, CL_MEM_READ_WRITE, "the sort-merge scratch"},
+        {&e->scr_i, b * scr * 4, CL_MEM_READ_WRITE, "the sort-merge scratch"},
         {&e->best_k, b * (size_t)e->k * 4, CL_MEM_READ_WRITE, "the K best keys"},
         {&e->best_i, b * (size_t)e->k * 4, CL_MEM_READ_WRITE, "the K best indices"},
         {&e->qnorm, b * 4 * pre, CL_MEM_READ_ONLY, "the query norms"},
@@ -361,31 +422,50 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
     return e->prefilter ? alloc_prefilter_host(e) : LBK_OK;
 }
 
-/* Squared norms in double, rounded to float: their error is far inside the
- * bound. Returns the largest. */
-static double squared_norms(const float *x, size_t rows, int dim, float *out)
+/* The norms the prefilter's bound needs, in double, rounded to float: L2
+ * squared norms (their error is far inside the bound), IP and COSINE norms
+ * rounded up. False when some row is too large for the bound arithmetic to
+ * stay finite (then the exact path runs). */
+static bool prefilter_norms(const lbk_brute *e, const float *x, size_t rows, float *out)
 {
+    const int dim = e->dim;
+    const bool plain = lbk_metric_is_similarity(e->metric);
     double largest = 0.0;
     for (size_t i = 0; i < rows; i++) {
         double s = 0.0;
         for (int j = 0; j < dim; j++)
             s += (double)x[i * dim + j] * x[i * dim + j];
-        out[i] = (float)s;
-        if (s > largest)
-            largest = s;
+        const double v = plain ? sqrt(s) : s;
+        float f = (float)v;
+        if (plain && (double)f < v)
+            f = nextafterf(f, INFINITY);
+        out[i] = f;
+        largest = v > largest ? v : largest;
     }
-    return largest;
+    /* L2: |q|^2 + |r|^2 < 2e30; IP: |q||r| < 1e36, so every dot product,
+     * key and bound is a finite float. */
+    return largest < (plain ? 1e18 : 1e30);
 }
 
-/* c in L(r) = a(r) - c S and U(r) = L(r) + 2 c S, S = |q|^2 + |r|^2, with u =
- * 2^-24 and n = dim: the dot product with fused multiply-adds in any order is
- * off by at most gamma_n sum|q_j r_j| <= gamma_n S / 2, the norms by u S, the
- * two final operations of a(r) by about 3 u S, and the exact key (a
- * sequential sum of n non-negative rounded squares, itself <= 2 S) by
- * gamma_(n+1) 2 S; together below (4 n + 20) u S for n u << 1. The extra 44 u
- * and the 5 % cover the roundings of computing L and U themselves. */
-static float prefilter_bound(int dim)
+/* c of the lower bound L(r) and the upper bound U(r) = L(r) + 2 (c S), u =
+ * 2^-24, n = dim.
+ * L2: L = a(r) - c S, S = |q|^2 + |r|^2: the dot product with fused
+ * multiply-adds in any order is off by at most gamma_n sum|q_j r_j| <=
+ * gamma_n S / 2, the norms by u S, the two final operations of a(r) by about
+ * 3 u S, and the exact key (a sequential sum of n non-negative rounded
+ * squares, itself <= 2 S) by gamma_(n+1) 2 S; together below (4 n + 20) u S
+ * for n u << 1. The extra 44 u and the 5 % cover the roundings of computing
+ * L and U themselves.
+ * IP and COSINE: L = -a(r) - c S, S = |q| |r| (norms rounded up): a(r) and
+ * the exact sum each differ from the true dot product by at most gamma_n
+ * sum|q_j r_j| <= gamma_n S, so c = 2 gamma_n would do; the extra 16 u and
+ * 1 % leave more than 10 u S for the roundings of L and U (each within
+ * about 3 u S, the norms' own double error far below that). */
+static float prefilter_bound(lbk_metric metric, int dim)
 {
+    const double u = ldexp(1.0, -24), n = dim;
+    if (lbk_metric_is_similarity(metric))
+        return (float)((2.0 * n * u / (1.0 - n * u) + 16.0 * u) * 1.01);
     return (float)((4.0 * dim + 64.0) * ldexp(1.0, -24) * 1.05);
 }
 
@@ -420,12 +500,18 @@ static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *referenc
     e->groups = params->groups > 0 ? (uint32_t)params->groups : BRUTE_MAX_DEFAULT_GROUPS;
     e->blocked = params->distance == LBK_DISTANCE_BLOCKED ||
                  (params->distance == LBK_DISTANCE_AUTO && !lbk_device_is_gpu(dev));
-    e->prefilter = e->blocked && e->metric == LBK_METRIC_L2 && !e->has_selector &&
-                   e->k <= PREFILTER_K_MAX &&
+    e->sort_select = !e->has_selector && (params->selection == LBK_SELECTION_SORT_MERGE ||
+                                          (params->selection == LBK_SELECTION_AUTO &&
+                                           e->k >= BRUTE_SORT_K_MIN));
+    e->kp2 = 2;
+    while (e->kp2 < (uint32_t)e->k)
+        e->kp2 *= 2;
+    e->prefilter = e->blocked && e->metric != LBK_METRIC_L1 && e->metric != LBK_METRIC_LINF &&
+                   !e->has_selector && e->k <= PREFILTER_K_MAX && e->dim <= PREFILTER_MAX_DIM &&
                    (params->prefilter == LBK_PREFILTER_ON ||
                     (params->prefilter == LBK_PREFILTER_AUTO && e->dim >= PREFILTER_MIN_DIM));
     e->kp = e->k + (e->k > 8 ? e->k : 8);
-    e->bound_c = prefilter_bound(e->dim);
+    e->bound_c = prefilter_bound(e->metric, e->dim);
 }
 
 /* Residency, chunk and batch from the budget. The re-rank reads any
@@ -448,7 +534,7 @@ static lbk_status upload_prefilter(lbk_brute *e, const float *points)
     const size_t rows = padded_rows(e, e->n);
     float *norms = calloc(rows, sizeof *norms);
     LBK_FAIL_IF(!norms, LBK_ERR_NOMEM, "out of host memory for the reference norms");
-    const bool safe = squared_norms(points, e->n, e->dim, norms) < 1e30;
+    const bool safe = prefilter_norms(e, points, e->n, norms);
     const lbk_status st = safe ? lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                                    rows * sizeof *norms, norms,
                                                    "the reference norms", &e->rnorm)
@@ -595,12 +681,14 @@ static void collect_events(lbk_brute *e)
     e->event_count = 0;
 }
 
-/* One bubble selection set: kernels built for chain length k. */
+/* One selection set: kernels built for chain length k (the bubble's, or
+ * with `sort` the sort-merge's, which take the scratch too). */
 typedef struct {
     cl_kernel groups, final;
     uint32_t w;
     int k;
     cl_mem best_k, best_i;
+    bool sort;
 } bubble_set;
 
 /* Launch a blocked distance or bound kernel over nb queries x nr references. */
@@ -626,13 +714,24 @@ static lbk_status select_bubble(lbk_brute *e, const bubble_set *set, cl_uint nb,
     const cl_uint group_len = (cl_uint)ceil_div(nr, groups0);
     const cl_uint groups = (cl_uint)ceil_div(nr, group_len);
     const cl_uint count = groups * (cl_uint)set->k;
-    LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
-                            LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
-                            LBK_ARG(e->surv_i)));
+    if (set->sort)
+        LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
+                                LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
+                                LBK_ARG(e->surv_i), LBK_ARG(e->scr_k), LBK_ARG(e->scr_i)));
+    else
+        LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
+                                LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
+                                LBK_ARG(e->surv_i)));
     LBK_TRY(lbk_brute_launch(e, set->groups, LBK_BRUTE_EVENT_SELECT, (size_t)groups * set->w,
                              nb, set->w, 1));
-    LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i), LBK_ARG(count),
-                            LBK_ARG(use_prev), LBK_ARG(set->best_k), LBK_ARG(set->best_i)));
+    if (set->sort)
+        LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i),
+                                LBK_ARG(count), LBK_ARG(use_prev), LBK_ARG(set->best_k),
+                                LBK_ARG(set->best_i), LBK_ARG(e->scr_k), LBK_ARG(e->scr_i)));
+    else
+        LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i),
+                                LBK_ARG(count), LBK_ARG(use_prev), LBK_ARG(set->best_k),
+                                LBK_ARG(set->best_i)));
     return lbk_brute_launch(e, set->final, LBK_BRUTE_EVENT_FINAL, set->w, nb, set->w, 1);
 }
 
@@ -647,7 +746,8 @@ static lbk_status select_chunk(lbk_brute *e, cl_uint nb, cl_uint nr, cl_uint bas
                                        .best_k = e->best_k, .best_i = e->best_i};
         return e->selector.select(e->selector.ctx, e, &chunk);
     }
-    const bubble_set set = {e->k_groups, e->k_final, e->bubble_w, e->k, e->best_k, e->best_i};
+    const bubble_set set = {e->k_groups, e->k_final, e->bubble_w, e->k,
+                            e->best_k,   e->best_i,  e->sort_select};
     return select_bubble(e, &set, nb, nr, base, use_prev);
 }
 
@@ -728,8 +828,8 @@ static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint6
     LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
                                               e->host_qnorm, 0, NULL, NULL),
                          "uploading the query norms"));
-    const bubble_set set = {e->k_groups_p, e->k_final_p, e->bubble_wp,
-                            e->kp,         e->bestp_k,   e->bestp_i};
+    const bubble_set set = {e->k_groups_p, e->k_final_p, e->bubble_wp, e->kp,
+                            e->bestp_k,    e->bestp_i,   false};
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)min_u64(e->chunk, e->n - c0);
         const cl_ulong block_first = c0 / 16;
@@ -789,7 +889,7 @@ static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_
 static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
                                 uint32_t *index)
 {
-    if (squared_norms(queries, nq, e->dim, e->host_qnorm) >= 1e30)
+    if (!prefilter_norms(e, queries, nq, e->host_qnorm))
         return run_exact(e, queries, nq, keys, index);
     lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
@@ -846,10 +946,10 @@ void lbk_brute_destroy(lbk_brute *engine)
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (kernels[i])
             clReleaseKernel(kernels[i]);
-    cl_mem mems[] = {engine->refs,    engine->queries, engine->dist,   engine->surv_k,
-                     engine->surv_i,  engine->best_k,  engine->best_i, engine->qnorm,
+    cl_mem mems[] = {engine->refs,    engine->queries, engine->dist,    engine->surv_k,
+                     engine->surv_i,  engine->best_k,  engine->best_i,  engine->qnorm,
                      engine->rnorm,   engine->bestp_k, engine->bestp_i, engine->flags,
-                     engine->refs_rows};
+                     engine->refs_rows, engine->scr_k, engine->scr_i};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);

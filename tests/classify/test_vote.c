@@ -47,7 +47,9 @@ static const vote_case cases[] = {
 static void run_vote(const void *row)
 {
     const vote_case *c = row;
-    LBK_EXPECT_EQ_INT(lbk_vote(c->list, c->k, c->metric, c->weights), c->expected);
+    const lbk_vote_rule rule = {c->metric, c->weights, 1.0};
+    lbk_class_score scratch[8];
+    LBK_EXPECT_EQ_INT(lbk_vote(c->list, c->k, &rule, scratch), c->expected);
 }
 
 LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_vote))
