@@ -1,8 +1,9 @@
 /* PBKNN brute-force kernels (He et al. 2016): the distance kernels (tiled
  * in local memory for GPUs, blocked 16-lane for CPUs), the grouped
- * parallel-bubble selection, the final K-of-G*K selection, and the L2
- * prefilter's bound and re-rank kernels. (The CUKNN-style full-sort baseline
- * of the benchmarks is bench/cuknn_select.cl.)
+ * parallel-bubble selection, the final K-of-G*K selection, and the
+ * prefilter's bound kernel (its re-rank runs on the host:
+ * src/engines/rerank.c). Large K selects with brute_sort.cl instead. (The
+ * CUKNN-style full-sort baseline of the benchmarks is bench/cuknn_select.cl.)
  *
  * Compile-time parameters (set by src/engines/brute.c):
  *   LBK_METRIC          LBK_KERNEL_METRIC_*
@@ -14,7 +15,6 @@
  *   LBK_TD              dimensions staged per local-memory tile
  *   LBK_VQB, LBK_VRB    blocked (CPU) distance kernel: queries and 16-row
  *                       reference blocks per work-item
- *   LBK_KP              (optional) prefilter candidates per query, K < KP
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -132,7 +132,7 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                         __global const float *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
                         __global const float *qnorm, __global const float *rnorm,
-                        const float bound_c)
+                        const ulong norm_first, const float bound_c)
 {
     const uint b0 = get_group_id(0) * LBK_VRB;
     const uint q0 = get_global_id(1) * LBK_VQB;
@@ -172,7 +172,7 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
             float16 key = lbk_key_finish16(acc[a][b], LBK_METRIC);
             if (mode == LBK_MODE_BOUND)
                 key = lbk_bound16(acc[a][b], qnorm[q0 + a],
-                                  vload16(0, rnorm + (block_first + b0 + b) * 16), bound_c);
+                                  vload16(0, rnorm + (norm_first + b0 + b) * 16), bound_c);
             lbk_store16(row, (b0 + b) * 16, nr, key);
         }
     }
@@ -183,121 +183,22 @@ __kernel void lbk_brute_distance_blocked(__global const float *queries, const ui
                                 const uint nr, const uint dim, __global float *dist,
                                 const ulong ldd)
 {
-    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0.0f);
+    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0,
+                0.0f);
 }
 
-/* The prefilter's lower bounds; rnorm is indexed like the whole shard. */
+/* The prefilter's lower bounds; rnorm holds the whole shard's norms, the
+ * chunk's first at block norm_first (refs may hold only the chunk). */
 __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
                              __global const float *refs, const ulong block_first,
                              const uint nr, const uint dim, __global float *dist,
                              const ulong ldd, __global const float *qnorm,
-                             __global const float *rnorm, const float bound_c)
+                             __global const float *rnorm, const ulong norm_first,
+                             const float bound_c)
 {
     lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
-                bound_c);
+                norm_first, bound_c);
 }
-
-#ifdef LBK_KP
-/* An upper bound of the exact key from its lower bound L: L + 2c(|q|^2 +
- * |r|^2) for L2, L + 2c|q||r| for IP and COSINE (the bound is symmetric).
- * Rounding of this sum is covered by the 1e-6 margin (L2) and by the slack
- * in c (src/engines/brute.c, prefilter_bound). */
-inline float lbk_upper(const float lower, const float qn, const float rn, const float bound_c)
-{
-    if (lbk_metric_negates(LBK_METRIC)) {
-        const float u = lower + 2.0f * bound_c * (qn * rn);
-        return u + fabs(u) * 1e-6f;
-    }
-    return (lower + 2.0f * bound_c * (qn + rn)) * 1.000001f;
-}
-
-/* cand holds a query's LBK_KP smallest lower bounds L(r) (sorted, from the
- * bubble kernels compiled with K = LBK_KP). With the upper bound U(r) of
- * lbk_upper and U_K the K-th smallest U among them, every reference left
- * out has exact key >= L(r) >= L_KP > U_K >= the K-th smallest exact key, so
- * it cannot be a neighbour even by a tie. True when that holds, or when
- * every reference of the shard is a candidate. */
-inline bool lbk_rerank_settled(__global const float *ck, __global const uint *ci, const float qn,
-                               __global const float *rnorm, const float bound_c)
-{
-    float upper[LBK_KP];
-    for (int s = 0; s < LBK_KP; s++) {
-        if (ci[s] == LBK_NO_INDEX)
-            return true;
-        upper[s] = lbk_upper(ck[s], qn, rnorm[ci[s]], bound_c);
-    }
-    /* K-th smallest upper bound: insertion sort. */
-    for (int s = 1; s < LBK_KP; s++) {
-        const float v = upper[s];
-        int t = s;
-        while (t > 0 && upper[t - 1] > v) {
-            upper[t] = upper[t - 1];
-            t--;
-        }
-        upper[t] = v;
-    }
-    return ck[LBK_KP - 1] > upper[LBK_K - 1];
-}
-
-/* The K best of the candidates by their exact keys (refs row-major). */
-inline void lbk_rerank_exact(__global const float *qrow, const uint dim,
-                             __global const float *refs, __global const uint *ci,
-                             __global float *out_k, __global uint *out_i)
-{
-    float bk[LBK_K];
-    uint bx[LBK_K];
-    for (int s = 0; s < LBK_K; s++) {
-        bk[s] = INFINITY;
-        bx[s] = LBK_NO_INDEX;
-    }
-    for (int s = 0; s < LBK_KP; s++) {
-        const uint i = ci[s];
-        if (i == LBK_NO_INDEX)
-            continue;
-        __global const float *r = refs + (ulong)i * dim;
-        float key = 0.0f;
-        for (uint j = 0; j < dim; j++)
-            key = lbk_key_step(key, qrow[j], r[j], LBK_METRIC);
-        key = lbk_key_finish(key, LBK_METRIC);
-        if (!lbk_candidate_less(key, i, bk[LBK_K - 1], bx[LBK_K - 1]))
-            continue;
-        int t = LBK_K - 1;
-        while (t > 0 && lbk_candidate_less(key, i, bk[t - 1], bx[t - 1])) {
-            bk[t] = bk[t - 1];
-            bx[t] = bx[t - 1];
-            t--;
-        }
-        bk[t] = key;
-        bx[t] = i;
-    }
-    for (int s = 0; s < LBK_K; s++) {
-        out_k[s] = bk[s];
-        out_i[s] = bx[s];
-    }
-}
-
-/* One work-item per query: the exact K best of its candidates, or the query
- * flagged for the exact path when the bound cannot prove them complete. */
-__kernel void lbk_brute_rerank(__global const float *queries, const uint nq, const uint dim,
-                               __global const float *refs, __global const float *qnorm,
-                               __global const float *rnorm, const float bound_c,
-                               __global const float *cand_k, __global const uint *cand_i,
-                               __global float *best_k, __global uint *best_i,
-                               __global uint *fallback)
-{
-    const uint q = get_global_id(0);
-    if (q >= nq)
-        return;
-    __global const uint *ci = cand_i + (ulong)q * LBK_KP;
-    if (!lbk_rerank_settled(cand_k + (ulong)q * LBK_KP, ci, qnorm[q], rnorm, bound_c)) {
-        fallback[q] = 1;
-        return;
-    }
-    fallback[q] = 0;
-    lbk_rerank_exact(queries + (ulong)q * dim, dim, refs, ci, best_k + (ulong)q * LBK_K,
-                     best_i + (ulong)q * LBK_K);
-}
-#endif
 
 /* Element p of a stream made of two segments: n0 listed candidates (k0, i0),
  * then k1 with indices i1, or base + position when i1 is null (a row of the

@@ -4,6 +4,8 @@
 #include "device_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "rerank.h"
+#include "timer.h"
 #include "try.h"
 
 #include <math.h>
@@ -29,7 +31,9 @@
  * than with 8947. */
 #define BRUTE_DIST_TARGET_BYTES (256u << 20)
 /* Stream elements the bubble work-group filters per block (all work-items together). */
+#ifndef BRUTE_SCAN_BLOCK
 #define BRUTE_SCAN_BLOCK 256
+#endif
 
 /* Distance tile: LX x LY work-items, each RB references x QB queries, TD
  * dimensions staged at a time. LX is the direction PoCL vectorises. */
@@ -105,10 +109,14 @@ struct lbk_brute {
     int kp;
     uint32_t bubble_wp;
     float bound_c;
-    cl_kernel k_bound, k_groups_p, k_final_p, k_rerank;
-    cl_mem qnorm, rnorm, bestp_k, bestp_i, flags, refs_rows;
+    cl_kernel k_bound, k_groups_p, k_final_p;
+    cl_mem qnorm, rnorm, bestp_k, bestp_i;
+    lbk_rerank rerank;       /* the host half: settle proofs, exact re-rank */
+    float *host_rnorm;       /* n: the bound's norm of every shard row */
     float *host_qnorm;       /* batch */
-    uint32_t *host_flags;    /* batch */
+    float *cand_k;           /* batch x K': the candidates read back */
+    uint32_t *cand_i;
+    uint8_t *host_flags;     /* batch: 1 = the query needs the exact path */
     float *fb_queries;       /* batch x dim: queries sent back to the exact path */
     float *fb_keys;          /* batch x K */
     uint32_t *fb_index;
@@ -156,11 +164,8 @@ static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
 static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
 {
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
-    /* The prefilter adds the norms and a row-major copy for the re-rank,
-     * whose scattered rows the blocked layout would serve one cache line per
-     * coordinate. */
-    const uint64_t all = lbk_round_up(e->n, DIST_VROWS) * (row_bytes + (e->prefilter ? 4 : 0)) +
-                         (e->prefilter ? e->n * row_bytes : 0);
+    /* The prefilter adds the norms (its re-rank reads the host's rows). */
+    const uint64_t all = lbk_round_up(e->n, DIST_VROWS) * (row_bytes + (e->prefilter ? 4 : 0));
     e->resident = all <= budget / 2 && all <= max_alloc;
     e->chunk = e->resident ? e->n : min_u64(e->n, min_u64(budget / 4, max_alloc) / row_bytes);
     if (e->chunk < e->n) /* whole blocks, rounded down to stay within the budget */
@@ -235,26 +240,22 @@ static lbk_status device_layout(const lbk_brute *e, const float *points, float *
     return LBK_OK;
 }
 
-/* Build brute.cl for chain length k (kp > 0 adds the prefilter re-rank for
- * K = k, K' = kp) with work-groups of at most `limit` work-items. */
-static lbk_status compile(lbk_brute *e, int k, int kp, size_t limit, uint32_t *w,
-                          cl_program *program)
+/* Build brute.cl for chain length k with work-groups of at most `limit`
+ * work-items. */
+static lbk_status compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_program *program)
 {
     const uint32_t b = (uint32_t)ceil_div((uint64_t)k, limit);
     *w = (uint32_t)ceil_div((uint64_t)k, b);
     uint32_t scan = BRUTE_SCAN_BLOCK / *w;
     if (scan == 0)
         scan = 1;
-    char kp_option[32] = "";
-    if (kp > 0)
-        snprintf(kp_option, sizeof kp_option, " -DLBK_KP=%d", kp);
     char options[256];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
              "-DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d -DLBK_QB=%d -DLBK_TD=%d -DLBK_VQB=%d "
-             "-DLBK_VRB=%d%s",
+             "-DLBK_VRB=%d",
              (int)e->metric, k, *w, b, scan, DIST_LX, DIST_LY, DIST_RB, DIST_QB, DIST_TD,
-             DIST_VQB, DIST_VRB, kp_option);
+             DIST_VQB, DIST_VRB);
     return lbk_device_program(e->dev, "brute.cl", options, program);
 }
 
@@ -286,15 +287,14 @@ static lbk_status make_kernel(lbk_brute *e, cl_program program, const char *name
     return LBK_OK;
 }
 
-/* The prefilter's kernels: bound and re-rank from `program`, and the bubble
- * kernels again for chain length K'. */
+/* The prefilter's kernels: the bound from `program`, and the bubble kernels
+ * again for chain length K'. */
 static lbk_status build_prefilter_kernels(lbk_brute *e, cl_program program, size_t limit,
                                           size_t *dist_fit, size_t *fit)
 {
     LBK_TRY(make_kernel(e, program, "lbk_brute_bound_blocked", &e->k_bound, dist_fit));
-    LBK_TRY(make_kernel(e, program, "lbk_brute_rerank", &e->k_rerank, fit));
     cl_program pp;
-    LBK_TRY(compile(e, e->kp, 0, limit, &e->bubble_wp, &pp));
+    LBK_TRY(compile(e, e->kp, limit, &e->bubble_wp, &pp));
     LBK_TRY(make_kernel(e, pp, "lbk_bubble_groups", &e->k_groups_p, fit));
     return make_kernel(e, pp, "lbk_bubble_final", &e->k_final_p, fit);
 }
@@ -318,12 +318,10 @@ static lbk_status build_select_kernels(lbk_brute *e, cl_program program, size_t 
 static lbk_status build_attempt(lbk_brute *e, size_t limit, size_t *fit)
 {
     cl_program program;
-    /* With the sort-merge, brute.cl is built for its distance kernels (and
-     * the prefilter's re-rank, which needs the real K, at most 64): a chain
-     * of length 1 keeps its unused bubble kernels small for large K. */
+    /* With the sort-merge, brute.cl is built for its distance kernels only:
+     * a chain of length 1 keeps its unused bubble kernels small. */
     uint32_t unused_w;
-    const int chain = e->sort_select && !e->prefilter ? 1 : e->k;
-    LBK_TRY(compile(e, chain, e->prefilter ? e->kp : 0, limit,
+    LBK_TRY(compile(e, e->sort_select ? 1 : e->k, limit,
                     e->sort_select ? &unused_w : &e->bubble_w, &program));
     size_t dist_fit = SIZE_MAX;
     *fit = limit;
@@ -369,14 +367,16 @@ static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
 /* Host buffers of the prefilter path, per batch. */
 static lbk_status alloc_prefilter_host(lbk_brute *e)
 {
-    const size_t b = (size_t)e->batch;
+    const size_t b = (size_t)e->batch, kp = (size_t)e->kp;
     e->host_qnorm = malloc(b * sizeof *e->host_qnorm);
     e->host_flags = malloc(b * sizeof *e->host_flags);
+    e->cand_k = malloc(b * kp * sizeof *e->cand_k);
+    e->cand_i = malloc(b * kp * sizeof *e->cand_i);
     e->fb_queries = malloc(b * (size_t)e->dim * sizeof *e->fb_queries);
     e->fb_keys = malloc(b * (size_t)e->k * sizeof *e->fb_keys);
     e->fb_index = malloc(b * (size_t)e->k * sizeof *e->fb_index);
-    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->fb_queries || !e->fb_keys ||
-                    !e->fb_index,
+    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->cand_k || !e->cand_i ||
+                    !e->fb_queries || !e->fb_keys || !e->fb_index,
                 LBK_ERR_NOMEM, "out of host memory for the prefilter's batch buffers");
     return LBK_OK;
 }
@@ -414,7 +414,6 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
         {&e->qnorm, b * 4 * pre, CL_MEM_READ_ONLY, "the query norms"},
         {&e->bestp_k, b * kp * 4, CL_MEM_READ_WRITE, "the prefilter candidates"},
         {&e->bestp_i, b * kp * 4, CL_MEM_READ_WRITE, "the prefilter candidates"},
-        {&e->flags, b * 4 * pre, CL_MEM_READ_WRITE, "the prefilter flags"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         LBK_TRY(lbk_device_buffer(e->dev, want[i].flags, want[i].bytes, NULL, want[i].what,
@@ -514,40 +513,31 @@ static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *referenc
     e->bound_c = prefilter_bound(e->metric, e->dim);
 }
 
-/* Residency, chunk and batch from the budget. The re-rank reads any
- * candidate's row, so the prefilter needs a resident shard; without its extra
- * copies the shard may still fit. */
+/* Residency, chunk and batch from the budget. */
 static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
 {
     const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(e->dev) / 2;
-    LBK_TRY(plan_memory(e, budget, lbk_device_max_alloc(e->dev)));
-    if (!e->prefilter || e->resident)
-        return LBK_OK;
-    e->prefilter = false;
     return plan_memory(e, budget, lbk_device_max_alloc(e->dev));
 }
 
-/* The prefilter's reference norms and row-major copy; far from overflow the
- * bound arithmetic is safe, beyond it the exact path runs instead. */
+/* The prefilter's reference norms, on the device for the bound and on the
+ * host for the settle proofs; far from overflow the bound arithmetic is
+ * safe, beyond it the exact path runs instead. The host re-rank reads the
+ * caller's rows, which outlive the engine. */
 static lbk_status upload_prefilter(lbk_brute *e, const float *points)
 {
     const size_t rows = padded_rows(e, e->n);
-    float *norms = calloc(rows, sizeof *norms);
-    LBK_FAIL_IF(!norms, LBK_ERR_NOMEM, "out of host memory for the reference norms");
-    const bool safe = prefilter_norms(e, points, e->n, norms);
-    const lbk_status st = safe ? lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                                   rows * sizeof *norms, norms,
-                                                   "the reference norms", &e->rnorm)
-                               : LBK_OK;
-    free(norms);
-    LBK_TRY(st);
-    if (!safe) {
+    e->host_rnorm = calloc(rows, sizeof *e->host_rnorm);
+    LBK_FAIL_IF(!e->host_rnorm, LBK_ERR_NOMEM, "out of host memory for the reference norms");
+    if (!prefilter_norms(e, points, e->n, e->host_rnorm)) {
         e->prefilter = false;
         return LBK_OK;
     }
+    e->rerank = (lbk_rerank){.metric = e->metric, .k = e->k, .kp = e->kp, .dim = e->dim,
+                             .bound_c = e->bound_c, .rows = points, .rnorm = e->host_rnorm};
     return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             (size_t)e->n * (size_t)e->dim * sizeof(float), (void *)points,
-                             "the reference rows", &e->refs_rows);
+                             rows * sizeof *e->host_rnorm, e->host_rnorm, "the reference norms",
+                             &e->rnorm);
 }
 
 /* A streamed shard stays on the host in the device layout (taking `*layout`
@@ -751,25 +741,36 @@ static lbk_status select_chunk(lbk_brute *e, cl_uint nb, cl_uint nr, cl_uint bas
     return select_bubble(e, &set, nb, nr, base, use_prev);
 }
 
-/* Distance rows of nb queries against references [c0, c0 + nr), then their
- * selection. */
-static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
+/* References [c0, c0 + nr) where the distance kernels find them: streamed
+ * into the chunk buffer when the shard is not resident. *r_first: the
+ * chunk's first row in e->refs (in whole 16-row blocks for the blocked
+ * layout). */
+static lbk_status chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong *r_first)
 {
-    const size_t row_bytes = (size_t)e->dim * sizeof(float);
-    const cl_uint dim = (cl_uint)e->dim;
-    const cl_ulong ldd = e->ldd;
-    cl_ulong r_first = c0;
+    *r_first = c0;
     if (!e->resident) {
         /* Blocking: the previous chunk's kernels must be done with the buffer,
          * which the in-order queue guarantees, and the host copy stays valid. */
+        const size_t row_bytes = (size_t)e->dim * sizeof(float);
         LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
                                                   padded_rows(e, nr) * row_bytes,
                                                   e->host_refs + c0 * e->dim, 0, NULL, NULL),
                              "uploading a reference chunk"));
-        r_first = 0;
+        *r_first = 0;
     }
     if (e->blocked)
-        r_first /= 16; /* the kernel counts whole blocks */
+        *r_first /= 16; /* the kernel counts whole blocks */
+    return LBK_OK;
+}
+
+/* Distance rows of nb queries against references [c0, c0 + nr), then their
+ * selection. */
+static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
+{
+    const cl_uint dim = (cl_uint)e->dim;
+    const cl_ulong ldd = e->ldd;
+    cl_ulong r_first;
+    LBK_TRY(chunk_refs(e, c0, nr, &r_first));
     LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                             LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
                             LBK_ARG(ldd)));
@@ -814,7 +815,8 @@ cleanup:
     return st;
 }
 
-/* The prefilter's K' candidates per query by lower bound, for every chunk. */
+/* The prefilter's K' candidates per query by lower bound, for every chunk,
+ * read back into cand_k / cand_i. */
 static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint64_t nq)
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
@@ -832,31 +834,37 @@ static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint6
                             e->bestp_k,    e->bestp_i,   false};
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)min_u64(e->chunk, e->n - c0);
-        const cl_ulong block_first = c0 / 16;
+        const cl_ulong norm_first = c0 / 16;
+        cl_ulong block_first;
+        LBK_TRY(chunk_refs(e, c0, nr, &block_first));
         LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
-                                LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm), LBK_ARG(c)));
+                                LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
+                                LBK_ARG(norm_first), LBK_ARG(c)));
         LBK_TRY(blocked_launch(e, e->k_bound, nb, nr));
         LBK_TRY(select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
-    return LBK_OK;
+    const size_t bytes = nq * (size_t)e->kp * 4;
+    LBK_TRY(lbk_cl_check(clEnqueueReadBuffer(queue, e->bestp_k, CL_FALSE, 0, bytes, e->cand_k, 0,
+                                             NULL, NULL),
+                         "reading the prefilter candidates"));
+    return lbk_cl_check(clEnqueueReadBuffer(queue, e->bestp_i, CL_TRUE, 0, bytes, e->cand_i, 0,
+                                            NULL, NULL),
+                        "reading the prefilter candidates");
 }
 
-/* The exact K best of the candidates, and the flags of the queries the
- * bound could not settle, read back. */
-static lbk_status prefilter_rerank(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index)
+/* On the host (rerank.h): each query's exact K best from its candidates, or
+ * its flag for the exact path when the bound cannot prove them complete. */
+static void prefilter_rerank(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
+                             uint32_t *index)
 {
-    const cl_uint nb = (cl_uint)nq, dim = (cl_uint)e->dim;
-    const cl_float c = e->bound_c;
-    LBK_TRY(LBK_KERNEL_ARGS(e->k_rerank, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(dim),
-                            LBK_ARG(e->refs_rows), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
-                            LBK_ARG(c), LBK_ARG(e->bestp_k), LBK_ARG(e->bestp_i),
-                            LBK_ARG(e->best_k), LBK_ARG(e->best_i), LBK_ARG(e->flags)));
-    LBK_TRY(lbk_brute_launch(e, e->k_rerank, LBK_BRUTE_EVENT_FINAL, lbk_round_up(nb, 8), 1, 8, 1));
-    LBK_TRY(read_best(e, nq, keys, index, CL_FALSE));
-    return lbk_cl_check(clEnqueueReadBuffer(lbk_device_queue(e->dev), e->flags, CL_TRUE, 0,
-                                            nq * 4, e->host_flags, 0, NULL, NULL),
-                        "reading the prefilter flags");
+    const size_t k = (size_t)e->k, kp = (size_t)e->kp, dim = (size_t)e->dim;
+    const double t0 = lbk_now();
+    for (uint64_t q = 0; q < nq; q++)
+        e->host_flags[q] = !lbk_rerank_query(&e->rerank, queries + q * dim, e->host_qnorm[q],
+                                             e->cand_k + q * kp, e->cand_i + q * kp,
+                                             keys + q * k, index + q * k);
+    e->timing.final_s += lbk_now() - t0;
 }
 
 /* The flagged queries through the exact path, their results put in place. */
@@ -884,8 +892,8 @@ static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_
     return LBK_OK;
 }
 
-/* The L2 prefilter path (see lbk_brute_rerank in kernels/brute.cl); the
- * queries it cannot settle go through run_exact. */
+/* The prefilter path: bounds and candidates on the device, the re-rank on
+ * the host (rerank.h); the queries it cannot settle go through run_exact. */
 static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
                                 uint32_t *index)
 {
@@ -894,9 +902,9 @@ static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq,
     lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
     LBK_TRY_GOTO(st, prefilter_candidates(e, queries, nq));
-    LBK_TRY_GOTO(st, prefilter_rerank(e, nq, keys, index));
     clFinish(queue);
     collect_events(e);
+    prefilter_rerank(e, queries, nq, keys, index);
     st = prefilter_fallback(e, queries, nq, keys, index);
 cleanup:
     clFinish(queue);
@@ -941,15 +949,14 @@ void lbk_brute_destroy(lbk_brute *engine)
     if (!engine)
         return;
     cl_kernel kernels[] = {engine->k_dist,  engine->k_groups,   engine->k_final,
-                           engine->k_bound, engine->k_groups_p, engine->k_final_p,
-                           engine->k_rerank};
+                           engine->k_bound, engine->k_groups_p, engine->k_final_p};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (kernels[i])
             clReleaseKernel(kernels[i]);
-    cl_mem mems[] = {engine->refs,    engine->queries, engine->dist,    engine->surv_k,
-                     engine->surv_i,  engine->best_k,  engine->best_i,  engine->qnorm,
-                     engine->rnorm,   engine->bestp_k, engine->bestp_i, engine->flags,
-                     engine->refs_rows, engine->scr_k, engine->scr_i};
+    cl_mem mems[] = {engine->refs,   engine->queries, engine->dist,    engine->surv_k,
+                     engine->surv_i, engine->best_k,  engine->best_i,  engine->qnorm,
+                     engine->rnorm,  engine->bestp_k, engine->bestp_i, engine->scr_k,
+                     engine->scr_i};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
@@ -960,7 +967,10 @@ void lbk_brute_destroy(lbk_brute *engine)
     free(engine->events);
     free(engine->host_refs);
     free(engine->host_qnorm);
+    free(engine->host_rnorm);
     free(engine->host_flags);
+    free(engine->cand_k);
+    free(engine->cand_i);
     free(engine->fb_queries);
     free(engine->fb_keys);
     free(engine->fb_index);

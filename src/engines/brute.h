@@ -38,9 +38,10 @@ typedef enum {
  * two times fewer than the exact inner product's separate multiply and add)
  * with a rigorous rounding-error bound select K' > K candidates; their exact
  * keys decide, and a query whose bound cannot prove the candidates complete
- * is recomputed on the exact path. AUTO: on for L2, cosine and ip with the
- * blocked distance kernel, the bubble selection, K <= 64, dimension >= 16
- * and a resident shard. */
+ * is recomputed on the exact path. The bounds and the K' selection run on
+ * the device, the re-rank on the host (it reads any candidate's row, so a
+ * streamed shard is served too). AUTO: on for L2, cosine and ip with the
+ * blocked distance kernel, K <= 64 and dimension >= 16. */
 typedef enum {
     LBK_PREFILTER_AUTO = 0,
     LBK_PREFILTER_OFF,
@@ -71,7 +72,9 @@ typedef struct {
     lbk_brute_selection selection;
 } lbk_brute_params;
 
-/* Upload the reference shard (may be empty: then every result slot is a pad). */
+/* Upload the reference shard (may be empty: then every result slot is a pad).
+ * With the prefilter the engine keeps reference->points for its host
+ * re-rank: the caller keeps them, unchanged, until lbk_brute_destroy. */
 lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_brute_params *params, lbk_brute **out);
 
@@ -91,7 +94,7 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
 typedef struct {
     double distance_s;       /* distance (or prefilter bound) kernels */
     double select_s;         /* grouped bubble (or a selector's) kernels */
-    double final_s;          /* final K-of-G*K kernels (and the prefilter re-rank) */
+    double final_s;          /* final K-of-G*K kernels (and the prefilter's host re-rank) */
     uint64_t fallback_queries; /* prefiltered queries that needed the exact path */
     uint64_t prefiltered_queries;
 } lbk_brute_timing;
