@@ -217,6 +217,42 @@ inline void lbk_fetch(__global const float *k0, __global const uint *i0, const u
     *index = i1 ? i1[p] : base + p;
 }
 
+inline void lbk_queue(const float key, const uint index, __local float *qk, __local uint *qx,
+                      __local uint *qn)
+{
+    const uint slot = atomic_inc(qn);
+    qk[slot] = key;
+    qx[slot] = index;
+}
+
+#if LBK_SCAN % 16 == 0
+/* A work-item's LBK_SCAN elements [p0, p0 + LBK_SCAN) of a plain distance
+ * row (indices base + p) that beat the threshold (tk, ti), queued. Sixteen
+ * at a time: once the bubbles hold K candidates almost no key reaches the
+ * threshold, and a group of 16 with none <= tk (a necessary condition of
+ * lbk_candidate_less) costs one vector compare. */
+inline void lbk_filter_row(__global const float *row, const uint base, const uint p0,
+                           const uint n, const float tk, const uint ti, __local float *qk,
+                           __local uint *qx, __local uint *qn)
+{
+    const uint end = min(p0 + LBK_SCAN, n);
+    uint p = p0;
+    for (; p + 16 <= end; p += 16) {
+        const float16 v = vload16(0, row + p);
+        if (!any(islessequal(v, (float16)(tk))))
+            continue;
+        float lanes[16];
+        vstore16(v, 0, lanes);
+        for (uint l = 0; l < 16; l++)
+            if (lbk_candidate_less(lanes[l], base + p + l, tk, ti))
+                lbk_queue(lanes[l], base + p + l, qk, qx, qn);
+    }
+    for (; p < end; p++)
+        if (lbk_candidate_less(row[p], base + p, tk, ti))
+            lbk_queue(row[p], base + p, qk, qx, qn);
+}
+#endif
+
 /* One pipeline step: every work-item takes what its left neighbour passed on
  * in the previous step (work-item 0 takes the next stream element), runs it
  * through its bubbles - each keeps the smaller and hands on the larger - and
@@ -289,17 +325,19 @@ inline void lbk_bubble_run(__global const float *k0, __global const uint *i0, co
         barrier(CLK_LOCAL_MEM_FENCE);
         const float tk = *thr_k;
         const uint ti = *thr_i;
+#if LBK_SCAN % 16 == 0
+        if (n0 == 0 && !i1) {
+            lbk_filter_row(k1, base, lo + t * LBK_SCAN, n, tk, ti, qk, qx, qn);
+        } else
+#endif
         for (uint s = 0; s < LBK_SCAN; s++) {
             const uint p = lo + s * LBK_W + t;
             if (p < n) {
                 float key;
                 uint index;
                 lbk_fetch(k0, i0, n0, k1, i1, base, p, &key, &index);
-                if (lbk_candidate_less(key, index, tk, ti)) {
-                    const uint slot = atomic_inc(qn);
-                    qk[slot] = key;
-                    qx[slot] = index;
-                }
+                if (lbk_candidate_less(key, index, tk, ti))
+                    lbk_queue(key, index, qk, qx, qn);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);

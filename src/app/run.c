@@ -16,8 +16,11 @@
 /* Largest class count of a probabilities file: one column per class. */
 #define PROBABILITIES_MAX_CLASSES 1000000
 /* Upper bound on queries per batch, whatever the engine could take, so the
- * host-side K-lists of one batch stay in the hundreds of MiB at most. */
+ * host-side K-lists of one batch stay in the hundreds of MiB at most: at
+ * most BATCH_CAP queries and BATCH_LIST_BYTES of each of the two K-list
+ * buffers (K = 4096 lists are 64 KiB each). */
 #define BATCH_CAP (1u << 18)
+#define BATCH_LIST_BYTES ((uint64_t)256 << 20)
 
 /* Each phase below does its rank's local work and returns its status;
  * lbk_run agrees on it before the next collective step. Phases that are
@@ -137,6 +140,9 @@ static lbk_status plan_batches(lbk_run_state *s)
         batch = s->job->device.batch;
     if (batch > BATCH_CAP)
         batch = BATCH_CAP;
+    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_candidate);
+    if (batch > BATCH_LIST_BYTES / list_bytes)
+        batch = BATCH_LIST_BYTES / list_bytes;
     if (batch > nq)
         batch = nq;
     if (batch == 0)

@@ -25,15 +25,26 @@
  * reference chunk shrinks before the batch does. */
 #define BRUTE_MIN_BATCH 256
 #define BRUTE_MAX_BATCH 65536
+/* A streamed shard is copied to the device once per batch, whatever the
+ * chunk, so its batches are made larger (with smaller chunks) until the copy
+ * is a few percent of the batch's work: 1M x 768 spent 13 % of its time in
+ * the copy with 331-query batches. */
+#ifndef BRUTE_STREAM_MIN_BATCH
+#define BRUTE_STREAM_MIN_BATCH 2048
+#endif
 /* Beyond this many bytes of distance matrix a larger batch gains nothing
  * (launches are already amortised) and costs first-touch page faults and
  * cache misses: Fashion-MNIST ran about 10 % faster with 1118-query batches
  * than with 8947. */
 #define BRUTE_DIST_TARGET_BYTES (256u << 20)
-/* Stream elements the bubble work-group filters per block (all work-items together). */
+/* Stream elements the bubble work-group filters per block (all work-items
+ * together). */
 #ifndef BRUTE_SCAN_BLOCK
 #define BRUTE_SCAN_BLOCK 256
 #endif
+/* Up to this many work-items a block is rounded up to 16 elements per
+ * work-item, for the vector filter (lbk_filter_row in kernels/brute.cl). */
+#define BRUTE_VECTOR_FILTER_MAX_W 128
 
 /* Distance tile: LX x LY work-items, each RB references x QB queries, TD
  * dimensions staged at a time. LX is the direction PoCL vectorises. */
@@ -173,6 +184,7 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
     if (e->chunk > e->n)
         e->chunk = e->n;
     uint64_t prev_chunk = e->chunk;
+    const uint64_t min_batch = e->resident ? BRUTE_MIN_BATCH : BRUTE_STREAM_MIN_BATCH;
     for (;;) {
         const uint64_t ref_bytes =
             e->resident ? all : lbk_round_up(e->chunk, DIST_VROWS) * row_bytes;
@@ -182,11 +194,11 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
         batch = min_u64(batch, max_alloc / (select_bytes(e, e->chunk) / 2 + 1));
         batch = min_u64(batch, max_alloc / (row_bytes + 1));
         batch = min_u64(batch, BRUTE_MAX_BATCH);
-        batch = min_u64(batch, BRUTE_DIST_TARGET_BYTES / (ldd * 4) > BRUTE_MIN_BATCH
+        batch = min_u64(batch, BRUTE_DIST_TARGET_BYTES / (ldd * 4) > min_batch
                                    ? BRUTE_DIST_TARGET_BYTES / (ldd * 4)
-                                   : BRUTE_MIN_BATCH);
+                                   : min_batch);
         const bool rows_dominate = ldd * 4 > select_bytes(e, e->chunk);
-        if ((batch >= BRUTE_MIN_BATCH || e->chunk <= DIST_VROWS || !rows_dominate) && batch > 0) {
+        if ((batch >= min_batch || e->chunk <= DIST_VROWS || !rows_dominate) && batch > 0) {
             e->batch = batch;
             e->ldd = (size_t)ldd;
             return LBK_OK;
@@ -249,6 +261,10 @@ static lbk_status compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_pro
     uint32_t scan = BRUTE_SCAN_BLOCK / *w;
     if (scan == 0)
         scan = 1;
+    /* Short chains filter whole 16-float groups of their distance rows with
+     * one vector compare (lbk_filter_row): a multiple of 16 per work-item. */
+    if (*w <= BRUTE_VECTOR_FILTER_MAX_W)
+        scan = (uint32_t)lbk_round_up(scan, 16);
     char options[256];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
