@@ -17,20 +17,22 @@ void lbk_merge_lists(const lbk_candidate *a, const lbk_candidate *b, lbk_candida
 
 void lbk_merge_lists_into(const lbk_candidate *a, lbk_candidate *b, int k)
 {
-    /* How many of the K best the forward merge takes from a; then merge
-     * those from the back, where writing never overtakes b's unread part
-     * (the write position is always at or past it). */
-    int na = 0, nb = 0;
-    for (int n = 0; n < k; n++) {
-        if (lbk_candidate_cmp(&a[na], &b[nb]) <= 0)
-            na++;
+    /* na = how many of the K best come from a: the smallest na with
+     * b[k-1-na] <= a[na] (a predicate that only turns true as na grows), by
+     * bisection. Then those are merged from the back, where the write
+     * position never overtakes b's unread part (it is always at or past it).
+     * Candidates that compare equal are identical pads, so which list one
+     * comes from does not change a byte. */
+    int lo = 0, hi = k;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (lbk_candidate_cmp(&b[k - 1 - mid], &a[mid]) <= 0)
+            hi = mid;
         else
-            nb++;
+            lo = mid + 1;
     }
-    int i = na - 1, j = nb - 1;
+    int i = lo - 1, j = k - lo - 1;
     for (int w = k - 1; w >= 0; w--) {
-        /* The forward merge takes from a on ties, so from the back b's
-         * equal element comes last: take b's first. */
         if (j < 0 || (i >= 0 && lbk_candidate_cmp(&a[i], &b[j]) > 0))
             b[w] = a[i--];
         else

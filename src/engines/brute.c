@@ -27,8 +27,9 @@
 #define BRUTE_MAX_BATCH 65536
 /* A streamed shard is copied to the device once per batch, whatever the
  * chunk, so its batches are made larger (with smaller chunks) until the copy
- * is a few percent of the batch's work: 1M x 768 spent 13 % of its time in
- * the copy with 331-query batches. */
+ * is a small part of the batch's work: 2000 queries over a streamed 400k x
+ * 768 shard ran 16-18 % faster in 2048-query batches than in 524-query ones
+ * (bench/results/embeddings.md). */
 #ifndef BRUTE_STREAM_MIN_BATCH
 #define BRUTE_STREAM_MIN_BATCH 2048
 #endif
