@@ -28,6 +28,8 @@ echo "## brute force: PBKNN setting and Fashion-MNIST"
 "$B/bench/pbknn_select" --m 1,8,64 --reps 5 --groups-sweep 1,8,32
 [ -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] && \
     "$B/bench/fashion_bench" --dir /usr/share/datasets/fashion-mnist
+echo "## selection against K: bubble vs sort-merge (bench/results/embeddings.md)"
+"$B/bench/select_k" --k 16,64,256,1024,4096 --reps 3 --bubble-max-k 1024
 echo "## default job"
 "$B/lbknn" run --quiet --set output.report="$LBK_ROOT/bench/out/device-default.yaml" && \
     grep -E 'queries_per_second|accuracy:|device:' "$LBK_ROOT/bench/out/device-default.yaml"
