@@ -23,6 +23,10 @@ OMP_WAIT_POLICY=PASSIVE $py bench/pbknn_peers.py /tmp/lbk_pbknn_data --reps 7
 rm -rf /tmp/lbk_pbknn_data
 echo; echo "## Fashion-MNIST (bench/fashion.sh)"
 bash bench/fashion.sh "$B"
+echo; echo "## Selection against K: bubble vs sort-merge (bench/select_k)"
+"$B/bench/select_k" --k 16,32,64,128,256,1024,4096 --reps 3 --bubble-max-k 1024
+echo; echo "## Embedding workload: 1M x 768, K = 20, cosine, softmax (bench/embedding.sh)"
+bash bench/embedding.sh "$B"
 echo; echo "## k-d tree, interleaved with cKDTree and scikit-learn (bench/kdtree_ab.sh)"
 bash bench/kdtree_ab.sh "$B"
 echo; echo "## k-d tree builds at 1e7 (radix) and peers"

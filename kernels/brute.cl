@@ -1,8 +1,9 @@
 /* PBKNN brute-force kernels (He et al. 2016): the distance kernels (tiled
  * in local memory for GPUs, blocked 16-lane for CPUs), the grouped
- * parallel-bubble selection, the final K-of-G*K selection, and the L2
- * prefilter's bound and re-rank kernels. (The CUKNN-style full-sort baseline
- * of the benchmarks is bench/cuknn_select.cl.)
+ * parallel-bubble selection, the final K-of-G*K selection, and the
+ * prefilter's bound kernel (its re-rank runs on the host:
+ * src/engines/rerank.c). Large K selects with brute_sort.cl instead. (The
+ * CUKNN-style full-sort baseline of the benchmarks is bench/cuknn_select.cl.)
  *
  * Compile-time parameters (set by src/engines/brute.c):
  *   LBK_METRIC          LBK_KERNEL_METRIC_*
@@ -14,7 +15,6 @@
  *   LBK_TD              dimensions staged per local-memory tile
  *   LBK_VQB, LBK_VRB    blocked (CPU) distance kernel: queries and 16-row
  *                       reference blocks per work-item
- *   LBK_KP              (optional) prefilter candidates per query, K < KP
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -23,12 +23,20 @@
 #define LBK_TQ (LBK_LY * LBK_QB)
 #define LBK_L (LBK_W * LBK_SCAN)
 
-/* The key step of lbk_shared.h on 16 lanes (the blocked kernel). */
+/* The key step and finish of lbk_shared.h on 16 lanes (the blocked kernel). */
 LBK_DEFINE_KEY_STEP(lbk_key_step16, float16)
+
+inline float16 lbk_key_finish16(const float16 s, const int metric)
+{
+    if (!lbk_metric_negates(metric))
+        return s;
+    return select(-s, (float16)(INFINITY), isnan(s));
+}
 
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
  * Padding a tile with zeros in both operands adds exact zeros (and max with
- * 0 is a no-op), so the dimension tail needs no special case. */
+ * 0 is a no-op, and so is a 0 * 0 product), so the dimension tail needs no
+ * special case. */
 __kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1)))
 void lbk_brute_distance(__global const float *queries, const uint nq,
                         __global const float *refs, const ulong r_first, const uint nr,
@@ -63,7 +71,7 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
             for (int a = 0; a < LBK_QB; a++) {
                 const float q = qt[ly + a * LBK_LY][j];
                 for (int b = 0; b < LBK_RB; b++)
-                    acc[a][b] = lbk_key_step(acc[a][b], q - r[b], LBK_METRIC);
+                    acc[a][b] = lbk_key_step(acc[a][b], q, r[b], LBK_METRIC);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -73,7 +81,7 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
         for (int b = 0; b < LBK_RB; b++) {
             const uint gr = r0 + lx + b * LBK_LX;
             if (gq < nq && gr < nr)
-                dist[(ulong)gq * ldd + gr] = acc[a][b];
+                dist[(ulong)gq * ldd + gr] = lbk_key_finish(acc[a][b], LBK_METRIC);
         }
     }
 }
@@ -104,15 +112,27 @@ inline void lbk_store16(__global float *row, const uint r0, const uint nr, const
         row[r0 + l] = lanes[l];
 }
 
-/* mode EXACT: the exact key. mode BOUND (L2 prefilter): a lower bound of the
- * exact key, (|q|^2 + |r|^2 - 2 q.r) - c (|q|^2 + |r|^2), where the dot
- * product may use fused multiply-adds in any order: its error, and the exact
- * key's own rounding, are covered by c (see src/engines/brute.c, prefilter_bound). */
+/* mode EXACT: the exact key. mode BOUND (prefilter): a lower bound of the
+ * exact key from the dot product q.r, which may use fused multiply-adds in
+ * any order: for L2 (|q|^2 + |r|^2 - 2 q.r) - c (|q|^2 + |r|^2) with squared
+ * norms in qnorm/rnorm, for IP and COSINE -q.r - c |q| |r| with norms. The
+ * dot product's error, and the exact key's own rounding, are covered by c
+ * (see src/engines/brute.c, prefilter_bound). */
+/* The prefilter's lower bound from a dot product (see lbk_blocked). */
+inline float16 lbk_bound16(const float16 dot, const float qn, const float16 rn,
+                           const float bound_c)
+{
+    if (lbk_metric_negates(LBK_METRIC))
+        return -dot - bound_c * ((float16)(qn) * rn);
+    const float16 norms = (float16)(qn) + rn;
+    return (norms - 2.0f * dot) - bound_c * norms;
+}
+
 inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
                         __global const float *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
                         __global const float *qnorm, __global const float *rnorm,
-                        const float bound_c)
+                        const ulong norm_first, const float bound_c)
 {
     const uint b0 = get_group_id(0) * LBK_VRB;
     const uint q0 = get_global_id(1) * LBK_VQB;
@@ -140,7 +160,7 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                 if (mode == LBK_MODE_BOUND)
                     acc[a][b] = fma((float16)(q), r[b], acc[a][b]);
                 else
-                    acc[a][b] = lbk_key_step16(acc[a][b], (float16)(q) - r[b], LBK_METRIC);
+                    acc[a][b] = lbk_key_step16(acc[a][b], (float16)(q), r[b], LBK_METRIC);
             }
         }
     }
@@ -149,12 +169,10 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
             break;
         __global float *row = dist + (ulong)(q0 + a) * ldd;
         for (int b = 0; b < LBK_VRB; b++) {
-            float16 key = acc[a][b];
-            if (mode == LBK_MODE_BOUND) {
-                const float16 norms = (float16)(qnorm[q0 + a]) +
-                                      vload16(0, rnorm + (block_first + b0 + b) * 16);
-                key = (norms - 2.0f * acc[a][b]) - bound_c * norms;
-            }
+            float16 key = lbk_key_finish16(acc[a][b], LBK_METRIC);
+            if (mode == LBK_MODE_BOUND)
+                key = lbk_bound16(acc[a][b], qnorm[q0 + a],
+                                  vload16(0, rnorm + (norm_first + b0 + b) * 16), bound_c);
             lbk_store16(row, (b0 + b) * 16, nr, key);
         }
     }
@@ -165,108 +183,22 @@ __kernel void lbk_brute_distance_blocked(__global const float *queries, const ui
                                 const uint nr, const uint dim, __global float *dist,
                                 const ulong ldd)
 {
-    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0.0f);
+    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0,
+                0.0f);
 }
 
-/* The prefilter's lower bounds; rnorm is indexed like the whole shard. */
+/* The prefilter's lower bounds; rnorm holds the whole shard's norms, the
+ * chunk's first at block norm_first (refs may hold only the chunk). */
 __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
                              __global const float *refs, const ulong block_first,
                              const uint nr, const uint dim, __global float *dist,
                              const ulong ldd, __global const float *qnorm,
-                             __global const float *rnorm, const float bound_c)
+                             __global const float *rnorm, const ulong norm_first,
+                             const float bound_c)
 {
     lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
-                bound_c);
+                norm_first, bound_c);
 }
-
-#ifdef LBK_KP
-/* cand holds a query's LBK_KP smallest lower bounds L(r) (sorted, from the
- * bubble kernels compiled with K = LBK_KP). With the upper bound U(r) = L(r)
- * + 2c(|q|^2 + |r|^2) and U_K the K-th smallest U among them, every reference
- * left out has exact key >= L(r) >= L_KP > U_K >= the K-th smallest exact
- * key, so it cannot be a neighbour even by a tie. True when that holds, or
- * when every reference of the shard is a candidate. */
-inline bool lbk_rerank_settled(__global const float *ck, __global const uint *ci, const float qn,
-                               __global const float *rnorm, const float bound_c)
-{
-    float upper[LBK_KP];
-    for (int s = 0; s < LBK_KP; s++) {
-        if (ci[s] == LBK_NO_INDEX)
-            return true;
-        /* Rounding of this sum is covered by the 1e-6 margin. */
-        upper[s] = (ck[s] + 2.0f * bound_c * (qn + rnorm[ci[s]])) * 1.000001f;
-    }
-    /* K-th smallest upper bound: insertion sort. */
-    for (int s = 1; s < LBK_KP; s++) {
-        const float v = upper[s];
-        int t = s;
-        while (t > 0 && upper[t - 1] > v) {
-            upper[t] = upper[t - 1];
-            t--;
-        }
-        upper[t] = v;
-    }
-    return ck[LBK_KP - 1] > upper[LBK_K - 1];
-}
-
-/* The K best of the candidates by their exact keys (refs row-major). */
-inline void lbk_rerank_exact(__global const float *qrow, const uint dim,
-                             __global const float *refs, __global const uint *ci,
-                             __global float *out_k, __global uint *out_i)
-{
-    float bk[LBK_K];
-    uint bx[LBK_K];
-    for (int s = 0; s < LBK_K; s++) {
-        bk[s] = INFINITY;
-        bx[s] = LBK_NO_INDEX;
-    }
-    for (int s = 0; s < LBK_KP; s++) {
-        const uint i = ci[s];
-        if (i == LBK_NO_INDEX)
-            continue;
-        __global const float *r = refs + (ulong)i * dim;
-        float key = 0.0f;
-        for (uint j = 0; j < dim; j++)
-            key = lbk_key_step(key, qrow[j] - r[j], LBK_KERNEL_METRIC_L2);
-        if (!lbk_candidate_less(key, i, bk[LBK_K - 1], bx[LBK_K - 1]))
-            continue;
-        int t = LBK_K - 1;
-        while (t > 0 && lbk_candidate_less(key, i, bk[t - 1], bx[t - 1])) {
-            bk[t] = bk[t - 1];
-            bx[t] = bx[t - 1];
-            t--;
-        }
-        bk[t] = key;
-        bx[t] = i;
-    }
-    for (int s = 0; s < LBK_K; s++) {
-        out_k[s] = bk[s];
-        out_i[s] = bx[s];
-    }
-}
-
-/* One work-item per query: the exact K best of its candidates, or the query
- * flagged for the exact path when the bound cannot prove them complete. */
-__kernel void lbk_brute_rerank(__global const float *queries, const uint nq, const uint dim,
-                               __global const float *refs, __global const float *qnorm,
-                               __global const float *rnorm, const float bound_c,
-                               __global const float *cand_k, __global const uint *cand_i,
-                               __global float *best_k, __global uint *best_i,
-                               __global uint *fallback)
-{
-    const uint q = get_global_id(0);
-    if (q >= nq)
-        return;
-    __global const uint *ci = cand_i + (ulong)q * LBK_KP;
-    if (!lbk_rerank_settled(cand_k + (ulong)q * LBK_KP, ci, qnorm[q], rnorm, bound_c)) {
-        fallback[q] = 1;
-        return;
-    }
-    fallback[q] = 0;
-    lbk_rerank_exact(queries + (ulong)q * dim, dim, refs, ci, best_k + (ulong)q * LBK_K,
-                     best_i + (ulong)q * LBK_K);
-}
-#endif
 
 /* Element p of a stream made of two segments: n0 listed candidates (k0, i0),
  * then k1 with indices i1, or base + position when i1 is null (a row of the
@@ -284,6 +216,42 @@ inline void lbk_fetch(__global const float *k0, __global const uint *i0, const u
     *key = k1[p];
     *index = i1 ? i1[p] : base + p;
 }
+
+inline void lbk_queue(const float key, const uint index, __local float *qk, __local uint *qx,
+                      __local uint *qn)
+{
+    const uint slot = atomic_inc(qn);
+    qk[slot] = key;
+    qx[slot] = index;
+}
+
+#if LBK_SCAN % 16 == 0
+/* A work-item's LBK_SCAN elements [p0, p0 + LBK_SCAN) of a plain distance
+ * row (indices base + p) that beat the threshold (tk, ti), queued. Sixteen
+ * at a time: once the bubbles hold K candidates almost no key reaches the
+ * threshold, and a group of 16 with none <= tk (a necessary condition of
+ * lbk_candidate_less) costs one vector compare. */
+inline void lbk_filter_row(__global const float *row, const uint base, const uint p0,
+                           const uint n, const float tk, const uint ti, __local float *qk,
+                           __local uint *qx, __local uint *qn)
+{
+    const uint end = min(p0 + LBK_SCAN, n);
+    uint p = p0;
+    for (; p + 16 <= end; p += 16) {
+        const float16 v = vload16(0, row + p);
+        if (!any(islessequal(v, (float16)(tk))))
+            continue;
+        float lanes[16];
+        vstore16(v, 0, lanes);
+        for (uint l = 0; l < 16; l++)
+            if (lbk_candidate_less(lanes[l], base + p + l, tk, ti))
+                lbk_queue(lanes[l], base + p + l, qk, qx, qn);
+    }
+    for (; p < end; p++)
+        if (lbk_candidate_less(row[p], base + p, tk, ti))
+            lbk_queue(row[p], base + p, qk, qx, qn);
+}
+#endif
 
 /* One pipeline step: every work-item takes what its left neighbour passed on
  * in the previous step (work-item 0 takes the next stream element), runs it
@@ -357,17 +325,19 @@ inline void lbk_bubble_run(__global const float *k0, __global const uint *i0, co
         barrier(CLK_LOCAL_MEM_FENCE);
         const float tk = *thr_k;
         const uint ti = *thr_i;
+#if LBK_SCAN % 16 == 0
+        if (n0 == 0 && !i1) {
+            lbk_filter_row(k1, base, lo + t * LBK_SCAN, n, tk, ti, qk, qx, qn);
+        } else
+#endif
         for (uint s = 0; s < LBK_SCAN; s++) {
             const uint p = lo + s * LBK_W + t;
             if (p < n) {
                 float key;
                 uint index;
                 lbk_fetch(k0, i0, n0, k1, i1, base, p, &key, &index);
-                if (lbk_candidate_less(key, index, tk, ti)) {
-                    const uint slot = atomic_inc(qn);
-                    qk[slot] = key;
-                    qx[slot] = index;
-                }
+                if (lbk_candidate_less(key, index, tk, ti))
+                    lbk_queue(key, index, qk, qx, qn);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -17,6 +17,7 @@ typedef ulong lbk_u64;
 typedef int lbk_i32;
 #define LBK_FABS fabs
 #define LBK_FMAX fmax
+#define LBK_INFINITY INFINITY
 static inline lbk_u32 lbk_float_bits(float f) { return as_uint(f); }
 static inline float lbk_bits_float(lbk_u32 b) { return as_float(b); }
 /* Bits needed to write v: 0 for 0, 64 - clz(v) otherwise. */
@@ -31,6 +32,7 @@ typedef uint64_t lbk_u64;
 typedef int32_t lbk_i32;
 #define LBK_FABS fabsf
 #define LBK_FMAX fmaxf
+#define LBK_INFINITY INFINITY
 static inline lbk_u32 lbk_float_bits(float f)
 {
     lbk_u32 b;
@@ -57,16 +59,28 @@ static inline lbk_u32 lbk_bit_length(lbk_u64 v)
 #define LBK_KERNEL_METRIC_L2 0
 #define LBK_KERNEL_METRIC_L1 1
 #define LBK_KERNEL_METRIC_LINF 2
+#define LBK_KERNEL_METRIC_COSINE 3
+#define LBK_KERNEL_METRIC_IP 4
 
 /* ---- the key (docs/design.md section 2) ----
- * One dimension's step, dimensions ascending from s = 0: L2 s + d*d with the
- * product rounded on its own (its own statement, and FP_CONTRACT off), L1
- * s + |d|, Linf max(s, |d|). A macro that defines the step for a type, so
- * that a kernel can also have it for vector lanes (float16: each lane its own
- * sequential sum). With a constant metric the branches fold away. */
+ * One dimension's step, dimensions ascending from s = 0: L2 s + d*d with
+ * d = q - r and the product rounded on its own (its own statement, and
+ * FP_CONTRACT off), L1 s + |d|, Linf max(s, |d|), IP and COSINE s + q*r
+ * (the product rounded on its own). Then the finish: IP and COSINE negate
+ * the sum (the nearest has the largest dot product, the smallest key), a
+ * NaN sum (products overflowing to both infinities) becoming +inf; the
+ * others keep it. A macro that defines the step for a type, so that a kernel
+ * can also have it for vector lanes (float16: each lane its own sequential
+ * sum). With a constant metric the branches fold away. Padding with q = r =
+ * 0 adds exact zeros (the sum is never -0, so s + 0 is s). */
 #define LBK_DEFINE_KEY_STEP(name, T)                                                          \
-    static inline T name(T s, T d, int metric)                                                \
+    static inline T name(T s, T q, T r, int metric)                                           \
     {                                                                                          \
+        if (metric == LBK_KERNEL_METRIC_COSINE || metric == LBK_KERNEL_METRIC_IP) {            \
+            const T p = q * r;                                                                 \
+            return s + p;                                                                      \
+        }                                                                                      \
+        const T d = q - r;                                                                     \
         if (metric == LBK_KERNEL_METRIC_L2) {                                                  \
             const T sq = d * d;                                                                \
             return s + sq;                                                                     \
@@ -76,6 +90,18 @@ static inline lbk_u32 lbk_bit_length(lbk_u64 v)
         return LBK_FMAX(s, LBK_FABS(d));                                                       \
     }
 LBK_DEFINE_KEY_STEP(lbk_key_step, float)
+
+static inline bool lbk_metric_negates(int metric)
+{
+    return metric == LBK_KERNEL_METRIC_COSINE || metric == LBK_KERNEL_METRIC_IP;
+}
+
+static inline float lbk_key_finish(float s, int metric)
+{
+    if (!lbk_metric_negates(metric))
+        return s;
+    return s != s ? LBK_INFINITY : -s;
+}
 
 /* ---- candidates ----
  * Ordered by (key, index). A missing candidate (pad) is (+inf, LBK_NO_INDEX),
@@ -88,8 +114,9 @@ static inline bool lbk_candidate_less(float ka, lbk_u32 ia, float kb, lbk_u32 ib
     return ka < kb || (ka == kb && ia < ib);
 }
 
-/* Packed: the float bits of the key above the index. Keys are non-negative,
- * so integer order of packed candidates is (key, index) order. */
+/* Packed: the float bits of the key above the index. For non-negative keys
+ * (L2, L1, Linf: the k-d tree's metrics) integer order of packed candidates
+ * is (key, index) order. */
 #define LBK_PACKED_PAD (((lbk_u64)LBK_INF_BITS << 32) | (lbk_u64)LBK_NO_INDEX)
 
 static inline lbk_u64 lbk_pack(float key, lbk_u32 index)

@@ -13,13 +13,13 @@ static inline float tq_key(__global const float *q, __global const float *r, int
     /* One loop per metric, so the metric is not tested per dimension. */
     if (metric == LBK_KERNEL_METRIC_L2) {
         for (int j = 0; j < dim; j++)
-            s = lbk_key_step(s, q[j] - r[j], LBK_KERNEL_METRIC_L2);
+            s = lbk_key_step(s, q[j], r[j], LBK_KERNEL_METRIC_L2);
     } else if (metric == LBK_KERNEL_METRIC_L1) {
         for (int j = 0; j < dim; j++)
-            s = lbk_key_step(s, q[j] - r[j], LBK_KERNEL_METRIC_L1);
+            s = lbk_key_step(s, q[j], r[j], LBK_KERNEL_METRIC_L1);
     } else {
         for (int j = 0; j < dim; j++)
-            s = lbk_key_step(s, q[j] - r[j], LBK_KERNEL_METRIC_LINF);
+            s = lbk_key_step(s, q[j], r[j], LBK_KERNEL_METRIC_LINF);
     }
     return s;
 }

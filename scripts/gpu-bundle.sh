@@ -27,7 +27,7 @@ LBK_BUNDLE_TESTS='^(brute|kdtree|mpi|e2e)[._]'
 LBK_BUNDLE_EXCLUDE='^e2e\.install$'
 LBK_BUNDLE_LABELS_OUT='slow|slurm'
 # Benchmark programs check.sh times (found in the build by name).
-LBK_BUNDLE_BENCH="lbknn kdtree_bench pbknn_select fashion_bench"
+LBK_BUNDLE_BENCH="lbknn kdtree_bench pbknn_select select_k fashion_bench"
 # Open MPI components that load fabric libraries (UCX, libfabric, verbs, PSM)
 # are left out: one node, shared memory and TCP are all the check uses.
 LBK_BUNDLE_LIB_DENY='^(libuc[mpst]|libpsm|libinfinipath|libibverbs|librdmacm|libfabric|libefa|libnl-|liboshmem|libmca_common_(ucx|ofi|verbs)|libnuma)'
@@ -80,7 +80,7 @@ lbk_bundle_cases() {
         esac
     done <"$dir/.files"
     # What the test scripts source or read beside the files they are given.
-    (cd "$LBK_ROOT" && find tests -name '*.sh' -print0 | xargs -0 cp -a --parents -t "$dir/src")
+    (cd "$LBK_ROOT" && find tests \( -name '*.sh' -o -name '*.py' \) -print0 | xargs -0 cp -a --parents -t "$dir/src")
     cp -a "$LBK_ROOT/configs" "$dir/src/"
     rm -f "$json" "$dir/.files"
 }

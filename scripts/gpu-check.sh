@@ -415,13 +415,15 @@ lbk_fashion_dir() {
 }
 
 lbk_timings() {
-    local n dev fdir sizes q pb fq bp bq dp dq row='^\| (N|[0-9])'
+    local n dev fdir sizes q pb sk fq bp bq dp dq row='^\| (N|[0-9])'
     if [ "$mode" = gpu ]; then
         dev=gpu sizes="1e6 1e7 1e8" q="1e7 1e6" pb="--m 1,8,64 --reps 5 --groups-sweep 1,8,32"
         fq=10000 bp=10000000 bq=10000 dp=100000 dq=10000
+        sk="--k 16,64,256,1024,4096 --reps 3 --bubble-max-k 1024"
     else
         dev=cpu sizes="1e4 1e5" q="1e5 1e4" pb="--m 1 --reps 1 --groups-sweep 1"
         fq=100 bp=20000 bq=100 dp=20000 dq=2000
+        sk="--k 16,256 --reps 1 --bubble-max-k 256"
     fi
     say ""
     say "== timings (device type $dev; cudaKDTree reference, RTX 4090: ~200 ms build at 1e7)"
@@ -432,6 +434,7 @@ lbk_timings() {
     done
     lbk_step "tree.query.${q% *}x${q#* }.k16" 120 "$row" kdtree_bench query $q 16 3
     lbk_step brute.pbknn 60 '^ +(m +refs|[0-9])' pbknn_select $pb
+    lbk_step brute.select-vs-k 60 '^ *(k|[0-9])' select_k $sk
     if fdir=$(lbk_fashion_dir); then
         lbk_step brute.fashion-mnist 60 '^query time|^accuracy' \
             fashion_bench --dir "$fdir" --queries "$fq"

@@ -5,6 +5,7 @@
 #include "try.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* Rank 0 holds the queries; every rank gets the whole batch, and where every
@@ -154,58 +155,125 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
     return merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
 }
 
-/* Predictions are variable-length text: every rank's slice goes after the
- * slices of the ranks before it, so offsets come from an exclusive scan,
- * which a rank joins even when it has failed, so that no rank is left
- * waiting in it. */
-static lbk_status write_predictions(lbk_run_state *s, uint64_t first, uint64_t count,
-                                    lbk_status st)
+/* Predictions and probabilities are variable-length text: every rank's
+ * slice goes after the slices of the ranks before it, so offsets come from
+ * an exclusive scan, which a rank joins even when it has failed, so that no
+ * rank is left waiting in it. `text` (len bytes) is this rank's slice;
+ * *offset the file's bytes so far, over all ranks. */
+typedef lbk_status (*text_writer)(lbk_outputs *out, uint64_t offset, const char *text,
+                                  size_t len);
+
+static lbk_status write_text_slice(lbk_run_state *s, text_writer write, uint64_t *offset,
+                                   const char *text, size_t len, lbk_status st)
 {
-    char *text = NULL;
-    size_t len = 0;
-    if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
-        st = lbk_format_predictions(first, count, s->predictions, &text, &len);
     uint64_t before = 0, total = len;
     if (s->strategy->sliced) {
         const lbk_status scan = lbk_exscan_u64(s->comm, len, &before, &total);
         st = st != LBK_OK ? st : scan;
     }
     if (st == LBK_OK && len > 0)
-        st = lbk_outputs_write_text(&s->outputs, s->outputs.text_offset + before, text, len);
-    s->outputs.text_offset += total;
-    free(text);
+        st = write(&s->outputs, *offset + before, text, len);
+    *offset += total;
+    return st;
+}
+
+/* The slice's votes: predictions, accuracy (top-1 and top-5) and, when
+ * `rows` is given, the probability rows appended to it. */
+static void vote_slice(lbk_run_state *s, const lbk_batch *b, int32_t *predictions, FILE *rows)
+{
+    const lbk_job *job = s->job;
+    const int k = job->knn.k;
+    const lbk_vote_rule rule = {job->knn.metric, job->knn.weights, job->knn.temperature};
+    const int32_t *truth = b->truth ? b->truth + b->slice_first : NULL;
+    for (uint64_t q = 0; q < b->slice_count; q++) {
+        const int n = lbk_class_scores(s->merged + q * (uint64_t)k, k, &rule, s->scores);
+        predictions[q] = lbk_top_class(s->scores, n);
+        if (truth) {
+            lbk_confusion_add(&s->confusion, truth[q], predictions[q]);
+            s->confusion.correct_top5 += lbk_in_top(s->scores, n, truth[q], 5);
+        }
+        if (rows) {
+            lbk_class_probabilities(s->scores, n, s->classes, s->proba);
+            lbk_print_probabilities(rows, b->first + b->slice_first + q, s->proba, s->classes);
+        }
+    }
+}
+
+static bool want_probabilities(const lbk_run_state *s)
+{
+    return s->outputs_open && s->shape.reference_labels &&
+           lbk_outputs_want_probabilities(&s->outputs);
+}
+
+/* This rank's predictions of queries [first, first + count) and its
+ * probability rows (`proba`, len bytes), each after the slices of the ranks
+ * before it. Both scans are joined whatever st is: every rank takes the same
+ * collective steps. */
+static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count,
+                              const int32_t *predictions, const char *proba, size_t proba_len,
+                              lbk_status st)
+{
+    char *pred = NULL;
+    size_t pred_len = 0;
+    if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
+        st = lbk_format_predictions(first, count, predictions, &pred, &pred_len);
+    st = write_text_slice(s, lbk_outputs_write_text, &s->outputs.text_offset, pred, pred_len, st);
+    if (s->job->output.probabilities[0])
+        st = write_text_slice(s, lbk_outputs_write_probabilities, &s->outputs.proba_offset,
+                              proba, proba_len, st);
+    free(pred);
     return st;
 }
 
 lbk_status lbk_batch_emit(lbk_run_state *s, lbk_batch *b)
 {
-    const lbk_job *job = s->job;
-    const int k = job->knn.k;
-    const int32_t *truth = b->truth ? b->truth + b->slice_first : NULL;
-    const bool owns = s->strategy->owns_slice;
-    int32_t *predictions = owns ? s->predictions + (b->first - s->query_first) : s->predictions;
     if (!s->strategy->sliced && !s->root)
         return LBK_OK;
+    /* Ranks that own a slice of the query file vote batch by batch but write
+     * their text once, at the end (lbk_batch_finish): a slice's offsets
+     * depend on every earlier rank's whole slice. */
+    const bool owns = s->strategy->owns_slice;
+    int32_t *predictions = owns ? s->predictions + (b->first - s->query_first) : s->predictions;
+    char *proba = NULL;
+    size_t proba_len = 0;
+    FILE *rows = owns ? s->proba_rows : NULL;
+    if (!owns && want_probabilities(s)) {
+        rows = open_memstream(&proba, &proba_len);
+        LBK_FAIL_IF(!rows, LBK_ERR_NOMEM, "out of host memory rendering probabilities");
+    }
     if (s->shape.reference_labels)
-        for (uint64_t q = 0; q < b->slice_count; q++) {
-            predictions[q] = lbk_vote(s->merged + q * (uint64_t)k, k, job->knn.metric,
-                                      job->knn.weights);
-            if (truth)
-                lbk_confusion_add(&s->confusion, truth[q], predictions[q]);
-        }
+        vote_slice(s, b, predictions, rows);
     s->stats.queries_owned += b->slice_count;
     lbk_status st = LBK_OK;
-    if (s->outputs_open)
+    if (!owns && rows && fclose(rows) != 0) {
+        lbk_error("out of host memory rendering probabilities");
+        st = LBK_ERR_NOMEM;
+    }
+    if (st == LBK_OK && s->outputs_open)
         st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
                                      s->merged);
-    return owns ? st : write_predictions(s, b->first + b->slice_first, b->slice_count, st);
+    if (!owns)
+        st = write_texts(s, b->first + b->slice_first, b->slice_count, predictions, proba,
+                         proba_len, st);
+    free(proba);
+    return st;
 }
 
 lbk_status lbk_batch_finish(lbk_run_state *s)
 {
     if (!s->strategy->owns_slice)
         return LBK_OK;
+    lbk_status st = LBK_OK;
+    if (s->proba_rows) {
+        const int rc = fclose(s->proba_rows);
+        s->proba_rows = NULL;
+        if (rc != 0) {
+            lbk_error("out of host memory rendering probabilities");
+            st = LBK_ERR_NOMEM;
+        }
+    }
     /* Every rank's slice text after those of the ranks before it: one scan
      * over the whole slices, which every rank joins. */
-    return write_predictions(s, s->query_first, s->queries.rows, LBK_OK);
+    return write_texts(s, s->query_first, s->queries.rows, s->predictions, s->proba_text,
+                       s->proba_text_len, st);
 }

@@ -44,8 +44,12 @@ static lbk_status parse_format(const char *val, lbk_format *format)
         *format = LBK_FORMAT_CSV;
     else if (strcmp(val, "idx") == 0)
         *format = LBK_FORMAT_IDX;
+    else if (strcmp(val, "npy") == 0)
+        *format = LBK_FORMAT_NPY;
+    else if (strcmp(val, "fbin") == 0)
+        *format = LBK_FORMAT_FBIN;
     else
-        return lbk_usage_error("--format %s: expected fvecs, bvecs, csv or idx", val);
+        return lbk_usage_error("--format %s: expected fvecs, bvecs, csv, idx, npy or fbin", val);
     return LBK_OK;
 }
 
@@ -134,7 +138,8 @@ static lbk_status generate_sets(const generate_args *a, lbk_dataset *ref, lbk_da
 static lbk_status write_set(const char *dir, const char *name, lbk_format format,
                             const lbk_dataset *d, FILE *job, bool is_query)
 {
-    static const char *const ext[] = {"", "fvecs", "ivecs", "bvecs", "csv", "idx", "txt"};
+    static const char *const ext[] = {"",    "fvecs", "ivecs", "bvecs", "csv",  "idx",
+                                      "txt", "npy",   "fbin",  "u8bin", "i8bin", "ibin"};
     char points[LBK_PATH_MAX], labels[LBK_PATH_MAX];
     snprintf(points, sizeof points, "%s/%s.%s", dir, name, ext[format]);
     LBK_TRY(lbk_write_points(points, format, format == LBK_FORMAT_CSV ? d : &(lbk_dataset){
@@ -144,7 +149,10 @@ static lbk_status write_set(const char *dir, const char *name, lbk_format format
         fprintf(job, "  label_column: %d\n  header: false\n", d->dim);
         return LBK_OK;
     }
-    const lbk_format lf = format == LBK_FORMAT_IDX ? LBK_FORMAT_IDX : LBK_FORMAT_IVECS;
+    const lbk_format lf = format == LBK_FORMAT_IDX    ? LBK_FORMAT_IDX
+                          : format == LBK_FORMAT_NPY  ? LBK_FORMAT_NPY
+                          : format == LBK_FORMAT_FBIN ? LBK_FORMAT_IBIN
+                                                      : LBK_FORMAT_IVECS;
     snprintf(labels, sizeof labels, "%s/%s-labels.%s", dir, name, ext[lf]);
     LBK_TRY(lbk_write_labels(labels, lf, d->labels, d->rows));
     fprintf(job, "  labels: %s-labels.%s\n", name, ext[lf]);

@@ -2,6 +2,7 @@
 
 #include "engine.h"
 #include "log.h"
+#include "normalize.h"
 #include "try.h"
 
 #include <inttypes.h>
@@ -78,6 +79,15 @@ lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape)
                 where, shape->reference_rows);
     LBK_FAIL_IF(job->output.predictions[0] && !shape->reference_labels, LBK_ERR_INPUT,
                 "%s: output.predictions needs reference labels, and none were given", where);
+    LBK_FAIL_IF(job->output.probabilities[0] && !shape->reference_labels, LBK_ERR_INPUT,
+                "%s: output.probabilities needs reference labels, and none were given", where);
+    const char *lists[] = {job->output.neighbors, job->output.distances};
+    for (int i = 0; i < 2; i++)
+        LBK_FAIL_IF(lists[i][0] && lbk_array_layout_of(lists[i]) == LBK_ARRAY_BIN &&
+                        shape->query_rows > UINT32_MAX,
+                    LBK_ERR_INPUT,
+                    "%s: %" PRIu64 " queries do not fit the uint32 row count of a big-ann file",
+                    lists[i], shape->query_rows);
     return check_output_paths(job);
 }
 
@@ -85,8 +95,13 @@ lbk_status lbk_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_
                          lbk_dataset *out)
 {
     if (job->reference.path[0] == '\0')
-        return lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out);
-    return lbk_source_read(is_query ? &job->query : &job->reference, lo, hi, out);
+        LBK_TRY(lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out));
+    else
+        LBK_TRY(lbk_source_read(is_query ? &job->query : &job->reference, lo, hi, out));
+    /* Once, here, for every rank and both sets: the rows every engine sees. */
+    if (job->knn.metric == LBK_METRIC_COSINE)
+        lbk_normalize_rows(out->points, out->rows, out->dim);
+    return LBK_OK;
 }
 
 const char *lbk_input_name(const lbk_job *job, bool is_query)
@@ -108,7 +123,7 @@ static void print_check(const lbk_job *job, const lbk_input_shape *shape,
            query->labels ? ", labelled" : ", no labels", lbk_input_name(job, true));
     const char *why = "";
     const lbk_engine engine =
-        lbk_engine_resolve(job->knn.engine, shape->dim, shape->reference_rows, job->knn.k, &why);
+        lbk_engine_resolve(job, shape->dim, shape->reference_rows, &why);
     printf("  knn        k=%d metric=%s weights=%s engine=%s (%s)\n", job->knn.k,
            lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights),
            lbk_engine_name(engine), why);

@@ -56,7 +56,54 @@ static void list_files(lbk_outputs *out, lbk_output_file *files[LBK_OUTPUT_COUNT
 #undef OUTPUT_FILE_
 }
 
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create)
+/* "query,p0,p1,...\n" for `classes` columns, malloc'd; NULL when out of
+ * memory. */
+static char *probabilities_header(int classes, size_t *len)
+{
+    const size_t cap = 8 + (size_t)classes * 14;
+    char *h = malloc(cap);
+    if (!h)
+        return NULL;
+    size_t n = (size_t)snprintf(h, cap, "query");
+    for (int c = 0; c < classes; c++)
+        n += (size_t)snprintf(h + n, cap - n, ",p%d", c);
+    n += (size_t)snprintf(h + n, cap - n, "\n");
+    *len = n;
+    return h;
+}
+
+/* Every file's header length (every rank: they place the rows), and the
+ * creator's header bytes. */
+static lbk_status write_headers(lbk_outputs *out, const lbk_output_shape *shape, bool create)
+{
+    unsigned char head[LBK_NPY_HEADER_MAX];
+    size_t len = 0;
+    lbk_status st = LBK_OK;
+    out->predictions.header_len = sizeof predictions_header - 1;
+    if (create && out->predictions.fd >= 0)
+        LBK_TRY(write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1));
+    if (out->probabilities.fd >= 0) {
+        char *ph = probabilities_header(out->classes, &len);
+        LBK_FAIL_IF(!ph, LBK_ERR_NOMEM, "out of host memory for the probabilities header");
+        out->probabilities.header_len = len;
+        if (create)
+            st = write_at(&out->probabilities, 0, ph, len);
+        free(ph);
+        LBK_TRY(st);
+    }
+    len = lbk_array_header(out->neighbors_layout, false, shape->queries, out->k, head);
+    out->neighbors.header_len = len;
+    if (create && out->neighbors.fd >= 0 && len > 0)
+        LBK_TRY(write_at(&out->neighbors, 0, head, len));
+    len = lbk_array_header(out->distances_layout, true, shape->queries, out->k, head);
+    out->distances.header_len = len;
+    if (create && out->distances.fd >= 0 && len > 0)
+        LBK_TRY(write_at(&out->distances, 0, head, len));
+    return LBK_OK;
+}
+
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+                            bool create)
 {
     lbk_status st = LBK_OK;
     lbk_output_file *files[LBK_OUTPUT_COUNT];
@@ -69,12 +116,14 @@ lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create)
         files[i]->fd = -1;
     out->k = job->knn.k;
     out->metric = job->knn.metric;
+    out->classes = shape->classes;
+    out->neighbors_layout = lbk_array_layout_of(job->output.neighbors);
+    out->distances_layout = lbk_array_layout_of(job->output.distances);
     /* The report is made whole at the end, by lbk_outputs_write_report. */
     for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
         if (files[i] != &out->report)
             LBK_TRY_GOTO(st, open_one(files[i], paths[i], create));
-    if (create && out->predictions.fd >= 0)
-        st = write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1);
+    st = write_headers(out, shape, create);
 cleanup:
     if (st != LBK_OK)
         lbk_outputs_abort(out, create);
@@ -83,41 +132,65 @@ cleanup:
 
 bool lbk_outputs_want_predictions(const lbk_outputs *out) { return out->predictions.fd >= 0; }
 
+bool lbk_outputs_want_probabilities(const lbk_outputs *out)
+{
+    return out->probabilities.fd >= 0;
+}
+
+/* One row of a result array: K values, after K as int32 in the TEXMEX
+ * layout; returns the row's bytes. */
+static size_t array_row(lbk_array_layout layout, int k, const void *values, unsigned char *row)
+{
+    size_t at = 0;
+    if (layout == LBK_ARRAY_VECS) {
+        const int32_t dim = k;
+        memcpy(row, &dim, 4);
+        at = 4;
+    }
+    memcpy(row + at, values, (size_t)k * 4);
+    return at + (size_t)k * 4;
+}
+
+/* count rows of K values (ints or floats) into f at rows [first, ...). */
+static lbk_status write_array(const lbk_output_file *f, lbk_array_layout layout, int k,
+                              uint64_t first, uint64_t count, const void *values)
+{
+    const size_t record = (size_t)k * 4 + (layout == LBK_ARRAY_VECS ? 4 : 0);
+    unsigned char *rows = malloc(record * count);
+    LBK_FAIL_IF(!rows, LBK_ERR_NOMEM, "out of host memory formatting %" PRIu64 " result rows",
+                count);
+    for (uint64_t q = 0; q < count; q++)
+        array_row(layout, k, (const char *)values + q * (uint64_t)k * 4, rows + q * record);
+    const lbk_status st = write_at(f, f->header_len + first * record, rows, record * count);
+    free(rows);
+    return st;
+}
+
 lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
                                    const lbk_candidate *lists)
 {
     lbk_status st = LBK_OK;
     const int k = out->k;
-    const size_t record = (size_t)(k + 1) * 4;
-    int32_t *ids = NULL;
-    float *dist = NULL;
+    const size_t slots = (size_t)count * (size_t)k;
     if (count == 0 || (out->neighbors.fd < 0 && out->distances.fd < 0))
         return LBK_OK;
-    ids = malloc(record * count);
-    dist = malloc(record * count);
+    int32_t *ids = malloc(slots * sizeof *ids);
+    float *dist = malloc(slots * sizeof *dist);
     if (!ids || !dist) {
         lbk_error("out of host memory formatting %" PRIu64 " result rows", count);
         st = LBK_ERR_NOMEM;
         goto cleanup;
     }
-    for (uint64_t q = 0; q < count; q++) {
-        int32_t *irow = ids + q * (uint64_t)(k + 1);
-        float *drow = dist + q * (uint64_t)(k + 1);
-        /* The .ivecs/.fvecs record header is the dimension as int32 in both. */
-        irow[0] = k;
-        memcpy(&drow[0], &irow[0], 4);
-        for (int s = 0; s < k; s++) {
-            const lbk_candidate *c = &lists[q * (uint64_t)k + (uint64_t)s];
-            const bool pad = c->id == UINT64_MAX;
-            irow[s + 1] = pad ? -1 : (int32_t)c->id;
-            drow[s + 1] = pad ? INFINITY : lbk_key_to_distance(out->metric, c->key);
-        }
+    for (size_t s = 0; s < slots; s++) {
+        const lbk_candidate *c = &lists[s];
+        const bool pad = c->id == UINT64_MAX;
+        ids[s] = pad ? -1 : (int32_t)c->id;
+        dist[s] = pad ? INFINITY : lbk_key_to_distance(out->metric, c->key);
     }
-    if (out->neighbors.fd >= 0 &&
-        (st = write_at(&out->neighbors, first * record, ids, record * count)) != LBK_OK)
-        goto cleanup;
+    if (out->neighbors.fd >= 0)
+        LBK_TRY_GOTO(st, write_array(&out->neighbors, out->neighbors_layout, k, first, count, ids));
     if (out->distances.fd >= 0)
-        st = write_at(&out->distances, first * record, dist, record * count);
+        st = write_array(&out->distances, out->distances_layout, k, first, count, dist);
 cleanup:
     free(ids);
     free(dist);
@@ -148,7 +221,27 @@ lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char 
 {
     if (out->predictions.fd < 0 || len == 0)
         return LBK_OK;
-    return write_at(&out->predictions, sizeof predictions_header - 1 + offset, text, len);
+    return write_at(&out->predictions, out->predictions.header_len + offset, text, len);
+}
+
+void lbk_print_probabilities(FILE *f, uint64_t query, const double *p, int classes)
+{
+    fprintf(f, "%" PRIu64, query);
+    for (int c = 0; c < classes; c++) {
+        if (p[c] == 0.0)
+            fputs(",0", f);  /* most columns: short, and no "-0" */
+        else
+            fprintf(f, ",%.9g", p[c]);
+    }
+    fputc('\n', f);
+}
+
+lbk_status lbk_outputs_write_probabilities(lbk_outputs *out, uint64_t offset, const char *text,
+                                           size_t len)
+{
+    if (out->probabilities.fd < 0 || len == 0)
+        return LBK_OK;
+    return write_at(&out->probabilities, out->probabilities.header_len + offset, text, len);
 }
 
 static lbk_status close_one(lbk_output_file *f)

@@ -1,5 +1,7 @@
-/* Result files: predictions CSV (query,label), neighbours .ivecs and
- * distances .fvecs (K per query: the ground-truth layout of ANN benchmarks).
+/* Result files: predictions CSV (query,label), class probabilities CSV
+ * (query,p0,p1,...), neighbours and distances (K per query: the ground-truth
+ * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy;
+ * dataset.h, lbk_array_layout).
  * Every file is written under "<path>.lbknn-partial" and renamed only when
  * the whole run succeeded, so a failed run leaves no output file. Writes go
  * to explicit offsets, so with reduce_scatter every rank writes its own slice
@@ -7,6 +9,7 @@
 #ifndef LBK_OUTPUT_H
 #define LBK_OUTPUT_H
 
+#include "dataset.h"
 #include "job.h"
 #include "knn.h"
 #include "status.h"
@@ -14,11 +17,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct {
     char path[LBK_PATH_MAX + 32];
     char partial[LBK_PATH_MAX + 32];
     int fd;                       /* -1 when closed or not requested */
+    size_t header_len;            /* bytes before the first row (CSV line, array header) */
 } lbk_output_file;
 
 /* One file per entry of LBK_OUTPUT_LIST (job.h), under the same name. */
@@ -28,14 +33,26 @@ typedef struct {
 #undef LBK_OUTPUT_FILE_
     int k;
     lbk_metric metric;
+    int classes;                  /* probabilities: columns p0 .. p(classes - 1) */
+    lbk_array_layout neighbors_layout, distances_layout;
     uint64_t text_offset;         /* predictions: bytes written so far (all ranks) */
+    uint64_t proba_offset;        /* probabilities: the same */
 } lbk_outputs;
 
-/* Creator (rank 0): create the partial files, truncated, write the CSV
- * header. Others (reduce_scatter): open what the creator made. Every output
- * but the report, which lbk_outputs_write_report makes whole at the end. */
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create);
+/* What the files' headers and row offsets depend on beyond the job. */
+typedef struct {
+    uint64_t queries;             /* rows of the neighbours and distances arrays */
+    int classes;                  /* reference labels 0 .. classes - 1 */
+} lbk_output_shape;
+
+/* Creator (rank 0): create the partial files, truncated, write the headers
+ * (CSV lines, array headers). Others (slices of each batch): open what the
+ * creator made. Every output but the report, which lbk_outputs_write_report
+ * makes whole at the end. */
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+                            bool create);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
+bool lbk_outputs_want_probabilities(const lbk_outputs *out);
 
 /* Neighbours and distances of queries [first, first + count). */
 lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
@@ -48,6 +65,12 @@ lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t 
 /* Write rendered text at byte `offset` past the header. */
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len);
+
+/* One query's probabilities row "query,p0,...,p(classes-1)\n" (%.9g each). */
+void lbk_print_probabilities(FILE *f, uint64_t query, const double *p, int classes);
+/* Write rendered probability rows at byte `offset` past the header. */
+lbk_status lbk_outputs_write_probabilities(lbk_outputs *out, uint64_t offset, const char *text,
+                                           size_t len);
 
 /* Creator: write the report's partial file (renamed last by commit). */
 lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,

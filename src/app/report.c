@@ -122,8 +122,11 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
             lbk_input_name(job, false), r->reference_labels ? "" : "  [no labels]");
     fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
             lbk_input_name(job, true), r->query_labels ? "" : "  [no labels]");
-    fprintf(out, "  knn        k=%d  metric=%s  weights=%s\n", job->knn.k,
+    fprintf(out, "  knn        k=%d  metric=%s  weights=%s", job->knn.k,
             lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
+    if (job->knn.weights == LBK_WEIGHTS_SOFTMAX)
+        fprintf(out, "  temperature=%g", job->knn.temperature);
+    fputc('\n', out);
     fprintf(out, "  engine     %s  (%s)\n", lbk_engine_name(r->engine), r->engine_why);
     if (r->engine_detail[0])
         fprintf(out, "             %s\n", r->engine_detail);
@@ -137,10 +140,13 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
         fprintf(out, "  merge      %.2f MiB moved\n", mib(r->merge_bytes));
     print_spatial(out, r);
     print_rank_stats(out, r);
-    if (r->confusion && r->confusion->total > 0)
+    if (r->confusion && r->confusion->total > 0) {
+        const lbk_confusion *c = r->confusion;
         fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
-                (double)r->confusion->correct / (double)r->confusion->total, r->confusion->correct,
-                r->confusion->total);
+                (double)c->correct / (double)c->total, c->correct, c->total);
+        fprintf(out, "  top-5      %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
+                (double)c->correct_top5 / (double)c->total, c->correct_top5, c->total);
+    }
 #define PRINT_OUTPUT_(name)                                                    \
     if (job->output.name[0])                                                   \
         fprintf(out, "  %-10s %s\n", #name, job->output.name);
@@ -166,8 +172,11 @@ static void report_inputs(FILE *f, const lbk_run_report *r)
             r->query_labels ? "true" : "false");
     fprintf(f, "engine: {name: %s, reason: ", lbk_engine_name(r->engine));
     lbk_yaml_print_string(f, r->engine_why);
-    fprintf(f, ", k: %d, metric: %s, weights: %s}\n", job->knn.k, lbk_metric_name(job->knn.metric),
+    fprintf(f, ", k: %d, metric: %s, weights: %s", job->knn.k, lbk_metric_name(job->knn.metric),
             lbk_weights_name(job->knn.weights));
+    if (job->knn.weights == LBK_WEIGHTS_SOFTMAX)
+        fprintf(f, ", temperature: %.17g", job->knn.temperature);
+    fprintf(f, "}\n");
     if (r->engine_detail[0])
         fprintf(f, "%s\n", r->engine_detail);
 }
@@ -220,6 +229,8 @@ static void report_accuracy(FILE *f, const lbk_run_report *r)
     }
     fprintf(f, "accuracy: %.6f\ncorrect: %" PRIu64 "\nevaluated: %" PRIu64 "\n",
             (double)c->correct / (double)c->total, c->correct, c->total);
+    fprintf(f, "top5_accuracy: %.6f\ncorrect_top5: %" PRIu64 "\n",
+            (double)c->correct_top5 / (double)c->total, c->correct_top5);
     if (c->classes == 0)
         return;
     fprintf(f, "confusion_matrix:  # rows: true label 0..%d, columns: predicted\n",

@@ -15,9 +15,14 @@
 
 /* Largest class count for which the report carries a confusion matrix. */
 #define CONFUSION_MAX_CLASSES 256
+/* Largest class count of a probabilities file: one column per class. */
+#define PROBABILITIES_MAX_CLASSES 1000000
 /* Upper bound on queries per batch, whatever the engine could take, so the
- * host-side K-lists of one batch stay in the hundreds of MiB at most. */
+ * host-side K-lists of one batch stay in the hundreds of MiB at most: at
+ * most BATCH_CAP queries and BATCH_LIST_BYTES of each of the two K-list
+ * buffers (K = 4096 lists are 64 KiB each). */
 #define BATCH_CAP (1u << 18)
+#define BATCH_LIST_BYTES ((uint64_t)256 << 20)
 
 /* Each phase below does its rank's local work and returns its status;
  * lbk_run agrees on it before the next collective step. Phases that are
@@ -49,8 +54,8 @@ static lbk_status probe_inputs(lbk_run_state *s)
 static void resolve_plan(lbk_run_state *s)
 {
     const lbk_job *job = s->job;
-    s->engine_kind = lbk_engine_resolve(job->knn.engine, s->shape.dim, s->shape.reference_rows,
-                                        job->knn.k, &s->engine_why);
+    s->engine_kind =
+        lbk_engine_resolve(job, s->shape.dim, s->shape.reference_rows, &s->engine_why);
     s->partition = lbk_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
                                          &s->partition_why);
     s->strategy = lbk_batch_strategy_for(s->partition, job->mpi.merge);
@@ -88,15 +93,20 @@ static int32_t max_label(const lbk_dataset *d)
     return m;
 }
 
-/* Collective: the largest label anywhere sizes the confusion matrix. */
+/* Collective: the largest label anywhere sizes the confusion matrix, the
+ * largest reference label the probabilities' columns. */
 static lbk_status reduce_label_max(lbk_run_state *s)
 {
-    s->label_max = max_label(&s->shard);
+    int32_t ref_max = max_label(&s->shard);
+    s->label_max = ref_max;
     if (s->queries.labels) {
         const int32_t qmax = max_label(&s->queries);
         s->label_max = qmax > s->label_max ? qmax : s->label_max;
     }
-    return lbk_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX);
+    LBK_TRY(lbk_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX));
+    LBK_TRY(lbk_allreduce_i32(s->comm, &ref_max, LBK_REDUCE_MAX));
+    s->classes = ref_max + 1;
+    return LBK_OK;
 }
 
 /* This rank's device, and the tables the gathers below fill. */
@@ -170,6 +180,9 @@ static lbk_status plan_batches(lbk_run_state *s)
         batch = s->job->device.batch;
     if (batch > BATCH_CAP)
         batch = BATCH_CAP;
+    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_candidate);
+    if (batch > BATCH_LIST_BYTES / list_bytes)
+        batch = BATCH_LIST_BYTES / list_bytes;
     if (batch > nq)
         batch = nq;
     if (batch == 0)
@@ -178,6 +191,30 @@ static lbk_status plan_batches(lbk_run_state *s)
     s->batch = batch;
     s->batches = (nq + batch - 1) / batch;
     return LBK_OK;
+}
+
+/* A query's class scores and probabilities; where ranks own slices, the
+ * slice's probability rows, kept until the end (lbk_batch_finish). */
+static lbk_status alloc_vote_buffers(lbk_run_state *s)
+{
+    lbk_status st = LBK_OK;
+    s->scores = alloc_or_log((size_t)s->job->knn.k, sizeof *s->scores, "class scores", &st);
+    const bool proba = s->job->output.probabilities[0] != '\0';
+    if (st != LBK_OK || !proba)
+        return st;
+    /* Every rank knows the class count; rank 0 alone says it is too large. */
+    LBK_FAIL_IF(s->root && s->classes > PROBABILITIES_MAX_CLASSES, LBK_ERR_INPUT,
+                "output.probabilities: reference labels go up to %d, more columns than the %d "
+                "a probabilities file may have",
+                s->classes - 1, PROBABILITIES_MAX_CLASSES);
+    if (s->classes > PROBABILITIES_MAX_CLASSES)
+        return LBK_OK;
+    s->proba = alloc_or_log((size_t)s->classes, sizeof *s->proba, "probabilities", &st);
+    if (st == LBK_OK && s->strategy->owns_slice && s->shape.reference_labels) {
+        s->proba_rows = open_memstream(&s->proba_text, &s->proba_text_len);
+        LBK_FAIL_IF(!s->proba_rows, LBK_ERR_NOMEM, "out of host memory for probabilities");
+    }
+    return st;
 }
 
 static lbk_status alloc_batch_buffers(lbk_run_state *s)
@@ -192,6 +229,8 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
     if (st == LBK_OK)
         s->predictions = alloc_or_log(owns ? s->queries.rows : batch, sizeof *s->predictions,
                                       "predictions", &st);
+    if (st == LBK_OK)
+        st = alloc_vote_buffers(s);
     if (st == LBK_OK && !s->root && !owns)
         s->batch_points = alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float),
                                        "query batch", &st);
@@ -207,7 +246,8 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
  * each batch then open what it made. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
-    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, create);
+    const lbk_output_shape shape = {s->shape.query_rows, s->classes};
+    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create);
     s->outputs_open = st == LBK_OK;
     return st;
 }
@@ -295,12 +335,13 @@ static lbk_status reduce_results(lbk_run_state *s)
     lbk_confusion *c = &s->confusion;
     lbk_run_report *r = &s->report;
     if (s->shape.query_labels && s->strategy->sliced && s->comm->size > 1) {
-        uint64_t counts[3] = {c->total, c->correct, c->other};
-        LBK_TRY(lbk_reduce_sum_u64(s->comm, counts, 3));
+        uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
+        LBK_TRY(lbk_reduce_sum_u64(s->comm, counts, 4));
         LBK_TRY(lbk_reduce_sum_u64(s->comm, c->matrix, (uint64_t)c->classes * (uint64_t)c->classes));
         c->total = counts[0];
         c->correct = counts[1];
         c->other = counts[2];
+        c->correct_top5 = counts[3];
     }
     LBK_TRY(lbk_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
                              r->phase_max));
@@ -388,6 +429,11 @@ static void run_state_free(lbk_run_state *s)
     free(s->local);
     free(s->merged);
     free(s->predictions);
+    free(s->scores);
+    free(s->proba);
+    if (s->proba_rows)
+        fclose(s->proba_rows);
+    free(s->proba_text);
     free(s->batch_truth);
     free(s->batch_points);
     free(s->devices);

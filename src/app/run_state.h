@@ -18,6 +18,7 @@
 #include "toptree.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 struct lbk_batch_strategy;
@@ -55,6 +56,7 @@ typedef struct {
     const char *partition_why;
     lbk_spatial_run *spatial;        /* spatial partition only */
     int32_t label_max;               /* over every rank's labels */
+    int classes;                     /* reference labels: 0 .. classes - 1 (over every rank) */
     lbk_device *device;
     lbk_rank_device *devices;        /* every rank's, in rank order */
     lbk_engine engine_kind;
@@ -67,6 +69,11 @@ typedef struct {
                                       * no local where ranks own slices (the spatial
                                       * stages build the final lists in place) */
     int32_t *predictions;            /* one batch's, or (owns_slice) the whole slice's */
+    lbk_class_score *scores;         /* one query's class scores (K entries) */
+    double *proba;                   /* one query's probabilities (classes entries) */
+    FILE *proba_rows;                /* owns_slice: the slice's probability rows, written */
+    char *proba_text;                /*   at the end from proba_text (open_memstream) */
+    size_t proba_text_len;
     float *batch_points;             /* ranks but 0: the batch's queries */
     int32_t *batch_truth;            /* ranks but 0 that emit slices: their labels */
     lbk_confusion confusion;

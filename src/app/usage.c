@@ -14,7 +14,7 @@ static const char usage_text[] =
     "  check [JOB.yaml] [--set KEY=VALUE]...\n"
     "        Validate the job and read its inputs completely, without computing.\n"
     "  generate DIR [--points N] [--queries N] [--dim D] [--classes C] [--seed S]\n"
-    "           [--spread X] [--format fvecs|bvecs|csv|idx]\n"
+    "           [--spread X] [--format fvecs|bvecs|csv|idx|npy|fbin]\n"
     "        Write a seeded labelled synthetic data set (Gaussian blobs) and a job\n"
     "        file DIR/job.yaml that classifies its queries.\n"
     "  devices [--type gpu|cpu|any]\n"

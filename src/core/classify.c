@@ -2,63 +2,132 @@
 
 #include "log.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    int32_t label;
-    double weight;
-} vote;
-
-static int vote_by_label(const void *a, const void *b)
+/* (label, slot): a total order, so equal labels keep slot order and every
+ * class's weights are summed in the same order everywhere. */
+static int vote_cmp(const void *a, const void *b)
 {
-    const vote *x = a, *y = b;
-    return (x->label > y->label) - (x->label < y->label);
+    const lbk_class_score *x = a, *y = b;
+    if (x->label != y->label)
+        return (x->label > y->label) - (x->label < y->label);
+    return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
-int32_t lbk_vote(const lbk_candidate *list, int k, lbk_metric metric, lbk_weights weights)
+/* The similarity softmax weighs: larger is nearer. */
+static double similarity(lbk_metric metric, float key)
 {
-    vote votes[LBK_K_MAX];
-    int n = 0;
-    bool any_zero = false;
-    if (k > LBK_K_MAX)
-        k = LBK_K_MAX;
-    for (int i = 0; i < k; i++)
-        if (list[i].id != UINT64_MAX && list[i].key == 0.0f)
-            any_zero = true;
+    return lbk_metric_is_similarity(metric) ? -(double)key
+                                            : -(double)lbk_key_to_distance(metric, key);
+}
+
+/* What the weights of one list depend on beyond each slot's own key. */
+typedef struct {
+    bool any_zero;           /* some voter at distance 0 */
+    double sim_max;          /* the largest similarity of a voter */
+} list_facts;
+
+static list_facts facts_of(const lbk_candidate *list, int k, lbk_metric metric)
+{
+    list_facts f = {false, -INFINITY};
     for (int i = 0; i < k; i++) {
         if (list[i].id == UINT64_MAX)
             continue;
-        double w = 1.0;
-        if (weights == LBK_WEIGHTS_DISTANCE) {
-            const double d = lbk_key_to_distance(metric, list[i].key);
-            if (any_zero)
-                w = d == 0.0 ? 1.0 : 0.0;
-            else
-                w = 1.0 / d;
-        }
-        votes[n].label = list[i].label;
-        votes[n].weight = w;
-        n++;
+        f.any_zero |= lbk_key_to_distance(metric, list[i].key) == 0.0f;
+        const double s = similarity(metric, list[i].key);
+        f.sim_max = s > f.sim_max ? s : f.sim_max;
     }
-    if (n == 0)
-        return -1;
-    /* Sorting by label makes the scan below meet labels in ascending order,
-     * so a strict '>' keeps the smallest label among equal totals. */
-    qsort(votes, (size_t)n, sizeof votes[0], vote_by_label);
-    int32_t best = -1;
-    double best_total = -1.0;
+    return f;
+}
+
+static double weight_of(float key, const lbk_vote_rule *rule, const list_facts *f)
+{
+    const double d = lbk_key_to_distance(rule->metric, key);
+    switch (rule->weights) {
+    case LBK_WEIGHTS_DISTANCE: return f->any_zero ? (d == 0.0 ? 1.0 : 0.0) : 1.0 / d;
+    case LBK_WEIGHTS_SOFTMAX:
+        return exp((similarity(rule->metric, key) - f->sim_max) / rule->temperature);
+    default: return 1.0;
+    }
+}
+
+int lbk_class_scores(const lbk_candidate *list, int k, const lbk_vote_rule *rule,
+                     lbk_class_score *out)
+{
+    const list_facts facts = facts_of(list, k, rule->metric);
+    int n = 0;
+    for (int i = 0; i < k; i++)
+        if (list[i].id != UINT64_MAX)
+            out[n++] = (lbk_class_score){list[i].label, i, weight_of(list[i].key, rule, &facts)};
+    qsort(out, (size_t)n, sizeof *out, vote_cmp);
+    /* Sum each label's run in place: entry `classes` is never ahead of i. */
+    int classes = 0;
     for (int i = 0; i < n;) {
-        const int32_t label = votes[i].label;
-        double total = 0.0;
-        for (; i < n && votes[i].label == label; i++)
-            total += votes[i].weight;
-        if (total > best_total) {
-            best_total = total;
-            best = label;
-        }
+        lbk_class_score c = {out[i].label, out[i].slot, 0.0};
+        for (; i < n && out[i].label == c.label; i++)
+            c.score += out[i].score;
+        out[classes++] = c;
     }
+    return classes;
+}
+
+int32_t lbk_top_class(const lbk_class_score *scores, int n)
+{
+    /* Labels ascend, so a strict '>' keeps the smallest among equal scores. */
+    int32_t best = -1;
+    double best_score = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (best < 0 || scores[i].score > best_score) {
+            best = scores[i].label;
+            best_score = scores[i].score;
+        }
     return best;
+}
+
+bool lbk_in_top(const lbk_class_score *scores, int n, int32_t truth, int top)
+{
+    double s_truth = 0.0;
+    int64_t voters_below = 0; /* classes with neighbours and a label below truth */
+    for (int i = 0; i < n; i++) {
+        if (scores[i].label == truth)
+            s_truth = scores[i].score;
+        voters_below += scores[i].label < truth;
+    }
+    /* Classes ranked before truth: those with neighbours that score more or
+     * as much with a smaller label, and, when truth scores 0, every class
+     * without neighbours below it (they score 0 too). */
+    int64_t before = 0;
+    for (int i = 0; i < n; i++)
+        before += scores[i].label != truth &&
+                  (scores[i].score > s_truth ||
+                   (scores[i].score == s_truth && scores[i].label < truth));
+    if (s_truth == 0.0)
+        before += (int64_t)truth - voters_below;
+    return before < top;
+}
+
+int32_t lbk_vote(const lbk_candidate *list, int k, const lbk_vote_rule *rule,
+                 lbk_class_score *scratch)
+{
+    return lbk_top_class(scratch, lbk_class_scores(list, k, rule, scratch));
+}
+
+void lbk_class_probabilities(const lbk_class_score *scores, int n, int classes, double *out)
+{
+    double total = 0.0;
+    for (int c = 0; c < classes; c++)
+        out[c] = 0.0;
+    for (int i = 0; i < n; i++)
+        if (scores[i].label >= 0 && scores[i].label < classes) {
+            out[scores[i].label] = scores[i].score;
+            total += scores[i].score;
+        }
+    if (total == 0.0)
+        return;
+    for (int c = 0; c < classes; c++)
+        out[c] /= total;
 }
 
 lbk_status lbk_confusion_init(lbk_confusion *c, int classes)

@@ -6,14 +6,20 @@
 
 #include <stdbool.h>
 
+/* COSINE: 1 - cos on rows normalised once on the host; IP: inner product,
+ * the largest dot products are the nearest (src/core/knn.h). */
 #define LBK_METRIC_LIST(X)                                                     \
     X(LBK_METRIC_L2, "l2")                                                     \
     X(LBK_METRIC_L1, "l1")                                                     \
-    X(LBK_METRIC_LINF, "linf")
+    X(LBK_METRIC_LINF, "linf")                                                 \
+    X(LBK_METRIC_COSINE, "cosine")                                             \
+    X(LBK_METRIC_IP, "ip")
 
+/* SOFTMAX: exp(similarity / knn.temperature) (src/core/classify.h). */
 #define LBK_WEIGHTS_LIST(X)                                                    \
     X(LBK_WEIGHTS_UNIFORM, "uniform")                                          \
-    X(LBK_WEIGHTS_DISTANCE, "distance")
+    X(LBK_WEIGHTS_DISTANCE, "distance")                                        \
+    X(LBK_WEIGHTS_SOFTMAX, "softmax")
 
 #define LBK_ENGINE_LIST(X)                                                     \
     X(LBK_ENGINE_AUTO, "auto")                                                 \
@@ -26,7 +32,8 @@
     X(LBK_DEVICE_ANY, "any")
 
 /* AUTO: from the file name's extension; IDX: MNIST-style, plain or .gz;
- * TEXT: labels only, one integer per line. */
+ * TEXT: labels only, one integer per line; NPY: NumPy arrays; FBIN, U8BIN,
+ * I8BIN, IBIN: big-ann-benchmarks files (uint32 rows, uint32 dim, values). */
 #define LBK_FORMAT_LIST(X)                                                     \
     X(LBK_FORMAT_AUTO, "auto")                                                 \
     X(LBK_FORMAT_FVECS, "fvecs")                                               \
@@ -34,7 +41,12 @@
     X(LBK_FORMAT_BVECS, "bvecs")                                               \
     X(LBK_FORMAT_CSV, "csv")                                                   \
     X(LBK_FORMAT_IDX, "idx")                                                   \
-    X(LBK_FORMAT_TEXT, "text")
+    X(LBK_FORMAT_TEXT, "text")                                                 \
+    X(LBK_FORMAT_NPY, "npy")                                                   \
+    X(LBK_FORMAT_FBIN, "fbin")                                                 \
+    X(LBK_FORMAT_U8BIN, "u8bin")                                               \
+    X(LBK_FORMAT_I8BIN, "i8bin")                                               \
+    X(LBK_FORMAT_IBIN, "ibin")
 
 #define LBK_TREE_SPLIT_LIST(X)                                                 \
     X(LBK_SPLIT_ROUND_ROBIN, "round_robin")                                    \

@@ -14,3 +14,28 @@ void lbk_merge_lists(const lbk_candidate *a, const lbk_candidate *b, lbk_candida
             out[n] = b[j++];
     }
 }
+
+void lbk_merge_lists_into(const lbk_candidate *a, lbk_candidate *b, int k)
+{
+    /* na = how many of the K best come from a: the smallest na with
+     * b[k-1-na] <= a[na] (a predicate that only turns true as na grows), by
+     * bisection. Then those are merged from the back, where the write
+     * position never overtakes b's unread part (it is always at or past it).
+     * Candidates that compare equal are identical pads, so which list one
+     * comes from does not change a byte. */
+    int lo = 0, hi = k;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (lbk_candidate_cmp(&b[k - 1 - mid], &a[mid]) <= 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    int i = lo - 1, j = k - lo - 1;
+    for (int w = k - 1; w >= 0; w--) {
+        if (j < 0 || (i >= 0 && lbk_candidate_cmp(&a[i], &b[j]) > 0))
+            b[w] = a[i--];
+        else
+            b[w] = b[j--];
+    }
+}

@@ -14,7 +14,8 @@
 /* The MPI user function. It sees only the datatype, never our K, so K comes
  * from the datatype's size: one element is one whole K-list. That keeps the
  * op free of global state, and MPI's segmented reductions can never cut a
- * list in two. */
+ * list in two. The merge is written straight over inout: no K-list on the
+ * stack (64 KiB at K = 4096, and MPI may call this on a thread of its own). */
 static void merge_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     int bytes = 0;
@@ -22,11 +23,8 @@ static void merge_op(void *in, void *inout, int *len, MPI_Datatype *type)
     int k = bytes / (int)sizeof(lbk_candidate);
     const lbk_candidate *a = in;
     lbk_candidate *b = inout;
-    lbk_candidate tmp[LBK_K_MAX];
-    for (int q = 0; q < *len; q++) {
-        lbk_merge_lists(a + (size_t)q * k, b + (size_t)q * k, tmp, k);
-        memcpy(b + (size_t)q * k, tmp, (size_t)k * sizeof *tmp);
-    }
+    for (int q = 0; q < *len; q++)
+        lbk_merge_lists_into(a + (size_t)q * k, b + (size_t)q * k, k);
 }
 
 void lbk_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count)

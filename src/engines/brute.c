@@ -4,6 +4,8 @@
 #include "device_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "rerank.h"
+#include "timer.h"
 #include "try.h"
 
 #include <math.h>
@@ -23,13 +25,27 @@
  * reference chunk shrinks before the batch does. */
 #define BRUTE_MIN_BATCH 256
 #define BRUTE_MAX_BATCH 65536
+/* A streamed shard is copied to the device once per batch, whatever the
+ * chunk, so its batches are made larger (with smaller chunks) until the copy
+ * is a small part of the batch's work: 2000 queries over a streamed 400k x
+ * 768 shard ran 16-18 % faster in 2048-query batches than in 524-query ones
+ * (bench/results/embeddings.md). */
+#ifndef BRUTE_STREAM_MIN_BATCH
+#define BRUTE_STREAM_MIN_BATCH 2048
+#endif
 /* Beyond this many bytes of distance matrix a larger batch gains nothing
  * (launches are already amortised) and costs first-touch page faults and
  * cache misses: Fashion-MNIST ran about 10 % faster with 1118-query batches
  * than with 8947. */
 #define BRUTE_DIST_TARGET_BYTES (256u << 20)
-/* Stream elements the bubble work-group filters per block (all work-items together). */
+/* Stream elements the bubble work-group filters per block (all work-items
+ * together). */
+#ifndef BRUTE_SCAN_BLOCK
 #define BRUTE_SCAN_BLOCK 256
+#endif
+/* Up to this many work-items a block is rounded up to 16 elements per
+ * work-item, for the vector filter (lbk_filter_row in kernels/brute.cl). */
+#define BRUTE_VECTOR_FILTER_MAX_W 128
 
 /* Distance tile: LX x LY work-items, each RB references x QB queries, TD
  * dimensions staged at a time. LX is the direction PoCL vectorises. */
@@ -61,6 +77,17 @@
  * the selection cheap. */
 #define PREFILTER_K_MAX 64
 #define PREFILTER_MIN_DIM 16
+/* Beyond this dimension the rounding-error bound (n u) grows too large for
+ * the prefilter to settle anything. */
+#define PREFILTER_MAX_DIM 100000
+/* From this K on the selection is the sort-merge of brute_sort.cl instead of
+ * the bubble, whose pipeline costs K steps per element that passes the
+ * threshold (measured: bench/results/embeddings.md). */
+#ifndef BRUTE_SORT_K_MIN
+#define BRUTE_SORT_K_MIN 64
+#endif
+/* Work-items of a sort-merge work-group (at most; a power of two). */
+#define SORT_MAX_W 256
 
 typedef struct {
     cl_event event;
@@ -72,6 +99,8 @@ struct lbk_brute {
     int k;
     lbk_metric metric;
     bool has_selector;       /* a baseline's selection replaces the bubble (brute_select.h) */
+    bool sort_select;        /* large K: brute_sort.cl's sort-merge replaces the bubble */
+    uint32_t kp2;            /* sort-merge: the power of two >= K of its lists */
     lbk_brute_selector selector;
     int dim;
     uint64_t n;
@@ -86,15 +115,20 @@ struct lbk_brute {
     uint64_t batch;
     cl_kernel k_dist, k_groups, k_final;
     cl_mem refs, queries, dist, surv_k, surv_i, best_k, best_i;
-    /* L2 prefilter (see brute.h): K' = kp candidates by lower bound. */
+    cl_mem scr_k, scr_i;     /* sort-merge: 2 * kp2 slots per work-group */
+    /* Prefilter (see brute.h): K' = kp candidates by lower bound. */
     bool prefilter;
     int kp;
     uint32_t bubble_wp;
     float bound_c;
-    cl_kernel k_bound, k_groups_p, k_final_p, k_rerank;
-    cl_mem qnorm, rnorm, bestp_k, bestp_i, flags, refs_rows;
+    cl_kernel k_bound, k_groups_p, k_final_p;
+    cl_mem qnorm, rnorm, bestp_k, bestp_i;
+    lbk_rerank rerank;       /* the host half: settle proofs, exact re-rank */
+    float *host_rnorm;       /* n: the bound's norm of every shard row */
     float *host_qnorm;       /* batch */
-    uint32_t *host_flags;    /* batch */
+    float *cand_k;           /* batch x K': the candidates read back */
+    uint32_t *cand_i;
+    uint8_t *host_flags;     /* batch: 1 = the query needs the exact path */
     float *fb_queries;       /* batch x dim: queries sent back to the exact path */
     float *fb_keys;          /* batch x K */
     uint32_t *fb_index;
@@ -106,13 +140,25 @@ struct lbk_brute {
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* Bubble survivors per query for a chunk of `rows` references, in
+ * (key, index) entries. */
+static uint64_t survivor_entries(const lbk_brute *e, uint64_t rows)
+{
+    return (uint64_t)min_u64(e->groups, rows ? rows : 1) * (uint64_t)(e->prefilter ? e->kp : e->k);
+}
+
+/* Sort-merge scratch per query: 2 * kp2 entries for each work-group. */
+static uint64_t sort_scratch_entries(const lbk_brute *e, uint64_t rows)
+{
+    return e->sort_select ? (uint64_t)min_u64(e->groups, rows ? rows : 1) * 2 * e->kp2 : 0;
+}
+
 /* Selection scratch per query for a chunk of `rows` references, in bytes. */
 static uint64_t select_bytes(const lbk_brute *e, uint64_t rows)
 {
     if (e->has_selector)
         return e->selector.scratch_bytes(e->selector.ctx, rows);
-    return (uint64_t)min_u64(e->groups, rows ? rows : 1) *
-           (uint64_t)(e->prefilter ? e->kp : e->k) * 8;
+    return (survivor_entries(e, rows) + sort_scratch_entries(e, rows)) * 8;
 }
 
 static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
@@ -130,11 +176,8 @@ static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
 static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
 {
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
-    /* The prefilter adds the norms and a row-major copy for the re-rank,
-     * whose scattered rows the blocked layout would serve one cache line per
-     * coordinate. */
-    const uint64_t all = lbk_round_up(e->n, DIST_VROWS) * (row_bytes + (e->prefilter ? 4 : 0)) +
-                         (e->prefilter ? e->n * row_bytes : 0);
+    /* The prefilter adds the norms (its re-rank reads the host's rows). */
+    const uint64_t all = lbk_round_up(e->n, DIST_VROWS) * (row_bytes + (e->prefilter ? 4 : 0));
     e->resident = all <= budget / 2 && all <= max_alloc;
     e->chunk = e->resident ? e->n : min_u64(e->n, min_u64(budget / 4, max_alloc) / row_bytes);
     if (e->chunk < e->n) /* whole blocks, rounded down to stay within the budget */
@@ -142,6 +185,7 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
     if (e->chunk > e->n)
         e->chunk = e->n;
     uint64_t prev_chunk = e->chunk;
+    const uint64_t min_batch = e->resident ? BRUTE_MIN_BATCH : BRUTE_STREAM_MIN_BATCH;
     for (;;) {
         const uint64_t ref_bytes =
             e->resident ? all : lbk_round_up(e->chunk, DIST_VROWS) * row_bytes;
@@ -151,11 +195,11 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
         batch = min_u64(batch, max_alloc / (select_bytes(e, e->chunk) / 2 + 1));
         batch = min_u64(batch, max_alloc / (row_bytes + 1));
         batch = min_u64(batch, BRUTE_MAX_BATCH);
-        batch = min_u64(batch, BRUTE_DIST_TARGET_BYTES / (ldd * 4) > BRUTE_MIN_BATCH
+        batch = min_u64(batch, BRUTE_DIST_TARGET_BYTES / (ldd * 4) > min_batch
                                    ? BRUTE_DIST_TARGET_BYTES / (ldd * 4)
-                                   : BRUTE_MIN_BATCH);
+                                   : min_batch);
         const bool rows_dominate = ldd * 4 > select_bytes(e, e->chunk);
-        if ((batch >= BRUTE_MIN_BATCH || e->chunk <= DIST_VROWS || !rows_dominate) && batch > 0) {
+        if ((batch >= min_batch || e->chunk <= DIST_VROWS || !rows_dominate) && batch > 0) {
             e->batch = batch;
             e->ldd = (size_t)ldd;
             return LBK_OK;
@@ -209,27 +253,40 @@ static lbk_status device_layout(const lbk_brute *e, const float *points, float *
     return LBK_OK;
 }
 
-/* Build brute.cl for chain length k (kp > 0 adds the prefilter re-rank for
- * K = k, K' = kp) with work-groups of at most `limit` work-items. */
-static lbk_status compile(lbk_brute *e, int k, int kp, size_t limit, uint32_t *w,
-                          cl_program *program)
+/* Build brute.cl for chain length k with work-groups of at most `limit`
+ * work-items. */
+static lbk_status compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_program *program)
 {
     const uint32_t b = (uint32_t)ceil_div((uint64_t)k, limit);
     *w = (uint32_t)ceil_div((uint64_t)k, b);
     uint32_t scan = BRUTE_SCAN_BLOCK / *w;
     if (scan == 0)
         scan = 1;
-    char kp_option[32] = "";
-    if (kp > 0)
-        snprintf(kp_option, sizeof kp_option, " -DLBK_KP=%d", kp);
+    /* Short chains filter whole 16-float groups of their distance rows with
+     * one vector compare (lbk_filter_row): a multiple of 16 per work-item. */
+    if (*w <= BRUTE_VECTOR_FILTER_MAX_W)
+        scan = (uint32_t)lbk_round_up(scan, 16);
     char options[256];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
              "-DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d -DLBK_QB=%d -DLBK_TD=%d -DLBK_VQB=%d "
-             "-DLBK_VRB=%d%s",
+             "-DLBK_VRB=%d",
              (int)e->metric, k, *w, b, scan, DIST_LX, DIST_LY, DIST_RB, DIST_QB, DIST_TD,
-             DIST_VQB, DIST_VRB, kp_option);
+             DIST_VQB, DIST_VRB);
     return lbk_device_program(e->dev, "brute.cl", options, program);
+}
+
+/* Build brute_sort.cl (the large-K selection) with work-groups of *w <=
+ * limit work-items. */
+static lbk_status compile_sort(lbk_brute *e, size_t limit, uint32_t *w, cl_program *program)
+{
+    uint64_t sw = min_u64(SORT_MAX_W, min_u64(e->kp2 / 2, limit));
+    *w = (uint32_t)(sw ? sw : 1);
+    const uint32_t scan = e->kp2 / 2 / *w ? e->kp2 / 2 / *w : 1;
+    char options[160];
+    snprintf(options, sizeof options, "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_KP2=%u -DLBK_SW=%u "
+             "-DLBK_SCAN=%u", (int)e->metric, e->k, e->kp2, *w, scan);
+    return lbk_device_program(e->dev, "brute_sort.cl", options, program);
 }
 
 /* Create (or re-create) a kernel and lower *fit to its work-group limit. */
@@ -247,17 +304,29 @@ static lbk_status make_kernel(lbk_brute *e, cl_program program, const char *name
     return LBK_OK;
 }
 
-/* The prefilter's kernels: bound and re-rank from `program`, and the bubble
- * kernels again for chain length K'. */
+/* The prefilter's kernels: the bound from `program`, and the bubble kernels
+ * again for chain length K'. */
 static lbk_status build_prefilter_kernels(lbk_brute *e, cl_program program, size_t limit,
                                           size_t *dist_fit, size_t *fit)
 {
     LBK_TRY(make_kernel(e, program, "lbk_brute_bound_blocked", &e->k_bound, dist_fit));
-    LBK_TRY(make_kernel(e, program, "lbk_brute_rerank", &e->k_rerank, fit));
     cl_program pp;
-    LBK_TRY(compile(e, e->kp, 0, limit, &e->bubble_wp, &pp));
+    LBK_TRY(compile(e, e->kp, limit, &e->bubble_wp, &pp));
     LBK_TRY(make_kernel(e, pp, "lbk_bubble_groups", &e->k_groups_p, fit));
     return make_kernel(e, pp, "lbk_bubble_final", &e->k_final_p, fit);
+}
+
+/* The selection kernels: the bubble from `program`, or the sort-merge. */
+static lbk_status build_select_kernels(lbk_brute *e, cl_program program, size_t limit,
+                                       size_t *fit)
+{
+    if (e->sort_select) {
+        LBK_TRY(compile_sort(e, limit, &e->bubble_w, &program));
+        LBK_TRY(make_kernel(e, program, "lbk_sort_groups", &e->k_groups, fit));
+        return make_kernel(e, program, "lbk_sort_final", &e->k_final, fit);
+    }
+    LBK_TRY(make_kernel(e, program, "lbk_bubble_groups", &e->k_groups, fit));
+    return make_kernel(e, program, "lbk_bubble_final", &e->k_final, fit);
 }
 
 /* Build every kernel for work-groups of at most `limit`; *fit gets the
@@ -266,13 +335,16 @@ static lbk_status build_prefilter_kernels(lbk_brute *e, cl_program program, size
 static lbk_status build_attempt(lbk_brute *e, size_t limit, size_t *fit)
 {
     cl_program program;
-    LBK_TRY(compile(e, e->k, e->prefilter ? e->kp : 0, limit, &e->bubble_w, &program));
+    /* With the sort-merge, brute.cl is built for its distance kernels only:
+     * a chain of length 1 keeps its unused bubble kernels small. */
+    uint32_t unused_w;
+    LBK_TRY(compile(e, e->sort_select ? 1 : e->k, limit,
+                    e->sort_select ? &unused_w : &e->bubble_w, &program));
     size_t dist_fit = SIZE_MAX;
     *fit = limit;
     const char *dist_name = e->blocked ? "lbk_brute_distance_blocked" : "lbk_brute_distance";
     LBK_TRY(make_kernel(e, program, dist_name, &e->k_dist, &dist_fit));
-    LBK_TRY(make_kernel(e, program, "lbk_bubble_groups", &e->k_groups, fit));
-    LBK_TRY(make_kernel(e, program, "lbk_bubble_final", &e->k_final, fit));
+    LBK_TRY(build_select_kernels(e, program, limit, fit));
     if (e->prefilter)
         LBK_TRY(build_prefilter_kernels(e, program, limit, &dist_fit, fit));
     const size_t dist_need = e->blocked ? DIST_VLY : DIST_LX * DIST_LY;
@@ -312,14 +384,16 @@ static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
 /* Host buffers of the prefilter path, per batch. */
 static lbk_status alloc_prefilter_host(lbk_brute *e)
 {
-    const size_t b = (size_t)e->batch;
+    const size_t b = (size_t)e->batch, kp = (size_t)e->kp;
     e->host_qnorm = malloc(b * sizeof *e->host_qnorm);
     e->host_flags = malloc(b * sizeof *e->host_flags);
+    e->cand_k = malloc(b * kp * sizeof *e->cand_k);
+    e->cand_i = malloc(b * kp * sizeof *e->cand_i);
     e->fb_queries = malloc(b * (size_t)e->dim * sizeof *e->fb_queries);
     e->fb_keys = malloc(b * (size_t)e->k * sizeof *e->fb_keys);
     e->fb_index = malloc(b * (size_t)e->k * sizeof *e->fb_index);
-    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->fb_queries || !e->fb_keys ||
-                    !e->fb_index,
+    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->cand_k || !e->cand_i ||
+                    !e->fb_queries || !e->fb_keys || !e->fb_index,
                 LBK_ERR_NOMEM, "out of host memory for the prefilter's batch buffers");
     return LBK_OK;
 }
@@ -335,8 +409,10 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
     else
         LBK_TRY(lbk_device_buffer(e->dev, CL_MEM_READ_ONLY, padded_rows(e, e->chunk) * row_bytes,
                                   NULL, "a reference chunk", &e->refs));
-    /* (key, index) entries of the bubble survivors; a selector has its own. */
-    const size_t surv = e->has_selector ? 0 : (size_t)select_bytes(e, e->chunk) / 8;
+    /* (key, index) entries of the bubble survivors and the sort-merge
+     * scratch; a selector has its own. */
+    const size_t surv = e->has_selector ? 0 : (size_t)survivor_entries(e, e->chunk);
+    const size_t scr = e->has_selector ? 0 : (size_t)sort_scratch_entries(e, e->chunk);
     const size_t kp = e->prefilter ? (size_t)e->kp : 0, pre = e->prefilter ? 1 : 0;
     const struct {
         cl_mem *mem;
@@ -348,12 +424,13 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
         {&e->dist, b * e->ldd * 4, CL_MEM_READ_WRITE, "the distance matrix"},
         {&e->surv_k, b * surv * 4, CL_MEM_READ_WRITE, "the selection survivors"},
         {&e->surv_i, b * surv * 4, CL_MEM_READ_WRITE, "the selection survivors"},
+        {&e->scr_k, b * scr * 4, CL_MEM_READ_WRITE, "the sort-merge scratch"},
+        {&e->scr_i, b * scr * 4, CL_MEM_READ_WRITE, "the sort-merge scratch"},
         {&e->best_k, b * (size_t)e->k * 4, CL_MEM_READ_WRITE, "the K best keys"},
         {&e->best_i, b * (size_t)e->k * 4, CL_MEM_READ_WRITE, "the K best indices"},
         {&e->qnorm, b * 4 * pre, CL_MEM_READ_ONLY, "the query norms"},
         {&e->bestp_k, b * kp * 4, CL_MEM_READ_WRITE, "the prefilter candidates"},
         {&e->bestp_i, b * kp * 4, CL_MEM_READ_WRITE, "the prefilter candidates"},
-        {&e->flags, b * 4 * pre, CL_MEM_READ_WRITE, "the prefilter flags"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         LBK_TRY(lbk_device_buffer(e->dev, want[i].flags, want[i].bytes, NULL, want[i].what,
@@ -361,31 +438,50 @@ static lbk_status alloc_buffers(lbk_brute *e, const float *device_layout)
     return e->prefilter ? alloc_prefilter_host(e) : LBK_OK;
 }
 
-/* Squared norms in double, rounded to float: their error is far inside the
- * bound. Returns the largest. */
-static double squared_norms(const float *x, size_t rows, int dim, float *out)
+/* The norms the prefilter's bound needs, in double, rounded to float: L2
+ * squared norms (their error is far inside the bound), IP and COSINE norms
+ * rounded up. False when some row is too large for the bound arithmetic to
+ * stay finite (then the exact path runs). */
+static bool prefilter_norms(const lbk_brute *e, const float *x, size_t rows, float *out)
 {
+    const int dim = e->dim;
+    const bool plain = lbk_metric_is_similarity(e->metric);
     double largest = 0.0;
     for (size_t i = 0; i < rows; i++) {
         double s = 0.0;
         for (int j = 0; j < dim; j++)
             s += (double)x[i * dim + j] * x[i * dim + j];
-        out[i] = (float)s;
-        if (s > largest)
-            largest = s;
+        const double v = plain ? sqrt(s) : s;
+        float f = (float)v;
+        if (plain && (double)f < v)
+            f = nextafterf(f, INFINITY);
+        out[i] = f;
+        largest = v > largest ? v : largest;
     }
-    return largest;
+    /* L2: |q|^2 + |r|^2 < 2e30; IP: |q||r| < 1e36, so every dot product,
+     * key and bound is a finite float. */
+    return largest < (plain ? 1e18 : 1e30);
 }
 
-/* c in L(r) = a(r) - c S and U(r) = L(r) + 2 c S, S = |q|^2 + |r|^2, with u =
- * 2^-24 and n = dim: the dot product with fused multiply-adds in any order is
- * off by at most gamma_n sum|q_j r_j| <= gamma_n S / 2, the norms by u S, the
- * two final operations of a(r) by about 3 u S, and the exact key (a
- * sequential sum of n non-negative rounded squares, itself <= 2 S) by
- * gamma_(n+1) 2 S; together below (4 n + 20) u S for n u << 1. The extra 44 u
- * and the 5 % cover the roundings of computing L and U themselves. */
-static float prefilter_bound(int dim)
+/* c of the lower bound L(r) and the upper bound U(r) = L(r) + 2 (c S), u =
+ * 2^-24, n = dim.
+ * L2: L = a(r) - c S, S = |q|^2 + |r|^2: the dot product with fused
+ * multiply-adds in any order is off by at most gamma_n sum|q_j r_j| <=
+ * gamma_n S / 2, the norms by u S, the two final operations of a(r) by about
+ * 3 u S, and the exact key (a sequential sum of n non-negative rounded
+ * squares, itself <= 2 S) by gamma_(n+1) 2 S; together below (4 n + 20) u S
+ * for n u << 1. The extra 44 u and the 5 % cover the roundings of computing
+ * L and U themselves.
+ * IP and COSINE: L = -a(r) - c S, S = |q| |r| (norms rounded up): a(r) and
+ * the exact sum each differ from the true dot product by at most gamma_n
+ * sum|q_j r_j| <= gamma_n S, so c = 2 gamma_n would do; the extra 16 u and
+ * 1 % leave more than 10 u S for the roundings of L and U (each within
+ * about 3 u S, the norms' own double error far below that). */
+static float prefilter_bound(lbk_metric metric, int dim)
 {
+    const double u = ldexp(1.0, -24), n = dim;
+    if (lbk_metric_is_similarity(metric))
+        return (float)((2.0 * n * u / (1.0 - n * u) + 16.0 * u) * 1.01);
     return (float)((4.0 * dim + 64.0) * ldexp(1.0, -24) * 1.05);
 }
 
@@ -420,48 +516,45 @@ static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *referenc
     e->groups = params->groups > 0 ? (uint32_t)params->groups : BRUTE_MAX_DEFAULT_GROUPS;
     e->blocked = params->distance == LBK_DISTANCE_BLOCKED ||
                  (params->distance == LBK_DISTANCE_AUTO && !lbk_device_is_gpu(dev));
-    e->prefilter = e->blocked && e->metric == LBK_METRIC_L2 && !e->has_selector &&
-                   e->k <= PREFILTER_K_MAX &&
+    e->sort_select = !e->has_selector && (params->selection == LBK_SELECTION_SORT_MERGE ||
+                                          (params->selection == LBK_SELECTION_AUTO &&
+                                           e->k >= BRUTE_SORT_K_MIN));
+    e->kp2 = 2;
+    while (e->kp2 < (uint32_t)e->k)
+        e->kp2 *= 2;
+    e->prefilter = e->blocked && e->metric != LBK_METRIC_L1 && e->metric != LBK_METRIC_LINF &&
+                   !e->has_selector && e->k <= PREFILTER_K_MAX && e->dim <= PREFILTER_MAX_DIM &&
                    (params->prefilter == LBK_PREFILTER_ON ||
                     (params->prefilter == LBK_PREFILTER_AUTO && e->dim >= PREFILTER_MIN_DIM));
     e->kp = e->k + (e->k > 8 ? e->k : 8);
-    e->bound_c = prefilter_bound(e->dim);
+    e->bound_c = prefilter_bound(e->metric, e->dim);
 }
 
-/* Residency, chunk and batch from the budget. The re-rank reads any
- * candidate's row, so the prefilter needs a resident shard; without its extra
- * copies the shard may still fit. */
+/* Residency, chunk and batch from the budget. */
 static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
 {
     const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(e->dev) / 2;
-    LBK_TRY(plan_memory(e, budget, lbk_device_max_alloc(e->dev)));
-    if (!e->prefilter || e->resident)
-        return LBK_OK;
-    e->prefilter = false;
     return plan_memory(e, budget, lbk_device_max_alloc(e->dev));
 }
 
-/* The prefilter's reference norms and row-major copy; far from overflow the
- * bound arithmetic is safe, beyond it the exact path runs instead. */
+/* The prefilter's reference norms, on the device for the bound and on the
+ * host for the settle proofs; far from overflow the bound arithmetic is
+ * safe, beyond it the exact path runs instead. The host re-rank reads the
+ * caller's rows, which outlive the engine. */
 static lbk_status upload_prefilter(lbk_brute *e, const float *points)
 {
     const size_t rows = padded_rows(e, e->n);
-    float *norms = calloc(rows, sizeof *norms);
-    LBK_FAIL_IF(!norms, LBK_ERR_NOMEM, "out of host memory for the reference norms");
-    const bool safe = squared_norms(points, e->n, e->dim, norms) < 1e30;
-    const lbk_status st = safe ? lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                                   rows * sizeof *norms, norms,
-                                                   "the reference norms", &e->rnorm)
-                               : LBK_OK;
-    free(norms);
-    LBK_TRY(st);
-    if (!safe) {
+    e->host_rnorm = calloc(rows, sizeof *e->host_rnorm);
+    LBK_FAIL_IF(!e->host_rnorm, LBK_ERR_NOMEM, "out of host memory for the reference norms");
+    if (!prefilter_norms(e, points, e->n, e->host_rnorm)) {
         e->prefilter = false;
         return LBK_OK;
     }
+    e->rerank = (lbk_rerank){.metric = e->metric, .k = e->k, .kp = e->kp, .dim = e->dim,
+                             .bound_c = e->bound_c, .rows = points, .rnorm = e->host_rnorm};
     return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             (size_t)e->n * (size_t)e->dim * sizeof(float), (void *)points,
-                             "the reference rows", &e->refs_rows);
+                             rows * sizeof *e->host_rnorm, e->host_rnorm, "the reference norms",
+                             &e->rnorm);
 }
 
 /* A streamed shard stays on the host in the device layout (taking `*layout`
@@ -595,12 +688,14 @@ static void collect_events(lbk_brute *e)
     e->event_count = 0;
 }
 
-/* One bubble selection set: kernels built for chain length k. */
+/* One selection set: kernels built for chain length k (the bubble's, or
+ * with `sort` the sort-merge's, which take the scratch too). */
 typedef struct {
     cl_kernel groups, final;
     uint32_t w;
     int k;
     cl_mem best_k, best_i;
+    bool sort;
 } bubble_set;
 
 /* Launch a blocked distance or bound kernel over nb queries x nr references. */
@@ -626,13 +721,24 @@ static lbk_status select_bubble(lbk_brute *e, const bubble_set *set, cl_uint nb,
     const cl_uint group_len = (cl_uint)ceil_div(nr, groups0);
     const cl_uint groups = (cl_uint)ceil_div(nr, group_len);
     const cl_uint count = groups * (cl_uint)set->k;
-    LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
-                            LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
-                            LBK_ARG(e->surv_i)));
+    if (set->sort)
+        LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
+                                LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
+                                LBK_ARG(e->surv_i), LBK_ARG(e->scr_k), LBK_ARG(e->scr_i)));
+    else
+        LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
+                                LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
+                                LBK_ARG(e->surv_i)));
     LBK_TRY(lbk_brute_launch(e, set->groups, LBK_BRUTE_EVENT_SELECT, (size_t)groups * set->w,
                              nb, set->w, 1));
-    LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i), LBK_ARG(count),
-                            LBK_ARG(use_prev), LBK_ARG(set->best_k), LBK_ARG(set->best_i)));
+    if (set->sort)
+        LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i),
+                                LBK_ARG(count), LBK_ARG(use_prev), LBK_ARG(set->best_k),
+                                LBK_ARG(set->best_i), LBK_ARG(e->scr_k), LBK_ARG(e->scr_i)));
+    else
+        LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i),
+                                LBK_ARG(count), LBK_ARG(use_prev), LBK_ARG(set->best_k),
+                                LBK_ARG(set->best_i)));
     return lbk_brute_launch(e, set->final, LBK_BRUTE_EVENT_FINAL, set->w, nb, set->w, 1);
 }
 
@@ -647,29 +753,41 @@ static lbk_status select_chunk(lbk_brute *e, cl_uint nb, cl_uint nr, cl_uint bas
                                        .best_k = e->best_k, .best_i = e->best_i};
         return e->selector.select(e->selector.ctx, e, &chunk);
     }
-    const bubble_set set = {e->k_groups, e->k_final, e->bubble_w, e->k, e->best_k, e->best_i};
+    const bubble_set set = {e->k_groups, e->k_final, e->bubble_w, e->k,
+                            e->best_k,   e->best_i,  e->sort_select};
     return select_bubble(e, &set, nb, nr, base, use_prev);
+}
+
+/* References [c0, c0 + nr) where the distance kernels find them: streamed
+ * into the chunk buffer when the shard is not resident. *r_first: the
+ * chunk's first row in e->refs (in whole 16-row blocks for the blocked
+ * layout). */
+static lbk_status chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong *r_first)
+{
+    *r_first = c0;
+    if (!e->resident) {
+        /* Blocking: the previous chunk's kernels must be done with the buffer,
+         * which the in-order queue guarantees, and the host copy stays valid. */
+        const size_t row_bytes = (size_t)e->dim * sizeof(float);
+        LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
+                                                  padded_rows(e, nr) * row_bytes,
+                                                  e->host_refs + c0 * e->dim, 0, NULL, NULL),
+                             "uploading a reference chunk"));
+        *r_first = 0;
+    }
+    if (e->blocked)
+        *r_first /= 16; /* the kernel counts whole blocks */
+    return LBK_OK;
 }
 
 /* Distance rows of nb queries against references [c0, c0 + nr), then their
  * selection. */
 static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
 {
-    const size_t row_bytes = (size_t)e->dim * sizeof(float);
     const cl_uint dim = (cl_uint)e->dim;
     const cl_ulong ldd = e->ldd;
-    cl_ulong r_first = c0;
-    if (!e->resident) {
-        /* Blocking: the previous chunk's kernels must be done with the buffer,
-         * which the in-order queue guarantees, and the host copy stays valid. */
-        LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
-                                                  padded_rows(e, nr) * row_bytes,
-                                                  e->host_refs + c0 * e->dim, 0, NULL, NULL),
-                             "uploading a reference chunk"));
-        r_first = 0;
-    }
-    if (e->blocked)
-        r_first /= 16; /* the kernel counts whole blocks */
+    cl_ulong r_first;
+    LBK_TRY(chunk_refs(e, c0, nr, &r_first));
     LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                             LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
                             LBK_ARG(ldd)));
@@ -714,7 +832,8 @@ cleanup:
     return st;
 }
 
-/* The prefilter's K' candidates per query by lower bound, for every chunk. */
+/* The prefilter's K' candidates per query by lower bound, for every chunk,
+ * read back into cand_k / cand_i. */
 static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint64_t nq)
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
@@ -728,35 +847,41 @@ static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint6
     LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
                                               e->host_qnorm, 0, NULL, NULL),
                          "uploading the query norms"));
-    const bubble_set set = {e->k_groups_p, e->k_final_p, e->bubble_wp,
-                            e->kp,         e->bestp_k,   e->bestp_i};
+    const bubble_set set = {e->k_groups_p, e->k_final_p, e->bubble_wp, e->kp,
+                            e->bestp_k,    e->bestp_i,   false};
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)min_u64(e->chunk, e->n - c0);
-        const cl_ulong block_first = c0 / 16;
+        const cl_ulong norm_first = c0 / 16;
+        cl_ulong block_first;
+        LBK_TRY(chunk_refs(e, c0, nr, &block_first));
         LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
-                                LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm), LBK_ARG(c)));
+                                LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
+                                LBK_ARG(norm_first), LBK_ARG(c)));
         LBK_TRY(blocked_launch(e, e->k_bound, nb, nr));
         LBK_TRY(select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
-    return LBK_OK;
+    const size_t bytes = nq * (size_t)e->kp * 4;
+    LBK_TRY(lbk_cl_check(clEnqueueReadBuffer(queue, e->bestp_k, CL_FALSE, 0, bytes, e->cand_k, 0,
+                                             NULL, NULL),
+                         "reading the prefilter candidates"));
+    return lbk_cl_check(clEnqueueReadBuffer(queue, e->bestp_i, CL_TRUE, 0, bytes, e->cand_i, 0,
+                                            NULL, NULL),
+                        "reading the prefilter candidates");
 }
 
-/* The exact K best of the candidates, and the flags of the queries the
- * bound could not settle, read back. */
-static lbk_status prefilter_rerank(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index)
+/* On the host (rerank.h): each query's exact K best from its candidates, or
+ * its flag for the exact path when the bound cannot prove them complete. */
+static void prefilter_rerank(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
+                             uint32_t *index)
 {
-    const cl_uint nb = (cl_uint)nq, dim = (cl_uint)e->dim;
-    const cl_float c = e->bound_c;
-    LBK_TRY(LBK_KERNEL_ARGS(e->k_rerank, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(dim),
-                            LBK_ARG(e->refs_rows), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
-                            LBK_ARG(c), LBK_ARG(e->bestp_k), LBK_ARG(e->bestp_i),
-                            LBK_ARG(e->best_k), LBK_ARG(e->best_i), LBK_ARG(e->flags)));
-    LBK_TRY(lbk_brute_launch(e, e->k_rerank, LBK_BRUTE_EVENT_FINAL, lbk_round_up(nb, 8), 1, 8, 1));
-    LBK_TRY(read_best(e, nq, keys, index, CL_FALSE));
-    return lbk_cl_check(clEnqueueReadBuffer(lbk_device_queue(e->dev), e->flags, CL_TRUE, 0,
-                                            nq * 4, e->host_flags, 0, NULL, NULL),
-                        "reading the prefilter flags");
+    const size_t k = (size_t)e->k, kp = (size_t)e->kp, dim = (size_t)e->dim;
+    const double t0 = lbk_now();
+    for (uint64_t q = 0; q < nq; q++)
+        e->host_flags[q] = !lbk_rerank_query(&e->rerank, queries + q * dim, e->host_qnorm[q],
+                                             e->cand_k + q * kp, e->cand_i + q * kp,
+                                             keys + q * k, index + q * k);
+    e->timing.final_s += lbk_now() - t0;
 }
 
 /* The flagged queries through the exact path, their results put in place. */
@@ -784,19 +909,19 @@ static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_
     return LBK_OK;
 }
 
-/* The L2 prefilter path (see lbk_brute_rerank in kernels/brute.cl); the
- * queries it cannot settle go through run_exact. */
+/* The prefilter path: bounds and candidates on the device, the re-rank on
+ * the host (rerank.h); the queries it cannot settle go through run_exact. */
 static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
                                 uint32_t *index)
 {
-    if (squared_norms(queries, nq, e->dim, e->host_qnorm) >= 1e30)
+    if (!prefilter_norms(e, queries, nq, e->host_qnorm))
         return run_exact(e, queries, nq, keys, index);
     lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
     LBK_TRY_GOTO(st, prefilter_candidates(e, queries, nq));
-    LBK_TRY_GOTO(st, prefilter_rerank(e, nq, keys, index));
     clFinish(queue);
     collect_events(e);
+    prefilter_rerank(e, queries, nq, keys, index);
     st = prefilter_fallback(e, queries, nq, keys, index);
 cleanup:
     clFinish(queue);
@@ -841,15 +966,14 @@ void lbk_brute_destroy(lbk_brute *engine)
     if (!engine)
         return;
     cl_kernel kernels[] = {engine->k_dist,  engine->k_groups,   engine->k_final,
-                           engine->k_bound, engine->k_groups_p, engine->k_final_p,
-                           engine->k_rerank};
+                           engine->k_bound, engine->k_groups_p, engine->k_final_p};
     for (size_t i = 0; i < sizeof kernels / sizeof kernels[0]; i++)
         if (kernels[i])
             clReleaseKernel(kernels[i]);
-    cl_mem mems[] = {engine->refs,    engine->queries, engine->dist,   engine->surv_k,
-                     engine->surv_i,  engine->best_k,  engine->best_i, engine->qnorm,
-                     engine->rnorm,   engine->bestp_k, engine->bestp_i, engine->flags,
-                     engine->refs_rows};
+    cl_mem mems[] = {engine->refs,   engine->queries, engine->dist,    engine->surv_k,
+                     engine->surv_i, engine->best_k,  engine->best_i,  engine->qnorm,
+                     engine->rnorm,  engine->bestp_k, engine->bestp_i, engine->scr_k,
+                     engine->scr_i};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
@@ -860,7 +984,10 @@ void lbk_brute_destroy(lbk_brute *engine)
     free(engine->events);
     free(engine->host_refs);
     free(engine->host_qnorm);
+    free(engine->host_rnorm);
     free(engine->host_flags);
+    free(engine->cand_k);
+    free(engine->cand_i);
     free(engine->fb_queries);
     free(engine->fb_keys);
     free(engine->fb_index);

@@ -1,11 +1,14 @@
 /* The brute-force engine of PBKNN (He et al. 2016): a distance kernel,
  * grouped parallel-bubble selection (G groups per query, K bubbles each,
  * with a threshold filter in front of the pipeline), and a final selection of
- * K out of G*K. For L2 an exact prefilter (dot-product lower bounds, exact
- * re-rank) replaces the direct distance kernel where it applies. Results are
- * byte-identical on every path (src/core/knn.h); bench/results/brute.md has
- * the measurements and design notes. A baseline selection (the benchmarks'
- * CUKNN-style full sort) can replace the bubble through brute_select.h. */
+ * K out of G*K; for large K a sort-merge selection (threshold filter, bitonic
+ * sort of the survivors, merge into a sorted K-list) replaces the bubble. For
+ * L2, cosine and ip an exact prefilter (dot-product bounds, exact re-rank)
+ * replaces the direct distance kernel where it applies. Results are
+ * byte-identical on every path (src/core/knn.h); bench/results/brute.md and
+ * bench/results/embeddings.md have the measurements and design notes. A
+ * baseline selection (the benchmarks' CUKNN-style full sort) can replace the
+ * bubble through brute_select.h. */
 #ifndef LBK_BRUTE_H
 #define LBK_BRUTE_H
 
@@ -18,8 +21,9 @@
 typedef struct lbk_brute lbk_brute;
 typedef struct lbk_brute_selector lbk_brute_selector; /* brute_select.h */
 
-/* Largest K the engine supports (bubble chains longer than a work-group are
- * split into several bubbles per work-item, so this is not a device limit). */
+/* Largest K the engine supports (not a device limit: bubble chains longer
+ * than a work-group are split into several bubbles per work-item, and the
+ * sort-merge keeps its lists in global memory). */
 #define LBK_BRUTE_K_MAX LBK_K_MAX
 
 /* Distance kernel: AUTO picks BLOCKED on CPU devices and TILED elsewhere. */
@@ -29,18 +33,28 @@ typedef enum {
     LBK_DISTANCE_BLOCKED     /* 16-reference vector lanes, no local memory (CPUs) */
 } lbk_brute_distance;
 
-/* L2 prefilter (exact): lower bounds of the keys from dot products (fused
- * multiply-adds, three times fewer operations than direct differences) with a
- * rigorous rounding-error bound select K' > K candidates; their exact keys
- * decide, and a query whose bound cannot prove the candidates complete is
- * recomputed on the exact path. AUTO: on for L2 with the blocked distance
- * kernel, the bubble selection, K <= 64, dimension >= 16 and a resident
- * shard. */
+/* Prefilter (exact): lower bounds of the keys from dot products (fused
+ * multiply-adds: three times fewer operations than L2's direct differences,
+ * two times fewer than the exact inner product's separate multiply and add)
+ * with a rigorous rounding-error bound select K' > K candidates; their exact
+ * keys decide, and a query whose bound cannot prove the candidates complete
+ * is recomputed on the exact path. The bounds and the K' selection run on
+ * the device, the re-rank on the host (it reads any candidate's row, so a
+ * streamed shard is served too). AUTO: on for L2, cosine and ip with the
+ * blocked distance kernel, K <= 64 and dimension >= 16. */
 typedef enum {
     LBK_PREFILTER_AUTO = 0,
     LBK_PREFILTER_OFF,
     LBK_PREFILTER_ON         /* as AUTO without the dimension condition (tests) */
 } lbk_brute_prefilter;
+
+/* Selection: AUTO is the bubble below K = 64 (BRUTE_SORT_K_MIN in brute.c)
+ * and the sort-merge from there on; the others force one (tests, benchmarks). */
+typedef enum {
+    LBK_SELECTION_AUTO = 0,
+    LBK_SELECTION_BUBBLE,
+    LBK_SELECTION_SORT_MERGE
+} lbk_brute_selection;
 
 typedef struct {
     int k;
@@ -55,9 +69,12 @@ typedef struct {
     lbk_brute_prefilter prefilter;
     int work_group_limit;    /* cap on selection work-groups; 0 = the device's limit. Tests
                                 use small values to run several bubbles per work-item. */
+    lbk_brute_selection selection;
 } lbk_brute_params;
 
-/* Upload the reference shard (may be empty: then every result slot is a pad). */
+/* Upload the reference shard (may be empty: then every result slot is a pad).
+ * With the prefilter the engine keeps reference->points for its host
+ * re-rank: the caller keeps them, unchanged, until lbk_brute_destroy. */
 lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_brute_params *params, lbk_brute **out);
 
@@ -77,7 +94,7 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
 typedef struct {
     double distance_s;       /* distance (or prefilter bound) kernels */
     double select_s;         /* grouped bubble (or a selector's) kernels */
-    double final_s;          /* final K-of-G*K kernels (and the prefilter re-rank) */
+    double final_s;          /* final K-of-G*K kernels (and the prefilter's host re-rank) */
     uint64_t fallback_queries; /* prefiltered queries that needed the exact path */
     uint64_t prefiltered_queries;
 } lbk_brute_timing;

@@ -17,7 +17,9 @@
 /* Both engines pass lbk_metric values to their kernels as metric ids. */
 _Static_assert(LBK_KERNEL_METRIC_L2 == (int)LBK_METRIC_L2 &&
                    LBK_KERNEL_METRIC_L1 == (int)LBK_METRIC_L1 &&
-                   LBK_KERNEL_METRIC_LINF == (int)LBK_METRIC_LINF,
+                   LBK_KERNEL_METRIC_LINF == (int)LBK_METRIC_LINF &&
+                   LBK_KERNEL_METRIC_COSINE == (int)LBK_METRIC_COSINE &&
+                   LBK_KERNEL_METRIC_IP == (int)LBK_METRIC_IP,
                "kernel metric ids (lbk_shared.h) equal lbk_metric (enums.h)");
 
 struct lbk_engine_state {
@@ -29,19 +31,27 @@ struct lbk_engine_state {
     lbk_kdtree *tree;
 };
 
-lbk_engine lbk_engine_resolve(lbk_engine requested, int dim, uint64_t reference_rows, int k,
+lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_rows,
                               const char **why)
 {
-    if (requested == LBK_ENGINE_KDTREE) {
+    if (job->knn.engine == LBK_ENGINE_KDTREE) {
         *why = "requested by knn.engine";
         return LBK_ENGINE_KDTREE;
     }
-    if (requested == LBK_ENGINE_BRUTE) {
+    if (job->knn.engine == LBK_ENGINE_BRUTE) {
         *why = "requested by knn.engine";
         return LBK_ENGINE_BRUTE;
     }
-    return lbk_tree_is_preferred(dim, reference_rows, k, why) ? LBK_ENGINE_KDTREE
-                                                              : LBK_ENGINE_BRUTE;
+    if (lbk_metric_is_similarity(job->knn.metric)) {
+        *why = "cosine and ip have no k-d tree bound: brute force";
+        return LBK_ENGINE_BRUTE;
+    }
+    if (job->knn.k > LBK_TREE_K_MAX) {
+        *why = "K above the k-d tree's maximum: brute force";
+        return LBK_ENGINE_BRUTE;
+    }
+    return lbk_tree_is_preferred(dim, reference_rows, job->knn.k, why) ? LBK_ENGINE_KDTREE
+                                                                       : LBK_ENGINE_BRUTE;
 }
 
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,
@@ -67,6 +77,11 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
             .memory_budget = state->memory_budget,
         };
         st = lbk_brute_create(dev, reference, &params, &state->brute);
+    } else if (lbk_metric_is_similarity(job->knn.metric) || job->knn.k > LBK_TREE_K_MAX) {
+        /* The job's checks reject these; a job built by code may not. */
+        lbk_error("the k-d tree supports l2, l1 and linf with K <= %d, not %s with K = %d",
+                  LBK_TREE_K_MAX, lbk_metric_name(job->knn.metric), job->knn.k);
+        st = LBK_ERR_CONFIG;
     } else {
         const lbk_kdtree_params params = {
             .split = job->tree.split,

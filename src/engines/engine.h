@@ -11,9 +11,10 @@
 
 typedef struct lbk_engine_state lbk_engine_state;
 
-/* Resolve `auto` for this data: returns KDTREE or BRUTE and a sentence saying
- * why (static string). */
-lbk_engine lbk_engine_resolve(lbk_engine requested, int dim, uint64_t reference_rows, int k,
+/* Resolve the job's knn.engine for this data: returns KDTREE or BRUTE and a
+ * sentence saying why (static string). `auto` never picks the tree for
+ * cosine or ip, or for K above LBK_TREE_K_MAX. */
+lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_rows,
                               const char **why);
 
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,

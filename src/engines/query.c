@@ -179,8 +179,11 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
                           lbk_metric metric, lbk_knn_result *result)
 {
     lbk_status st = LBK_OK;
-    LBK_FAIL_IF(k < 1 || k > LBK_K_MAX, LBK_ERR_CONFIG, "tree query: k = %d is outside 1..%d",
-                k, LBK_K_MAX);
+    LBK_FAIL_IF(k < 1 || k > LBK_TREE_K_MAX, LBK_ERR_CONFIG,
+                "tree query: k = %d is outside 1..%d", k, LBK_TREE_K_MAX);
+    LBK_FAIL_IF(lbk_metric_is_similarity(metric), LBK_ERR_CONFIG,
+                "tree query: the k-d tree supports l2, l1 and linf, not %s",
+                lbk_metric_name(metric));
     if (nq == 0)
         return LBK_OK;
     if (lbk_kdtree_size(tree) == 0) {

@@ -39,7 +39,8 @@ lbk_format lbk_format_from_path(const char *path)
     } table[] = {
         {".fvecs", LBK_FORMAT_FVECS}, {".ivecs", LBK_FORMAT_IVECS}, {".bvecs", LBK_FORMAT_BVECS},
         {".csv", LBK_FORMAT_CSV},     {".tsv", LBK_FORMAT_CSV},     {".txt", LBK_FORMAT_TEXT},
-        {".labels", LBK_FORMAT_TEXT},
+        {".labels", LBK_FORMAT_TEXT}, {".npy", LBK_FORMAT_NPY},     {".fbin", LBK_FORMAT_FBIN},
+        {".u8bin", LBK_FORMAT_U8BIN}, {".i8bin", LBK_FORMAT_I8BIN}, {".ibin", LBK_FORMAT_IBIN},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (ends_with(path, len, table[i].ext))
@@ -85,6 +86,11 @@ static lbk_status probe_points(const lbk_input_spec *spec, lbk_source_info *info
     case LBK_FORMAT_BVECS: return lbk_texmex_probe(path, info->format, &info->rows, &info->dim);
     case LBK_FORMAT_CSV: return lbk_csv_probe(spec, &info->rows, &info->dim);
     case LBK_FORMAT_IDX: return lbk_idx_probe(path, false, &info->rows, &info->dim);
+    case LBK_FORMAT_NPY: return lbk_npy_probe(path, false, &info->rows, &info->dim);
+    case LBK_FORMAT_FBIN:
+    case LBK_FORMAT_U8BIN:
+    case LBK_FORMAT_I8BIN:
+    case LBK_FORMAT_IBIN: return lbk_bigann_probe(path, info->format, &info->rows, &info->dim);
     default:
         lbk_error("%s: %s files hold labels, not points", path, lbk_format_name(info->format));
         return LBK_ERR_INPUT;
@@ -138,6 +144,13 @@ static lbk_status read_rows(const lbk_input_spec *spec, const lbk_source_info *i
         LBK_TRY(lbk_csv_read(spec, d->dim, lo, hi, d->points,
                              spec->label_column >= 0 ? d->labels : NULL));
         break;
+    case LBK_FORMAT_NPY: LBK_TRY(lbk_npy_read(spec->path, lo, hi, d->points, NULL)); break;
+    case LBK_FORMAT_FBIN:
+    case LBK_FORMAT_U8BIN:
+    case LBK_FORMAT_I8BIN:
+    case LBK_FORMAT_IBIN:
+        LBK_TRY(lbk_bigann_read(spec->path, info->format, lo, hi, d->points, NULL));
+        break;
     default: LBK_TRY(lbk_idx_read(spec->path, lo, hi, d->points, NULL)); break;
     }
     if (spec->labels[0])
@@ -184,6 +197,12 @@ lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_datas
         return lbk_texmex_write(path, format, data->points, NULL, data->rows, data->dim);
     case LBK_FORMAT_CSV: return lbk_csv_write(path, data);
     case LBK_FORMAT_IDX: return lbk_idx_write_points(path, data->points, data->rows, data->dim);
+    case LBK_FORMAT_NPY: return lbk_npy_write(path, data->points, NULL, data->rows, data->dim);
+    case LBK_FORMAT_FBIN:
+    case LBK_FORMAT_U8BIN:
+    case LBK_FORMAT_I8BIN:
+    case LBK_FORMAT_IBIN:
+        return lbk_bigann_write(path, format, data->points, NULL, data->rows, data->dim);
     default:
         lbk_error("%s: cannot write points as %s", path, lbk_format_name(format));
         return LBK_ERR_INPUT;
@@ -205,6 +224,28 @@ lbk_status lbk_write_fvecs(const char *path, const float *values, uint64_t rows,
 lbk_status lbk_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim)
 {
     return lbk_texmex_write(path, LBK_FORMAT_IVECS, NULL, values, rows, dim);
+}
+
+lbk_array_layout lbk_array_layout_of(const char *path)
+{
+    const size_t len = strlen(path);
+    if (ends_with(path, len, ".ibin") || ends_with(path, len, ".fbin"))
+        return LBK_ARRAY_BIN;
+    if (ends_with(path, len, ".npy"))
+        return LBK_ARRAY_NPY;
+    return LBK_ARRAY_VECS;
+}
+
+size_t lbk_array_header(lbk_array_layout layout, bool floats, uint64_t rows, int cols,
+                        unsigned char *buf)
+{
+    if (layout == LBK_ARRAY_BIN) {
+        lbk_bigann_header(rows, (uint64_t)cols, buf);
+        return 8;
+    }
+    if (layout == LBK_ARRAY_NPY)
+        return lbk_npy_header(floats ? "<f4" : "<i4", rows, (uint64_t)cols, false, buf);
+    return 0;
 }
 
 void lbk_dataset_free(lbk_dataset *data)

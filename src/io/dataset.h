@@ -33,7 +33,8 @@ typedef struct {
 } lbk_source_info;
 
 /* Resolve LBK_FORMAT_AUTO from the extension (".fvecs", ".csv", "-ubyte",
- * "-ubyte.gz", ".idx", ".txt", ...). Returns LBK_FORMAT_AUTO when unknown.
+ * "-ubyte.gz", ".idx", ".txt", ".npy", ".fbin", ".u8bin", ".i8bin",
+ * ".ibin", ...). Returns LBK_FORMAT_AUTO when unknown.
  * ".tsv" is CSV: the delimiter always comes from the spec. Only IDX may be
  * gzip-compressed (recognised by content, so the name needs no ".gz"). */
 lbk_format lbk_format_from_path(const char *path);
@@ -41,7 +42,8 @@ lbk_format lbk_format_from_path(const char *path);
 lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
 
 /* Read rows [lo, hi) of points and (if present) labels. Seekable formats
- * (fvecs/ivecs/bvecs, plain IDX) read only those bytes. Every value is
+ * (fvecs/ivecs/bvecs, plain IDX, npy, the big-ann files) read only those
+ * bytes. Every value is
  * checked: non-finite values, truncated records, ragged rows, non-numeric
  * fields and label/point count mismatches are LBK_ERR_INPUT with the file,
  * the 1-based row (and column where it applies). Rows are the record number
@@ -59,10 +61,11 @@ lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uin
                               uint64_t hi, lbk_dataset *out);
 
 /* Writers, used by `lbknn generate`, the outputs and the tests. Each writes
- * the whole file; callers handle temp-file-and-rename. Points: bvecs needs
- * integers 0..255 and ivecs int32 integers (else LBK_ERR_INPUT, nothing
- * written); IDX is ubyte when every value is an integer 0..255, else float;
- * fvecs writes any value, +inf included. I/O failures (also at close) are
+ * the whole file; callers handle temp-file-and-rename. Points: bvecs and
+ * u8bin need integers 0..255, i8bin -128..127, ivecs and ibin int32 integers
+ * (else LBK_ERR_INPUT, nothing written); IDX is ubyte when every value is an
+ * integer 0..255, else float; fvecs, fbin and npy (float32) write any value,
+ * +inf included. Labels: ivecs, IDX, text, csv, npy (int32), ibin. I/O failures (also at close) are
  * LBK_ERR_IO naming the path. */
 lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_dataset *data);
 /* CSV writes points and, with labels, the label as the last column. */
@@ -70,6 +73,24 @@ lbk_status lbk_write_labels(const char *path, lbk_format format, const int32_t *
                             uint64_t rows);
 lbk_status lbk_write_fvecs(const char *path, const float *values, uint64_t rows, int dim);
 lbk_status lbk_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim);
+
+/* Result arrays (K values per query) written slice by slice at computed
+ * offsets, laid out by the file name: ".ibin"/".fbin" big-ann-benchmarks
+ * (an 8-byte header: uint32 rows, uint32 K), ".npy" NumPy (int32 ids or
+ * float32 distances, shape (rows, K), C order), anything else TEXMEX
+ * (".ivecs"/".fvecs": every row starts with K as int32, no file header). */
+typedef enum { LBK_ARRAY_VECS, LBK_ARRAY_BIN, LBK_ARRAY_NPY } lbk_array_layout;
+#define LBK_NPY_HEADER_MAX 256
+lbk_array_layout lbk_array_layout_of(const char *path);
+/* The file header of a rows x cols array (int32 or float32) into buf (at
+ * least LBK_NPY_HEADER_MAX bytes); returns its length (0 for VECS). BIN
+ * needs rows <= UINT32_MAX. */
+size_t lbk_array_header(lbk_array_layout layout, bool floats, uint64_t rows, int cols,
+                        unsigned char *buf);
+/* The same header for a .npy file (a vector: shape (rows,)). */
+size_t lbk_npy_header(const char *descr, uint64_t rows, uint64_t cols, bool vector,
+                      unsigned char *buf);
+void lbk_bigann_header(uint64_t rows, uint64_t cols, unsigned char *buf);
 
 void lbk_dataset_free(lbk_dataset *data);
 

@@ -111,8 +111,27 @@ lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t 
                                 int dim);
 lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_t rows);
 
+/* NumPy .npy: points are 2-D float32/float64/uint8/int8, labels 1-D (or
+ * N x 1) integers; exactly one of points / labels is non-NULL. */
+lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim);
+lbk_status lbk_npy_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+                        int32_t *labels);
+/* Exactly one of points (float32, rows x dim) / labels (int32, rows). */
+lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *labels,
+                         uint64_t rows, int dim);
+
+/* big-ann-benchmarks: FBIN, U8BIN, I8BIN points, IBIN ids or labels (dim 1);
+ * exactly one of points / labels (IBIN only) is non-NULL. */
+lbk_status lbk_bigann_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
+lbk_status lbk_bigann_read(const char *path, lbk_format format, uint64_t lo, uint64_t hi,
+                           float *points, int32_t *labels);
+/* Exactly one of points / ints (IBIN only) is non-NULL; float values must fit
+ * the format (U8BIN 0..255, I8BIN -128..127, IBIN int32: integers). */
+lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,
+                            const int32_t *ints, uint64_t rows, int dim);
+
 /* Label files: ivecs (dim 1), IDX, TEXT (one integer per line), CSV (one
- * integer per line, optional header line). */
+ * integer per line, optional header line), NPY, IBIN (dim 1). */
 lbk_status lbk_labels_probe(const char *path, lbk_format format, uint64_t *rows);
 lbk_status lbk_labels_read(const char *path, lbk_format format, uint64_t lo, uint64_t hi,
                            int32_t *labels);

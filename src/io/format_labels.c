@@ -81,6 +81,12 @@ lbk_status lbk_labels_probe(const char *path, lbk_format format, uint64_t *rows)
     case LBK_FORMAT_IDX: return lbk_idx_probe(path, true, rows, &dim);
     case LBK_FORMAT_TEXT:
     case LBK_FORMAT_CSV: return text_probe(path, format, rows);
+    case LBK_FORMAT_NPY: return lbk_npy_probe(path, true, rows, &dim);
+    case LBK_FORMAT_IBIN:
+        LBK_TRY(lbk_bigann_probe(path, format, rows, &dim));
+        LBK_FAIL_IF(dim != 1, LBK_ERR_INPUT, "%s: a label file has dimension 1, this one has %d",
+                    path, dim);
+        return LBK_OK;
     default:
         lbk_fmt_join_names(lbk_labels_formats, " or ", formats, sizeof formats);
         lbk_error("%s: labels cannot be read as %s (use %s)", path, lbk_format_name(format),
@@ -102,6 +108,8 @@ lbk_status lbk_labels_read(const char *path, lbk_format format, uint64_t lo, uin
     case LBK_FORMAT_IDX: return lbk_idx_read(path, lo, hi, NULL, labels);
     case LBK_FORMAT_TEXT:
     case LBK_FORMAT_CSV: return text_read(path, format, lo, hi, labels);
+    case LBK_FORMAT_NPY: return lbk_npy_read(path, lo, hi, NULL, labels);
+    case LBK_FORMAT_IBIN: return lbk_bigann_read(path, format, lo, hi, NULL, labels);
     default:
         lbk_error("%s: labels cannot be read as %s", path, lbk_format_name(format));
         return LBK_ERR_INPUT;
@@ -126,6 +134,8 @@ lbk_status lbk_labels_write(const char *path, lbk_format format, const int32_t *
     case LBK_FORMAT_IDX: return lbk_idx_write_labels(path, labels, rows);
     case LBK_FORMAT_TEXT:
     case LBK_FORMAT_CSV: return write_text(path, labels, rows);
+    case LBK_FORMAT_NPY: return lbk_npy_write(path, NULL, labels, rows, 1);
+    case LBK_FORMAT_IBIN: return lbk_bigann_write(path, format, NULL, labels, rows, 1);
     default:
         lbk_error("%s: cannot write labels as %s", path, lbk_format_name(format));
         return LBK_ERR_INTERNAL;

@@ -20,7 +20,8 @@
  * section (also the member of lbk_job.output holding the path; empty = not
  * wanted). Every list of outputs (schema, checks, writers, report) comes
  * from this one. */
-#define LBK_OUTPUT_LIST(X) X(predictions) X(neighbors) X(distances) X(report)
+#define LBK_OUTPUT_LIST(X)                                                     \
+    X(predictions) X(probabilities) X(neighbors) X(distances) X(report)
 #define LBK_OUTPUT_COUNT_(name) +1
 enum { LBK_OUTPUT_COUNT = 0 LBK_OUTPUT_LIST(LBK_OUTPUT_COUNT_) };
 #undef LBK_OUTPUT_COUNT_
@@ -65,6 +66,7 @@ typedef struct {
         lbk_metric metric;
         lbk_weights weights;
         lbk_engine engine;
+        double temperature;         /* softmax weights exp(similarity / temperature) */
     } knn;
 
     struct {
@@ -113,9 +115,11 @@ lbk_status lbk_job_load(const char *path, lbk_job *job);
 lbk_status lbk_job_set(lbk_job *job, const char *assignment);
 
 /* Every per-key range again plus the cross-key rules (query.path needs
- * reference.path and vice versa, label_column needs CSV, predictions need
- * reference labels, synthetic classes <= points). Call after load and all
- * overrides; errors read "SOURCE: what is wrong". */
+ * reference.path and vice versa, label_column needs CSV, predictions and
+ * probabilities need reference labels, synthetic classes <= points, the k-d
+ * tree takes neither cosine/ip nor K above LBK_TREE_K_MAX, distance weights
+ * need a distance: not ip). Call after load and all overrides; errors read
+ * "SOURCE: what is wrong". */
 lbk_status lbk_job_validate(const lbk_job *job);
 
 /* A YAML double-quoted scalar that any YAML reader accepts, whatever the

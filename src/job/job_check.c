@@ -166,6 +166,42 @@ static lbk_status check_synthetic(const lbk_job_ctx *c, const lbk_job *job)
                         job->synthetic.classes, job->synthetic.points);
 }
 
+/* The k-d tree prunes with coordinate planes, a bound that holds for the
+ * L_p metrics only; cosine and ip have no such bound. Its candidate list is
+ * an insertion sort per work-item, kept to K <= LBK_TREE_K_MAX. */
+static lbk_status check_knn(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const lbk_metric metric = job->knn.metric;
+    const bool similarity = metric == LBK_METRIC_COSINE || metric == LBK_METRIC_IP;
+    if (job->knn.engine == LBK_ENGINE_KDTREE && similarity)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.engine),
+                            "knn.engine kdtree supports the metrics l2, l1 and linf, not %s; "
+                            "use brute (or auto)",
+                            lbk_metric_name(metric));
+    if (job->knn.engine == LBK_ENGINE_KDTREE && job->knn.k > LBK_TREE_K_MAX)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.k),
+                            "knn.k = %d: the k-d tree supports K up to %d; use knn.engine "
+                            "brute (or auto) for larger K",
+                            job->knn.k, LBK_TREE_K_MAX);
+    if (job->knn.weights == LBK_WEIGHTS_DISTANCE && metric == LBK_METRIC_IP)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.weights),
+                            "knn.weights distance needs a distance, and ip has none (a larger "
+                            "dot product is nearer); use uniform or softmax");
+    return LBK_OK;
+}
+
+static lbk_status check_labels_for(const lbk_job_ctx *c, const lbk_job *job, const char *path,
+                                   const char *name)
+{
+    if (path[0] && job->reference.path[0] && !job->reference.labels[0] &&
+        job->reference.label_column < 0)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, path),
+                            "output.%s needs reference labels (reference.labels or "
+                            "reference.label_column)",
+                            name);
+    return LBK_OK;
+}
+
 lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
 {
     if (job->query.path[0] && !job->reference.path[0])
@@ -177,11 +213,9 @@ lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
                             "reference.path given without query.path");
     LBK_TRY(check_input(c, job, &job->reference, LBK_SEC_REFERENCE));
     LBK_TRY(check_input(c, job, &job->query, LBK_SEC_QUERY));
-    if (job->output.predictions[0] && job->reference.path[0] && !job->reference.labels[0] &&
-        job->reference.label_column < 0)
-        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->output.predictions),
-                            "output.predictions needs reference labels (reference.labels or "
-                            "reference.label_column)");
+    LBK_TRY(check_labels_for(c, job, job->output.predictions, "predictions"));
+    LBK_TRY(check_labels_for(c, job, job->output.probabilities, "probabilities"));
+    LBK_TRY(check_knn(c, job));
     LBK_TRY(check_outputs_differ(c, job));
     return check_synthetic(c, job);
 }

@@ -30,10 +30,12 @@ LBK_FORMAT_LIST(FORMAT_NAME_)
 const lbk_enum_item lbk_points_formats[] = {
     FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_FVECS), FORMAT_(LBK_FORMAT_IVECS),
     FORMAT_(LBK_FORMAT_BVECS), FORMAT_(LBK_FORMAT_CSV), FORMAT_(LBK_FORMAT_IDX),
-    {NULL, 0}};
+    FORMAT_(LBK_FORMAT_NPY), FORMAT_(LBK_FORMAT_FBIN), FORMAT_(LBK_FORMAT_U8BIN),
+    FORMAT_(LBK_FORMAT_I8BIN), FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
 const lbk_enum_item lbk_labels_formats[] = {
     FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_IVECS), FORMAT_(LBK_FORMAT_IDX),
-    FORMAT_(LBK_FORMAT_TEXT), FORMAT_(LBK_FORMAT_CSV), {NULL, 0}};
+    FORMAT_(LBK_FORMAT_TEXT), FORMAT_(LBK_FORMAT_CSV), FORMAT_(LBK_FORMAT_NPY),
+    FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
 
 /* KEY(SECTION, section, key, kind, min, max, items): key names the member
  * of lbk_job.section that holds the value, and is the key's name. */
@@ -62,6 +64,7 @@ const lbk_key_desc lbk_job_keys[] = {
     KEY(KNN, knn, metric, ENUM, 0, 0, lbk_metric_items)
     KEY(KNN, knn, weights, ENUM, 0, 0, lbk_weights_items)
     KEY(KNN, knn, engine, ENUM, 0, 0, lbk_engine_items)
+    KEY(KNN, knn, temperature, DOUBLE, 0, 0, NULL)
     KEY(DEVICE, device, type, ENUM, 0, 0, lbk_device_type_items)
     KEY(DEVICE, device, batch, U64, 0, INT64_MAX, NULL)
     KEY(DEVICE, device, groups, INT, 0, 4096, NULL)

@@ -13,12 +13,24 @@
 #include <string.h>
 
 /* OFFSET: uniform plus 1000, so |q|^2 + |r|^2 - 2 q.r cancels catastrophically
- * and only a rigorous prefilter bound stays exact. */
-typedef enum { DATA_GRID, DATA_UNIFORM, DATA_DUPLICATES, DATA_MIXED, DATA_OFFSET } data_kind;
+ * and only a rigorous prefilter bound stays exact. HUGE: values +-3e38 and 1,
+ * so inner products overflow to both infinities (NaN sums: key +inf). */
+typedef enum {
+    DATA_GRID,
+    DATA_UNIFORM,
+    DATA_DUPLICATES,
+    DATA_MIXED,
+    DATA_OFFSET,
+    DATA_HUGE
+} data_kind;
 
-/* The engine's bubble selection, or the benchmarks' full-sort baseline
- * (bench/cuknn_baseline.h) in its place. */
-typedef enum { SELECT_BUBBLE, SELECT_FULL_SORT } select_kind;
+/* The oracle's cosine metric (knn_oracle.h). */
+#define COS 3
+
+/* The bubble or the sort-merge forced at any K, the engine's own choice (the
+ * bubble below K = 64, the sort-merge from there on), or the benchmarks'
+ * full-sort baseline (bench/cuknn_baseline.h) in its place. */
+typedef enum { SELECT_BUBBLE, SELECT_FULL_SORT, SELECT_SORT_MERGE, SELECT_AUTO } select_kind;
 
 typedef struct {
     const char *name;
@@ -35,7 +47,8 @@ typedef struct {
     lbk_brute_distance distance;
     lbk_brute_prefilter prefilter;
     int expect_fallback; /* prefilter ON: 1 = some queries must take the exact path,
-                            2 = some but not all, -1 = at most half may */
+                            2 = some but not all, -1 = at most half may, -2 = the
+                            prefilter must decline (values too large for its bound) */
     int work_group_limit;
 } test_case;
 
@@ -49,6 +62,8 @@ static void fill(float *x, size_t rows, int dim, data_kind kind, uint64_t seed)
                 v = (float)lbk_test_rng_below(&rng, 2000001u) / 1000000.0f - 1.0f;
             else if (kind == DATA_OFFSET)
                 v = (float)lbk_test_rng_below(&rng, 2000001u) / 1000000.0f + 1000.0f;
+            else if (kind == DATA_HUGE)
+                v = (float[]){-3e38f, 3e38f, 1.0f}[lbk_test_rng_below(&rng, 3u)];
             else
                 v = (float)(int)lbk_test_rng_below(&rng, 4u) - 1.0f;
             x[i * dim + j] = v;
@@ -95,6 +110,10 @@ static void check_prefilter(const test_case *c, uint64_t prefiltered, uint64_t f
            (unsigned long long)prefiltered, (unsigned long long)fallback);
     if (c->prefilter != LBK_PREFILTER_ON || c->n == 0)
         return;
+    if (c->expect_fallback == -2) {
+        LBK_EXPECT_EQ_U64(prefiltered, 0, "the bound arithmetic would overflow");
+        return;
+    }
     LBK_EXPECT_EQ_U64(prefiltered, c->nq);
     if (c->expect_fallback > 0)
         LBK_EXPECT_U64(fallback, >, 0, "some queries must take the exact path");
@@ -143,6 +162,16 @@ static void run_case(const void *row)
     for (uint32_t q = 0; q < c->nq && q < c->n; q += 3)
         memcpy(queries + (size_t)q * c->dim, ref + (size_t)(q * 7 % c->n) * c->dim,
                (size_t)c->dim * sizeof *queries);
+    /* Cosine runs on rows the host normalised (the run does it right after
+     * reading); zero rows stay zero: distance 1 to everything. */
+    if (c->metric == COS) {
+        if (c->n > 5)
+            memset(ref + 5 * (size_t)c->dim, 0, (size_t)c->dim * sizeof *ref);
+        if (c->nq > 1)
+            memset(queries + (size_t)c->dim, 0, (size_t)c->dim * sizeof *queries);
+        oracle_normalize(ref, c->n, c->dim);
+        oracle_normalize(queries, c->nq, c->dim);
+    }
     LBK_ASSERT_EQ_INT(oracle_knn(ref, c->n, queries, c->nq, c->dim, c->metric, c->k, want_k,
                                  want_i), 0, "oracle out of memory");
 
@@ -156,7 +185,12 @@ static void run_case(const void *row)
                                      .memory_budget = c->budget,
                                      .distance = c->distance,
                                      .prefilter = c->prefilter,
-                                     .work_group_limit = c->work_group_limit};
+                                     .work_group_limit = c->work_group_limit,
+                                     .selection = c->select == SELECT_SORT_MERGE
+                                                      ? LBK_SELECTION_SORT_MERGE
+                                                  : c->select == SELECT_BUBBLE
+                                                      ? LBK_SELECTION_BUBBLE
+                                                      : LBK_SELECTION_AUTO};
     if (!LBK_EXPECT_EQ_INT(c->select == SELECT_FULL_SORT
                                ? lbk_cuknn_create(dev, &data, &params, &engine)
                                : lbk_brute_create(dev, &data, &params, &engine),
@@ -208,8 +242,11 @@ static void run_k_too_large(void)
 #define L2 0
 #define L1 1
 #define LINF 2
+#define IP 4
 #define BUB SELECT_BUBBLE
 #define SORT SELECT_FULL_SORT
+#define MERGE SELECT_SORT_MERGE
+#define AUTO SELECT_AUTO
 /* PRE: the prefilter needs the blocked kernel, the default only on CPUs. */
 #define DEF LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, 0
 #define TILED LBK_DISTANCE_TILED, LBK_PREFILTER_AUTO, 0, 0
@@ -277,10 +314,57 @@ static const test_case cases[] = {
     {"bubbles_per_item_prefilter", L2, 20, 4099, 40, 24, DATA_UNIFORM, BUB, 0, 0, 0,
      PRE_LIMIT(-1, 7)},
     {"sort_small_groups_k100", LINF, 100, 4099, 40, 5, DATA_GRID, SORT, 0, 0, 0, LIMIT(32)},
+    /* Cosine and inner product: keys -(dot product), rows normalised for
+     * cosine (with a zero row each side), every kernel and selection. The
+     * rows above force the bubble (their K predates the sort-merge); these
+     * take the engine's choice. */
+    {"cos_k1", COS, 1, 1000, 64, 5, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"cos_k16", COS, 16, 4099, 64, 37, DATA_UNIFORM, AUTO, 0, 0, 0, OFF},
+    {"cos_k16_grid", COS, 16, 4099, 64, 6, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"cos_k100", COS, 100, 1000, 40, 5, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"cos_k300", COS, 300, 4099, 24, 9, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"ip_k1", IP, 1, 1000, 64, 5, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"ip_k16", IP, 16, 4099, 64, 37, DATA_UNIFORM, AUTO, 0, 0, 0, OFF},
+    {"ip_k16_grid", IP, 16, 4099, 64, 6, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"ip_k100", IP, 100, 1000, 40, 5, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"ip_k300", IP, 300, 4099, 24, 9, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"ip_duplicates", IP, 16, 1000, 64, 4, DATA_DUPLICATES, AUTO, 0, 0, 0, DEF},
+    {"ip_overflow", IP, 8, 1000, 32, 7, DATA_HUGE, AUTO, 0, 0, 0, DEF},
+    {"ip_multibatch_streamed", IP, 5, 3001, 301, 8, DATA_GRID, AUTO, 0, 40000, 1, DEF},
+    {"sort_ip_k16", IP, 16, 4099, 64, 37, DATA_UNIFORM, SORT, 0, 0, 0, DEF},
+    {"tiled_cos_k16", COS, 16, 4099, 64, 37, DATA_UNIFORM, AUTO, 0, 0, 0, TILED},
+    {"tiled_ip_k100", IP, 100, 1000, 40, 5, DATA_GRID, AUTO, 0, 0, 0, TILED},
+    {"tiled_ip_k300", IP, 300, 1000, 24, 40, DATA_UNIFORM, AUTO, 0, 0, 0, TILED},
+    /* The prefilter for cosine and ip: bounds |q||r| (2 gamma_n + 16u). */
+    {"prefilter_cos_k16", COS, 16, 4099, 64, 37, DATA_UNIFORM, AUTO, 0, 0, 0, PRE(-1)},
+    {"prefilter_cos_k64", COS, 64, 4099, 64, 20, DATA_UNIFORM, AUTO, 0, 0, 0, PRE(-1)},
+    {"prefilter_cos_grid", COS, 5, 1000, 64, 6, DATA_GRID, AUTO, 0, 0, 0, PRE(0)},
+    {"prefilter_ip_k16", IP, 16, 4099, 64, 37, DATA_UNIFORM, AUTO, 0, 0, 0, PRE(-1)},
+    {"prefilter_ip_grid", IP, 5, 1000, 64, 6, DATA_GRID, AUTO, 0, 0, 0, PRE(0)},
+    {"prefilter_ip_offset", IP, 8, 4099, 64, 64, DATA_OFFSET, AUTO, 0, 0, 0, PRE(0)},
+    {"prefilter_ip_duplicates", IP, 16, 1000, 64, 4, DATA_DUPLICATES, AUTO, 0, 0, 0, PRE(1)},
+    {"prefilter_ip_multibatch", IP, 8, 3001, 301, 24, DATA_UNIFORM, AUTO, 0, 1200000, 1, PRE(-1)},
+    {"prefilter_ip_huge", IP, 8, 500, 16, 20, DATA_HUGE, AUTO, 0, 0, 0, PRE(-2)},
+    /* Large K: the sort-merge selection (brute_sort.cl) from K = 64 on. */
+    {"sortmerge_l2_k64", L2, 64, 4099, 24, 9, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"sortmerge_l2_k128", L2, 128, 4099, 24, 9, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"sortmerge_l1_k1000", L1, 1000, 3000, 8, 6, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"sortmerge_groups_5", L2, 200, 4099, 16, 6, DATA_UNIFORM, AUTO, 5, 0, 0, DEF},
+    {"sortmerge_small_groups", LINF, 300, 4099, 16, 5, DATA_GRID, AUTO, 0, 0, 0, LIMIT(16)},
+    {"sortmerge_multibatch", IP, 150, 3001, 301, 8, DATA_GRID, AUTO, 1, 100000, 1, DEF},
+    {"sortmerge_k_above_n", COS, 500, 300, 16, 5, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"sortmerge_k4096", L2, 4096, 6000, 8, 8, DATA_GRID, AUTO, 0, 0, 0, DEF},
+    {"sortmerge_ip_k4096", IP, 4096, 9000, 6, 12, DATA_UNIFORM, AUTO, 0, 0, 0, DEF},
+    {"sortmerge_forced_k1", L2, 1, 1000, 64, 5, DATA_GRID, MERGE, 0, 0, 0, DEF},
+    {"sortmerge_forced_k16", L1, 16, 4099, 64, 6, DATA_GRID, MERGE, 3, 0, 0, DEF},
+    {"sortmerge_forced_prefilter", COS, 16, 4099, 64, 37, DATA_UNIFORM, MERGE, 0, 0, 0,
+     PRE(-1)},
     /* slow */
     {"slow_l2_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"slow_sort_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, SORT, 0, 0, 0, DEF},
     {"slow_l2_large", L2, 64, 100003, 200, 100, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
+    {"slow_cos_large", COS, 20, 100003, 300, 96, DATA_UNIFORM, AUTO, 0, 0, 0, DEF},
+    {"slow_sortmerge_k4096_large", IP, 4096, 200000, 16, 32, DATA_UNIFORM, AUTO, 0, 0, 0, DEF},
 };
 
 static const lbk_test_case other_cases[] = {

@@ -5,6 +5,7 @@
 #include "lbk_test.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 #define KMAX 64
 #define NMAX 200
@@ -146,9 +147,58 @@ static void case_k1(void)
     LBK_EXPECT_EQ_U64(got.id, 7, "K=1 with pad");
 }
 
+/* lbk_merge_lists_into (the MPI operator's in-place merge) against the
+ * oracle, with negative keys (inner products), padding and ties, up to the
+ * largest K. */
+static void merge_into_case(uint64_t seed, int k, uint64_t na, uint64_t nb, int levels)
+{
+    lbk_candidate *scratch = malloc((size_t)(na + nb + 1) * sizeof *scratch);
+    lbk_candidate *a = malloc((size_t)k * sizeof *a), *b = malloc((size_t)k * sizeof *b);
+    lbk_candidate *want = malloc((size_t)k * sizeof *want);
+    LBK_ASSERT_TRUE(scratch && a && b && want, "out of memory");
+    for (uint64_t i = 0; i < na + nb; i++) {
+        scratch[i] = co_candidate(seed, 0, i, levels);
+        scratch[i].key -= 0.5f; /* negative keys, as ip and cosine have */
+    }
+    co_take_k(scratch, (size_t)(na + nb), k, want);
+    for (uint64_t i = 0; i < na + nb; i++) {
+        scratch[i] = co_candidate(seed, 0, i, levels);
+        scratch[i].key -= 0.5f;
+    }
+    co_take_k(scratch, (size_t)na, k, a);
+    co_take_k(scratch + na, (size_t)nb, k, b);
+    lbk_merge_lists_into(a, b, k);
+    char what[96];
+    snprintf(what, sizeof what, "into: seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
+             k, (unsigned long long)na, (unsigned long long)nb);
+    co_expect_lists(b, want, k, what);
+    free(scratch);
+    free(a);
+    free(b);
+    free(want);
+}
+
+static void case_into(void)
+{
+    for (uint64_t seed = 1; seed <= 300; seed++) {
+        const int k = 1 + (int)(co_mix(seed) % KMAX);
+        merge_into_case(seed, k, co_mix(seed + 7) % (NMAX / 2), co_mix(seed + 9) % (NMAX / 2),
+                        seed % 2 ? 5 : 0);
+    }
+}
+
+static void case_into_k4096(void)
+{
+    merge_into_case(1, LBK_K_MAX, 5000, 6000, 0);
+    merge_into_case(2, LBK_K_MAX, 5000, 6000, 7);  /* ties everywhere */
+    merge_into_case(3, LBK_K_MAX, 100, 3000, 0);   /* padding in both */
+    merge_into_case(4, LBK_K_MAX, 0, 9000, 0);     /* one empty shard */
+}
+
 static const lbk_test_case cases[] = {
     {"oracle", case_oracle},   {"commutative", case_commutative}, {"associative", case_associative},
     {"padding", case_padding}, {"ties", case_ties},               {"k1", case_k1},
+    {"into", case_into},       {"into_k4096", case_into_k4096},
 };
 
 LBK_TEST_MAIN(LBK_TEST_CASES(cases))

@@ -128,6 +128,7 @@ static void check_defaults(const lbk_job *j)
     LBK_EXPECT_EQ_INT(j->knn.metric, LBK_METRIC_L2);
     LBK_EXPECT_EQ_INT(j->knn.weights, LBK_WEIGHTS_UNIFORM);
     LBK_EXPECT_EQ_INT(j->knn.engine, LBK_ENGINE_AUTO);
+    LBK_EXPECT_EQ_DOUBLE(j->knn.temperature, 0.07);
     LBK_EXPECT_EQ_INT(j->device.type, LBK_DEVICE_ANY);
     LBK_EXPECT_EQ_U64(j->device.batch, 0u);
     LBK_EXPECT_EQ_INT(j->device.groups, 0);
@@ -139,6 +140,7 @@ static void check_defaults(const lbk_job *j)
     LBK_EXPECT_EQ_INT(j->mpi.merge, LBK_MERGE_REDUCE);
     LBK_EXPECT_EQ_INT(j->mpi.partition, LBK_PARTITION_AUTO);
     LBK_EXPECT_EQ_STR(j->output.predictions, "");
+    LBK_EXPECT_EQ_STR(j->output.probabilities, "");
     LBK_EXPECT_EQ_STR(j->output.neighbors, "");
     LBK_EXPECT_EQ_STR(j->output.distances, "");
     LBK_EXPECT_EQ_STR(j->output.report, "");
@@ -193,6 +195,7 @@ static void mode_full(const char *path, const char *data_dir)
     LBK_EXPECT_EQ_INT(j.knn.metric, LBK_METRIC_LINF);
     LBK_EXPECT_EQ_INT(j.knn.weights, LBK_WEIGHTS_DISTANCE);
     LBK_EXPECT_EQ_INT(j.knn.engine, LBK_ENGINE_KDTREE);
+    LBK_EXPECT_EQ_DOUBLE(j.knn.temperature, 0.5);
 
     LBK_EXPECT_EQ_INT(j.device.type, LBK_DEVICE_CPU);
     LBK_EXPECT_EQ_U64(j.device.batch, 4096u);
@@ -211,6 +214,7 @@ static void mode_full(const char *path, const char *data_dir)
 
     /* Outputs stay relative: they resolve against the working directory. */
     LBK_EXPECT_EQ_STR(j.output.predictions, "out/predictions.txt");
+    LBK_EXPECT_EQ_STR(j.output.probabilities, "out/probabilities.csv");
     LBK_EXPECT_EQ_STR(j.output.neighbors, "out/neighbors.ivecs");
     LBK_EXPECT_EQ_STR(j.output.distances, "/tmp/d.fvecs");
     LBK_EXPECT_EQ_STR(j.output.report, "report \"quoted\".yaml");
@@ -360,6 +364,7 @@ static void same_job(const lbk_job *a, const lbk_job *b)
     LBK_EXPECT_EQ_INT(a->knn.metric, b->knn.metric, "knn.metric differs");
     LBK_EXPECT_EQ_INT(a->knn.weights, b->knn.weights, "knn.weights differs");
     LBK_EXPECT_EQ_INT(a->knn.engine, b->knn.engine, "knn.engine differs");
+    LBK_EXPECT_EQ_DOUBLE(a->knn.temperature, b->knn.temperature, "knn.temperature differs");
     LBK_EXPECT_EQ_INT(a->device.type, b->device.type, "device.type differs");
     LBK_EXPECT_EQ_U64(a->device.batch, b->device.batch, "device.batch differs");
     LBK_EXPECT_EQ_INT(a->device.groups, b->device.groups, "device.groups differs");
@@ -373,6 +378,7 @@ static void same_job(const lbk_job *a, const lbk_job *b)
     LBK_EXPECT_EQ_INT(a->mpi.merge, b->mpi.merge, "mpi.merge differs");
     LBK_EXPECT_EQ_INT(a->mpi.partition, b->mpi.partition, "mpi.partition differs");
     LBK_EXPECT_EQ_STR(a->output.predictions, b->output.predictions, "predictions differs");
+    LBK_EXPECT_EQ_STR(a->output.probabilities, b->output.probabilities, "probabilities differs");
     LBK_EXPECT_EQ_STR(a->output.neighbors, b->output.neighbors, "neighbors differs");
     LBK_EXPECT_EQ_STR(a->output.distances, b->output.distances, "distances differs");
     LBK_EXPECT_EQ_STR(a->output.report, b->output.report, "report differs");

@@ -221,6 +221,175 @@ static void range_past_end(lbk_input_spec *s)
 
 static void unknown_format(lbk_input_spec *s) { text_file(s, "data.bin", "1,2\n"); }
 
+/* A .npy file: header dict, then n little-endian float32 values (or bytes). */
+static void npy_file(lbk_input_spec *s, const char *name, const char *dict, int values,
+                     float value)
+{
+    tk_bytes w = {0};
+    tk_npy_header(&w, 1, dict);
+    for (int i = 0; i < values; i++)
+        tk_f32le(&w, value);
+    bytes_file(s, name, &w);
+}
+
+static void npy_fortran(lbk_input_spec *s)
+{
+    npy_file(s, "f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }", 6, 1);
+}
+
+static void npy_object(lbk_input_spec *s)
+{
+    npy_file(s, "o.npy", "{'descr': '|O', 'fortran_order': False, 'shape': (3, 2), }", 6, 1);
+}
+
+static void npy_structured(lbk_input_spec *s)
+{
+    npy_file(s, "st.npy",
+             "{'descr': [('x', '<f4'), ('y', '<f4')], 'fortran_order': False, 'shape': (3,), }",
+             6, 1);
+}
+
+static void npy_pickle(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    const unsigned char pickle[] = {0x80, 0x04, 0x95, 0x10, 0x00, 0x00, 0x00, 0x00,
+                                    0x00, 0x00, 0x00, 0x8c, 0x05, 'n', 'u', 'm'};
+    for (size_t i = 0; i < sizeof pickle; i++)
+        tk_u8(&w, pickle[i]);
+    bytes_file(s, "p.npy", &w);
+}
+
+static void npy_npz(lbk_input_spec *s) { text_file(s, "z.npy", "PK\x03\x04 not an array"); }
+static void npy_no_magic(lbk_input_spec *s) { text_file(s, "m.npy", "1,2,3\n4,5,6\n"); }
+
+static void npy_3d(lbk_input_spec *s)
+{
+    npy_file(s, "3d.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }", 8, 1);
+}
+
+static void npy_1d_points(lbk_input_spec *s)
+{
+    npy_file(s, "1d.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 3, 1);
+}
+
+static void npy_int32_points(lbk_input_spec *s)
+{
+    npy_file(s, "i4.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }", 6, 1);
+}
+
+static void npy_truncated(lbk_input_spec *s)
+{
+    npy_file(s, "t.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", 5, 1);
+}
+
+static void npy_trailing(lbk_input_spec *s)
+{
+    npy_file(s, "x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", 7, 1);
+}
+
+static void npy_nan(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_npy_header(&w, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }");
+    for (int i = 0; i < 6; i++)
+        tk_f32le(&w, i == 3 ? NAN : 1.0f);
+    bytes_file(s, "n.npy", &w);
+}
+
+static void npy_no_shape(lbk_input_spec *s)
+{
+    npy_file(s, "ns.npy", "{'descr': '<f4', 'fortran_order': False}", 6, 1);
+}
+
+static void npy_labels(lbk_input_spec *s, const char *name, const char *dict, int64_t second)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 3, 2);
+    bytes_file(s, "p3.fvecs", &w);
+    tk_npy_header(&w, 1, dict);
+    for (int i = 0; i < 3; i++) {
+        const int64_t v = i == 1 ? second : i;
+        tk_le32(&w, (uint32_t)v);
+        tk_le32(&w, (uint32_t)((uint64_t)v >> 32));
+    }
+    const char *path = tk_path(name);
+    tk_write_file(path, w.b, w.n);
+    tk_free(&w);
+    snprintf(s->labels, sizeof s->labels, "%s", path);
+}
+
+static void npy_float_labels(lbk_input_spec *s)
+{
+    npy_labels(s, "fl.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 0);
+}
+
+static void npy_negative_label(lbk_input_spec *s)
+{
+    npy_labels(s, "nl.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", -4);
+}
+
+static void npy_labels_2d(lbk_input_spec *s)
+{
+    npy_labels(s, "l2.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }", 1);
+}
+
+/* A big-ann file: header rows, dim, then n float32 values. */
+static void bin_file(lbk_input_spec *s, const char *name, uint32_t rows, uint32_t dim, int n)
+{
+    tk_bytes w = {0};
+    tk_le32(&w, rows);
+    tk_le32(&w, dim);
+    for (int i = 0; i < n; i++)
+        tk_f32le(&w, (float)i);
+    bytes_file(s, name, &w);
+}
+
+static void fbin_truncated(lbk_input_spec *s) { bin_file(s, "t.fbin", 3, 4, 10); }
+static void fbin_trailing(lbk_input_spec *s) { bin_file(s, "x.fbin", 2, 4, 9); }
+static void fbin_dim0(lbk_input_spec *s) { bin_file(s, "d0.fbin", 3, 0, 0); }
+static void fbin_header_lies(lbk_input_spec *s) { bin_file(s, "big.fbin", 1000000000u, 2, 2); }
+static void fbin_header_overflow(lbk_input_spec *s)
+{
+    bin_file(s, "huge.fbin", 4000000000u, 2000000000u, 2);
+}
+
+static void fbin_short_header(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_le32(&w, 3);
+    bytes_file(s, "h.fbin", &w);
+}
+
+static void fbin_inf(lbk_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_le32(&w, 2);
+    tk_le32(&w, 2);
+    tk_f32le(&w, 1);
+    tk_f32le(&w, 2);
+    tk_f32le(&w, INFINITY);
+    tk_f32le(&w, 4);
+    bytes_file(s, "i.fbin", &w);
+}
+
+static void ibin_labels(lbk_input_spec *s, const char *name, uint32_t dim, int32_t second)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 3, 2);
+    bytes_file(s, "p3.fvecs", &w);
+    tk_le32(&w, 3);
+    tk_le32(&w, dim);
+    for (uint32_t i = 0; i < 3 * dim; i++)
+        tk_le32(&w, (uint32_t)(i == 1 ? second : (int32_t)i));
+    const char *path = tk_path(name);
+    tk_write_file(path, w.b, w.n);
+    tk_free(&w);
+    snprintf(s->labels, sizeof s->labels, "%s", path);
+}
+
+static void ibin_labels_dim2(lbk_input_spec *s) { ibin_labels(s, "l2.ibin", 2, 1); }
+static void ibin_negative_label(lbk_input_spec *s) { ibin_labels(s, "n.ibin", 1, -3); }
+
 static const bad_case bad[] = {
     {"fvecs_truncated", fvecs_truncated, 0, 1,
      "@/t.fvecs:3: truncated record (file is 37 bytes, not a multiple of the 16-byte record "
@@ -268,6 +437,47 @@ static const bad_case bad[] = {
      "@/p3.fvecs: rows [1, 4) requested, but the file has 3 rows"},
     {"unknown_format", unknown_format, 0, 0,
      "@/data.bin: cannot tell the points format from the file name*"},
+    {"npy_fortran", npy_fortran, 0, 1,
+     "@/f.npy: the array is in Fortran order; save a C-order array (np.save(path, "
+     "np.ascontiguousarray(x)))"},
+    {"npy_object", npy_object, 0, 1,
+     "@/o.npy: an object array (pickled Python objects) cannot be read; save a numeric array*"},
+    {"npy_structured", npy_structured, 0, 1,
+     "@/st.npy: unsupported NumPy dtype (a structured or record dtype?); save a plain numeric "
+     "array"},
+    {"npy_pickle", npy_pickle, 0, 1,
+     "@/p.npy: a Python pickle, not a .npy array; save the array with np.save"},
+    {"npy_npz", npy_npz, 0, 1, "@/z.npy: an .npz archive, not a .npy array; save one array with np.save"},
+    {"npy_no_magic", npy_no_magic, 0, 1, "@/m.npy: not a .npy file (no \\x93NUMPY magic)"},
+    {"npy_3d", npy_3d, 0, 1, "@/3d.npy: points must be a 2-D array (rows, dimension), not 3-D"},
+    {"npy_1d_points", npy_1d_points, 0, 1,
+     "@/1d.npy: points must be a 2-D array (rows, dimension), not 1-D"},
+    {"npy_int32_points", npy_int32_points, 0, 1,
+     "@/i4.npy: points must be float32, float64, uint8 or int8, not i4"},
+    {"npy_truncated", npy_truncated, 0, 1,
+     "@/t.npy:3: truncated record (file is 148 bytes, the header promises 152)"},
+    {"npy_trailing", npy_trailing, 0, 1, "@/x.npy: 4 bytes after the last row the header declares"},
+    {"npy_nan", npy_nan, 1, 3, "@/n.npy:2:2: value is not a finite float (nan)"},
+    {"npy_no_shape", npy_no_shape, 0, 1,
+     "@/ns.npy: malformed .npy header (descr, fortran_order and shape are required)"},
+    {"npy_float_labels", npy_float_labels, 0, 3, "@/fl.npy: labels must have an integer dtype, not float"},
+    {"npy_negative_label", npy_negative_label, 0, 3, "@/nl.npy:2: negative label -4"},
+    {"npy_labels_2d", npy_labels_2d, 0, 3, "@/l2.npy: labels must have shape (N,) or (N, 1), not 2-D"},
+    {"fbin_truncated", fbin_truncated, 0, 1,
+     "@/t.fbin:3: truncated record (file is 48 bytes, the header promises 56)"},
+    {"fbin_trailing", fbin_trailing, 0, 1, "@/x.fbin: 4 bytes after the last row the header declares"},
+    {"fbin_dim0", fbin_dim0, 0, 1, "@/d0.fbin: dimension 0"},
+    {"fbin_header_lies", fbin_header_lies, 0, 1,
+     "@/big.fbin:2: truncated record (file is 16 bytes, the header promises 8000000008)"},
+    {"fbin_header_overflow", fbin_header_overflow, 0, 1,
+     "@/huge.fbin: the header declares 4000000000 rows of dimension 2000000000, more than a "
+     "file can hold"},
+    {"fbin_short_header", fbin_short_header, 0, 1,
+     "@/h.fbin: truncated header (4 bytes; a fbin file starts with uint32 rows, uint32 dim)"},
+    {"fbin_inf", fbin_inf, 0, 2, "@/i.fbin:2:1: value is not finite (inf)"},
+    {"ibin_labels_dim2", ibin_labels_dim2, 0, 3,
+     "@/l2.ibin: a label file has dimension 1, this one has 2"},
+    {"ibin_negative_label", ibin_negative_label, 0, 3, "@/n.ibin:2: negative label -3"},
 };
 
 /* '@' -> scratch directory. */

@@ -74,6 +74,13 @@ static void case_format_from_path(void)
         {"train-images-idx3-ubyte.gz", LBK_FORMAT_IDX},
         {"t10k-labels.idx1-ubyte", LBK_FORMAT_IDX},
         {"t10k-labels.idx1-ubyte.gz", LBK_FORMAT_IDX},
+        {"a.npy", LBK_FORMAT_NPY},
+        {"B.NPY", LBK_FORMAT_NPY},
+        {"base.fbin", LBK_FORMAT_FBIN},
+        {"base.u8bin", LBK_FORMAT_U8BIN},
+        {"base.i8bin", LBK_FORMAT_I8BIN},
+        {"gt.ibin", LBK_FORMAT_IBIN},
+        {"a.npz", LBK_FORMAT_AUTO},
         {"a.csv.gz", LBK_FORMAT_AUTO},
         {"a.fvecs.bak", LBK_FORMAT_AUTO},
         {"fvecs", LBK_FORMAT_AUTO},
@@ -95,6 +102,27 @@ static void case_idx_roundtrip(void)
     size_t n = 0;
     free(tk_read_file(tk_path("bytes.idx"), &n));
     LBK_EXPECT_EQ_U64(n, 12 + ROWS * DIM);
+}
+
+static void case_npy_roundtrip(void)
+{
+    roundtrip("a.npy", LBK_FORMAT_NPY, FLOATS);
+    /* The header pads the data's start to a multiple of 64 bytes, as
+     * NumPy's own; then the values, nothing else. */
+    size_t n = 0;
+    free(tk_read_file(tk_path("a.npy"), &n));
+    LBK_EXPECT_U64(n, >, ROWS * DIM * 4);
+    LBK_EXPECT_EQ_U64((n - ROWS * DIM * 4) % 64, 0);
+}
+
+static void case_bigann_roundtrip(void)
+{
+    roundtrip("a.fbin", LBK_FORMAT_FBIN, FLOATS);
+    roundtrip("a.u8bin", LBK_FORMAT_U8BIN, BYTES);
+    roundtrip("a.ibin", LBK_FORMAT_IBIN, INTS);
+    size_t n = 0;
+    free(tk_read_file(tk_path("a.u8bin"), &n));
+    LBK_EXPECT_EQ_U64(n, 8 + ROWS * DIM);
 }
 
 static void case_csv_roundtrip(void)
@@ -274,7 +302,8 @@ static void case_labels_formats(void)
         lbk_format format;
     } t[] = {
         {"l.ivecs", LBK_FORMAT_IVECS}, {"l.idx", LBK_FORMAT_IDX},   {"l.txt", LBK_FORMAT_TEXT},
-        {"l.labels", LBK_FORMAT_TEXT}, {"l.csv", LBK_FORMAT_CSV},
+        {"l.labels", LBK_FORMAT_TEXT}, {"l.csv", LBK_FORMAT_CSV},   {"l.npy", LBK_FORMAT_NPY},
+        {"l.ibin", LBK_FORMAT_IBIN},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         const char *path = tk_path(t[i].name);
@@ -297,6 +326,146 @@ static void case_labels_formats(void)
     lbk_input_spec spec = tk_spec(points);
     snprintf(spec.labels, sizeof spec.labels, "%s", hdr);
     tk_check_ranges(&spec, p, l, ROWS, DIM);
+}
+
+/* NumPy files as NumPy writes them (headers built by testkit): every points
+ * dtype, both byte orders, version 2.0, and integer labels of any width. */
+static void case_npy_known_bytes(void)
+{
+    const float v[6] = {1.5f, -2.25f, 0.0f, 1e-3f, 7.0f, -0.0f};
+    tk_bytes w = {0};
+    tk_npy_header(&w, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }");
+    for (int i = 0; i < 6; i++)
+        tk_f32le(&w, v[i]);
+    const char *f4 = tk_path("f4.npy");
+    tk_write_file(f4, w.b, w.n);
+    tk_free(&w);
+    lbk_input_spec spec = tk_spec(f4);
+    tk_check_ranges(&spec, v, NULL, 3, 2);
+
+    /* float64, big-endian float32 (version 2.0), uint8 and int8. */
+    const double dv[6] = {1.5, -2.25, 0.0, 1e-3, 7.0, -0.0};
+    tk_npy_header(&w, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 2), }");
+    for (int i = 0; i < 6; i++) {
+        uint64_t u;
+        memcpy(&u, &dv[i], 8);
+        tk_le32(&w, (uint32_t)u);
+        tk_le32(&w, (uint32_t)(u >> 32));
+    }
+    const char *f8 = tk_path("f8.npy");
+    tk_write_file(f8, w.b, w.n);
+    tk_free(&w);
+    const float dvf[6] = {1.5f, -2.25f, 0.0f, (float)1e-3, 7.0f, -0.0f};
+    spec = tk_spec(f8);
+    tk_check_ranges(&spec, dvf, NULL, 3, 2);
+    tk_npy_header(&w, 2, "{'shape': (3, 2), 'fortran_order': False, 'descr': '>f4'}");
+    for (int i = 0; i < 6; i++)
+        tk_f32be(&w, v[i]);
+    const char *be = tk_path("be.npy");
+    tk_write_file(be, w.b, w.n);
+    tk_free(&w);
+    spec = tk_spec(be);
+    tk_check_ranges(&spec, v, NULL, 3, 2);
+    const unsigned char bytes[6] = {0, 255, 128, 1, 0x80, 0x7f};
+    const float u8[6] = {0, 255, 128, 1, 128, 127}, i8[6] = {0, -1, -128, 1, -128, 127};
+    const char *names[2] = {"u8.npy", "i8.npy"}, *descr[2] = {"|u1", "|i1"};
+    for (int t = 0; t < 2; t++) {
+        char dict[128];
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (2, 3), }",
+                 descr[t]);
+        tk_npy_header(&w, 1, dict);
+        for (int i = 0; i < 6; i++)
+            tk_u8(&w, bytes[i]);
+        const char *path = tk_path(names[t]);
+        tk_write_file(path, w.b, w.n);
+        tk_free(&w);
+        spec = tk_spec(path);
+        tk_check_ranges(&spec, t ? i8 : u8, NULL, 2, 3);
+    }
+}
+
+/* Labels: int64 vectors (NumPy's default integer), int32 N x 1 columns,
+ * uint8, and Fortran order, which is C order for a vector. */
+static void case_npy_labels(void)
+{
+    const float p[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const int32_t l[4] = {3, 0, 70000, 2};
+    const char *points = tk_path("lp.fvecs");
+    LBK_EXPECT_EQ_INT(lbk_write_fvecs(points, p, 4, 2), LBK_OK);
+    const char *dicts[3] = {"{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }",
+                            "{'descr': '<i4', 'fortran_order': False, 'shape': (4, 1), }",
+                            "{'descr': '<u4', 'fortran_order': True, 'shape': (4,), }"};
+    for (int t = 0; t < 3; t++) {
+        tk_bytes w = {0};
+        tk_npy_header(&w, 1, dicts[t]);
+        for (int i = 0; i < 4; i++) {
+            tk_le32(&w, (uint32_t)l[i]);
+            if (t == 0)
+                tk_le32(&w, 0);
+        }
+        char name[32];
+        snprintf(name, sizeof name, "labels%d.npy", t);
+        const char *path = tk_path(name);
+        tk_write_file(path, w.b, w.n);
+        tk_free(&w);
+        lbk_input_spec spec = tk_spec(points);
+        snprintf(spec.labels, sizeof spec.labels, "%s", path);
+        tk_check_ranges(&spec, p, l, 4, 2);
+    }
+    /* Our writer: int32 labels, read back through the extension. */
+    const char *mine = tk_path("mine-labels.npy");
+    LBK_EXPECT_EQ_INT(lbk_write_labels(mine, LBK_FORMAT_AUTO, l, 4), LBK_OK);
+    lbk_input_spec spec = tk_spec(points);
+    snprintf(spec.labels, sizeof spec.labels, "%s", mine);
+    tk_check_ranges(&spec, p, l, 4, 2);
+}
+
+/* big-ann-benchmarks files as their tools write them: header uint32 rows,
+ * uint32 dim, then the values. */
+static void case_bigann_known_bytes(void)
+{
+    const float v[6] = {1.5f, -2.25f, 0.0f, 1e-3f, 7.0f, -0.0f};
+    tk_bytes w = {0};
+    tk_le32(&w, 2);
+    tk_le32(&w, 3);
+    for (int i = 0; i < 6; i++)
+        tk_f32le(&w, v[i]);
+    const char *fbin = tk_path("base.fbin");
+    tk_write_file(fbin, w.b, w.n);
+    lbk_input_spec spec = tk_spec(fbin);
+    tk_check_ranges(&spec, v, NULL, 2, 3);
+    /* The writer produces exactly these bytes. */
+    lbk_dataset d = {.rows = 2, .dim = 3, .points = (float *)v};
+    const char *out = tk_path("written.fbin");
+    LBK_EXPECT_EQ_INT(lbk_write_points(out, LBK_FORMAT_AUTO, &d), LBK_OK);
+    expect_file_bytes(out, &w);
+    tk_free(&w);
+    const unsigned char bytes[6] = {0, 255, 128, 1, 0x80, 0x7f};
+    const float u8[6] = {0, 255, 128, 1, 128, 127}, i8[6] = {0, -1, -128, 1, -128, 127};
+    const char *names[2] = {"base.u8bin", "base.i8bin"};
+    for (int t = 0; t < 2; t++) {
+        tk_le32(&w, 3);
+        tk_le32(&w, 2);
+        for (int i = 0; i < 6; i++)
+            tk_u8(&w, bytes[i]);
+        const char *path = tk_path(names[t]);
+        tk_write_file(path, w.b, w.n);
+        tk_free(&w);
+        spec = tk_spec(path);
+        tk_check_ranges(&spec, t ? i8 : u8, NULL, 3, 2);
+    }
+    /* ibin labels: dimension 1. */
+    const int32_t l[2] = {9, 0};
+    tk_le32(&w, 2);
+    tk_le32(&w, 1);
+    tk_le32(&w, 9);
+    tk_le32(&w, 0);
+    const char *ibin = tk_path("labels.ibin");
+    tk_write_file(ibin, w.b, w.n);
+    tk_free(&w);
+    spec = tk_spec(fbin);
+    snprintf(spec.labels, sizeof spec.labels, "%s", ibin);
+    tk_check_ranges(&spec, v, l, 2, 3);
 }
 
 static const float grid[6] = {1.5f, 2, 3, -4, 5e-3f, 6};
@@ -405,6 +574,11 @@ static const lbk_test_case cases[] = {
     {"bvecs_roundtrip", case_bvecs_roundtrip},
     {"idx_roundtrip", case_idx_roundtrip},
     {"csv_roundtrip", case_csv_roundtrip},
+    {"npy_roundtrip", case_npy_roundtrip},
+    {"bigann_roundtrip", case_bigann_roundtrip},
+    {"npy_known_bytes", case_npy_known_bytes},
+    {"npy_labels", case_npy_labels},
+    {"bigann_known_bytes", case_bigann_known_bytes},
     {"fvecs_known_bytes", case_fvecs_bytes},
     {"ivecs_bvecs_known_bytes", case_ivecs_bvecs_bytes},
     {"idx_mnist_known_bytes", case_idx_mnist_bytes},

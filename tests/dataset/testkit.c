@@ -91,6 +91,25 @@ void tk_f32be(tk_bytes *w, float v)
     tk_be32(w, u);
 }
 
+void tk_npy_header(tk_bytes *w, int version, const char *dict)
+{
+    const size_t prefix = version == 1 ? 10 : 12, n = strlen(dict);
+    const size_t total = (prefix + n + 1 + 63) / 64 * 64, len = total - prefix;
+    put(w, (const unsigned char *)"\x93NUMPY", 6);
+    tk_u8(w, (unsigned)version);
+    tk_u8(w, 0);
+    if (version == 1) {
+        tk_u8(w, (unsigned)(len & 0xff));
+        tk_u8(w, (unsigned)(len >> 8));
+    } else {
+        tk_le32(w, (uint32_t)len);
+    }
+    put(w, (const unsigned char *)dict, n);
+    for (size_t i = prefix + n; i + 1 < total; i++)
+        tk_u8(w, ' ');
+    tk_u8(w, '\n');
+}
+
 void tk_free(tk_bytes *w)
 {
     free(w->b);

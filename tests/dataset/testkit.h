@@ -26,6 +26,9 @@ void tk_be32(tk_bytes *w, uint32_t v);
 void tk_f32le(tk_bytes *w, float v);
 void tk_f32be(tk_bytes *w, float v);
 void tk_free(tk_bytes *w);
+/* A .npy prefix and header (version 1.0, or 2.0 with a uint32 length) for
+ * the dict text given, padded with spaces and a newline to 64 bytes. */
+void tk_npy_header(tk_bytes *w, int version, const char *dict);
 
 void tk_write_file(const char *path, const void *data, size_t n);
 void tk_write_text(const char *path, const char *text);

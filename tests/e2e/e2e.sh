@@ -15,23 +15,116 @@ default-job)
     expect_out "queries/s"
     ;;
 every-output)
+    # Every engine x metric x vote rule against the oracle; the k-d tree has
+    # no cosine or ip, and ip no distance weights (both job errors).
+    expect_exit 0 "$LBKNN" generate data --points 1500 --queries 120 --dim 3 --classes 4 --seed 7
     for engine in brute kdtree; do
-        for metric in l2 l1 linf; do
-            for weights in uniform distance; do
+        for metric in l2 l1 linf cosine ip; do
+            [ $engine = kdtree ] && { [ $metric = cosine ] || [ $metric = ip ]; } && continue
+            for weights in uniform distance softmax; do
+                [ $metric = ip ] && [ $weights = distance ] && continue
                 rm -rf out && mkdir out
-                expect_exit 0 "$LBKNN" generate data --points 1500 --queries 120 --dim 3 --classes 4 --seed 7
                 expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=7 \
                     --set knn.metric=$metric --set knn.weights=$weights --set knn.engine=$engine \
+                    --set knn.temperature=0.5 \
                     --set output.predictions=out/p.csv --set output.neighbors=out/n.ivecs \
                     --set output.distances=out/d.fvecs --set output.report=out/r.yaml
                 [ -s out/r.yaml ] || fail "no report"
                 grep -q '^accuracy: 0\.' out/r.yaml || fail "report has no accuracy"
+                grep -q '^top5_accuracy: [01]\.' out/r.yaml || fail "report has no top-5 accuracy"
                 grep -q '^confusion_matrix:' out/r.yaml || fail "report has no confusion matrix"
-                "$VERIFY" outputs data 7 $metric $weights out/p.csv out/n.ivecs out/d.fvecs \
+                "$VERIFY" outputs data 7 $metric $weights out/p.csv out/n.ivecs out/d.fvecs 0.5 \
                     || fail "outputs differ from the oracle ($engine $metric $weights)"
             done
         done
     done
+    ;;
+votes-sklearn)
+    # Probabilities, predictions and top-5 against scikit-learn's
+    # predict_proba (check_votes.py), for every vote rule.
+    PY=/usr/bin/python3
+    "$PY" -c 'import sklearn' 2>/dev/null || { echo "SKIP: python3-sklearn not installed"; exit 77; }
+    expect_exit 0 "$LBKNN" generate data --points 2000 --queries 150 --dim 4 --classes 6 --seed 3
+    for metric in l2 cosine ip; do
+        for weights in uniform distance softmax; do
+            [ $metric = ip ] && [ $weights = distance ] && continue
+            rm -rf out && mkdir out
+            expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=9 --set knn.metric=$metric \
+                --set knn.weights=$weights --set knn.temperature=0.1 \
+                --set output.predictions=out/p.csv --set output.probabilities=out/pr.csv \
+                --set output.neighbors=out/n.ivecs --set output.distances=out/d.fvecs \
+                --set output.report=out/r.yaml
+            "$PY" "$(dirname "$0")/check_votes.py" data 9 $metric $weights 0.1 out/p.csv out/pr.csv \
+                out/n.ivecs out/d.fvecs out/r.yaml || fail "votes differ ($metric $weights)"
+        done
+    done
+    ;;
+array-formats)
+    # Neighbours and distances as .ibin/.fbin and .npy hold what .ivecs and
+    # .fvecs hold; the probabilities file agrees with the predictions. Also
+    # with every rank writing its slice (reduce_scatter is 1 rank here: the
+    # mpi tests cover slices).
+    expect_exit 0 "$LBKNN" generate data --points 900 --queries 77 --dim 24 --classes 5 --seed 9
+    mkdir out
+    expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=11 --set knn.metric=cosine \
+        --set output.neighbors=out/n.ivecs --set output.distances=out/d.fvecs \
+        --set output.predictions=out/p.csv --set output.probabilities=out/pr.csv
+    expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=11 --set knn.metric=cosine \
+        --set output.neighbors=out/n.ibin --set output.distances=out/d.fbin
+    expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=11 --set knn.metric=cosine \
+        --set device.batch=10 --set output.neighbors=out/n.npy --set output.distances=out/d.npy
+    for ext in ibin npy; do
+        "$VERIFY" same-arrays out/n.ivecs out/n.$ext || fail "neighbours .$ext"
+    done
+    "$VERIFY" same-arrays out/d.fvecs out/d.fbin || fail "distances .fbin"
+    "$VERIFY" same-arrays out/d.fvecs out/d.npy || fail "distances .npy"
+    "$VERIFY" probabilities out/pr.csv out/p.csv 77 || fail "probabilities"
+    ;;
+npy-inputs)
+    # NumPy and big-ann inputs give the same results as TEXMEX ones: the same
+    # generated points in each format.
+    for fmt in fvecs npy fbin; do
+        expect_exit 0 "$LBKNN" generate g-$fmt --points 600 --queries 40 --dim 6 --format $fmt
+        expect_exit 0 "$LBKNN" run g-$fmt/job.yaml --quiet --set knn.metric=ip \
+            --set output.predictions=p-$fmt.csv --set output.neighbors=n-$fmt.ivecs
+    done
+    for fmt in npy fbin; do
+        cmp p-fvecs.csv p-$fmt.csv || fail "$fmt predictions differ from fvecs"
+        cmp n-fvecs.ivecs n-$fmt.ivecs || fail "$fmt neighbours differ from fvecs"
+    done
+    ;;
+embedding-example)
+    # configs/embedding-example.yaml runs as shipped (synthetic data, cosine,
+    # softmax, K = 20): top-1 and top-5 in the summary, every output written.
+    CONFIGS=$(cd "$(dirname "$0")/../../configs" && pwd)
+    expect_exit 0 "$LBKNN" run "$CONFIGS/embedding-example.yaml" --set synthetic.points=4000 \
+        --set synthetic.queries=300
+    expect_out "metric=cosine  weights=softmax  temperature=0.07"
+    expect_out "engine     brute  (cosine and ip have no k-d tree bound: brute force)"
+    expect_out "top-5      "
+    for f in embedding-predictions.csv embedding-probabilities.csv embedding-neighbors.npy \
+             embedding-distances.npy; do
+        [ -s $f ] || fail "$f not written"
+    done
+    "$VERIFY" probabilities embedding-probabilities.csv embedding-predictions.csv 300 \
+        || fail "probabilities"
+    ;;
+similarity-rules)
+    # The k-d tree takes neither cosine nor ip, nor K above 1024; auto picks
+    # brute force for them; K = 4096 runs (the sort-merge selection).
+    expect_exit 2 "$LBKNN" run --set knn.metric=ip --set knn.engine=kdtree
+    expect_err "knn.engine kdtree supports the metrics l2, l1 and linf, not ip; use brute (or auto)"
+    expect_exit 2 "$LBKNN" run --set knn.k=2000 --set knn.engine=kdtree
+    expect_err "the k-d tree supports K up to 1024"
+    expect_exit 2 "$LBKNN" run --set knn.metric=ip --set knn.weights=distance
+    expect_err "knn.weights distance needs a distance"
+    expect_exit 0 "$LBKNN" generate data --points 5000 --queries 20 --dim 3 --classes 4 --seed 5
+    mkdir out
+    expect_exit 0 "$LBKNN" run data/job.yaml --set knn.k=4096 --set output.predictions=out/p.csv \
+        --set output.neighbors=out/n.ivecs --set output.distances=out/d.fvecs
+    expect_out "engine     brute  (K above the k-d tree's maximum: brute force)"
+    "$VERIFY" outputs data 4096 l2 uniform out/p.csv out/n.ivecs out/d.fvecs \
+        || fail "K = 4096 outputs differ from the oracle"
     ;;
 failed-run-leaves-nothing)
     mkdir out
@@ -91,7 +184,7 @@ cli)
     expect_exit 2 "$LBKNN" generate
     ;;
 generate-formats)
-    for fmt in fvecs bvecs csv idx; do
+    for fmt in fvecs bvecs csv idx npy fbin; do
         expect_exit 0 "$LBKNN" generate g-$fmt --points 300 --queries 30 --dim 5 --format $fmt
         expect_exit 0 "$LBKNN" check g-$fmt/job.yaml
         expect_exit 0 "$LBKNN" run g-$fmt/job.yaml --quiet --set output.predictions=p-$fmt.csv
@@ -100,6 +193,8 @@ generate-formats)
     # The same points in every float-exact format give the same predictions.
     cmp p-fvecs.csv p-csv.csv || fail "csv and fvecs runs differ"
     cmp p-fvecs.csv p-idx.csv || fail "idx and fvecs runs differ"
+    cmp p-fvecs.csv p-npy.csv || fail "npy and fvecs runs differ"
+    cmp p-fvecs.csv p-fbin.csv || fail "fbin and fvecs runs differ"
     ;;
 progress-and-quiet)
     expect_exit 0 "$LBKNN" run --progress --set synthetic.points=3000 --set synthetic.queries=900 \

@@ -2,17 +2,28 @@
 # Exactness across rank counts: the output files of `mpirun -n NP lbknn run`
 # must be byte-identical to those of a plain one-rank run of the same job.
 #
-# usage: compare_ranks.sh LBKNN MPIEXEC NP [lbknn run arguments...]
+# usage: compare_ranks.sh LBKNN MPIEXEC NP [--arrays npy|bin] [lbknn run arguments...]
+# --arrays: neighbours and distances as .npy, or as .ibin/.fbin, instead of
+# .ivecs/.fvecs (every rank writes its slices of those too).
 set -u
 lbknn=$1 mpiexec=$2 np=$3
 shift 3
+nn=neighbors.ivecs dd=distances.fvecs
+if [ "${1:-}" = --arrays ]; then
+    case $2 in
+    npy) nn=neighbors.npy dd=distances.npy ;;
+    bin) nn=neighbors.ibin dd=distances.fbin ;;
+    esac
+    shift 2
+fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-mpi.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir/one" "$dir/many"
 
 outputs() {
     printf -- '--set\noutput.%s=%s\n' predictions "$1/predictions.csv" \
-        neighbors "$1/neighbors.ivecs" distances "$1/distances.fvecs" report "$1/report.yaml"
+        probabilities "$1/probabilities.csv" neighbors "$1/$nn" distances "$1/$dd" \
+        report "$1/report.yaml"
 }
 mapfile -t out_one < <(outputs "$dir/one")
 mapfile -t out_many < <(outputs "$dir/many")
@@ -22,7 +33,7 @@ mapfile -t out_many < <(outputs "$dir/many")
     { echo "$np-rank run failed"; exit 1; }
 
 status=0
-for f in predictions.csv neighbors.ivecs distances.fvecs; do
+for f in predictions.csv probabilities.csv $nn $dd; do
     if [ ! -s "$dir/one/$f" ]; then
         echo "one-rank run wrote no $f"; status=1
     elif ! cmp "$dir/one/$f" "$dir/many/$f"; then
@@ -30,7 +41,8 @@ for f in predictions.csv neighbors.ivecs distances.fvecs; do
     fi
 done
 # The report's numbers that do not depend on timing must agree too.
-for key in '^accuracy' '^correct' '^evaluated' '^confusion'; do
+for key in '^accuracy' '^correct' '^evaluated' '^confusion' '^top5_accuracy' \
+    '^correct_top5'; do
     a=$(grep -E "$key" "$dir/one/report.yaml") b=$(grep -E "$key" "$dir/many/report.yaml")
     [ "$a" = "$b" ] || { echo "report '$key': '$a' vs '$b'"; status=1; }
 done

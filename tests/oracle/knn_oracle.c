@@ -15,11 +15,44 @@ float oracle_key(const float *a, const float *b, int dim, int metric)
             s = s + sq;
         } else if (metric == 1) {
             s = s + fabsf(d);
-        } else {
+        } else if (metric == 2) {
             s = fmaxf(s, fabsf(d));
+        } else {
+            volatile float p = a[j] * b[j];
+            s = s + p;
         }
     }
+    if (metric >= 3)
+        return isnan(s) ? INFINITY : -s;
     return s;
+}
+
+void oracle_normalize(float *x, uint32_t rows, int dim)
+{
+    for (uint32_t i = 0; i < rows; i++) {
+        float *row = x + (size_t)i * dim;
+        double sum = 0.0;
+        for (int j = 0; j < dim; j++)
+            sum += (double)row[j] * (double)row[j];
+        if (sum > 0.0) {
+            const double norm = sqrt(sum);
+            for (int j = 0; j < dim; j++)
+                row[j] = (float)(row[j] / norm);
+        }
+    }
+}
+
+float oracle_distance(float key, int metric)
+{
+    if (metric == 0)
+        return sqrtf(key);
+    if (metric == 4)
+        return -key;
+    if (metric == 3) {
+        const float d = 1.0f + key;
+        return d < 0.0f ? 0.0f : d > 2.0f ? 2.0f : d;
+    }
+    return key;
 }
 
 typedef struct {

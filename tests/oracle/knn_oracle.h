@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
-/* metric: 0 = L2 (squared key), 1 = L1, 2 = Linf. For each of nq queries,
+/* metric: 0 = L2 (squared key), 1 = L1, 2 = Linf, 3 = cosine and 4 = inner
+ * product (both: key = -(sum of products), a NaN sum +inf; cosine's rows
+ * must be normalised first, with oracle_normalize). For each of nq queries,
  * writes k (key, index) pairs; slots beyond n get key +inf, index UINT32_MAX.
  * Returns 0, or -1 when out of memory. */
 int oracle_knn(const float *ref, uint32_t n, const float *queries, uint32_t nq, int dim,
@@ -15,5 +17,14 @@ int oracle_knn(const float *ref, uint32_t n, const float *queries, uint32_t nq, 
 
 /* The key of one pair, as every engine must compute it. */
 float oracle_key(const float *a, const float *b, int dim, int metric);
+
+/* Cosine's normalisation as docs/design.md defines it: per row, the sum of
+ * squares in double (j ascending), its square root, each value divided by
+ * it in double and rounded to float; zero rows stay zero. */
+void oracle_normalize(float *x, uint32_t rows, int dim);
+
+/* The distance an output file reports for a key (L2: sqrt, cosine: 1 + key
+ * clipped to [0, 2], inner product: -key). */
+float oracle_distance(float key, int metric);
 
 #endif

@@ -1,0 +1,210 @@
+/* big-ann-benchmarks files: a little-endian header "uint32 rows, uint32
+ * dim", then rows x dim values: float32 (.fbin), uint8 (.u8bin), int8
+ * (.i8bin) or int32 (.ibin: ids, or labels with dim 1). Rows have a fixed
+ * size after the 8-byte header, so a shard reads only its own bytes. */
+#include "format_io.h"
+
+#include "log.h"
+#include "try.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BYTES ((size_t)8 << 20)
+#define HEADER_BYTES 8
+
+static size_t value_bytes(lbk_format format)
+{
+    return format == LBK_FORMAT_U8BIN || format == LBK_FORMAT_I8BIN ? 1 : 4;
+}
+
+/* Header and file size; the caller closes *f, also on failure. */
+static lbk_status open_checked(const char *path, lbk_format format, FILE **f, uint64_t *rows,
+                               int *dim)
+{
+    unsigned char head[HEADER_BYTES];
+    size_t got = 0;
+    uint64_t size = 0;
+    LBK_TRY(lbk_fmt_open_read(path, f));
+    LBK_TRY(lbk_fmt_file_size(*f, path, &size));
+    LBK_FAIL_IF(size == 0, LBK_ERR_INPUT, "%s: empty file", path);
+    LBK_TRY(lbk_fmt_read(*f, path, head, sizeof head, &got));
+    LBK_FAIL_IF(got < sizeof head, LBK_ERR_INPUT,
+                "%s: truncated header (%zu bytes; a %s file starts with uint32 rows, uint32 dim)",
+                path, got, lbk_format_name(format));
+    const uint64_t n = lbk_get_le32(head), d = lbk_get_le32(head + 4);
+    LBK_FAIL_IF(d == 0, LBK_ERR_INPUT, "%s: dimension 0", path);
+    LBK_FAIL_IF(d > INT32_MAX, LBK_ERR_INPUT, "%s: dimension %llu is too large", path,
+                (unsigned long long)d);
+    const uint64_t rec = d * value_bytes(format);
+    LBK_FAIL_IF(n != 0 && rec > (UINT64_MAX - HEADER_BYTES) / n, LBK_ERR_INPUT,
+                "%s: the header declares %llu rows of dimension %llu, more than a file can hold",
+                path, (unsigned long long)n, (unsigned long long)d);
+    const uint64_t expect = HEADER_BYTES + n * rec;
+    LBK_FAIL_IF(size < expect, LBK_ERR_INPUT,
+                "%s:%llu: truncated record (file is %llu bytes, the header promises %llu)", path,
+                (unsigned long long)((size - HEADER_BYTES) / rec + 1), (unsigned long long)size,
+                (unsigned long long)expect);
+    LBK_FAIL_IF(size > expect, LBK_ERR_INPUT,
+                "%s: %llu bytes after the last row the header declares", path,
+                (unsigned long long)(size - expect));
+    *rows = n;
+    *dim = (int)d;
+    return LBK_OK;
+}
+
+lbk_status lbk_bigann_probe(const char *path, lbk_format format, uint64_t *rows, int *dim)
+{
+    FILE *f = NULL;
+    const lbk_status st = open_checked(path, format, &f, rows, dim);
+    if (f)
+        fclose(f);
+    return st;
+}
+
+/* One value as a double (exact for every type here). */
+static double decode(lbk_format format, const unsigned char *p)
+{
+    switch (format) {
+    case LBK_FORMAT_U8BIN: return p[0];
+    case LBK_FORMAT_I8BIN: return (signed char)p[0];
+    case LBK_FORMAT_IBIN: return (int32_t)lbk_get_le32(p);
+    default: {
+        const uint32_t bits = lbk_get_le32(p);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    }
+}
+
+static lbk_status decode_rows(const char *path, lbk_format format, int dim,
+                              const unsigned char *buf, uint64_t row, uint64_t n, uint64_t lo,
+                              float *points, int32_t *labels)
+{
+    const size_t vb = value_bytes(format);
+    for (uint64_t i = 0; i < n; i++, row++)
+        for (int j = 0; j < dim; j++) {
+            const double v = decode(format, buf + (i * (uint64_t)dim + (uint64_t)j) * vb);
+            if (labels) {
+                LBK_FAIL_IF(v < 0, LBK_ERR_INPUT, "%s:%llu: negative label %.0f", path,
+                            (unsigned long long)(row + 1), v);
+                labels[row - lo] = (int32_t)v;
+                continue;
+            }
+            LBK_FAIL_IF(!isfinite(v), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)",
+                        path, (unsigned long long)(row + 1), j + 1, v);
+            points[(row - lo) * (uint64_t)dim + (uint64_t)j] = (float)v;
+        }
+    return LBK_OK;
+}
+
+lbk_status lbk_bigann_read(const char *path, lbk_format format, uint64_t lo, uint64_t hi,
+                           float *points, int32_t *labels)
+{
+    lbk_status st = LBK_OK;
+    FILE *f = NULL;
+    unsigned char *buf = NULL;
+    uint64_t rows = 0;
+    int dim = 0;
+    LBK_TRY_GOTO(st, open_checked(path, format, &f, &rows, &dim));
+    const uint64_t rec = (uint64_t)dim * value_bytes(format);
+    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
+    if (chunk_rows > hi - lo)
+        chunk_rows = hi - lo;
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
+    LBK_TRY_GOTO(st, lbk_fmt_seek(f, path, HEADER_BYTES + lo * rec));
+    for (uint64_t r = lo; r < hi;) {
+        const uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
+        size_t got = 0;
+        LBK_TRY_GOTO(st, lbk_fmt_read(f, path, buf, (size_t)(n * rec), &got));
+        if (got < n * rec) {
+            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
+                      (unsigned long long)(r + got / rec + 1));
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        LBK_TRY_GOTO(st, decode_rows(path, format, dim, buf, r, n, lo, points, labels));
+        r += n;
+    }
+cleanup:
+    free(buf);
+    if (f)
+        fclose(f);
+    return st;
+}
+
+void lbk_bigann_header(uint64_t rows, uint64_t cols, unsigned char *buf)
+{
+    lbk_put_le32(buf, (uint32_t)rows);
+    lbk_put_le32(buf + 4, (uint32_t)cols);
+}
+
+/* Values a format cannot hold are refused before the file is created. */
+static lbk_status check_values(const char *path, lbk_format format, const float *points,
+                               uint64_t rows, int dim)
+{
+    const bool u8 = format == LBK_FORMAT_U8BIN, i8 = format == LBK_FORMAT_I8BIN;
+    if (!u8 && !i8 && format != LBK_FORMAT_IBIN)
+        return LBK_OK;
+    const float lo = u8 ? 0.0f : i8 ? -128.0f : -2147483648.0f;
+    const float hi = u8 ? 255.0f : i8 ? 127.0f : 2147483520.0f;
+    for (uint64_t i = 0; i < rows * (uint64_t)dim; i++) {
+        const float v = points[i];
+        LBK_FAIL_IF(!(v >= lo && v <= hi && v == floorf(v)), LBK_ERR_INPUT,
+                    "%s:%llu:%d: cannot write %g: %s holds integers %.0f..%.0f", path,
+                    (unsigned long long)(i / (uint64_t)dim + 1), (int)(i % (uint64_t)dim) + 1,
+                    (double)v, lbk_format_name(format), (double)lo, (double)hi);
+    }
+    return LBK_OK;
+}
+
+static void encode(lbk_format format, const float *points, const int32_t *ints, uint64_t at,
+                   unsigned char *p)
+{
+    if (format == LBK_FORMAT_U8BIN)
+        *p = (unsigned char)points[at];
+    else if (format == LBK_FORMAT_I8BIN)
+        *p = (unsigned char)(signed char)points[at];
+    else if (format == LBK_FORMAT_IBIN)
+        lbk_put_le32(p, (uint32_t)(ints ? ints[at] : (int32_t)points[at]));
+    else {
+        uint32_t bits;
+        memcpy(&bits, &points[at], sizeof bits);
+        lbk_put_le32(p, bits);
+    }
+}
+
+lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,
+                            const int32_t *ints, uint64_t rows, int dim)
+{
+    lbk_status st = LBK_OK;
+    FILE *file = NULL;
+    unsigned char *buf = NULL;
+    unsigned char head[HEADER_BYTES];
+    const size_t vb = value_bytes(format), chunk = CHUNK_BYTES / vb;
+    const uint64_t count = rows * (uint64_t)dim;
+    LBK_FAIL_IF(rows > UINT32_MAX, LBK_ERR_INPUT, "%s: %s holds at most %u rows, not %llu", path,
+                lbk_format_name(format), (unsigned)UINT32_MAX, (unsigned long long)rows);
+    if (points)
+        LBK_TRY(check_values(path, format, points, rows, dim));
+    lbk_bigann_header(rows, (uint64_t)dim, head);
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk, vb));
+    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
+    LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, sizeof head));
+    for (uint64_t at = 0; at < count;) {
+        const size_t n = count - at < chunk ? (size_t)(count - at) : chunk;
+        for (size_t i = 0; i < n; i++)
+            encode(format, points, ints, at + i, buf + i * vb);
+        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, n * vb));
+        at += n;
+    }
+    st = lbk_fmt_close_write(file, path);
+    file = NULL;
+cleanup:
+    if (file)
+        fclose(file);
+    free(buf);
+    return st;
+}
