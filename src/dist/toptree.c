@@ -6,6 +6,7 @@
 #include "try.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,8 +142,10 @@ float lbk_box_key(const float *query, const float *lo, const float *hi, int dim,
             s = flush(s + flush(sq));
         } else if (metric == LBK_METRIC_L1) {
             s = flush(s + gap);
-        } else {
+        } else if (metric == LBK_METRIC_LINF) {
             s = gap > s ? gap : s;
+        } else {
+            return -INFINITY;   /* no box bound (cosine, ip): every box may hold one */
         }
     }
     return s;

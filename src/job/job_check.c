@@ -166,8 +166,9 @@ static lbk_status check_synthetic(const lbk_job_ctx *c, const lbk_job *job)
                         job->synthetic.classes, job->synthetic.points);
 }
 
-/* The k-d tree prunes with coordinate planes, a bound that holds for the
- * L_p metrics only; cosine and ip have no such bound. Its candidate list is
+/* The k-d tree prunes with coordinate planes, and the spatial partition
+ * with boxes: bounds that hold for the L_p metrics only; cosine and ip have
+ * no such bound. Its candidate list is
  * an insertion sort per work-item, kept to K <= LBK_TREE_K_MAX. */
 static lbk_status check_knn(const lbk_job_ctx *c, const lbk_job *job)
 {
@@ -183,6 +184,13 @@ static lbk_status check_knn(const lbk_job_ctx *c, const lbk_job *job)
                             "knn.k = %d: the k-d tree supports K up to %d; use knn.engine "
                             "brute (or auto) for larger K",
                             job->knn.k, LBK_TREE_K_MAX);
+    /* The spatial partition routes queries by the distance to a rank's box,
+     * the same L_p bound as the tree's planes. */
+    if (job->mpi.partition == LBK_PARTITION_SPATIAL && similarity)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->mpi.partition),
+                            "mpi.partition spatial supports the metrics l2, l1 and linf, not "
+                            "%s; use shard, replicate (or auto)",
+                            lbk_metric_name(metric));
     if (job->knn.weights == LBK_WEIGHTS_DISTANCE && metric == LBK_METRIC_IP)
         return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.weights),
                             "knn.weights distance needs a distance, and ip has none (a larger "
