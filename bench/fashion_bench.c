@@ -6,11 +6,14 @@
  *
  *   fashion_bench [--dir /usr/share/datasets/fashion-mnist] [--k 5]
  *                 [--queries 10000] [--select bubble|sort] [--groups G]
- *                 [--budget-mb MB] [--prefilter auto|on|off] */
+ *                 [--budget-mb MB] [--prefilter auto|on|off] [--metric l2|l1]
+ *                 [--lanes 4|8|16] [--block QxV] [--tile T] [--slice S]
+ * The last four override the device's derived kernel parameters. */
 #include "brute.h"
 #include "cuknn_baseline.h"
 #include "device.h"
 #include "log.h"
+#include "tuning.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -103,6 +106,8 @@ int main(int argc, char **argv)
     uint64_t budget = 0;
     bool full_sort = false; /* --select sort: the CUKNN-style baseline (cuknn_baseline.h) */
     lbk_brute_prefilter prefilter = LBK_PREFILTER_AUTO;
+    lbk_metric metric = LBK_METRIC_L2;
+    int lanes = 0, block_q = 0, block_v = 0, tile = 0, slice = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--dir") == 0)
             dir = argv[i + 1];
@@ -118,6 +123,16 @@ int main(int argc, char **argv)
             prefilter = strcmp(argv[i + 1], "off") == 0  ? LBK_PREFILTER_OFF
                         : strcmp(argv[i + 1], "on") == 0 ? LBK_PREFILTER_ON
                                                          : LBK_PREFILTER_AUTO;
+        else if (strcmp(argv[i], "--metric") == 0)
+            metric = strcmp(argv[i + 1], "l1") == 0 ? LBK_METRIC_L1 : LBK_METRIC_L2;
+        else if (strcmp(argv[i], "--lanes") == 0)
+            lanes = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--block") == 0)
+            sscanf(argv[i + 1], "%dx%d", &block_q, &block_v);
+        else if (strcmp(argv[i], "--tile") == 0)
+            tile = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--slice") == 0)
+            slice = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--select") == 0)
             full_sort = strcmp(argv[i + 1], "sort") == 0;
         else {
@@ -158,9 +173,18 @@ int main(int argc, char **argv)
     if ((st = lbk_device_open(&req, &dev)) != LBK_OK)
         goto cleanup;
     const lbk_dataset data = {.rows = n, .dim = (int)dim, .points = train};
+    lbk_tuning tuning;
+    lbk_tuning_derive(dev, &tuning);
+    tuning.lanes = lanes ? lanes : tuning.lanes;
+    tuning.block_queries = block_q ? block_q : tuning.block_queries;
+    tuning.block_vectors = block_v ? block_v : tuning.block_vectors;
+    tuning.tile_blocks = tile ? tile : tuning.tile_blocks;
+    tuning.slice = slice ? slice : tuning.slice;
+    char tuned[128];
+    lbk_tuning_format(&tuning, tuned, sizeof tuned);
     const lbk_brute_params params = {
-        .k = k, .metric = LBK_METRIC_L2, .groups = groups, .memory_budget = budget,
-        .prefilter = prefilter};
+        .k = k, .metric = metric, .groups = groups, .memory_budget = budget,
+        .prefilter = prefilter, .tuning = &tuning};
     const double t_create = now();
     if ((st = full_sort ? lbk_cuknn_create(dev, &data, &params, &engine)
                         : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK)
@@ -216,6 +240,7 @@ int main(int argc, char **argv)
         correct += best == test_labels[q];
     }
     printf("device: %s\n", lbk_device_description(dev));
+    printf("kernel parameters: %s\n", tuned);
     printf("references %u x %u, queries %u, K = %d, select %s, batch %llu, chunk %llu\n", n, dim,
            nq, k, full_sort ? "full-sort" : "bubble",
            (unsigned long long)batch, (unsigned long long)lbk_brute_chunk_rows(engine));

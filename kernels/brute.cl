@@ -1,5 +1,5 @@
 /* PBKNN brute-force kernels (He et al. 2016): the distance kernels (tiled
- * in local memory for GPUs, blocked 16-lane for CPUs), the grouped
+ * in local memory for GPUs, blocked in vector lanes for CPUs), the grouped
  * parallel-bubble selection, the final K-of-G*K selection, and the
  * prefilter's bound kernel (its re-rank runs on the host:
  * src/engines/rerank.c). Large K selects with brute_sort.cl instead. (The
@@ -13,8 +13,12 @@
  *   LBK_LX, LBK_LY      distance work-group shape
  *   LBK_RB, LBK_QB      references (x) and queries (y) per distance work-item
  *   LBK_TD              dimensions staged per local-memory tile
- *   LBK_VQB, LBK_VRB    blocked (CPU) distance kernel: queries and 16-row
- *                       reference blocks per work-item
+ *   LBK_VW              blocked (CPU) distance kernel: lanes of its vectors
+ *                       (4, 8 or 16 floats; the reference layout's block rows)
+ *   LBK_VQB, LBK_VRB    blocked kernel: queries and LBK_VW-row reference
+ *                       blocks of its register block
+ *   LBK_QT, LBK_KC      blocked kernel: query blocks per work-item (most)
+ *                       and dimensions per slice
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -23,14 +27,22 @@
 #define LBK_TQ (LBK_LY * LBK_QB)
 #define LBK_L (LBK_W * LBK_SCAN)
 
-/* The key step and finish of lbk_shared.h on 16 lanes (the blocked kernel). */
-LBK_DEFINE_KEY_STEP(lbk_key_step16, float16)
+/* The blocked kernel's vector type and its loads and stores, LBK_VW lanes. */
+#define LBK_CAT_(a, b) a##b
+#define LBK_CAT(a, b) LBK_CAT_(a, b)
+#define floatv LBK_CAT(float, LBK_VW)
+#define vloadv LBK_CAT(vload, LBK_VW)
+#define vstorev LBK_CAT(vstore, LBK_VW)
 
-inline float16 lbk_key_finish16(const float16 s, const int metric)
+/* The key step and finish of lbk_shared.h on vector lanes (the blocked
+ * kernel). */
+LBK_DEFINE_KEY_STEP(lbk_key_stepv, floatv)
+
+inline floatv lbk_key_finishv(const floatv s, const int metric)
 {
     if (!lbk_metric_negates(metric))
         return s;
-    return select(-s, (float16)(INFINITY), isnan(s));
+    return select(-s, (floatv)(INFINITY), isnan(s));
 }
 
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
@@ -86,29 +98,35 @@ void lbk_brute_distance(__global const float *queries, const uint nq,
     }
 }
 
-/* CPU variant of the distance kernel. References are stored in blocks of 16
- * rows, dimension-major inside a block ([block][dim][16]), so one float16
- * load brings coordinate j of 16 references and each vector lane keeps its
- * own pair's sequential sum: the exactness contract holds lane by lane. A
- * work-item owns LBK_VQB queries x LBK_VRB blocks (a register block of
- * accumulators). Queries are not staged in local memory: on a CPU device the
- * work-items of a group run one after another on one core, so "local memory"
- * is ordinary cached memory and the copy is pure overhead; the work-items of
- * a group (1 x up to 8, chosen per launch) share the same reference blocks
- * while they sit in L2. */
+/* CPU variant of the distance kernel, blocked as a GEMM is for caches and
+ * registers. References are stored in blocks of LBK_VW rows,
+ * dimension-major inside a block ([block][dim][LBK_VW]), so one vector load
+ * brings coordinate j of LBK_VW references and each vector lane keeps its
+ * own pair's sequential sum: the exactness contract holds lane by lane,
+ * whatever the lane count. A work-item owns LBK_VRB blocks of references and
+ * up to LBK_QT blocks of LBK_VQB queries. Its register block is LBK_VQB
+ * queries x LBK_VRB vectors of accumulators, sized per device so that it
+ * fits the vector registers (src/engines/tuning.c). The dimensions are
+ * walked in slices of LBK_KC: within a slice the work-item runs every query
+ * block against the same LBK_VRB x LBK_KC reference values, which stay in
+ * L1, and parks its accumulators in private memory between slices (a
+ * pair's sum still runs over j in ascending order). Without the slices each
+ * query block streamed the whole reference tile from L2 again, and the
+ * kernel ran at 60 % of the FMA peak. Queries are not staged in local
+ * memory: on a CPU device "local memory" is ordinary cached memory. */
 #define LBK_MODE_EXACT 0
 #define LBK_MODE_BOUND 1
 
-/* Columns r0 .. r0 + 15 of a distance row, those below nr. */
-inline void lbk_store16(__global float *row, const uint r0, const uint nr, const float16 key)
+/* Columns r0 .. r0 + LBK_VW - 1 of a distance row, those below nr. */
+inline void lbk_storev(__global float *row, const uint r0, const uint nr, const floatv key)
 {
-    if (r0 + 16 <= nr) {
-        vstore16(key, 0, row + r0);
+    if (r0 + LBK_VW <= nr) {
+        vstorev(key, 0, row + r0);
         return;
     }
-    float lanes[16];
-    vstore16(key, 0, lanes);
-    for (uint l = 0; l < 16 && r0 + l < nr; l++)
+    float lanes[LBK_VW];
+    vstorev(key, 0, lanes);
+    for (uint l = 0; l < LBK_VW && r0 + l < nr; l++)
         row[r0 + l] = lanes[l];
 }
 
@@ -118,73 +136,107 @@ inline void lbk_store16(__global float *row, const uint r0, const uint nr, const
  * norms in qnorm/rnorm, for IP and COSINE -q.r - c |q| |r| with norms. The
  * dot product's error, and the exact key's own rounding, are covered by c
  * (see src/engines/brute.c, prefilter_bound). */
-/* The prefilter's lower bound from a dot product (see lbk_blocked). */
-inline float16 lbk_bound16(const float16 dot, const float qn, const float16 rn,
-                           const float bound_c)
+inline floatv lbk_boundv(const floatv dot, const float qn, const floatv rn, const float bound_c)
 {
     if (lbk_metric_negates(LBK_METRIC))
-        return -dot - bound_c * ((float16)(qn) * rn);
-    const float16 norms = (float16)(qn) + rn;
+        return -dot - bound_c * ((floatv)(qn) * rn);
+    const floatv norms = (floatv)(qn) + rn;
     return (norms - 2.0f * dot) - bound_c * norms;
 }
 
-inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
-                        __global const float *refs, const ulong block_first, const uint nr,
-                        const uint dim, __global float *dist, const ulong ldd,
-                        __global const float *qnorm, __global const float *rnorm,
-                        const ulong norm_first, const float bound_c)
+/* One query block's accumulators over dimensions [d0, d1). */
+inline void lbk_block_slice(const int mode, floatv acc[LBK_VQB][LBK_VRB],
+                            __global const float *qrow[LBK_VQB], __global const float *rblk,
+                            const uint dim, const uint d0, const uint d1)
 {
-    const uint b0 = get_group_id(0) * LBK_VRB;
-    const uint q0 = get_global_id(1) * LBK_VQB;
-    float16 acc[LBK_VQB][LBK_VRB];
-    __global const float *qrow[LBK_VQB];
-#pragma unroll
-    for (int a = 0; a < LBK_VQB; a++) {
-        const uint q = min(q0 + a, nq - 1);
-        qrow[a] = queries + (ulong)q * dim;
+    for (uint j = d0; j < d1; j++) {
+        floatv r[LBK_VRB];
 #pragma unroll
         for (int b = 0; b < LBK_VRB; b++)
-            acc[a][b] = (float16)(0.0f);
-    }
-    __global const float *rblk = refs + (block_first + b0) * dim * 16;
-    for (uint j = 0; j < dim; j++) {
-        float16 r[LBK_VRB];
-#pragma unroll
-        for (int b = 0; b < LBK_VRB; b++)
-            r[b] = vload16(0, rblk + ((ulong)b * dim + j) * 16);
+            r[b] = vloadv(0, rblk + ((ulong)b * dim + j) * LBK_VW);
 #pragma unroll
         for (int a = 0; a < LBK_VQB; a++) {
             const float q = qrow[a][j];
 #pragma unroll
             for (int b = 0; b < LBK_VRB; b++) {
                 if (mode == LBK_MODE_BOUND)
-                    acc[a][b] = fma((float16)(q), r[b], acc[a][b]);
+                    acc[a][b] = fma((floatv)(q), r[b], acc[a][b]);
                 else
-                    acc[a][b] = lbk_key_step16(acc[a][b], (float16)(q), r[b], LBK_METRIC);
+                    acc[a][b] = lbk_key_stepv(acc[a][b], (floatv)(q), r[b], LBK_METRIC);
             }
         }
     }
+}
+
+/* Query block s's keys (or bounds) into its distance rows. */
+inline void lbk_block_store(const int mode, floatv part[LBK_VQB][LBK_VRB], const uint q0,
+                            const uint nq, const uint b0, const uint nr, __global float *dist,
+                            const ulong ldd, __global const float *qnorm,
+                            __global const float *rnorm, const ulong norm_first,
+                            const float bound_c)
+{
     for (int a = 0; a < LBK_VQB; a++) {
         if (q0 + a >= nq)
             break;
         __global float *row = dist + (ulong)(q0 + a) * ldd;
         for (int b = 0; b < LBK_VRB; b++) {
-            float16 key = lbk_key_finish16(acc[a][b], LBK_METRIC);
+            floatv key = lbk_key_finishv(part[a][b], LBK_METRIC);
             if (mode == LBK_MODE_BOUND)
-                key = lbk_bound16(acc[a][b], qnorm[q0 + a],
-                                  vload16(0, rnorm + (norm_first + b0 + b) * 16), bound_c);
-            lbk_store16(row, (b0 + b) * 16, nr, key);
+                key = lbk_boundv(part[a][b], qnorm[q0 + a],
+                                 vloadv(0, rnorm + (norm_first + b0 + b) * LBK_VW), bound_c);
+            lbk_storev(row, (b0 + b) * LBK_VW, nr, key);
         }
     }
+}
+
+/* Work-item (x, y): reference blocks x * LBK_VRB .., query blocks
+ * y * qt .. (qt <= LBK_QT, chosen per launch). */
+inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
+                        __global const float *refs, const ulong block_first, const uint nr,
+                        const uint dim, __global float *dist, const ulong ldd,
+                        __global const float *qnorm, __global const float *rnorm,
+                        const ulong norm_first, const float bound_c, const uint qt)
+{
+    const uint b0 = get_global_id(0) * LBK_VRB;
+    const uint first = get_global_id(1) * qt * LBK_VQB;
+    if (first >= nq || b0 * LBK_VW >= nr)
+        return;
+    const uint blocks = min(qt, (nq - first + LBK_VQB - 1) / LBK_VQB);
+    __global const float *rblk = refs + (block_first + b0) * dim * LBK_VW;
+    floatv part[LBK_QT][LBK_VQB][LBK_VRB];
+    for (uint d0 = 0; d0 < dim; d0 += LBK_KC) {
+        const uint d1 = min(d0 + (uint)LBK_KC, dim);
+        for (uint s = 0; s < blocks; s++) {
+            const uint q0 = first + s * LBK_VQB;
+            __global const float *qrow[LBK_VQB];
+            floatv acc[LBK_VQB][LBK_VRB];
+#pragma unroll
+            for (int a = 0; a < LBK_VQB; a++) {
+                qrow[a] = queries + (ulong)min(q0 + a, nq - 1) * dim;
+#pragma unroll
+                for (int b = 0; b < LBK_VRB; b++)
+                    acc[a][b] = d0 == 0 ? (floatv)(0.0f) : part[s][a][b];
+            }
+            lbk_block_slice(mode, acc, qrow, rblk, dim, d0, d1);
+#pragma unroll
+            for (int a = 0; a < LBK_VQB; a++)
+#pragma unroll
+                for (int b = 0; b < LBK_VRB; b++)
+                    part[s][a][b] = acc[a][b];
+        }
+    }
+    for (uint s = 0; s < blocks; s++)
+        lbk_block_store(mode, part[s], first + s * LBK_VQB, nq, b0, nr, dist, ldd, qnorm, rnorm,
+                        norm_first, bound_c);
 }
 
 __kernel void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
                                 __global const float *refs, const ulong block_first,
                                 const uint nr, const uint dim, __global float *dist,
-                                const ulong ldd)
+                                const ulong ldd, const uint qt)
 {
     lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0,
-                0.0f);
+                0.0f, qt);
 }
 
 /* The prefilter's lower bounds; rnorm holds the whole shard's norms, the
@@ -194,10 +246,10 @@ __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint 
                              const uint nr, const uint dim, __global float *dist,
                              const ulong ldd, __global const float *qnorm,
                              __global const float *rnorm, const ulong norm_first,
-                             const float bound_c)
+                             const float bound_c, const uint qt)
 {
     lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
-                norm_first, bound_c);
+                norm_first, bound_c, qt);
 }
 
 /* Element p of a stream made of two segments: n0 listed candidates (k0, i0),

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "run.h"
 #include "try.h"
+#include "tune.h"
 #include "usage.h"
 
 #include <stdio.h>
@@ -17,6 +18,24 @@
 #include <unistd.h>
 
 #define MAX_SETS 256
+
+/* `lbknn tune`'s cache directory: $XDG_CACHE_HOME/lbknn (an absolute
+ * XDG_CACHE_HOME only, as the XDG spec says), else $HOME/.cache/lbknn, else
+ * none. */
+static char tune_cache_dir[4096];
+
+static void find_tune_cache_dir(void)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n = -1;
+    if (xdg && xdg[0] == '/')
+        n = snprintf(tune_cache_dir, sizeof tune_cache_dir, "%s/lbknn", xdg);
+    else if (home && home[0])
+        n = snprintf(tune_cache_dir, sizeof tune_cache_dir, "%s/.cache/lbknn", home);
+    if (n < 0 || (size_t)n >= sizeof tune_cache_dir)
+        tune_cache_dir[0] = '\0';
+}
 
 typedef struct {
     const char *job_path;
@@ -92,6 +111,7 @@ static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a)
     const lbk_run_options options = {
         .progress = !a->quiet && (a->progress || isatty(STDERR_FILENO)),
         .cpu_threads = threads,
+        .tune_cache_dir = tune_cache_dir,
     };
     lbk_job *job = calloc(1, sizeof *job);
     if (!job) {
@@ -179,8 +199,11 @@ int main(int argc, char **argv)
             lbk_usage(stdout);
             return 0;
         }
+    find_tune_cache_dir();
     if (strcmp(cmd, "run") == 0)
         st = cmd_run(argc - 2, argv + 2);
+    else if (strcmp(cmd, "tune") == 0)
+        st = lbk_tune_command(argc - 2, argv + 2, tune_cache_dir);
     else if (strcmp(cmd, "check") == 0)
         st = cmd_check(argc - 2, argv + 2);
     else if (strcmp(cmd, "generate") == 0)

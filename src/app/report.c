@@ -96,7 +96,10 @@ static void print_devices(FILE *out, const lbk_run_report *r)
         if (d->cpu_threads > 0)
             fprintf(out, "  cpu_threads=%d (%s)", d->cpu_threads,
                     lbk_cpu_threads_source_name(d->cpu_threads_source));
-        fputc('\n', out);
+        char tuning[128];
+        lbk_tuning_format(&d->tuning, tuning, sizeof tuning);
+        fprintf(out, "\n             kernels %s (%s)\n", tuning,
+                lbk_tuning_source_name(d->tuning.source));
     }
 }
 
@@ -195,6 +198,20 @@ static void report_devices(FILE *f, const lbk_run_report *r)
     }
 }
 
+/* The kernel parameters each rank's device ran with and where they came
+ * from (derived, tuned: the `lbknn tune` cache, job). */
+static void report_tuning(FILE *f, const lbk_run_report *r)
+{
+    fprintf(f, "tuning:\n");
+    for (int i = 0; i < r->ranks; i++) {
+        const lbk_tuning *t = &r->devices[i].tuning;
+        fprintf(f, "  - {rank: %d, source: %s, lanes: %d, block_queries: %d, block_vectors: %d, "
+                   "tile_blocks: %d, slice: %d, segment_log2: %d}\n",
+                i, lbk_tuning_source_name(t->source), t->lanes, t->block_queries,
+                t->block_vectors, t->tile_blocks, t->slice, t->segment_log2);
+    }
+}
+
 static void report_timings(FILE *f, const lbk_run_report *r)
 {
     fprintf(f, "timings_s:\n");
@@ -278,6 +295,7 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
 {
     report_inputs(f, r);
     report_devices(f, r);
+    report_tuning(f, r);
     fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);
     report_timings(f, r);
     report_partition(f, r);

@@ -7,6 +7,7 @@
 #include "cpu_threads.h"
 #include "job.h"
 #include "status.h"
+#include "tuning.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ typedef struct {
     int cpu_threads;                     /* a CPU device's worker threads (its compute
                                           * units); 0 for a GPU */
     lbk_cpu_threads_source cpu_threads_source;
+    lbk_tuning tuning;                   /* the kernel parameters this rank ran with */
 } lbk_rank_device;
 
 /* One rank's work and resources, as every rank tells rank 0 (sent as

@@ -7,6 +7,7 @@
 #include "run_state.h"
 #include "timer.h"
 #include "try.h"
+#include "tune.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,8 @@ static lbk_status open_device(lbk_run_state *s)
                                         job->device.list_len};
     const double t = lbk_now();
     lbk_status st = lbk_device_open(&request, &s->device);
+    if (st == LBK_OK)
+        lbk_tuning_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning);
     s->phase[LBK_PHASE_DEVICE] = lbk_now() - t;
     s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
     if (st == LBK_OK)
@@ -140,6 +143,7 @@ static lbk_status gather_devices(lbk_run_state *s)
         mine.cpu_threads = lbk_device_compute_units(s->device);
         mine.cpu_threads_source = s->options->cpu_threads;
     }
+    mine.tuning = s->tuning;
     return lbk_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
 }
 
@@ -159,7 +163,7 @@ static lbk_status build_engine(lbk_run_state *s)
 {
     const double t = lbk_now();
     const lbk_status st =
-        lbk_engine_create(s->device, s->job, s->engine_kind, &s->shard, &s->engine);
+        lbk_engine_create(s->device, s->job, s->engine_kind, &s->shard, &s->tuning, &s->engine);
     s->phase[LBK_PHASE_BUILD] += lbk_now() - t;
     return st;
 }

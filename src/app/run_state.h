@@ -58,6 +58,7 @@ typedef struct {
     int32_t label_max;               /* over every rank's labels */
     int classes;                     /* reference labels: 0 .. classes - 1 (over every rank) */
     lbk_device *device;
+    lbk_tuning tuning;               /* this rank's device's kernel parameters (tune.h) */
     lbk_rank_device *devices;        /* every rank's, in rank order */
     lbk_engine engine_kind;
     const char *engine_why;

@@ -28,6 +28,9 @@ struct lbk_device {
     bool is_gpu;
     uint64_t global_mem, max_alloc, local_mem;
     int compute_units;
+    size_t max_work_group;
+    int native_float_width;
+    char name[256], driver[128], version[128];
     char description[256 + 256 + 128 + 8];
     cached_program programs[MAX_PROGRAMS];
     int program_count;
@@ -179,21 +182,28 @@ static lbk_status choose(const lbk_device_request *req, device_entry *entries, i
 static void read_info(lbk_device *dev)
 {
     cl_ulong gm = 0, ma = 0, lm = 0;
-    cl_uint cu = 0;
+    cl_uint cu = 0, width = 0;
+    size_t wg = 0;
     clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gm, &gm, NULL);
     clGetDeviceInfo(dev->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ma, &ma, NULL);
     clGetDeviceInfo(dev->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL);
     clGetDeviceInfo(dev->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    clGetDeviceInfo(dev->id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
+    clGetDeviceInfo(dev->id, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, sizeof width, &width, NULL);
     dev->global_mem = gm;
     dev->max_alloc = ma;
     dev->local_mem = lm;
     dev->compute_units = (int)cu;
+    dev->max_work_group = wg;
+    dev->native_float_width = (int)width;
 
-    char name[256], pname[256], version[128];
-    device_string(dev->id, CL_DEVICE_NAME, name, sizeof name);
-    device_string(dev->id, CL_DEVICE_VERSION, version, sizeof version);
+    char pname[256];
+    device_string(dev->id, CL_DEVICE_NAME, dev->name, sizeof dev->name);
+    device_string(dev->id, CL_DEVICE_VERSION, dev->version, sizeof dev->version);
+    device_string(dev->id, CL_DRIVER_VERSION, dev->driver, sizeof dev->driver);
     platform_string(dev->platform, CL_PLATFORM_NAME, pname, sizeof pname);
-    snprintf(dev->description, sizeof dev->description, "%s (%s, %s)", name, pname, version);
+    snprintf(dev->description, sizeof dev->description, "%s (%s, %s)", dev->name, pname,
+             dev->version);
 }
 
 static lbk_status create_queue(lbk_device *dev)
@@ -253,6 +263,11 @@ uint64_t lbk_device_global_mem(const lbk_device *dev) { return dev->global_mem; 
 uint64_t lbk_device_max_alloc(const lbk_device *dev) { return dev->max_alloc; }
 uint64_t lbk_device_local_mem(const lbk_device *dev) { return dev->local_mem; }
 int lbk_device_compute_units(const lbk_device *dev) { return dev->compute_units; }
+size_t lbk_device_max_work_group(const lbk_device *dev) { return dev->max_work_group; }
+int lbk_device_native_float_width(const lbk_device *dev) { return dev->native_float_width; }
+const char *lbk_device_name(const lbk_device *dev) { return dev->name; }
+const char *lbk_device_driver(const lbk_device *dev) { return dev->driver; }
+const char *lbk_device_version(const lbk_device *dev) { return dev->version; }
 cl_context lbk_device_context(const lbk_device *dev) { return dev->context; }
 cl_command_queue lbk_device_queue(const lbk_device *dev) { return dev->queue; }
 cl_device_id lbk_device_id(const lbk_device *dev) { return dev->id; }

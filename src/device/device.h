@@ -6,6 +6,7 @@
 #include "enums.h"
 #include "status.h"
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -33,6 +34,16 @@ uint64_t lbk_device_global_mem(const lbk_device *dev);
 uint64_t lbk_device_max_alloc(const lbk_device *dev);
 uint64_t lbk_device_local_mem(const lbk_device *dev);
 int lbk_device_compute_units(const lbk_device *dev);
+size_t lbk_device_max_work_group(const lbk_device *dev);
+/* CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT (PoCL reports the host CPU's, even
+ * when it compiles for a narrower variant: see src/engines/tuning.c). */
+int lbk_device_native_float_width(const lbk_device *dev);
+/* CL_DEVICE_NAME, CL_DRIVER_VERSION and CL_DEVICE_VERSION as reported
+ * (PoCL: "pthread-haswell-AMD EPYC ...", "3.1+debian", "OpenCL 3.0 PoCL HSTR:
+ * pthread-x86_64-pc-linux-gnu-haswell"); they key the tuning cache. */
+const char *lbk_device_name(const lbk_device *dev);
+const char *lbk_device_driver(const lbk_device *dev);
+const char *lbk_device_version(const lbk_device *dev);
 
 /* Print every platform and device and which one a request would pick. */
 lbk_status lbk_device_list(FILE *out, const lbk_device_request *req);

@@ -7,6 +7,7 @@
 #include "rerank.h"
 #include "timer.h"
 #include "try.h"
+#include "tuning.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -56,21 +57,12 @@
 #define DIST_TD 32
 #define DIST_TR (DIST_LX * DIST_RB)
 #define DIST_TQ (DIST_LY * DIST_QB)
-/* Blocked (CPU) distance kernel: VQB queries x VRB blocks of 16 references
- * per work-item, up to VLY work-items per group. Groups of 8 sharing a block
- * of references ran Fashion-MNIST 1.5x faster than groups of 4, but with a
- * 32-query batch half of them would compute clamped copies of the last
- * query, so small batches get smaller groups (blocked_launch). */
-#ifndef DIST_VQB
-#define DIST_VQB 8
-#endif
-#ifndef DIST_VRB
-#define DIST_VRB 2
-#endif
-#ifndef DIST_VLY
-#define DIST_VLY 8
-#endif
-#define DIST_VROWS (16 * DIST_VRB)
+/* The blocked (CPU) distance kernel's lanes, register block, query tile and
+ * dimension slice come from the device's tuning (tuning.h). A small batch
+ * gets fewer query blocks per work-item (blocked_launch), so that every
+ * compute unit still has work. Work-items of one group share a query tile
+ * and run one after another on one core: the tile stays in its L2. */
+#define DIST_REF_GROUP 4
 /* Prefilter: used up to this K, with K' = K + max(K, 8) candidates: the
  * bound is about 4 n u of the keys (n = dim, u = 2^-24), so the K'-th
  * candidate rarely sits that close to the K-th, and a short K' chain keeps
@@ -105,7 +97,10 @@ struct lbk_brute {
     int dim;
     uint64_t n;
     bool resident;           /* whole shard on the device; else chunks uploaded per batch */
-    bool blocked;            /* blocked distance kernel and [block][dim][16] layout */
+    bool blocked;            /* blocked distance kernel and [block][dim][vw] layout */
+    lbk_tuning tuning;       /* the device's kernel parameters */
+    uint32_t vw;             /* blocked kernel: lanes, the layout's rows per block */
+    uint32_t vrows;          /* references per work-item: vw x block_vectors */
     float *host_refs;        /* device-layout copy of the shard when not resident */
     uint64_t chunk;          /* reference rows per distance matrix */
     size_t ldd;              /* distance matrix row stride */
@@ -177,18 +172,18 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
 {
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
     /* The prefilter adds the norms (its re-rank reads the host's rows). */
-    const uint64_t all = lbk_round_up(e->n, DIST_VROWS) * (row_bytes + (e->prefilter ? 4 : 0));
+    const uint64_t all = lbk_round_up(e->n, e->vrows) * (row_bytes + (e->prefilter ? 4 : 0));
     e->resident = all <= budget / 2 && all <= max_alloc;
     e->chunk = e->resident ? e->n : min_u64(e->n, min_u64(budget / 4, max_alloc) / row_bytes);
     if (e->chunk < e->n) /* whole blocks, rounded down to stay within the budget */
-        e->chunk = e->chunk > DIST_VROWS ? e->chunk / DIST_VROWS * DIST_VROWS : DIST_VROWS;
+        e->chunk = e->chunk > e->vrows ? e->chunk / e->vrows * e->vrows : e->vrows;
     if (e->chunk > e->n)
         e->chunk = e->n;
     uint64_t prev_chunk = e->chunk;
     const uint64_t min_batch = e->resident ? BRUTE_MIN_BATCH : BRUTE_STREAM_MIN_BATCH;
     for (;;) {
         const uint64_t ref_bytes =
-            e->resident ? all : lbk_round_up(e->chunk, DIST_VROWS) * row_bytes;
+            e->resident ? all : lbk_round_up(e->chunk, e->vrows) * row_bytes;
         const uint64_t ldd = lbk_round_up(e->chunk, DIST_TR);
         uint64_t batch = budget > ref_bytes ? (budget - ref_bytes) / query_bytes(e, e->chunk) : 0;
         batch = min_u64(batch, max_alloc / (ldd * 4));
@@ -199,19 +194,19 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
                                    ? BRUTE_DIST_TARGET_BYTES / (ldd * 4)
                                    : min_batch);
         const bool rows_dominate = ldd * 4 > select_bytes(e, e->chunk);
-        if ((batch >= min_batch || e->chunk <= DIST_VROWS || !rows_dominate) && batch > 0) {
+        if ((batch >= min_batch || e->chunk <= e->vrows || !rows_dominate) && batch > 0) {
             e->batch = batch;
             e->ldd = (size_t)ldd;
             return LBK_OK;
         }
-        if (e->chunk <= DIST_VROWS) {
+        if (e->chunk <= e->vrows) {
             lbk_error("brute engine: a device memory budget of %llu bytes cannot hold even one "
                       "query of dimension %d with K = %d; raise device.memory_mb",
                       (unsigned long long)budget, e->dim, e->k);
             return LBK_ERR_CONFIG;
         }
         /* Chunks start on whole reference blocks of the blocked layout. */
-        e->chunk = min_u64(e->n, lbk_round_up((e->chunk + 1) / 2, DIST_VROWS));
+        e->chunk = min_u64(e->n, lbk_round_up((e->chunk + 1) / 2, e->vrows));
         if (e->chunk == prev_chunk) {
             lbk_error("brute engine: a device memory budget of %llu bytes is too small for "
                       "dimension %d with K = %d; raise device.memory_mb",
@@ -226,11 +221,11 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
  * padded with zero rows to whole work-item blocks. */
 static size_t padded_rows(const lbk_brute *e, uint64_t rows)
 {
-    return (size_t)(e->blocked ? lbk_round_up(rows, DIST_VROWS) : rows);
+    return (size_t)(e->blocked ? lbk_round_up(rows, e->vrows) : rows);
 }
 
 /* The shard in the distance kernel's layout: row-major for the tiled kernel
- * (then `points` itself), [block][dim][16] for the blocked one. */
+ * (then `points` itself), [block][dim][vw] for the blocked one. */
 static lbk_status device_layout(const lbk_brute *e, const float *points, float **out,
                                 bool *owned)
 {
@@ -247,7 +242,7 @@ static lbk_status device_layout(const lbk_brute *e, const float *points, float *
     }
     for (size_t i = 0; i < e->n; i++)
         for (size_t j = 0; j < dim; j++)
-            x[(i / 16 * dim + j) * 16 + i % 16] = points[i * dim + j];
+            x[(i / e->vw * dim + j) * e->vw + i % e->vw] = points[i * dim + j];
     *out = x;
     *owned = true;
     return LBK_OK;
@@ -269,10 +264,11 @@ static lbk_status compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_pro
     char options[256];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
-             "-DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d -DLBK_QB=%d -DLBK_TD=%d -DLBK_VQB=%d "
-             "-DLBK_VRB=%d",
+             "-DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d -DLBK_QB=%d -DLBK_TD=%d -DLBK_VW=%u "
+             "-DLBK_VQB=%d -DLBK_VRB=%d -DLBK_QT=%d -DLBK_KC=%d",
              (int)e->metric, k, *w, b, scan, DIST_LX, DIST_LY, DIST_RB, DIST_QB, DIST_TD,
-             DIST_VQB, DIST_VRB);
+             e->vw, e->tuning.block_queries, e->tuning.block_vectors, e->tuning.tile_blocks,
+             e->tuning.slice);
     return lbk_device_program(e->dev, "brute.cl", options, program);
 }
 
@@ -347,7 +343,7 @@ static lbk_status build_attempt(lbk_brute *e, size_t limit, size_t *fit)
     LBK_TRY(build_select_kernels(e, program, limit, fit));
     if (e->prefilter)
         LBK_TRY(build_prefilter_kernels(e, program, limit, &dist_fit, fit));
-    const size_t dist_need = e->blocked ? DIST_VLY : DIST_LX * DIST_LY;
+    const size_t dist_need = e->blocked ? DIST_REF_GROUP : DIST_LX * DIST_LY;
     LBK_FAIL_IF(dist_fit < dist_need, LBK_ERR_DEVICE,
                 "brute engine: the distance kernel needs work-groups of %zu work-items; "
                 "%s allows %zu",
@@ -500,6 +496,9 @@ static lbk_status check_params(const lbk_dataset *reference, const lbk_brute_par
                 (unsigned long long)reference->rows, LBK_NO_INDEX - 1);
     LBK_FAIL_IF(reference->dim < 1, LBK_ERR_INPUT,
                 "brute engine: reference dimension %d; must be at least 1", reference->dim);
+    char why[128];
+    LBK_FAIL_IF(params->tuning && !lbk_tuning_valid(params->tuning, why, sizeof why),
+                LBK_ERR_CONFIG, "brute engine: kernel parameter %s", why);
     return LBK_OK;
 }
 
@@ -512,6 +511,12 @@ static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *referenc
     e->metric = params->metric;
     e->dim = reference->dim;
     e->n = reference->rows;
+    if (params->tuning)
+        e->tuning = *params->tuning;
+    else
+        lbk_tuning_derive(dev, &e->tuning);
+    e->vw = (uint32_t)e->tuning.lanes;
+    e->vrows = e->vw * (uint32_t)e->tuning.block_vectors;
     e->auto_groups = params->groups == 0;
     e->groups = params->groups > 0 ? (uint32_t)params->groups : BRUTE_MAX_DEFAULT_GROUPS;
     e->blocked = params->distance == LBK_DISTANCE_BLOCKED ||
@@ -698,13 +703,30 @@ typedef struct {
     bool sort;
 } bubble_set;
 
-/* Launch a blocked distance or bound kernel over nb queries x nr references. */
-static lbk_status blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr)
+/* Query blocks per work-item of the blocked kernels for a batch of nb
+ * queries: the tuning's, fewer when the batch would leave compute units
+ * without work (BRUTE_GROUPS_PER_CU work-items per unit at least). */
+static cl_uint blocked_tile(const lbk_brute *e, cl_uint nb, cl_uint nr)
 {
-    const size_t items = ceil_div(nb, DIST_VQB);
-    const size_t ly = items < DIST_VLY ? items : DIST_VLY;
-    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, ceil_div(nr, DIST_VROWS),
-                            lbk_round_up(items, ly), 1, ly);
+    const uint64_t blocks = ceil_div(nb, (uint64_t)e->tuning.block_queries);
+    const uint64_t ref_items = ceil_div(nr, e->vrows);
+    const uint64_t want = (uint64_t)BRUTE_GROUPS_PER_CU * lbk_device_compute_units(e->dev);
+    uint64_t qt = min_u64((uint64_t)e->tuning.tile_blocks, blocks);
+    while (qt > 1 && ref_items * ceil_div(blocks, qt) < want)
+        qt /= 2;
+    return (cl_uint)(qt ? qt : 1);
+}
+
+/* Launch a blocked distance or bound kernel over nb queries x nr
+ * references, with qt query blocks per work-item (its last argument). */
+static lbk_status blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr,
+                                 cl_uint qt)
+{
+    const size_t rows = ceil_div(ceil_div(nb, (uint64_t)e->tuning.block_queries), qt);
+    const size_t cols = ceil_div(nr, e->vrows);
+    const size_t lx = cols < DIST_REF_GROUP ? cols : DIST_REF_GROUP;
+    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, lbk_round_up(cols, lx), rows,
+                            lx, 1);
 }
 
 static lbk_status select_bubble(lbk_brute *e, const bubble_set *set, cl_uint nb, cl_uint nr,
@@ -760,7 +782,7 @@ static lbk_status select_chunk(lbk_brute *e, cl_uint nb, cl_uint nr, cl_uint bas
 
 /* References [c0, c0 + nr) where the distance kernels find them: streamed
  * into the chunk buffer when the shard is not resident. *r_first: the
- * chunk's first row in e->refs (in whole 16-row blocks for the blocked
+ * chunk's first row in e->refs (in whole vw-row blocks for the blocked
  * layout). */
 static lbk_status chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong *r_first)
 {
@@ -776,7 +798,7 @@ static lbk_status chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong *r_
         *r_first = 0;
     }
     if (e->blocked)
-        *r_first /= 16; /* the kernel counts whole blocks */
+        *r_first /= e->vw; /* the kernel counts whole blocks */
     return LBK_OK;
 }
 
@@ -788,15 +810,20 @@ static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
     const cl_ulong ldd = e->ldd;
     cl_ulong r_first;
     LBK_TRY(chunk_refs(e, c0, nr, &r_first));
-    LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
-                            LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
-                            LBK_ARG(ldd)));
-    if (e->blocked)
-        LBK_TRY(blocked_launch(e, e->k_dist, nb, nr));
-    else
+    if (e->blocked) {
+        const cl_uint qt = blocked_tile(e, nb, nr);
+        LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
+                                LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
+                                LBK_ARG(ldd), LBK_ARG(qt)));
+        LBK_TRY(blocked_launch(e, e->k_dist, nb, nr, qt));
+    } else {
+        LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
+                                LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
+                                LBK_ARG(ldd)));
         LBK_TRY(lbk_brute_launch(e, e->k_dist, LBK_BRUTE_EVENT_DISTANCE,
                                  ceil_div(nr, DIST_TR) * DIST_LX, ceil_div(nb, DIST_TQ) * DIST_LY,
                                  DIST_LX, DIST_LY));
+    }
     return select_chunk(e, nb, nr, (cl_uint)c0, c0 > 0);
 }
 
@@ -851,14 +878,15 @@ static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint6
                             e->bestp_k,    e->bestp_i,   false};
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)min_u64(e->chunk, e->n - c0);
-        const cl_ulong norm_first = c0 / 16;
+        const cl_ulong norm_first = c0 / e->vw;
         cl_ulong block_first;
         LBK_TRY(chunk_refs(e, c0, nr, &block_first));
+        const cl_uint qt = blocked_tile(e, nb, nr);
         LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
                                 LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
-                                LBK_ARG(norm_first), LBK_ARG(c)));
-        LBK_TRY(blocked_launch(e, e->k_bound, nb, nr));
+                                LBK_ARG(norm_first), LBK_ARG(c), LBK_ARG(qt)));
+        LBK_TRY(blocked_launch(e, e->k_bound, nb, nr, qt));
         LBK_TRY(select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
     const size_t bytes = nq * (size_t)e->kp * 4;

@@ -17,6 +17,7 @@
 #include "device.h"
 #include "knn.h"
 #include "status.h"
+#include "tuning.h"
 
 typedef struct lbk_brute lbk_brute;
 typedef struct lbk_brute_selector lbk_brute_selector; /* brute_select.h */
@@ -70,6 +71,7 @@ typedef struct {
     int work_group_limit;    /* cap on selection work-groups; 0 = the device's limit. Tests
                                 use small values to run several bubbles per work-item. */
     lbk_brute_selection selection;
+    const lbk_tuning *tuning; /* kernel parameters (tuning.h); NULL = derived from the device */
 } lbk_brute_params;
 
 /* Upload the reference shard (may be empty: then every result slot is a pad).

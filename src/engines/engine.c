@@ -55,7 +55,8 @@ lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_ro
 }
 
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,
-                             const lbk_dataset *reference, lbk_engine_state **out)
+                             const lbk_dataset *reference, const lbk_tuning *tuning,
+                             lbk_engine_state **out)
 {
     lbk_status st = LBK_OK;
     lbk_engine_state *state = calloc(1, sizeof *state);
@@ -75,6 +76,7 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
             .metric = job->knn.metric,
             .groups = job->device.groups,
             .memory_budget = state->memory_budget,
+            .tuning = tuning,
         };
         st = lbk_brute_create(dev, reference, &params, &state->brute);
     } else if (lbk_metric_is_similarity(job->knn.metric) || job->knn.k > LBK_TREE_K_MAX) {
@@ -88,6 +90,7 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
             .sort = job->tree.sort,
             .verify = job->tree.verify,
             .memory_budget = state->memory_budget,
+            .tuning = tuning,
         };
         st = lbk_kdtree_build(dev, reference, &params, &state->tree);
     }

@@ -8,6 +8,7 @@
 #include "device.h"
 #include "knn.h"
 #include "status.h"
+#include "tuning.h"
 
 typedef struct lbk_engine_state lbk_engine_state;
 
@@ -17,8 +18,11 @@ typedef struct lbk_engine_state lbk_engine_state;
 lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_rows,
                               const char **why);
 
+/* `tuning`: the device's kernel parameters (tuning.h); NULL = derived from
+ * the device. */
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,
-                             const lbk_dataset *reference, lbk_engine_state **out);
+                             const lbk_dataset *reference, const lbk_tuning *tuning,
+                             lbk_engine_state **out);
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result);

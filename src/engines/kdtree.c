@@ -462,9 +462,12 @@ static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *p
     /* On a CPU, runs of up to 64 Ki points sort fastest one per work-item
      * (at N = 1e6 this beat 8 Ki and "always"); a GPU wants many short runs.
      * The tests force either path. */
+    lbk_tuning derived;
+    if (!params->tuning)
+        lbk_tuning_derive(dev, &derived);
+    const lbk_tuning *tuning = params->tuning ? params->tuning : &derived;
     b->segment_max = params->segment_max_set ? params->segment_max
-                     : lbk_device_is_gpu(dev)  ? 256
-                                               : 65536;
+                                             : (uint64_t)1 << tuning->segment_log2;
     b->compute_units = lbk_device_compute_units(dev) > 0 ? lbk_device_compute_units(dev) : 1;
     b->radix_blocks_max = lbk_device_is_gpu(dev) ? 4096 : 16 * (uint64_t)b->compute_units;
     b->elementwise_local = 256;

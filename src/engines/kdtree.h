@@ -9,6 +9,7 @@
 #include "dataset.h"
 #include "device.h"
 #include "status.h"
+#include "tuning.h"
 
 #include <stdint.h>
 
@@ -24,9 +25,10 @@ typedef struct {
     /* Radix sort: levels whose runs (one subtree's points) hold at most
      * segment_max points are sorted one run per work-item, longer ones by the
      * global sort; 0 = the global sort for every level but the last. Unless
-     * segment_max_set, the device's default: 65536 on CPUs, 256 on GPUs. */
+     * segment_max_set, 2^segment_log2 of the tuning. */
     bool segment_max_set;
     uint64_t segment_max;
+    const lbk_tuning *tuning;  /* NULL = derived from the device */
 } lbk_kdtree_params;
 
 typedef struct {

@@ -84,6 +84,19 @@ typedef struct {
         bool verify;
     } tree;
 
+    /* The device's kernel parameters (src/engines/tuning.h): results never
+     * depend on them. 0 = from `lbknn tune`'s cache (when `cache` and it
+     * holds this device) or derived from the device. */
+    struct {
+        bool cache;
+        int lanes;
+        int block_queries;
+        int block_vectors;
+        int tile_blocks;
+        int slice;
+        int segment_log2;
+    } tuning;
+
     struct {
         lbk_merge_mode merge;
         lbk_partition partition;

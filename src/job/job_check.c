@@ -166,6 +166,26 @@ static lbk_status check_synthetic(const lbk_job_ctx *c, const lbk_job *job)
                         job->synthetic.classes, job->synthetic.points);
 }
 
+/* Kernel parameters: 0 keeps the tuned or derived value; the others must
+ * be what the kernels are built for (src/engines/tuning.h). */
+static lbk_status check_tuning(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const int lanes = job->tuning.lanes;
+    if (lanes != 0 && lanes != 4 && lanes != 8 && lanes != 16)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->tuning.lanes),
+                            "tuning.lanes must be 4, 8 or 16 (or 0: from the device), not %d",
+                            lanes);
+    if (job->tuning.slice != 0 && job->tuning.slice < 8)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->tuning.slice),
+                            "tuning.slice must be at least 8 (or 0: from the device), not %d",
+                            job->tuning.slice);
+    if (job->tuning.segment_log2 != 0 && job->tuning.segment_log2 < 4)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->tuning.segment_log2),
+                            "tuning.segment_log2 must be 4..24 (or 0: from the device), not %d",
+                            job->tuning.segment_log2);
+    return LBK_OK;
+}
+
 /* The k-d tree prunes with coordinate planes, and the spatial partition
  * with boxes: bounds that hold for the L_p metrics only; cosine and ip have
  * no such bound. Its candidate list is
@@ -224,6 +244,7 @@ lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
     LBK_TRY(check_labels_for(c, job, job->output.predictions, "predictions"));
     LBK_TRY(check_labels_for(c, job, job->output.probabilities, "probabilities"));
     LBK_TRY(check_knn(c, job));
+    LBK_TRY(check_tuning(c, job));
     LBK_TRY(check_outputs_differ(c, job));
     return check_synthetic(c, job);
 }

@@ -35,6 +35,7 @@ void lbk_job_defaults(lbk_job *job)
     job->tree.split = LBK_SPLIT_ROUND_ROBIN;
     job->tree.sort = LBK_SORT_AUTO;
     job->tree.verify = false;
+    job->tuning.cache = true;
     job->mpi.merge = LBK_MERGE_REDUCE;
     job->mpi.partition = LBK_PARTITION_AUTO;
 }

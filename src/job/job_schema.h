@@ -21,6 +21,7 @@
     X(KNN, knn)                                                                \
     X(DEVICE, device)                                                          \
     X(TREE, tree)                                                              \
+    X(TUNING, tuning)                                                          \
     X(MPI, mpi)                                                                \
     X(OUTPUT, output)
 

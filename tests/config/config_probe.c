@@ -137,6 +137,13 @@ static void check_defaults(const lbk_job *j)
     LBK_EXPECT_EQ_INT(j->tree.split, LBK_SPLIT_ROUND_ROBIN);
     LBK_EXPECT_EQ_INT(j->tree.sort, LBK_SORT_AUTO);
     LBK_EXPECT_EQ_INT(j->tree.verify, 0);
+    LBK_EXPECT_EQ_INT(j->tuning.cache, 1);
+    LBK_EXPECT_EQ_INT(j->tuning.lanes, 0);
+    LBK_EXPECT_EQ_INT(j->tuning.block_queries, 0);
+    LBK_EXPECT_EQ_INT(j->tuning.block_vectors, 0);
+    LBK_EXPECT_EQ_INT(j->tuning.tile_blocks, 0);
+    LBK_EXPECT_EQ_INT(j->tuning.slice, 0);
+    LBK_EXPECT_EQ_INT(j->tuning.segment_log2, 0);
     LBK_EXPECT_EQ_INT(j->mpi.merge, LBK_MERGE_REDUCE);
     LBK_EXPECT_EQ_INT(j->mpi.partition, LBK_PARTITION_AUTO);
     LBK_EXPECT_EQ_STR(j->output.predictions, "");
@@ -209,6 +216,13 @@ static void mode_full(const char *path, const char *data_dir)
     LBK_EXPECT_EQ_INT(j.tree.split, LBK_SPLIT_WIDEST);
     LBK_EXPECT_EQ_INT(j.tree.sort, LBK_SORT_RADIX);
     LBK_EXPECT_EQ_INT(j.tree.verify, 1);
+    LBK_EXPECT_EQ_INT(j.tuning.cache, 0);
+    LBK_EXPECT_EQ_INT(j.tuning.lanes, 8);
+    LBK_EXPECT_EQ_INT(j.tuning.block_queries, 6);
+    LBK_EXPECT_EQ_INT(j.tuning.block_vectors, 2);
+    LBK_EXPECT_EQ_INT(j.tuning.tile_blocks, 4);
+    LBK_EXPECT_EQ_INT(j.tuning.slice, 256);
+    LBK_EXPECT_EQ_INT(j.tuning.segment_log2, 12);
     LBK_EXPECT_EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
     LBK_EXPECT_EQ_INT(j.mpi.partition, LBK_PARTITION_REPLICATE);
 
@@ -375,6 +389,16 @@ static void same_job(const lbk_job *a, const lbk_job *b)
     LBK_EXPECT_EQ_INT(a->tree.split, b->tree.split, "tree.split differs");
     LBK_EXPECT_EQ_INT(a->tree.sort, b->tree.sort, "tree.sort differs");
     LBK_EXPECT_EQ_INT(a->tree.verify, b->tree.verify, "tree.verify differs");
+    LBK_EXPECT_EQ_INT(a->tuning.cache, b->tuning.cache, "tuning.cache differs");
+    LBK_EXPECT_EQ_INT(a->tuning.lanes, b->tuning.lanes, "tuning.lanes differs");
+    LBK_EXPECT_EQ_INT(a->tuning.block_queries, b->tuning.block_queries,
+                      "tuning.block_queries differs");
+    LBK_EXPECT_EQ_INT(a->tuning.block_vectors, b->tuning.block_vectors,
+                      "tuning.block_vectors differs");
+    LBK_EXPECT_EQ_INT(a->tuning.tile_blocks, b->tuning.tile_blocks, "tuning.tile_blocks differs");
+    LBK_EXPECT_EQ_INT(a->tuning.slice, b->tuning.slice, "tuning.slice differs");
+    LBK_EXPECT_EQ_INT(a->tuning.segment_log2, b->tuning.segment_log2,
+                      "tuning.segment_log2 differs");
     LBK_EXPECT_EQ_INT(a->mpi.merge, b->mpi.merge, "mpi.merge differs");
     LBK_EXPECT_EQ_INT(a->mpi.partition, b->mpi.partition, "mpi.partition differs");
     LBK_EXPECT_EQ_STR(a->output.predictions, b->output.predictions, "predictions differs");

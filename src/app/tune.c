@@ -1,0 +1,99 @@
+#include "tune.h"
+
+#include "log.h"
+#include "try.h"
+#include "tune_cache.h"
+#include "usage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The job's non-zero tuning keys over `t`; true when any was set. */
+static bool apply_job(const lbk_job *job, lbk_tuning *t)
+{
+    const int from_job[6] = {job->tuning.lanes,       job->tuning.block_queries,
+                             job->tuning.block_vectors, job->tuning.tile_blocks,
+                             job->tuning.slice,       job->tuning.segment_log2};
+    int *field[6] = {&t->lanes,       &t->block_queries, &t->block_vectors,
+                     &t->tile_blocks, &t->slice,         &t->segment_log2};
+    bool any = false;
+    for (int i = 0; i < 6; i++) {
+        if (from_job[i] != 0) {
+            *field[i] = from_job[i];
+            any = true;
+        }
+    }
+    return any;
+}
+
+void lbk_tuning_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
+                        lbk_tuning *out)
+{
+    lbk_tuning_derive(dev, out);
+    char path[4096];
+    if (job->tuning.cache && lbk_tune_cache_path(cache_dir, dev, path, sizeof path)) {
+        lbk_tuning cached;
+        if (lbk_tune_cache_read(path, dev, &cached) == LBK_TUNE_CACHE_USED)
+            *out = cached;
+    }
+    if (apply_job(job, out))
+        out->source = LBK_TUNING_JOB;
+}
+
+static lbk_status parse_tune_args(int argc, char **argv, lbk_device_request *req, int *index)
+{
+    *req = (lbk_device_request){LBK_DEVICE_ANY, 0, NULL, 0};
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (i + 1 >= argc && (strcmp(opt, "--type") == 0 || strcmp(opt, "--device") == 0))
+            return lbk_usage_error("%s needs a value", opt);
+        if (strcmp(opt, "--type") == 0) {
+            lbk_device_type type;
+            if (!lbk_device_type_parse(argv[++i], &type))
+                return lbk_usage_error("--type %s: expected gpu, cpu or any", argv[i]);
+            req->type = type;
+        } else if (strcmp(opt, "--device") == 0) {
+            char *end;
+            const long v = strtol(argv[++i], &end, 10);
+            if (*end || end == argv[i] || v < 0 || v > 1000)
+                return lbk_usage_error("--device %s: expected a device index", argv[i]);
+            *index = (int)v;
+        } else {
+            return lbk_usage_error("unknown argument '%s' for tune", opt);
+        }
+    }
+    req->list = index;
+    req->list_len = 1;
+    return LBK_OK;
+}
+
+lbk_status lbk_tune_command(int argc, char **argv, const char *cache_dir)
+{
+    lbk_device_request req;
+    int index = 0;
+    LBK_TRY(parse_tune_args(argc, argv, &req, &index));
+    char path[4096];
+    lbk_device *dev = NULL;
+    LBK_TRY(lbk_device_open(&req, &dev));
+    lbk_status st = LBK_OK;
+    if (!lbk_tune_cache_path(cache_dir, dev, path, sizeof path)) {
+        lbk_error("no directory for the tuning cache: set XDG_CACHE_HOME or HOME");
+        st = LBK_ERR_USAGE;
+        goto cleanup;
+    }
+    printf("lbknn %s tune: %s\n", LBK_VERSION, lbk_device_description(dev));
+    lbk_tuning derived, best;
+    lbk_tuning_derive(dev, &derived);
+    LBK_TRY_GOTO(st, lbk_tuning_measure(dev, stdout, &best));
+    char a[128], b[128], comment[512];
+    lbk_tuning_format(&derived, a, sizeof a);
+    lbk_tuning_format(&best, b, sizeof b);
+    snprintf(comment, sizeof comment, "measured on %s\nderived from the device: %s",
+             lbk_device_description(dev), a);
+    LBK_TRY_GOTO(st, lbk_tune_cache_write(path, dev, &best, comment));
+    printf("derived  %s\ntuned    %s\nwritten  %s\n", a, b, path);
+cleanup:
+    lbk_device_close(dev);
+    return st;
+}
