@@ -78,8 +78,9 @@ static double now(void)
 
 static lbk_tree_sort parse_sort(const char *s)
 {
-    return strcmp(s, "radix") == 0 ? LBK_SORT_RADIX
+    return strcmp(s, "radix") == 0     ? LBK_SORT_RADIX
            : strcmp(s, "bitonic") == 0 ? LBK_SORT_BITONIC
+           : strcmp(s, "select") == 0  ? LBK_SORT_SELECT
                                        : LBK_SORT_AUTO;
 }
 

@@ -16,11 +16,8 @@
 /* The shape formulas (levels, subtree size, segment begin, pivot) are the
  * lbk_kd_* functions of lbk_shared.h, shared with the host. */
 
-static inline uint kd_flip(float f)
-{
-    const uint b = as_uint(f);
-    return b ^ ((b >> 31) ? 0xffffffffu : 0x80000000u);
-}
+/* Keys: lbk_order_bits (lbk_shared.h). */
+#define kd_flip lbk_order_bits
 
 /* Round robin: every point being sorted at level l splits on rr_dim = l mod
  * dim (the host passes it; an integer division per element was a third of

@@ -126,6 +126,15 @@ static inline lbk_u64 lbk_pack(float key, lbk_u32 index)
 static inline float lbk_packed_key(lbk_u64 packed) { return lbk_bits_float((lbk_u32)(packed >> 32)); }
 static inline lbk_u32 lbk_packed_index(lbk_u64 packed) { return (lbk_u32)packed; }
 
+/* Order-preserving bits of a float: unsigned integer order is the float
+ * order, with -0 before +0 and every value (infinities and NaNs too) in one
+ * total order. The k-d tree builders sort and select by these. */
+static inline lbk_u32 lbk_order_bits(float f)
+{
+    const lbk_u32 b = lbk_float_bits(f);
+    return b ^ ((b >> 31) ? 0xffffffffu : 0x80000000u);
+}
+
 /* ---- left-balanced tree shape (docs/design.md section 4) ----
  * Node s at slot s, children 2s+1 and 2s+2; n nodes, levels = bit length of
  * n. 64-bit intermediates, so the formulas stay exact for n near 2^32. */

@@ -52,10 +52,12 @@
     X(LBK_SPLIT_ROUND_ROBIN, "round_robin")                                    \
     X(LBK_SPLIT_WIDEST, "widest")
 
+/* SELECT: a quickselect per node (CPU devices, round-robin split). */
 #define LBK_TREE_SORT_LIST(X)                                                  \
     X(LBK_SORT_AUTO, "auto")                                                   \
     X(LBK_SORT_BITONIC, "bitonic")                                             \
-    X(LBK_SORT_RADIX, "radix")
+    X(LBK_SORT_RADIX, "radix")                                                 \
+    X(LBK_SORT_SELECT, "select")
 
 #define LBK_MERGE_MODE_LIST(X)                                                 \
     X(LBK_MERGE_REDUCE, "reduce")                                              \

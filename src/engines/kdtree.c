@@ -1,6 +1,7 @@
 #include "kdtree.h"
 
 #include "kdtree_cl.h"
+#include "kdtree_select.h"
 #include "lbk_shared.h"
 #include "log.h"
 #include "try.h"
@@ -84,6 +85,8 @@ uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_t
     const uint64_t small = 4096 + 8 * (uint64_t)dim;
     if (sort == LBK_SORT_BITONIC)
         return pts + n * 8 + dims + (dims ? n : 0) + small;
+    if (sort == LBK_SORT_SELECT)
+        return lbk_kdtree_select_bytes(n, dim);
     /* Radix: points, rows and dims twice (ping-pong), tags, keys x2, perm
      * x2, child dims, the histogram table. */
     return 2 * pts + n * (8 + 4 + 16 + 8) + 3 * dims + (1u << 20) + small;
@@ -416,18 +419,32 @@ static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *pa
                                  : n * 8;
     const uint64_t radix = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_RADIX);
     const uint64_t bitonic = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_BITONIC);
+    const uint64_t select = lbk_kdtree_select_bytes(n, dim);
     const bool radix_fits = radix <= budget && largest <= max_alloc;
     const bool bitonic_fits = bitonic <= budget && n * (uint64_t)dim * 4 <= max_alloc;
+    const bool select_fits = select <= budget && n * (uint64_t)dim * 4 <= max_alloc;
+    const bool rr = params->split == LBK_SPLIT_ROUND_ROBIN;
     lbk_tree_sort sort = params->sort;
+    LBK_FAIL_IF(sort == LBK_SORT_SELECT && !rr, LBK_ERR_CONFIG,
+                "k-d tree: the select builder supports the round_robin split only");
+    /* A CPU runs the select builder fastest (bench/results/cpu.md); a GPU
+     * wants the many short runs of the radix sort. */
+    if (sort == LBK_SORT_AUTO && rr && !lbk_device_is_gpu(dev) && select_fits)
+        sort = LBK_SORT_SELECT;
     if (sort == LBK_SORT_AUTO)
         sort = radix_fits ? LBK_SORT_RADIX : LBK_SORT_BITONIC;
-    const bool fits = sort == LBK_SORT_RADIX ? radix_fits : bitonic_fits;
+    const bool fits = sort == LBK_SORT_RADIX     ? radix_fits
+                      : sort == LBK_SORT_SELECT ? select_fits
+                                                : bitonic_fits;
     if (!fits) {
         lbk_error("k-d tree of %llu points x %d dimensions with the %s sort needs %.1f MiB "
                   "of device memory (largest buffer %.1f MiB); the budget is %.1f MiB and the "
                   "device's largest allocation %.1f MiB",
                   (unsigned long long)n, dim, lbk_tree_sort_name(sort),
-                  (double)(sort == LBK_SORT_RADIX ? radix : bitonic) / 1048576.0,
+                  (double)(sort == LBK_SORT_RADIX     ? radix
+                           : sort == LBK_SORT_SELECT ? select
+                                                     : bitonic) /
+                      1048576.0,
                   (double)largest / 1048576.0, (double)budget / 1048576.0,
                   (double)max_alloc / 1048576.0);
         return LBK_ERR_NOMEM;
@@ -448,6 +465,21 @@ static lbk_status check_shape(const lbk_kdtree_params *params, uint64_t n, int d
     return LBK_OK;
 }
 
+/* Runs (subtrees) of at most this many points are sorted (built) one per
+ * work-item: the tuning's 2^segment_log2 (tuning.c: 64 Ki points on CPUs,
+ * 256 on GPUs) unless the parameters force it. The tests force either
+ * path. */
+static uint64_t segment_max_for(const lbk_device *dev, const lbk_kdtree_params *params)
+{
+    if (params->segment_max_set)
+        return params->segment_max;
+    lbk_tuning derived;
+    if (!params->tuning)
+        lbk_tuning_derive(dev, &derived);
+    const lbk_tuning *tuning = params->tuning ? params->tuning : &derived;
+    return (uint64_t)1 << tuning->segment_log2;
+}
+
 /* The builder's sizes and launch limits for this device and shard. */
 static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *params,
                          uint64_t n, int dim)
@@ -459,15 +491,7 @@ static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *p
     b->levels = lbk_kdtree_levels(n);
     b->has_dims = params->split == LBK_SPLIT_WIDEST;
     b->profile = params->profile;
-    /* On a CPU, runs of up to 64 Ki points sort fastest one per work-item
-     * (at N = 1e6 this beat 8 Ki and "always"); a GPU wants many short runs.
-     * The tests force either path. */
-    lbk_tuning derived;
-    if (!params->tuning)
-        lbk_tuning_derive(dev, &derived);
-    const lbk_tuning *tuning = params->tuning ? params->tuning : &derived;
-    b->segment_max = params->segment_max_set ? params->segment_max
-                                             : (uint64_t)1 << tuning->segment_log2;
+    b->segment_max = segment_max_for(dev, params);
     b->compute_units = lbk_device_compute_units(dev) > 0 ? lbk_device_compute_units(dev) : 1;
     b->radix_blocks_max = lbk_device_is_gpu(dev) ? 4096 : 16 * (uint64_t)b->compute_units;
     b->elementwise_local = 256;
@@ -624,6 +648,21 @@ cleanup:
     return st;
 }
 
+/* The select builder (kdtree_select.h). */
+static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference,
+                               const lbk_kdtree_params *params, lbk_kdtree *tree)
+{
+    lbk_select_tree out;
+    LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params),
+                                    params->profile, &out));
+    tree->points = out.points;
+    tree->ids = out.ids;
+    tree->bytes = (uint64_t)reference->rows * ((uint64_t)reference->dim * 4 + 4);
+    tree->stats.peak_device_bytes = out.peak_bytes;
+    tree->stats.bytes_moved = out.moved;
+    return LBK_OK;
+}
+
 static lbk_status verify(const lbk_kdtree *tree)
 {
     float *pts = NULL;
@@ -655,7 +694,9 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
     tree->split = params->split;
     LBK_TRY_GOTO(st, choose_sort(dev, params, n, reference->dim, &tree->stats.sort_used));
     tree->stats.levels = lbk_kdtree_levels(n);
-    if (n > 0)
+    if (n > 0 && tree->stats.sort_used == LBK_SORT_SELECT)
+        LBK_TRY_GOTO(st, build_select(dev, reference, params, tree));
+    else if (n > 0)
         LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
     tree->stats.build_s = now_seconds() - t0;
     /* Compile the query program now (the device caches it): built on the

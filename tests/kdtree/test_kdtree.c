@@ -119,7 +119,10 @@ static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split spli
     return tree;
 }
 
-static const char *sort_name(lbk_tree_sort s) { return s == LBK_SORT_RADIX ? "radix" : "bitonic"; }
+static const char *sort_name(lbk_tree_sort s)
+{
+    return s == LBK_SORT_RADIX ? "radix" : s == LBK_SORT_SELECT ? "select" : "bitonic";
+}
 
 /* ---- unit: shape formulas ---- */
 
@@ -326,7 +329,10 @@ static void test_invariant_default(void)
         for (size_t k = 0; k < 4; k++, c++) {
             const int dim = inv_dims[(a + k) % ND];
             const lbk_tree_split split = (c & 1) ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
-            const lbk_tree_sort sort = (c & 2) ? LBK_SORT_RADIX : LBK_SORT_BITONIC;
+            lbk_tree_sort sort = (c & 2) ? LBK_SORT_RADIX : LBK_SORT_BITONIC;
+            /* The select builder takes the round-robin rows of every third. */
+            if (split == LBK_SPLIT_ROUND_ROBIN && a % 3 == 0)
+                sort = LBK_SORT_SELECT;
             if (inv_ns[a] > 50000 && dim > 8)
                 continue;
             invariant_case(inv_ns[a], dim, kinds[k], split, sort);
@@ -403,7 +409,8 @@ static void test_empty_and_auto(void)
         }
         lbk_kdtree_destroy(tree);
     }
-    /* AUTO: radix when it fits, bitonic under a tight budget. */
+    /* AUTO: the select builder on CPU devices and radix on GPUs when they
+     * fit, bitonic under a tight budget. */
     const uint32_t n = 5000;
     float *pts = make_points(n, 3, DATA_UNIFORM);
     const lbk_dataset ds = {.rows = n, .dim = 3, .points = pts};
@@ -418,8 +425,9 @@ static void test_empty_and_auto(void)
         if (t) {
             lbk_kdtree_stats stats;
             lbk_kdtree_get_stats(t, &stats);
-            LBK_EXPECT_EQ_INT(stats.sort_used, tight ? LBK_SORT_BITONIC : LBK_SORT_RADIX,
-                              "tight=%d", tight);
+            const lbk_tree_sort roomy = lbk_device_is_gpu(dev) ? LBK_SORT_RADIX : LBK_SORT_SELECT;
+            LBK_EXPECT_EQ_INT(stats.sort_used, tight ? LBK_SORT_BITONIC : roomy, "tight=%d",
+                              tight);
             lbk_kdtree_destroy(t);
         }
     }
@@ -538,6 +546,53 @@ static void test_ref_rr_bitonic(void) { test_reference(LBK_SPLIT_ROUND_ROBIN, LB
 static void test_ref_rr_radix(void) { test_reference(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_RADIX); }
 static void test_ref_widest_bitonic(void) { test_reference(LBK_SPLIT_WIDEST, LBK_SORT_BITONIC); }
 static void test_ref_widest_radix(void) { test_reference(LBK_SPLIT_WIDEST, LBK_SORT_RADIX); }
+static void test_ref_rr_select(void) { test_reference(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_SELECT); }
+
+/* The select builder orders each node by the composite key the tag sorts'
+ * stability implies (kernels/kdtree.cl); with ties in every coordinate it
+ * must still build the radix builder's tree, node for node. */
+static void select_vs_radix(uint32_t n, int dim, data_kind kind)
+{
+    float *pts = make_points(n, dim, kind);
+    lbk_kdtree *a = build(pts, n, dim, LBK_SPLIT_ROUND_ROBIN, LBK_SORT_RADIX, false);
+    lbk_kdtree *b = build(pts, n, dim, LBK_SPLIT_ROUND_ROBIN, LBK_SORT_SELECT, true);
+    if (a && b) {
+        float *pa, *pb;
+        uint32_t *ia, *ib;
+        uint8_t *da, *db;
+        LBK_ASSERT_EQ_INT(lbk_kdtree_download(a, &pa, &ia, &da), LBK_OK);
+        LBK_ASSERT_EQ_INT(lbk_kdtree_download(b, &pb, &ib, &db), LBK_OK);
+        int bad = 0;
+        for (uint32_t i = 0; i < n && bad < 3; i++) {
+            if (ia[i] == ib[i])
+                continue;
+            bad++;
+            LBK_EXPECT_EQ_U64(ib[i], ia[i], "n=%u dim=%d %s: node %u, select vs radix row", n,
+                              dim, data_names[kind], i);
+        }
+        LBK_EXPECT_EQ_MEM(pb, pa, (size_t)n * dim * sizeof(float), "n=%u dim=%d %s: points",
+                          n, dim, data_names[kind]);
+        free(pa);
+        free(pb);
+        free(ia);
+        free(ib);
+        free(da);
+        free(db);
+    }
+    lbk_kdtree_destroy(a);
+    lbk_kdtree_destroy(b);
+    free(pts);
+}
+
+static void test_select_ties(void)
+{
+    const data_kind kinds[] = {DATA_DUPLICATES, DATA_GRID, DATA_IDENTICAL, DATA_CLUSTERED};
+    const uint32_t ns[] = {1, 2, 5, 17, 1000, 4097, 70001};
+    const int dims[] = {1, 2, 3, 4};
+    for (size_t k = 0; k < 4; k++)
+        for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
+            select_vs_radix(ns[a], dims[(a + k) % 4], kinds[k]);
+}
 
 /* kNN against the oracle: one case per data kind and metric. */
 typedef struct {
@@ -565,6 +620,8 @@ static const device_case device_cases[] = {
     {"ref_rr_radix", test_ref_rr_radix},
     {"ref_widest_bitonic", test_ref_widest_bitonic},
     {"ref_widest_radix", test_ref_widest_radix},
+    {"ref_rr_select", test_ref_rr_select},
+    {"select_ties", test_select_ties},
     {"invariant", test_invariant_default},
     {"invariant_full", test_invariant_full},
     {"corrupt", test_corrupt},
