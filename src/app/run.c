@@ -118,8 +118,10 @@ static lbk_status open_device(lbk_run_state *s)
                                         job->device.list_len};
     const double t = lbk_now();
     lbk_status st = lbk_device_open(&request, &s->device);
-    if (st == LBK_OK)
+    if (st == LBK_OK) {
+        lbk_tune_use_cache_dir(s->device, s->options->tune_cache_dir);
         lbk_tuning_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning);
+    }
     s->phase[LBK_PHASE_DEVICE] = lbk_now() - t;
     s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
     if (st == LBK_OK)

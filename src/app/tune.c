@@ -27,6 +27,14 @@ static bool apply_job(const lbk_job *job, lbk_tuning *t)
     return any;
 }
 
+void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir)
+{
+    char dir[4096];
+    const int n = snprintf(dir, sizeof dir, "%s/programs", cache_dir ? cache_dir : "");
+    if (cache_dir && cache_dir[0] && n > 0 && (size_t)n < sizeof dir)
+        lbk_device_set_program_cache(dev, dir);
+}
+
 void lbk_tuning_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
                         lbk_tuning *out)
 {
@@ -76,6 +84,7 @@ lbk_status lbk_tune_command(int argc, char **argv, const char *cache_dir)
     char path[4096];
     lbk_device *dev = NULL;
     LBK_TRY(lbk_device_open(&req, &dev));
+    lbk_tune_use_cache_dir(dev, cache_dir);
     lbk_status st = LBK_OK;
     if (!lbk_tune_cache_path(cache_dir, dev, path, sizeof path)) {
         lbk_error("no directory for the tuning cache: set XDG_CACHE_HOME or HOME");

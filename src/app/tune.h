@@ -13,6 +13,10 @@
 #include "status.h"
 #include "tuning.h"
 
+/* Keep the device's built programs under cache_dir/programs (device.h:
+ * lbk_device_set_program_cache); nothing when cache_dir is empty. */
+void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir);
+
 /* The parameters for this job on this device; cache_dir may be empty (no
  * cache). Never fails: a bad cache file is ignored with a warning. */
 void lbk_tuning_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,

@@ -2,6 +2,7 @@
 
 #include "embedded_kernels.h"
 #include "log.h"
+#include "program_cache.h"
 #include "try.h"
 
 #include <stdbool.h>
@@ -32,6 +33,7 @@ struct lbk_device {
     int native_float_width;
     char name[256], driver[128], version[128];
     char description[256 + 256 + 128 + 8];
+    char program_cache[4096];  /* directory of built programs ("" = none) */
     cached_program programs[MAX_PROGRAMS];
     int program_count;
 };
@@ -268,6 +270,13 @@ int lbk_device_native_float_width(const lbk_device *dev) { return dev->native_fl
 const char *lbk_device_name(const lbk_device *dev) { return dev->name; }
 const char *lbk_device_driver(const lbk_device *dev) { return dev->driver; }
 const char *lbk_device_version(const lbk_device *dev) { return dev->version; }
+
+void lbk_device_set_program_cache(lbk_device *dev, const char *dir)
+{
+    const int n = snprintf(dev->program_cache, sizeof dev->program_cache, "%s", dir ? dir : "");
+    if (n < 0 || (size_t)n >= sizeof dev->program_cache)
+        dev->program_cache[0] = '\0';
+}
 cl_context lbk_device_context(const lbk_device *dev) { return dev->context; }
 cl_command_queue lbk_device_queue(const lbk_device *dev) { return dev->queue; }
 cl_device_id lbk_device_id(const lbk_device *dev) { return dev->id; }
@@ -340,7 +349,7 @@ static void log_build_failure(const lbk_device *dev, cl_program program, const c
  * rather than #included, because the program is built from memory with no
  * include path. */
 static lbk_status build(lbk_device *dev, const char *name, const char *source, const char *opts,
-                        cl_program *out)
+                        bool keep, cl_program *out)
 {
     lbk_status st = LBK_OK;
     const lbk_embedded_file *shared = lbk_embedded_find("lbk_shared.h");
@@ -351,16 +360,21 @@ static lbk_status build(lbk_device *dev, const char *name, const char *source, c
     snprintf(text, len, "%s\n#line 1 \"%s\"\n%s", shared->source, name, source);
     const char *src = text;
     cl_int err;
-    cl_program program = clCreateProgramWithSource(dev->context, 1, &src, NULL, &err);
-    LBK_TRY_GOTO(st, lbk_cl_check(err, "creating an OpenCL program"));
     char full_opts[512];
     snprintf(full_opts, sizeof full_opts, "-cl-std=CL1.2 %s", opts);
+    cl_program program = NULL;
+    if (keep && lbk_program_cache_load(dev, dev->program_cache, text, full_opts, out))
+        goto cleanup;
+    program = clCreateProgramWithSource(dev->context, 1, &src, NULL, &err);
+    LBK_TRY_GOTO(st, lbk_cl_check(err, "creating an OpenCL program"));
     err = clBuildProgram(program, 1, &dev->id, full_opts, NULL, NULL);
     if (err != CL_SUCCESS) {
         log_build_failure(dev, program, name, full_opts, err);
         st = LBK_ERR_DEVICE;
         goto cleanup;
     }
+    if (keep)
+        lbk_program_cache_store(dev, dev->program_cache, text, full_opts, program);
     *out = program;
     program = NULL;
 cleanup:
@@ -370,8 +384,8 @@ cleanup:
     return st;
 }
 
-lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const char *source,
-                                     const char *options, cl_program *out)
+static lbk_status program_for(lbk_device *dev, const char *name, const char *source,
+                              const char *options, bool keep, cl_program *out)
 {
     const char *opts = options ? options : "";
     const cached_program *hit = find_cached(dev, name, opts);
@@ -383,7 +397,7 @@ lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const ch
                 LBK_ERR_INTERNAL, "internal: kernel file '%s': too many programs or too long a "
                 "name or options", name);
     cl_program program;
-    LBK_TRY(build(dev, name, source, opts, &program));
+    LBK_TRY(build(dev, name, source, opts, keep, &program));
     cached_program *slot = &dev->programs[dev->program_count++];
     snprintf(slot->file, sizeof slot->file, "%s", name);
     snprintf(slot->options, sizeof slot->options, "%s", opts);
@@ -392,12 +406,26 @@ lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const ch
     return LBK_OK;
 }
 
+lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const char *source,
+                                     const char *options, cl_program *out)
+{
+    return program_for(dev, name, source, options, false, out);
+}
+
 lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
                               cl_program *out)
 {
     const lbk_embedded_file *kernel = lbk_embedded_find(file);
     LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
-    return lbk_device_program_source(dev, file, kernel->source, options, out);
+    return program_for(dev, file, kernel->source, options, false, out);
+}
+
+lbk_status lbk_device_program_kept(lbk_device *dev, const char *file, const char *options,
+                                   cl_program *out)
+{
+    const lbk_embedded_file *kernel = lbk_embedded_find(file);
+    LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
+    return program_for(dev, file, kernel->source, options, true, out);
 }
 
 lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *out)

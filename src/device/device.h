@@ -45,6 +45,11 @@ const char *lbk_device_name(const lbk_device *dev);
 const char *lbk_device_driver(const lbk_device *dev);
 const char *lbk_device_version(const lbk_device *dev);
 
+/* Keep built programs in `dir` (created when missing) and build from them
+ * in later processes: PoCL compiles from source in every process, 30-50 ms
+ * a program (program_cache.h). NULL or "" = no such cache (the default). */
+void lbk_device_set_program_cache(lbk_device *dev, const char *dir);
+
 /* Print every platform and device and which one a request would pick. */
 lbk_status lbk_device_list(FILE *out, const lbk_device_request *req);
 

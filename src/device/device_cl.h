@@ -25,6 +25,14 @@ cl_device_id lbk_device_id(const lbk_device *dev);
 lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
                               cl_program *out);
 
+/* lbk_device_program, kept on disk between processes when the device has
+ * a program cache (device.h: lbk_device_set_program_cache). Only for
+ * programs whose every kernel a build launches: a kept binary holds all its
+ * kernels compiled, so keeping brute.cl would compile its unused kernels
+ * too (seconds, once per K). */
+lbk_status lbk_device_program_kept(lbk_device *dev, const char *file, const char *options,
+                                   cl_program *out);
+
 /* The same for kernel source that is not embedded in the library (the
  * benchmarks' baselines): `name` labels it in messages and in the cache. */
 lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const char *source,

@@ -703,7 +703,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
      * first query instead, it cost every rank about 23 ms of its query phase
      * even from PoCL's kernel cache, 10% of a half-size MPI slice. */
     cl_program query_program;
-    LBK_TRY_GOTO(st, lbk_device_program(dev, "tree_query.cl", "", &query_program));
+    LBK_TRY_GOTO(st, lbk_device_program_kept(dev, "tree_query.cl", "", &query_program));
     if (params->verify && n > 0)
         LBK_TRY_GOTO(st, verify(tree));
     *out = tree;

@@ -74,7 +74,7 @@ static lbk_status make_kernels(select_build *b)
     if (b->dim <= KD_SEL_DIM_MAX)
         snprintf(options, sizeof options, "-DKD_SEL_DIM=%d", (int)b->dim);
     cl_program program;
-    LBK_TRY(lbk_device_program(b->dev, "kdtree_select.cl", options, &program));
+    LBK_TRY(lbk_device_program_kept(b->dev, "kdtree_select.cl", options, &program));
     LBK_TRY(lbk_device_kernel(program, "kd_sel_init", &b->init));
     LBK_TRY(lbk_device_kernel(program, "kd_sel_level", &b->level));
     return lbk_device_kernel(program, "kd_sel_subtree", &b->subtree);

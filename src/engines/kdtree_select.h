@@ -1,10 +1,11 @@
-/* Private to the k-d tree builder: the select builder (kernels/kdtree.cl,
- * kd_sel_*), a quickselect per node in place, for CPU devices and the
- * round-robin split. It builds the same tree as the tag sorts, node for
- * node (the argument is in kdtree.cl). The top levels, whose nodes are
- * few and large, run one work-item per node and level; from the first
- * level whose subtrees hold at most segment_max points, one work-item
- * builds a whole subtree, depth first, in its core's cache. */
+/* Private to the k-d tree builder: the select builder
+ * (kernels/kdtree_select.cl), a selection per node instead of a sort per
+ * level, for CPU devices and the round-robin split. It builds the same
+ * tree as the tag sorts, node for node (the argument is in the kernel
+ * file). The top levels, whose nodes are few and large, run one work-item
+ * per node and level; from the first level whose subtrees hold at most
+ * segment_max points, one work-item builds a whole subtree, depth first,
+ * in its core's cache. */
 #ifndef LBK_KDTREE_SELECT_H
 #define LBK_KDTREE_SELECT_H
 
@@ -18,7 +19,7 @@
 typedef struct {
     cl_mem points, ids;          /* the tree: points in tree order, original rows */
     uint64_t peak_bytes, moved;  /* device bytes at the peak; bytes the kernels moved
-                                    (model: reads and writes of the swaps) */
+                                    (model: key passes and the move to the other copy) */
 } lbk_select_tree;
 
 /* Device bytes a select build of n points allocates at its peak. */

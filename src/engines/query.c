@@ -107,7 +107,7 @@ static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_stat
     const uint64_t dim = (uint64_t)lbk_kdtree_dim(tree);
     cl_program program;
     qs->batch = batch;
-    LBK_TRY(lbk_device_program(dev, "tree_query.cl", "", &program));
+    LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl", "", &program));
     LBK_TRY(lbk_device_kernel(program, "tq_knn", &qs->kernel));
     LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * dim * 4), NULL,
                               "tree query batch", &qs->qbuf));
