@@ -9,6 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Subtrees of this many levels at the bottom of the tree are walked as
+ * buckets (kernels/tree_query.cl): 4 (15 points) was the fastest of 2..6
+ * for 1e5 queries over 1e6 uniform 3-D points with K = 16. */
+#define TREE_BUCKET_LEVELS 4
+
 uint64_t lbk_tree_max_batch(const lbk_kdtree *tree, int k, uint64_t memory_budget)
 {
     const lbk_device *dev = lbk_kdtree_device(tree);
@@ -155,9 +160,13 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     const cl_mem dims = lbk_kdtree_split_dims(tree);
     const cl_int has_dims = dims != NULL, cdim = dim, ck = k, cmetric = (cl_int)metric;
     const cl_ulong cn = lbk_kdtree_size(tree), cnq = count;
+    /* The bottom TREE_BUCKET_LEVELS levels are buckets (tree_query.cl). */
+    const cl_uint levels = (cl_uint)lbk_kd_levels(cn);
+    const cl_uint bucket_level = levels > TREE_BUCKET_LEVELS ? levels - TREE_BUCKET_LEVELS : 0;
     LBK_TRY(LBK_KERNEL_ARGS(qs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims),
                             LBK_ARG(has_dims), LBK_ARG(cn), LBK_ARG(cdim), LBK_ARG(qs->qbuf),
-                            LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric), LBK_ARG(qs->lbuf)));
+                            LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric), LBK_ARG(bucket_level),
+                            LBK_ARG(qs->lbuf)));
     size_t global = (size_t)count;
     err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
     LBK_TRY(lbk_cl_check(err, "launching the tree query kernel"));
