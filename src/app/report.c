@@ -198,17 +198,22 @@ static void report_devices(FILE *f, const lbk_run_report *r)
     }
 }
 
-/* The kernel parameters each rank's device ran with and where they came
- * from (derived, tuned: the `lbknn tune` cache, job). */
+/* The kernel parameters each rank's device ran with, where they came from
+ * (derived, tuned: the `lbknn tune` cache, job) and the cache file each
+ * looked for (in tuning_cache_dir, rank 0's). */
 static void report_tuning(FILE *f, const lbk_run_report *r)
 {
-    fprintf(f, "tuning:\n");
+    fprintf(f, "tuning_cache_dir: ");
+    lbk_yaml_print_string(f, r->tuning_dir ? r->tuning_dir : "");
+    fprintf(f, "\ntuning:\n");
     for (int i = 0; i < r->ranks; i++) {
         const lbk_tuning *t = &r->devices[i].tuning;
         fprintf(f, "  - {rank: %d, source: %s, lanes: %d, block_queries: %d, block_vectors: %d, "
-                   "tile_blocks: %d, slice: %d, segment_log2: %d}\n",
+                   "tile_blocks: %d, slice: %d, segment_log2: %d, cache_file: ",
                 i, lbk_tuning_source_name(t->source), t->lanes, t->block_queries,
                 t->block_vectors, t->tile_blocks, t->slice, t->segment_log2);
+        lbk_yaml_print_string(f, r->devices[i].tuning_file);
+        fprintf(f, "}\n");
     }
 }
 

@@ -32,6 +32,7 @@ typedef struct {
                                           * units); 0 for a GPU */
     lbk_cpu_threads_source cpu_threads_source;
     lbk_tuning tuning;                   /* the kernel parameters this rank ran with */
+    char tuning_file[48];                /* the tuning cache file it looked for ("" = none) */
 } lbk_rank_device;
 
 /* One rank's work and resources, as every rank tells rank 0 (sent as
@@ -65,6 +66,7 @@ typedef struct {
     bool reference_labels, query_labels;
     int ranks;
     const lbk_rank_device *devices; /* one per rank, in rank order */
+    const char *tuning_dir;        /* `lbknn tune`'s cache directory ("" = none) */
     lbk_engine engine;
     const char *engine_why;
     char engine_detail[256];

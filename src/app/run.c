@@ -120,7 +120,8 @@ static lbk_status open_device(lbk_run_state *s)
     lbk_status st = lbk_device_open(&request, &s->device);
     if (st == LBK_OK) {
         lbk_tune_use_cache_dir(s->device, s->options->tune_cache_dir);
-        lbk_tuning_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning);
+        lbk_tuning_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning,
+                           s->tuning_file, sizeof s->tuning_file);
     }
     s->phase[LBK_PHASE_DEVICE] = lbk_now() - t;
     s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
@@ -146,6 +147,7 @@ static lbk_status gather_devices(lbk_run_state *s)
         mine.cpu_threads_source = s->options->cpu_threads;
     }
     mine.tuning = s->tuning;
+    snprintf(mine.tuning_file, sizeof mine.tuning_file, "%s", s->tuning_file);
     return lbk_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
 }
 
@@ -368,6 +370,7 @@ static void fill_report(lbk_run_state *s)
     r->query_labels = s->shape.query_labels;
     r->ranks = s->comm->size;
     r->devices = s->devices;
+    r->tuning_dir = s->options->tune_cache_dir ? s->options->tune_cache_dir : "";
     r->engine = s->engine_kind;
     r->engine_why = s->engine_why;
     lbk_engine_describe(s->engine, r->engine_detail, sizeof r->engine_detail);

@@ -59,6 +59,7 @@ typedef struct {
     int classes;                     /* reference labels: 0 .. classes - 1 (over every rank) */
     lbk_device *device;
     lbk_tuning tuning;               /* this rank's device's kernel parameters (tune.h) */
+    char tuning_file[48];            /* the tuning cache file looked for ("" = none) */
     lbk_rank_device *devices;        /* every rank's, in rank order */
     lbk_engine engine_kind;
     const char *engine_why;

@@ -36,11 +36,14 @@ void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir)
 }
 
 void lbk_tuning_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
-                        lbk_tuning *out)
+                        lbk_tuning *out, char *file, size_t file_size)
 {
     lbk_tuning_derive(dev, out);
     char path[4096];
+    file[0] = '\0';
     if (job->tuning.cache && lbk_tune_cache_path(cache_dir, dev, path, sizeof path)) {
+        const char *base = strrchr(path, '/');
+        snprintf(file, file_size, "%s", base ? base + 1 : path);
         lbk_tuning cached;
         if (lbk_tune_cache_read(path, dev, &cached) == LBK_TUNE_CACHE_USED)
             *out = cached;

@@ -50,6 +50,7 @@ typedef struct {
                             2 = some but not all, -1 = at most half may, -2 = the
                             prefilter must decline (values too large for its bound) */
     int work_group_limit;
+    const lbk_tuning *tuning; /* the blocked kernel's parameters; NULL = the device's */
 } test_case;
 
 static void fill(float *x, size_t rows, int dim, data_kind kind, uint64_t seed)
@@ -186,6 +187,7 @@ static void run_case(const void *row)
                                      .distance = c->distance,
                                      .prefilter = c->prefilter,
                                      .work_group_limit = c->work_group_limit,
+                                     .tuning = c->tuning,
                                      .selection = c->select == SELECT_SORT_MERGE
                                                       ? LBK_SELECTION_SORT_MERGE
                                                   : c->select == SELECT_BUBBLE
@@ -248,16 +250,29 @@ static void run_k_too_large(void)
 #define MERGE SELECT_SORT_MERGE
 #define AUTO SELECT_AUTO
 /* PRE: the prefilter needs the blocked kernel, the default only on CPUs. */
-#define DEF LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, 0
-#define TILED LBK_DISTANCE_TILED, LBK_PREFILTER_AUTO, 0, 0
-#define OFF LBK_DISTANCE_AUTO, LBK_PREFILTER_OFF, 0, 0
-#define PRE(fallback) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, fallback, 0
-#define LIMIT(wg) LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, wg
-#define PRE_LIMIT(fallback, wg) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, fallback, wg
+#define DEF LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, 0, NULL
+#define TILED LBK_DISTANCE_TILED, LBK_PREFILTER_AUTO, 0, 0, NULL
+#define OFF LBK_DISTANCE_AUTO, LBK_PREFILTER_OFF, 0, 0, NULL
+#define PRE(fallback) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, fallback, 0, NULL
+#define LIMIT(wg) LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, 0, wg, NULL
+#define PRE_LIMIT(fallback, wg) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, fallback, wg, NULL
+/* Forced kernel parameters (tuning.h): every lane count, register blocks
+ * from 1 x 1 to 16 x 1 and 3 x 5, query tiles of 1 to 32 blocks, slices
+ * shorter than, not dividing, and longer than the dimension. */
+#define TUNED(t) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_OFF, 0, 0, &t
+#define PRE_TUNED(t) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, -1, 0, &t
+static const lbk_tuning tune_l4 = {.lanes = 4, .block_queries = 1, .block_vectors = 1,
+                                   .tile_blocks = 1, .slice = 8, .segment_log2 = 16};
+static const lbk_tuning tune_l8 = {.lanes = 8, .block_queries = 6, .block_vectors = 2,
+                                   .tile_blocks = 3, .slice = 13, .segment_log2 = 16};
+static const lbk_tuning tune_l16 = {.lanes = 16, .block_queries = 3, .block_vectors = 5,
+                                    .tile_blocks = 32, .slice = 4096, .segment_log2 = 16};
+static const lbk_tuning tune_l16b = {.lanes = 16, .block_queries = 16, .block_vectors = 1,
+                                     .tile_blocks = 2, .slice = 24, .segment_log2 = 16};
 
 static const test_case cases[] = {
     /* name, metric, k, n, nq, dim, data, select, groups, budget, expect_chunks,
-     * distance kernel, prefilter, expect_fallback, work_group_limit */
+     * distance kernel, prefilter, expect_fallback, work_group_limit, tuning */
     {"l2_k1", L2, 1, 1000, 64, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"l2_k2", L2, 2, 1000, 64, 5, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"l2_k16", L2, 16, 4099, 64, 37, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
@@ -359,6 +374,20 @@ static const test_case cases[] = {
     {"sortmerge_forced_k16", L1, 16, 4099, 64, 6, DATA_GRID, MERGE, 3, 0, 0, DEF},
     {"sortmerge_forced_prefilter", COS, 16, 4099, 64, 37, DATA_UNIFORM, MERGE, 0, 0, 0,
      PRE(-1)},
+    /* Forced kernel parameters: results byte-identical whatever they are. */
+    {"tuned_l4_exact_l2", L2, 16, 4099, 70, 37, DATA_UNIFORM, BUB, 0, 0, 0, TUNED(tune_l4)},
+    {"tuned_l4_prefilter", L2, 16, 4099, 70, 37, DATA_UNIFORM, BUB, 0, 0, 0, PRE_TUNED(tune_l4)},
+    {"tuned_l8_exact_l1", L1, 16, 4099, 70, 33, DATA_UNIFORM, BUB, 0, 0, 0, TUNED(tune_l8)},
+    {"tuned_l8_prefilter", L2, 16, 4099, 70, 37, DATA_UNIFORM, BUB, 0, 0, 0, PRE_TUNED(tune_l8)},
+    {"tuned_l8_grid_linf", LINF, 5, 1000, 64, 6, DATA_GRID, BUB, 0, 0, 0, TUNED(tune_l8)},
+    {"tuned_l16_prefilter_cos", COS, 16, 4099, 70, 37, DATA_UNIFORM, AUTO, 0, 0, 0,
+     PRE_TUNED(tune_l16)},
+    {"tuned_l16_exact_ip", IP, 16, 4099, 70, 37, DATA_UNIFORM, AUTO, 0, 0, 0, TUNED(tune_l16)},
+    {"tuned_l16b_prefilter", L2, 8, 3001, 301, 24, DATA_UNIFORM, BUB, 0, 1200000, 1,
+     PRE_TUNED(tune_l16b)},
+    {"tuned_l16b_streamed", L2, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, TUNED(tune_l16b)},
+    {"tuned_l8_streamed", L1, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, TUNED(tune_l8)},
+    {"tuned_l4_small_batch", L2, 3, 50, 5, 17, DATA_UNIFORM, BUB, 0, 0, 0, PRE_TUNED(tune_l4)},
     /* slow */
     {"slow_l2_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"slow_sort_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, SORT, 0, 0, 0, DEF},

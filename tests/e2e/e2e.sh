@@ -235,6 +235,114 @@ fashion-mnist)
     expect_out "accuracy   0.8554  (8554 / 10000)"
     [ "$(wc -l < fashion-mnist-predictions.csv)" -eq 10001 ] || fail "predictions rows"
     ;;
+tuning-settings)
+    # Kernel parameters never change a result: brute force (24-d, the
+    # blocked kernel and its prefilter) and the k-d tree (3-d, every build
+    # sort), derived and forced settings; outputs byte-identical and equal to
+    # the oracle; the report names the parameters and where they came from.
+    export XDG_CACHE_HOME=$WORK/cache
+    expect_exit 0 "$LBKNN" generate b --points 2500 --queries 150 --dim 24 --classes 5 --seed 11
+    expect_exit 0 "$LBKNN" generate t --points 3000 --queries 150 --dim 3 --classes 5 --seed 12
+    settings=("" "lanes=4 block_queries=1 block_vectors=1 tile_blocks=1 slice=8 segment_log2=4"
+              "lanes=8 block_queries=6 block_vectors=2 tile_blocks=3 slice=13 segment_log2=5"
+              "lanes=16 block_queries=16 block_vectors=1 tile_blocks=32 slice=4096 segment_log2=24"
+              "lanes=16 block_queries=3 block_vectors=5 tile_blocks=2 slice=24 segment_log2=12")
+    for data in b t; do
+        for metric in l2 l1 cosine; do
+            [ $data = t ] && [ $metric = cosine ] && continue
+            sorts=(auto)
+            [ $data = t ] && sorts=(auto select radix bitonic)
+            for sort in "${sorts[@]}"; do
+                for i in "${!settings[@]}"; do
+                    sets=()
+                    for kv in ${settings[$i]}; do sets+=(--set "tuning.$kv"); done
+                    rm -rf out && mkdir out
+                    expect_exit 0 "$LBKNN" run $data/job.yaml --quiet --set knn.k=7 \
+                        --set knn.metric=$metric --set tree.sort=$sort "${sets[@]}" \
+                        --set output.predictions=out/p.csv --set output.neighbors=out/n.ivecs \
+                        --set output.distances=out/d.fvecs --set output.report=out/r.yaml
+                    want=job
+                    [ -z "${settings[$i]}" ] && want=derived
+                    grep -q "^  - {rank: 0, source: $want, lanes: " out/r.yaml \
+                        || fail "report: tuning source is not $want ($data $metric ${settings[$i]})"
+                    if [ -z "${settings[$i]}" ] && [ $sort = auto ]; then
+                        "$VERIFY" outputs $data 7 $metric uniform out/p.csv out/n.ivecs \
+                            out/d.fvecs 0.07 || fail "outputs differ from the oracle ($data $metric)"
+                        rm -rf base && cp -r out base
+                        continue
+                    fi
+                    for f in p.csv n.ivecs d.fvecs; do
+                        cmp -s out/$f base/$f \
+                            || fail "$f differs: $data $metric $sort ${settings[$i]:-derived}"
+                    done
+                done
+            done
+        done
+    done
+    ;;
+tuning-cache)
+    # The tuning cache: absent, corrupt, written for another device, out of
+    # range (each ignored, with one warning for a bad file, and the derived
+    # parameters used), and good (its parameters used, source "tuned"); the
+    # results never change. The report names the file looked for.
+    export XDG_CACHE_HOME=$WORK/cache
+    expect_exit 0 "$LBKNN" generate data --points 2500 --queries 150 --dim 24 --classes 5 --seed 13
+    run() {
+        rm -rf out && mkdir out
+        expect_exit 0 "$LBKNN" run data/job.yaml --set knn.k=5 --set output.neighbors=out/n.ivecs \
+            --set output.distances=out/d.fvecs --set output.report=out/r.yaml
+    }
+    run
+    grep -q '^  - {rank: 0, source: derived, ' out/r.yaml || fail "no cache: not derived"
+    dir=$(sed -n 's/^tuning_cache_dir: "\(.*\)"$/\1/p' out/r.yaml)
+    file=$(sed -n 's/.*cache_file: "\(tune-[0-9a-f]*\.yaml\)".*/\1/p' out/r.yaml)
+    [ "$dir" = "$WORK/cache/lbknn" ] || fail "tuning_cache_dir '$dir'"
+    [ -n "$file" ] || fail "no cache_file in the report"
+    [ -e "$dir/$file" ] && fail "a cache file appeared without lbknn tune"
+    rm -rf base && cp -r out base
+    same() { cmp -s out/n.ivecs base/n.ivecs && cmp -s out/d.fvecs base/d.fvecs || fail "$1: results differ"; }
+    mkdir -p "$dir"
+    printf 'lanes: [8\n\001\002\n' > "$dir/$file"
+    run
+    expect_err "ignoring the tuning cache"
+    grep -q '^  - {rank: 0, source: derived, ' out/r.yaml || fail "corrupt cache: not derived"
+    same "corrupt cache"
+    printf 'lbknn_version: "0.1.0"\ndevice: "a device that is not this one"\ndevice_version: "x"\ndriver: "y"\nlanes: 8\nblock_queries: 6\nblock_vectors: 2\ntile_blocks: 4\nslice: 64\nsegment_log2: 12\n' > "$dir/$file"
+    run
+    expect_err "written for another device"
+    grep -q '^  - {rank: 0, source: derived, ' out/r.yaml || fail "foreign cache: not derived"
+    same "foreign cache"
+    # tuning.cache false does not even read the file. (A good file is
+    # written by lbknn tune: scenario tune-command, and tests/tuning.)
+    printf 'garbage\n' > "$dir/$file"
+    rm -rf out && mkdir out
+    expect_exit 0 "$LBKNN" run data/job.yaml --set knn.k=5 --set tuning.cache=false \
+        --set output.neighbors=out/n.ivecs --set output.distances=out/d.fvecs \
+        --set output.report=out/r.yaml
+    grep -q "ignoring the tuning cache" err.txt && fail "tuning.cache false still read the file"
+    grep -q 'cache_file: ""' out/r.yaml || fail "tuning.cache false: a cache file is named"
+    same "tuning.cache false"
+    ;;
+tune-command)
+    # lbknn tune measures the parameters (tens of seconds) and writes the
+    # cache; a run then takes them ("tuned") and gets the same results.
+    export XDG_CACHE_HOME=$WORK/cache
+    expect_exit 0 "$LBKNN" generate data --points 3000 --queries 100 --dim 24 --classes 5 --seed 14
+    rm -rf base && mkdir base
+    expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set tuning.cache=false \
+        --set output.neighbors=base/n.ivecs --set output.distances=base/d.fvecs
+    expect_exit 0 "$LBKNN" tune
+    expect_out "tuned "
+    expect_out "written  $WORK/cache/lbknn/tune-"
+    rm -rf out && mkdir out
+    expect_exit 0 "$LBKNN" run data/job.yaml --set output.neighbors=out/n.ivecs \
+        --set output.distances=out/d.fvecs --set output.report=out/r.yaml
+    grep -q '^  - {rank: 0, source: tuned, ' out/r.yaml || fail "the run did not take the tuned cache"
+    expect_out "(tuned)"
+    cmp -s out/n.ivecs base/n.ivecs && cmp -s out/d.fvecs base/d.fvecs || fail "results differ"
+    expect_exit 2 "$LBKNN" tune --type fpga
+    expect_err "--type fpga"
+    ;;
 *)
     fail "unknown scenario $SCENARIO"
     ;;
