@@ -38,6 +38,10 @@ echo; echo "## k-d tree build scaling"
 "$B/tests/kdtree/kdtree_bench" scaling radix 2e7
 echo; echo "## tree vs brute force crossover"
 "$B/tests/kdtree/kdtree_bench" crossover 100000 10000 16 2 4 6 8 10 12 16
+echo; echo "## CPU targets (issue 11): every target against its peer, this CPU (bench/cpu.sh)"
+bash bench/cpu.sh "$B"
+echo; echo "## ... and on PoCL's AVX2 variant with OpenBLAS Haswell (bench/cpu.sh --avx2), where the CPU has AVX-512"
+grep -qw avx512f /proc/cpuinfo && bash bench/cpu.sh "$B" --avx2 --no-1e7
 echo; echo "## MPI scaling (bench/scaling.sh)"
 LBKNN="$B/lbknn" bash bench/scaling.sh --fashion-repeat 2
 echo; echo "# done $(date -u '+%H:%M UTC'), $(uptime)"
