@@ -3,48 +3,17 @@
 #include "log.h"
 #include "try.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char predictions_header[] = "query,label\n";
 
-static lbk_status write_at(const lbk_output_file *f, uint64_t offset, const void *data,
-                           size_t len)
+static lbk_status write_at(lbk_output_file *f, uint64_t offset, const void *data, size_t len)
 {
-    const char *p = data;
-    while (len > 0) {
-        const ssize_t n = pwrite(f->fd, p, len, (off_t)offset);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            lbk_error("%s: write failed: %s", f->path, strerror(errno));
-            return LBK_ERR_IO;
-        }
-        p += n;
-        len -= (size_t)n;
-        offset += (uint64_t)n;
-    }
-    return LBK_OK;
-}
-
-static lbk_status open_one(lbk_output_file *f, const char *path, bool create)
-{
-    f->fd = -1;
-    f->path[0] = f->partial[0] = '\0';
-    if (path[0] == '\0')
-        return LBK_OK;
-    snprintf(f->path, sizeof f->path, "%s", path);
-    snprintf(f->partial, sizeof f->partial, "%s.lbknn-partial", path);
-    f->fd = open(f->partial, create ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
-    LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot %s output file: %s", f->partial,
-                create ? "create" : "open", strerror(errno));
-    return LBK_OK;
+    return lbk_outfile_write_at(f, offset, data, len);
 }
 
 /* out's files in LBK_OUTPUT_LIST order. */
@@ -56,26 +25,46 @@ static void list_files(lbk_outputs *out, lbk_output_file *files[LBK_OUTPUT_COUNT
 #undef OUTPUT_FILE_
 }
 
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create)
+/* Output names in LBK_OUTPUT_LIST order, for messages. */
+static const char *const output_names[LBK_OUTPUT_COUNT] = {
+#define OUTPUT_NAME_(name) "output." #name,
+    LBK_OUTPUT_LIST(OUTPUT_NAME_)
+#undef OUTPUT_NAME_
+};
+
+static lbk_status open_all(lbk_outputs *out, const lbk_job *job, bool create, bool shared)
 {
-    lbk_status st = LBK_OK;
     lbk_output_file *files[LBK_OUTPUT_COUNT];
 #define OUTPUT_PATH_(name) job->output.name,
     const char *const paths[LBK_OUTPUT_COUNT] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
 #undef OUTPUT_PATH_
-    memset(out, 0, sizeof *out);
+    list_files(out, files);
+    /* The report is made whole at the end, by lbk_outputs_write_report. */
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+        if (files[i] == &out->report || paths[i][0] == '\0')
+            continue;
+        if (create)
+            LBK_TRY(lbk_outfile_create(files[i], paths[i], output_names[i], shared));
+        else
+            LBK_TRY(lbk_outfile_join(files[i]));
+    }
+    if (create && out->predictions.fd >= 0)
+        return write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1);
+    return LBK_OK;
+}
+
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create, bool shared)
+{
+    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    if (create) {
+        memset(out, 0, sizeof *out);
+        out->k = job->knn.k;
+        out->metric = job->knn.metric;
+    }
     list_files(out, files);
     for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
         files[i]->fd = -1;
-    out->k = job->knn.k;
-    out->metric = job->knn.metric;
-    /* The report is made whole at the end, by lbk_outputs_write_report. */
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
-        if (files[i] != &out->report)
-            LBK_TRY_GOTO(st, open_one(files[i], paths[i], create));
-    if (create && out->predictions.fd >= 0)
-        st = write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1);
-cleanup:
+    const lbk_status st = open_all(out, job, create, shared);
     if (st != LBK_OK)
         lbk_outputs_abort(out, create);
     return st;
@@ -151,15 +140,7 @@ lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char 
     return write_at(&out->predictions, sizeof predictions_header - 1 + offset, text, len);
 }
 
-static lbk_status close_one(lbk_output_file *f)
-{
-    if (f->fd < 0)
-        return LBK_OK;
-    const int rc = close(f->fd);
-    f->fd = -1;
-    LBK_FAIL_IF(rc != 0, LBK_ERR_IO, "%s: closing failed: %s", f->partial, strerror(errno));
-    return LBK_OK;
-}
+static lbk_status close_one(lbk_output_file *f) { return lbk_outfile_close(f); }
 
 lbk_status lbk_outputs_close(lbk_outputs *out)
 {
@@ -177,21 +158,16 @@ lbk_status lbk_outputs_close(lbk_outputs *out)
 lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
                                     size_t len)
 {
-    lbk_status st = open_one(&out->report, path, true);
-    if (st != LBK_OK || out->report.fd < 0)
-        return st;
-    st = write_at(&out->report, 0, text, len);
-    const lbk_status closed = close_one(&out->report);
-    return st != LBK_OK ? st : closed;
-}
-
-static lbk_status commit_one(const lbk_output_file *f)
-{
-    if (f->path[0] == '\0')
+    lbk_output_file *f = &out->report;
+    f->fd = -1;
+    if (path[0] == '\0')
         return LBK_OK;
-    LBK_FAIL_IF(rename(f->partial, f->path) != 0, LBK_ERR_IO,
-                "%s: cannot rename %s into place: %s", f->path, f->partial, strerror(errno));
-    return LBK_OK;
+    lbk_status st = lbk_outfile_create(f, path, "output.report", false);
+    if (st != LBK_OK)
+        return st;
+    st = write_at(f, 0, text, len);
+    const lbk_status closed = close_one(f);
+    return st != LBK_OK ? st : closed;
 }
 
 lbk_status lbk_outputs_commit(lbk_outputs *out)
@@ -204,29 +180,13 @@ lbk_status lbk_outputs_commit(lbk_outputs *out)
         if (all[i] != &out->report)
             files[n++] = all[i];
     files[n] = &out->report;
-    lbk_status st = LBK_OK;
-    int done = 0;
-    for (; done < LBK_OUTPUT_COUNT && st == LBK_OK; done++)
-        st = commit_one(files[done]);
-    /* A rename that failed midway must not leave the earlier results behind
-     * as if the run had succeeded. */
-    if (st != LBK_OK)
-        for (int i = 0; i < done - 1; i++)
-            if (files[i]->path[0])
-                unlink(files[i]->path);
-    return st;
+    return lbk_outfile_commit(files, LBK_OUTPUT_COUNT);
 }
 
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files)
 {
     lbk_output_file *files[LBK_OUTPUT_COUNT];
     list_files(out, files);
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
-        if (files[i]->fd >= 0) {
-            close(files[i]->fd);
-            files[i]->fd = -1;
-        }
-        if (remove_files && files[i]->partial[0])
-            unlink(files[i]->partial);
-    }
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+        lbk_outfile_discard(files[i], remove_files);
 }

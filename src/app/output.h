@@ -1,7 +1,9 @@
 /* Result files: predictions CSV (query,label), neighbours .ivecs and
  * distances .fvecs (K per query: the ground-truth layout of ANN benchmarks).
- * Every file is written under "<path>.lbknn-partial" and renamed only when
- * the whole run succeeded, so a failed run leaves no output file. Writes go
+ * Every file is written under a partial name of this run's own and renamed
+ * only when the whole run succeeded, so a failed run leaves no output file
+ * and changes none that was there (outfile.h; an output that is not a
+ * regular file, such as /dev/null or a FIFO, is written in place). Writes go
  * to explicit offsets, so with reduce_scatter every rank writes its own slice
  * of the same file (which must then be on a file system all ranks share). */
 #ifndef LBK_OUTPUT_H
@@ -9,17 +11,14 @@
 
 #include "job.h"
 #include "knn.h"
+#include "outfile.h"
 #include "status.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
-    char path[LBK_PATH_MAX + 32];
-    char partial[LBK_PATH_MAX + 32];
-    int fd;                       /* -1 when closed or not requested */
-} lbk_output_file;
+typedef lbk_outfile lbk_output_file;   /* fd -1 when closed or not requested */
 
 /* One file per entry of LBK_OUTPUT_LIST (job.h), under the same name. */
 typedef struct {
@@ -32,9 +31,11 @@ typedef struct {
 } lbk_outputs;
 
 /* Creator (rank 0): create the partial files, truncated, write the CSV
- * header. Others (reduce_scatter): open what the creator made. Every output
- * but the report, which lbk_outputs_write_report makes whole at the end. */
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create);
+ * header; `shared` when other ranks will write slices of them. Others
+ * (reduce_scatter): `out` as the creator filled it (broadcast), open what it
+ * made. Every output but the report, which lbk_outputs_write_report makes
+ * whole at the end. */
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, bool create, bool shared);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
 
 /* Neighbours and distances of queries [first, first + count). */
@@ -55,7 +56,8 @@ lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const ch
 
 /* Close every file, reporting write-back errors. */
 lbk_status lbk_outputs_close(lbk_outputs *out);
-/* Creator, after every rank succeeded: rename the partial files into place. */
+/* Creator, after every rank succeeded: rename the partial files into place,
+ * all or (when a rename fails) none, previous versions kept. */
 lbk_status lbk_outputs_commit(lbk_outputs *out);
 /* On failure: close and remove partial files (creator removes; others close). */
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files);
