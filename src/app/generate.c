@@ -3,6 +3,7 @@
 #include "dataset.h"
 #include "job.h"
 #include "log.h"
+#include "outfile.h"
 #include "try.h"
 #include "usage.h"
 
@@ -13,12 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     const char *dir;
     lbk_format format;
     lbk_synthetic_spec spec;
+    bool force;                  /* replace files that exist */
 } generate_args;
+
+/* What generate writes: the points and labels of both sets (labels in the
+ * CSV itself, or a file of their own), then job.yaml, which names them.
+ * They appear together, or none of them (outfile.h). */
+enum { REF_POINTS, REF_LABELS, QUERY_POINTS, QUERY_LABELS, JOB_FILE, FILE_COUNT };
+
+typedef struct {
+    lbk_outfile files[FILE_COUNT];
+    bool wanted[FILE_COUNT];
+} generated_files;
 
 static lbk_status parse_u64(const char *opt, const char *value, uint64_t min, uint64_t max,
                             uint64_t *out)
@@ -93,9 +106,12 @@ static lbk_status parse_generate_args(int argc, char **argv, generate_args *a)
     a->dir = NULL;
     a->format = LBK_FORMAT_FVECS;
     a->spec = defaults.synthetic;
+    a->force = false;
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i];
-        if (opt[0] != '-') {
+        if (strcmp(opt, "--force") == 0) {
+            a->force = true;
+        } else if (opt[0] != '-') {
             if (a->dir)
                 return lbk_usage_error("more than one output directory given ('%s')", opt);
             a->dir = opt;
@@ -133,76 +149,150 @@ static lbk_status generate_sets(const generate_args *a, lbk_dataset *ref, lbk_da
     return LBK_OK;
 }
 
-/* One set's points (and labels: a CSV column, or a file of their own) and
- * its section of job.yaml. */
-static lbk_status write_set(const char *dir, const char *name, lbk_format format,
-                            const lbk_dataset *d, FILE *job, bool is_query)
+/* By lbk_format, in LBK_FORMAT_LIST order. */
+static const char *const extension[] = {"",    "fvecs", "ivecs", "bvecs", "csv",  "idx",
+                                        "txt", "npy",   "fbin",  "u8bin", "i8bin", "ibin"};
+
+/* Labels go in the points' own family of formats. */
+static lbk_format labels_format(lbk_format points)
 {
-    static const char *const ext[] = {"",    "fvecs", "ivecs", "bvecs", "csv",  "idx",
-                                      "txt", "npy",   "fbin",  "u8bin", "i8bin", "ibin"};
-    char points[LBK_PATH_MAX], labels[LBK_PATH_MAX];
-    snprintf(points, sizeof points, "%s/%s.%s", dir, name, ext[format]);
-    LBK_TRY(lbk_write_points(points, format, format == LBK_FORMAT_CSV ? d : &(lbk_dataset){
-        .rows = d->rows, .dim = d->dim, .first_row = 0, .points = d->points, .labels = NULL}));
-    fprintf(job, "%s:\n  path: %s.%s\n", is_query ? "query" : "reference", name, ext[format]);
-    if (format == LBK_FORMAT_CSV) {
-        fprintf(job, "  label_column: %d\n  header: false\n", d->dim);
-        return LBK_OK;
+    return points == LBK_FORMAT_IDX    ? LBK_FORMAT_IDX
+           : points == LBK_FORMAT_NPY  ? LBK_FORMAT_NPY
+           : points == LBK_FORMAT_FBIN ? LBK_FORMAT_IBIN
+                                       : LBK_FORMAT_IVECS;
+}
+
+/* File i's name inside the directory. */
+static void file_name(const generate_args *a, int i, char *out, size_t size)
+{
+    const char *set = i == REF_POINTS || i == REF_LABELS ? "reference" : "query";
+    if (i == JOB_FILE)
+        snprintf(out, size, "job.yaml");
+    else if (i == REF_POINTS || i == QUERY_POINTS)
+        snprintf(out, size, "%s.%s", set, extension[a->format]);
+    else
+        snprintf(out, size, "%s-labels.%s", set, extension[labels_format(a->format)]);
+}
+
+/* Before anything is computed or written: a file that is there already
+ * stays, unless --force says to replace it. */
+static lbk_status plan_files(const generate_args *a, generated_files *g)
+{
+    memset(g, 0, sizeof *g);
+    for (int i = 0; i < FILE_COUNT; i++)
+        g->files[i].fd = -1;
+    for (int i = 0; i < FILE_COUNT; i++) {
+        char name[64], path[LBK_PATH_MAX];
+        struct stat sb;
+        g->wanted[i] = a->format != LBK_FORMAT_CSV || (i != REF_LABELS && i != QUERY_LABELS);
+        file_name(a, i, name, sizeof name);
+        snprintf(path, sizeof path, "%s/%s", a->dir, name);
+        snprintf(g->files[i].path, sizeof g->files[i].path, "%s", path);
+        if (g->wanted[i] && !a->force && lstat(path, &sb) == 0)
+            return lbk_usage_error("%s exists; 'generate --force' replaces it", path);
     }
-    const lbk_format lf = format == LBK_FORMAT_IDX    ? LBK_FORMAT_IDX
-                          : format == LBK_FORMAT_NPY  ? LBK_FORMAT_NPY
-                          : format == LBK_FORMAT_FBIN ? LBK_FORMAT_IBIN
-                                                      : LBK_FORMAT_IVECS;
-    snprintf(labels, sizeof labels, "%s/%s-labels.%s", dir, name, ext[lf]);
-    LBK_TRY(lbk_write_labels(labels, lf, d->labels, d->rows));
-    fprintf(job, "  labels: %s-labels.%s\n", name, ext[lf]);
     return LBK_OK;
 }
 
-/* The data files and job.yaml, which names them relative to itself. */
-static lbk_status write_job(const generate_args *a, const char *job_path,
-                            const lbk_dataset *ref, const lbk_dataset *query)
+/* One set's points and labels, each into its partial file. */
+static lbk_status write_set(const generate_args *a, generated_files *g, const lbk_dataset *d,
+                            bool is_query)
 {
-    lbk_status st;
+    lbk_outfile *points = &g->files[is_query ? QUERY_POINTS : REF_POINTS];
+    lbk_outfile *labels = &g->files[is_query ? QUERY_LABELS : REF_LABELS];
+    const bool csv = a->format == LBK_FORMAT_CSV;
+    const lbk_dataset unlabelled = {
+        .rows = d->rows, .dim = d->dim, .first_row = 0, .points = d->points, .labels = NULL};
+    LBK_TRY(lbk_outfile_create(points, points->path, "generated points", false));
+    LBK_TRY(lbk_outfile_close(points));
+    LBK_TRY(lbk_write_points(lbk_outfile_write_path(points), a->format, csv ? d : &unlabelled));
+    if (csv)
+        return LBK_OK;
+    LBK_TRY(lbk_outfile_create(labels, labels->path, "generated labels", false));
+    LBK_TRY(lbk_outfile_close(labels));
+    return lbk_write_labels(lbk_outfile_write_path(labels), labels_format(a->format), d->labels,
+                            d->rows);
+}
+
+/* One set's section of job.yaml. */
+static void job_section(FILE *job, const generate_args *a, const lbk_dataset *d, bool is_query)
+{
+    char name[64];
+    file_name(a, is_query ? QUERY_POINTS : REF_POINTS, name, sizeof name);
+    fprintf(job, "%s:\n  path: %s\n", is_query ? "query" : "reference", name);
+    if (a->format == LBK_FORMAT_CSV) {
+        fprintf(job, "  label_column: %d\n  header: false\n", d->dim);
+        return;
+    }
+    file_name(a, is_query ? QUERY_LABELS : REF_LABELS, name, sizeof name);
+    fprintf(job, "  labels: %s\n", name);
+}
+
+/* job.yaml, which names the data files relative to itself. */
+static lbk_status write_job(const generate_args *a, lbk_outfile *f, const lbk_dataset *ref,
+                            const lbk_dataset *query)
+{
     const lbk_synthetic_spec *spec = &a->spec;
-    FILE *job = fopen(job_path, "w");
-    LBK_FAIL_IF(!job, LBK_ERR_IO, "%s: cannot create: %s", job_path, strerror(errno));
+    LBK_TRY(lbk_outfile_create(f, f->path, "the job file", false));
+    LBK_TRY(lbk_outfile_close(f));
+    FILE *job = fopen(lbk_outfile_write_path(f), "w");
+    LBK_FAIL_IF(!job, LBK_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
     fprintf(job, "# Written by lbknn generate: %" PRIu64 " reference and %" PRIu64
                  " query points, %d dims, %d classes, seed %" PRIu64 ", spread %g\n",
             spec->points, spec->queries, spec->dim, spec->classes, spec->seed, spec->spread);
-    LBK_TRY_GOTO(st, write_set(a->dir, "reference", a->format, ref, job, false));
-    LBK_TRY_GOTO(st, write_set(a->dir, "query", a->format, query, job, true));
+    job_section(job, a, ref, false);
+    job_section(job, a, query, true);
     fprintf(job, "knn: {k: 5, metric: l2, weights: uniform, engine: auto}\n");
+    /* A full disk often shows only at the final flush. */
+    const bool failed = ferror(job) != 0;
+    const int saved = errno;
     const int closed = fclose(job);
-    job = NULL;
-    if (closed != 0) {
-        lbk_error("%s: write failed: %s", job_path, strerror(errno));
-        st = LBK_ERR_IO;
-    }
+    LBK_FAIL_IF(failed || closed != 0, LBK_ERR_IO, "%s: write failed: %s",
+                lbk_outfile_write_path(f), strerror(failed ? saved : errno));
+    return LBK_OK;
+}
 
+static lbk_status write_all(const generate_args *a, generated_files *g)
+{
+    lbk_status st;
+    lbk_dataset ref = {0}, query = {0};
+    lbk_outfile *order[FILE_COUNT];
+    int n = 0;
+    LBK_TRY_GOTO(st, generate_sets(a, &ref, &query));
+    LBK_TRY_GOTO(st, write_set(a, g, &ref, false));
+    LBK_TRY_GOTO(st, write_set(a, g, &query, true));
+    LBK_TRY_GOTO(st, write_job(a, &g->files[JOB_FILE], &ref, &query));
+    /* job.yaml last: once it is there, so is everything it names. */
+    for (int i = 0; i < FILE_COUNT; i++)
+        if (g->wanted[i])
+            order[n++] = &g->files[i];
+    st = lbk_outfile_commit(order, n);
 cleanup:
-    if (job)
-        fclose(job);
+    lbk_dataset_free(&ref);
+    lbk_dataset_free(&query);
     return st;
 }
 
 lbk_status lbk_generate(int argc, char **argv)
 {
-    lbk_status st;
     generate_args a;
-    lbk_dataset ref = {0}, query = {0};
-    char job_path[LBK_PATH_MAX];
+    generated_files g;
     LBK_TRY(parse_generate_args(argc, argv, &a));
-    LBK_FAIL_IF(mkdir(a.dir, 0755) != 0 && errno != EEXIST, LBK_ERR_IO,
-                "%s: cannot create directory: %s", a.dir, strerror(errno));
-    LBK_TRY_GOTO(st, generate_sets(&a, &ref, &query));
-    snprintf(job_path, sizeof job_path, "%s/job.yaml", a.dir);
-    LBK_TRY_GOTO(st, write_job(&a, job_path, &ref, &query));
+    const bool made_dir = mkdir(a.dir, 0755) == 0;
+    LBK_FAIL_IF(!made_dir && errno != EEXIST, LBK_ERR_IO, "%s: cannot create directory: %s",
+                a.dir, strerror(errno));
+    lbk_status st = plan_files(&a, &g);
+    if (st == LBK_OK)
+        st = write_all(&a, &g);
+    if (st != LBK_OK) {
+        for (int i = 0; i < FILE_COUNT; i++)
+            lbk_outfile_discard(&g.files[i], true);
+        if (made_dir)
+            rmdir(a.dir);  /* only if empty: never what was there */
+        return st;
+    }
     if (!lbk_log_is_quiet())
-        printf("wrote %s (run it with: lbknn run %s)\n", job_path, job_path);
-
-cleanup:
-    lbk_dataset_free(&ref);
-    lbk_dataset_free(&query);
-    return st;
+        printf("wrote %s (run it with: lbknn run %s)\n", g.files[JOB_FILE].path,
+               g.files[JOB_FILE].path);
+    return LBK_OK;
 }

@@ -1,3 +1,6 @@
+/* realpath is XSI. */
+#define _XOPEN_SOURCE 700
+
 #include "inputs.h"
 
 #include "engine.h"
@@ -5,10 +8,14 @@
 #include "normalize.h"
 #include "try.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape)
 {
@@ -34,32 +41,93 @@ lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape)
     return LBK_OK;
 }
 
-/* An output that is a directory, or that is one of the input files, would
- * otherwise show only at the final rename: after all the work, with other
- * outputs already in place, or with an input replaced by results. */
+/* One output as the checks see it: where it lands (its directory's real
+ * path and its name), and what is there now. */
+typedef struct {
+    const char *name;             /* "output.neighbors" */
+    const char *path;
+    char target[PATH_MAX + LBK_PATH_MAX];
+    bool exists;
+    struct stat sb;
+} output_target;
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* The directory must exist (and, for a file that will be renamed into
+ * place, take new files): found now, not after all the work. */
+static lbk_status resolve_target(output_target *t)
+{
+    char dir[LBK_PATH_MAX], real[PATH_MAX];
+    const char *slash = strrchr(t->path, '/');
+    const char *base = slash ? slash + 1 : t->path;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - t->path) : 1,
+             slash ? (slash == t->path ? "/" : t->path) : ".");
+    t->exists = stat(t->path, &t->sb) == 0;
+    LBK_FAIL_IF((t->exists && S_ISDIR(t->sb.st_mode)) || base[0] == '\0' ||
+                    strcmp(base, ".") == 0 || strcmp(base, "..") == 0,
+                LBK_ERR_CONFIG, "%s: %s is a directory", t->path, t->name);
+    LBK_FAIL_IF(!realpath(dir, real), LBK_ERR_CONFIG, "%s: %s: directory %s: %s", t->path,
+                t->name, dir, strerror(errno));
+    const bool in_place = t->exists && !S_ISREG(t->sb.st_mode);
+    LBK_FAIL_IF(!in_place && access(real, W_OK | X_OK) != 0, LBK_ERR_CONFIG,
+                "%s: %s: cannot create files in directory %s: %s", t->path, t->name, dir,
+                strerror(errno));
+    snprintf(t->target, sizeof t->target, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+    return LBK_OK;
+}
+
+/* Two outputs in one file would be written over each other; however the
+ * names are spelled ("out.csv", "./out.csv", a link). Only a character
+ * device (/dev/null, a terminal) takes two outputs. */
+static lbk_status check_distinct(const output_target *a, const output_target *b)
+{
+    const bool same = strcmp(a->target, b->target) == 0 ||
+                      (a->exists && b->exists && same_file(&a->sb, &b->sb));
+    LBK_FAIL_IF(same && !(a->exists && S_ISCHR(a->sb.st_mode)), LBK_ERR_CONFIG,
+                "%s: %s and %s name the same file (%s)", b->path, a->name, b->name, a->path);
+    return LBK_OK;
+}
+
+/* Results must never replace what the job reads: its inputs, or the job
+ * file itself. */
+static lbk_status check_not_input(const lbk_job *job, const output_target *t)
+{
+    const char *const inputs[] = {job->reference.path, job->reference.labels, job->query.path,
+                                  job->query.labels, job->source};
+    for (size_t j = 0; t->exists && j < sizeof inputs / sizeof *inputs; j++) {
+        struct stat in;
+        LBK_FAIL_IF(inputs[j][0] && stat(inputs[j], &in) == 0 && same_file(&in, &t->sb),
+                    LBK_ERR_CONFIG, "%s: %s would overwrite the %s %s", t->path, t->name,
+                    j == 4 ? "job file" : "input file", inputs[j]);
+    }
+    return LBK_OK;
+}
+
+/* What would otherwise show only at the final rename, after all the work,
+ * or not at all (an input replaced by results). */
 static lbk_status check_output_paths(const lbk_job *job)
 {
-#define OUTPUT_NAME_(name) #name,
+#define OUTPUT_NAME_(name) "output." #name,
 #define OUTPUT_PATH_(name) job->output.name,
     static const char *const names[] = {LBK_OUTPUT_LIST(OUTPUT_NAME_)};
-    const char *const outputs[] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
+    const char *const paths[] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
 #undef OUTPUT_NAME_
 #undef OUTPUT_PATH_
-    const char *const inputs[] = {job->reference.path, job->reference.labels, job->query.path,
-                                  job->query.labels};
+    output_target t[LBK_OUTPUT_COUNT];
+    int n = 0;
     for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
-        struct stat out;
-        if (!outputs[i][0] || stat(outputs[i], &out) != 0)
-            continue;  /* not there yet: creating it is checked when it is opened */
-        LBK_FAIL_IF(S_ISDIR(out.st_mode), LBK_ERR_CONFIG, "%s: output.%s is a directory",
-                    outputs[i], names[i]);
-        for (size_t j = 0; j < sizeof inputs / sizeof *inputs; j++) {
-            struct stat in;
-            LBK_FAIL_IF(inputs[j][0] && stat(inputs[j], &in) == 0 && in.st_dev == out.st_dev &&
-                            in.st_ino == out.st_ino,
-                        LBK_ERR_CONFIG, "%s: output.%s would overwrite the input file %s",
-                        outputs[i], names[i], inputs[j]);
-        }
+        if (!paths[i][0])
+            continue;
+        t[n].name = names[i];
+        t[n].path = paths[i];
+        LBK_TRY(resolve_target(&t[n]));
+        LBK_TRY(check_not_input(job, &t[n]));
+        for (int j = 0; j < n; j++)
+            LBK_TRY(check_distinct(&t[j], &t[n]));
+        n++;
     }
     return LBK_OK;
 }

@@ -7,6 +7,8 @@
 #include "inputs.h"
 #include "job.h"
 #include "log.h"
+#include "rlimit.h"
+#include "outfile.h"
 #include "run.h"
 #include "try.h"
 #include "tune.h"
@@ -18,6 +20,12 @@
 #include <unistd.h>
 
 #define MAX_SETS 256
+/* Limits below which MPI or the OpenCL runtime cannot start and says so in
+ * pages of messages of its own (measured: Open MPI's singleton start and
+ * PoCL fail below about 550 MiB of address space; PMIx's store below 4 MiB
+ * of file size). */
+#define START_ADDRESS_SPACE (UINT64_C(640) << 20)
+#define START_FILE_SIZE (UINT64_C(16) << 20)
 
 /* `lbknn tune`'s cache directory: $XDG_CACHE_HOME/lbknn (an absolute
  * XDG_CACHE_HOME only, as the XDG spec says), else $HOME/.cache/lbknn, else
@@ -131,7 +139,12 @@ static lbk_status cmd_run(int argc, char **argv)
     lbk_comm comm;
     LBK_TRY(parse_job_args(argc, argv, true, &a));
     lbk_log_set_quiet(a.quiet);
+    /* Before MPI, whose failures under too small a limit are pages long. */
+    LBK_TRY(lbk_address_space_require(START_ADDRESS_SPACE, "starting MPI and OpenCL"));
+    LBK_TRY(lbk_file_size_require(START_FILE_SIZE, "starting MPI"));
     LBK_TRY(lbk_dist_init(NULL, NULL));
+    /* After MPI_Init, so that no handler of its own replaces ours. */
+    lbk_outfile_handle_signals();
     lbk_status st = lbk_comm_init(&comm);
     if (st == LBK_OK) {
         st = run_on_every_rank(&comm, &a);
@@ -153,6 +166,12 @@ static lbk_status cmd_check(int argc, char **argv)
         st = lbk_check(job);
     free(job);
     return st;
+}
+
+static lbk_status cmd_generate(int argc, char **argv)
+{
+    lbk_outfile_handle_signals();
+    return lbk_generate(argc, argv);
 }
 
 static lbk_status cmd_devices(int argc, char **argv)
@@ -200,6 +219,9 @@ int main(int argc, char **argv)
             return 0;
         }
     find_tune_cache_dir();
+    /* For the kernels' developers: the OpenCL compiler's warnings. */
+    const char *warnings = getenv("LBKNN_KERNEL_WARNINGS");
+    lbk_device_show_compiler_warnings(warnings && strcmp(warnings, "1") == 0);
     if (strcmp(cmd, "run") == 0)
         st = cmd_run(argc - 2, argv + 2);
     else if (strcmp(cmd, "tune") == 0)
@@ -207,7 +229,7 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "check") == 0)
         st = cmd_check(argc - 2, argv + 2);
     else if (strcmp(cmd, "generate") == 0)
-        st = lbk_generate(argc - 2, argv + 2);
+        st = cmd_generate(argc - 2, argv + 2);
     else if (strcmp(cmd, "devices") == 0)
         st = cmd_devices(argc - 2, argv + 2);
     else

@@ -3,48 +3,17 @@
 #include "log.h"
 #include "try.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char predictions_header[] = "query,label\n";
 
-static lbk_status write_at(const lbk_output_file *f, uint64_t offset, const void *data,
-                           size_t len)
+static lbk_status write_at(lbk_output_file *f, uint64_t offset, const void *data, size_t len)
 {
-    const char *p = data;
-    while (len > 0) {
-        const ssize_t n = pwrite(f->fd, p, len, (off_t)offset);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            lbk_error("%s: write failed: %s", f->path, strerror(errno));
-            return LBK_ERR_IO;
-        }
-        p += n;
-        len -= (size_t)n;
-        offset += (uint64_t)n;
-    }
-    return LBK_OK;
-}
-
-static lbk_status open_one(lbk_output_file *f, const char *path, bool create)
-{
-    f->fd = -1;
-    f->path[0] = f->partial[0] = '\0';
-    if (path[0] == '\0')
-        return LBK_OK;
-    snprintf(f->path, sizeof f->path, "%s", path);
-    snprintf(f->partial, sizeof f->partial, "%s.lbknn-partial", path);
-    f->fd = open(f->partial, create ? O_WRONLY | O_CREAT | O_TRUNC : O_WRONLY, 0644);
-    LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot %s output file: %s", f->partial,
-                create ? "create" : "open", strerror(errno));
-    return LBK_OK;
+    return lbk_outfile_write_at(&f->file, offset, data, len);
 }
 
 /* out's files in LBK_OUTPUT_LIST order. */
@@ -55,6 +24,13 @@ static void list_files(lbk_outputs *out, lbk_output_file *files[LBK_OUTPUT_COUNT
     LBK_OUTPUT_LIST(OUTPUT_FILE_)
 #undef OUTPUT_FILE_
 }
+
+/* Output names in LBK_OUTPUT_LIST order, for messages. */
+static const char *const output_names[LBK_OUTPUT_COUNT] = {
+#define OUTPUT_NAME_(name) "output." #name,
+    LBK_OUTPUT_LIST(OUTPUT_NAME_)
+#undef OUTPUT_NAME_
+};
 
 /* "query,p0,p1,...\n" for `classes` columns, malloc'd; NULL when out of
  * memory. */
@@ -80,9 +56,9 @@ static lbk_status write_headers(lbk_outputs *out, const lbk_output_shape *shape,
     size_t len = 0;
     lbk_status st = LBK_OK;
     out->predictions.header_len = sizeof predictions_header - 1;
-    if (create && out->predictions.fd >= 0)
+    if (create && out->predictions.file.fd >= 0)
         LBK_TRY(write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1));
-    if (out->probabilities.fd >= 0) {
+    if (out->probabilities.file.fd >= 0) {
         char *ph = probabilities_header(out->classes, &len);
         LBK_FAIL_IF(!ph, LBK_ERR_NOMEM, "out of host memory for the probabilities header");
         out->probabilities.header_len = len;
@@ -93,48 +69,64 @@ static lbk_status write_headers(lbk_outputs *out, const lbk_output_shape *shape,
     }
     len = lbk_array_header(out->neighbors_layout, false, shape->queries, out->k, head);
     out->neighbors.header_len = len;
-    if (create && out->neighbors.fd >= 0 && len > 0)
+    if (create && out->neighbors.file.fd >= 0 && len > 0)
         LBK_TRY(write_at(&out->neighbors, 0, head, len));
     len = lbk_array_header(out->distances_layout, true, shape->queries, out->k, head);
     out->distances.header_len = len;
-    if (create && out->distances.fd >= 0 && len > 0)
+    if (create && out->distances.file.fd >= 0 && len > 0)
         LBK_TRY(write_at(&out->distances, 0, head, len));
     return LBK_OK;
 }
 
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
-                            bool create)
+static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+                           bool create, bool shared)
 {
-    lbk_status st = LBK_OK;
     lbk_output_file *files[LBK_OUTPUT_COUNT];
 #define OUTPUT_PATH_(name) job->output.name,
     const char *const paths[LBK_OUTPUT_COUNT] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
 #undef OUTPUT_PATH_
-    memset(out, 0, sizeof *out);
+    list_files(out, files);
+    /* The report is made whole at the end, by lbk_outputs_write_report. */
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+        if (files[i] == &out->report || paths[i][0] == '\0')
+            continue;
+        if (create)
+            LBK_TRY(lbk_outfile_create(&files[i]->file, paths[i], output_names[i], shared));
+        else
+            LBK_TRY(lbk_outfile_join(&files[i]->file));
+    }
+    return write_headers(out, shape, create);
+}
+
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+                            bool create, bool shared)
+{
+    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    if (create) {
+        memset(out, 0, sizeof *out);
+        out->k = job->knn.k;
+        out->metric = job->knn.metric;
+        out->classes = shape->classes;
+        out->neighbors_layout = lbk_array_layout_of(job->output.neighbors);
+        out->distances_layout = lbk_array_layout_of(job->output.distances);
+    }
     list_files(out, files);
     for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
-        files[i]->fd = -1;
-    out->k = job->knn.k;
-    out->metric = job->knn.metric;
-    out->classes = shape->classes;
-    out->neighbors_layout = lbk_array_layout_of(job->output.neighbors);
-    out->distances_layout = lbk_array_layout_of(job->output.distances);
-    /* The report is made whole at the end, by lbk_outputs_write_report. */
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
-        if (files[i] != &out->report)
-            LBK_TRY_GOTO(st, open_one(files[i], paths[i], create));
-    st = write_headers(out, shape, create);
-cleanup:
+        files[i]->file.fd = -1;
+    const lbk_status st = open_all(out, job, shape, create, shared);
     if (st != LBK_OK)
         lbk_outputs_abort(out, create);
     return st;
 }
 
-bool lbk_outputs_want_predictions(const lbk_outputs *out) { return out->predictions.fd >= 0; }
+bool lbk_outputs_want_predictions(const lbk_outputs *out)
+{
+    return out->predictions.file.fd >= 0;
+}
 
 bool lbk_outputs_want_probabilities(const lbk_outputs *out)
 {
-    return out->probabilities.fd >= 0;
+    return out->probabilities.file.fd >= 0;
 }
 
 /* One row of a result array: K values, after K as int32 in the TEXMEX
@@ -152,7 +144,7 @@ static size_t array_row(lbk_array_layout layout, int k, const void *values, unsi
 }
 
 /* count rows of K values (ints or floats) into f at rows [first, ...). */
-static lbk_status write_array(const lbk_output_file *f, lbk_array_layout layout, int k,
+static lbk_status write_array(lbk_output_file *f, lbk_array_layout layout, int k,
                               uint64_t first, uint64_t count, const void *values)
 {
     const size_t record = (size_t)k * 4 + (layout == LBK_ARRAY_VECS ? 4 : 0);
@@ -172,7 +164,7 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
     lbk_status st = LBK_OK;
     const int k = out->k;
     const size_t slots = (size_t)count * (size_t)k;
-    if (count == 0 || (out->neighbors.fd < 0 && out->distances.fd < 0))
+    if (count == 0 || (out->neighbors.file.fd < 0 && out->distances.file.fd < 0))
         return LBK_OK;
     int32_t *ids = malloc(slots * sizeof *ids);
     float *dist = malloc(slots * sizeof *dist);
@@ -187,9 +179,9 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
         ids[s] = pad ? -1 : (int32_t)c->id;
         dist[s] = pad ? INFINITY : lbk_key_to_distance(out->metric, c->key);
     }
-    if (out->neighbors.fd >= 0)
+    if (out->neighbors.file.fd >= 0)
         LBK_TRY_GOTO(st, write_array(&out->neighbors, out->neighbors_layout, k, first, count, ids));
-    if (out->distances.fd >= 0)
+    if (out->distances.file.fd >= 0)
         st = write_array(&out->distances, out->distances_layout, k, first, count, dist);
 cleanup:
     free(ids);
@@ -219,7 +211,7 @@ lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t 
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len)
 {
-    if (out->predictions.fd < 0 || len == 0)
+    if (out->predictions.file.fd < 0 || len == 0)
         return LBK_OK;
     return write_at(&out->predictions, out->predictions.header_len + offset, text, len);
 }
@@ -239,20 +231,12 @@ void lbk_print_probabilities(FILE *f, uint64_t query, const double *p, int class
 lbk_status lbk_outputs_write_probabilities(lbk_outputs *out, uint64_t offset, const char *text,
                                            size_t len)
 {
-    if (out->probabilities.fd < 0 || len == 0)
+    if (out->probabilities.file.fd < 0 || len == 0)
         return LBK_OK;
     return write_at(&out->probabilities, out->probabilities.header_len + offset, text, len);
 }
 
-static lbk_status close_one(lbk_output_file *f)
-{
-    if (f->fd < 0)
-        return LBK_OK;
-    const int rc = close(f->fd);
-    f->fd = -1;
-    LBK_FAIL_IF(rc != 0, LBK_ERR_IO, "%s: closing failed: %s", f->partial, strerror(errno));
-    return LBK_OK;
-}
+static lbk_status close_one(lbk_output_file *f) { return lbk_outfile_close(&f->file); }
 
 lbk_status lbk_outputs_close(lbk_outputs *out)
 {
@@ -270,56 +254,34 @@ lbk_status lbk_outputs_close(lbk_outputs *out)
 lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
                                     size_t len)
 {
-    lbk_status st = open_one(&out->report, path, true);
-    if (st != LBK_OK || out->report.fd < 0)
-        return st;
-    st = write_at(&out->report, 0, text, len);
-    const lbk_status closed = close_one(&out->report);
-    return st != LBK_OK ? st : closed;
-}
-
-static lbk_status commit_one(const lbk_output_file *f)
-{
-    if (f->path[0] == '\0')
+    lbk_output_file *f = &out->report;
+    f->file.fd = -1;
+    if (path[0] == '\0')
         return LBK_OK;
-    LBK_FAIL_IF(rename(f->partial, f->path) != 0, LBK_ERR_IO,
-                "%s: cannot rename %s into place: %s", f->path, f->partial, strerror(errno));
-    return LBK_OK;
+    LBK_TRY(lbk_outfile_create(&f->file, path, "output.report", false));
+    const lbk_status st = write_at(f, 0, text, len);
+    const lbk_status closed = close_one(f);
+    return st != LBK_OK ? st : closed;
 }
 
 lbk_status lbk_outputs_commit(lbk_outputs *out)
 {
     /* The report goes last: a report on disk means every result is in place. */
-    lbk_output_file *all[LBK_OUTPUT_COUNT], *files[LBK_OUTPUT_COUNT];
+    lbk_output_file *all[LBK_OUTPUT_COUNT];
+    lbk_outfile *files[LBK_OUTPUT_COUNT];
     int n = 0;
     list_files(out, all);
     for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
         if (all[i] != &out->report)
-            files[n++] = all[i];
-    files[n] = &out->report;
-    lbk_status st = LBK_OK;
-    int done = 0;
-    for (; done < LBK_OUTPUT_COUNT && st == LBK_OK; done++)
-        st = commit_one(files[done]);
-    /* A rename that failed midway must not leave the earlier results behind
-     * as if the run had succeeded. */
-    if (st != LBK_OK)
-        for (int i = 0; i < done - 1; i++)
-            if (files[i]->path[0])
-                unlink(files[i]->path);
-    return st;
+            files[n++] = &all[i]->file;
+    files[n] = &out->report.file;
+    return lbk_outfile_commit(files, LBK_OUTPUT_COUNT);
 }
 
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files)
 {
     lbk_output_file *files[LBK_OUTPUT_COUNT];
     list_files(out, files);
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
-        if (files[i]->fd >= 0) {
-            close(files[i]->fd);
-            files[i]->fd = -1;
-        }
-        if (remove_files && files[i]->partial[0])
-            unlink(files[i]->partial);
-    }
+    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+        lbk_outfile_discard(&files[i]->file, remove_files);
 }

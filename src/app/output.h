@@ -2,8 +2,10 @@
  * (query,p0,p1,...), neighbours and distances (K per query: the ground-truth
  * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy;
  * dataset.h, lbk_array_layout).
- * Every file is written under "<path>.lbknn-partial" and renamed only when
- * the whole run succeeded, so a failed run leaves no output file. Writes go
+ * Every file is written under a partial name of this run's own and renamed
+ * only when the whole run succeeded, so a failed run leaves no output file
+ * and changes none that was there (outfile.h; an output that is not a
+ * regular file, such as /dev/null or a FIFO, is written in place). Writes go
  * to explicit offsets, so with reduce_scatter every rank writes its own slice
  * of the same file (which must then be on a file system all ranks share). */
 #ifndef LBK_OUTPUT_H
@@ -12,6 +14,7 @@
 #include "dataset.h"
 #include "job.h"
 #include "knn.h"
+#include "outfile.h"
 #include "status.h"
 
 #include <stdbool.h>
@@ -20,9 +23,7 @@
 #include <stdio.h>
 
 typedef struct {
-    char path[LBK_PATH_MAX + 32];
-    char partial[LBK_PATH_MAX + 32];
-    int fd;                       /* -1 when closed or not requested */
+    lbk_outfile file;             /* file.fd -1 when closed or not requested */
     size_t header_len;            /* bytes before the first row (CSV line, array header) */
 } lbk_output_file;
 
@@ -46,11 +47,12 @@ typedef struct {
 } lbk_output_shape;
 
 /* Creator (rank 0): create the partial files, truncated, write the headers
- * (CSV lines, array headers). Others (slices of each batch): open what the
- * creator made. Every output but the report, which lbk_outputs_write_report
- * makes whole at the end. */
+ * (CSV lines, array headers); `shared` when other ranks will write slices of
+ * them. Others (slices of each batch): `out` as the creator filled it
+ * (broadcast), open what it made. Every output but the report, which
+ * lbk_outputs_write_report makes whole at the end. */
 lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
-                            bool create);
+                            bool create, bool shared);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
 bool lbk_outputs_want_probabilities(const lbk_outputs *out);
 
@@ -78,7 +80,8 @@ lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const ch
 
 /* Close every file, reporting write-back errors. */
 lbk_status lbk_outputs_close(lbk_outputs *out);
-/* Creator, after every rank succeeded: rename the partial files into place. */
+/* Creator, after every rank succeeded: rename the partial files into place,
+ * all or (when a rename fails) none, previous versions kept. */
 lbk_status lbk_outputs_commit(lbk_outputs *out);
 /* On failure: close and remove partial files (creator removes; others close). */
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files);

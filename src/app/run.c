@@ -251,13 +251,23 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
 }
 
 /* Rank 0 creates the partial files (`create`); ranks that write slices of
- * each batch then open what it made. */
+ * each batch then open what it made, by the names it broadcast. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
     const lbk_output_shape shape = {s->shape.query_rows, s->classes};
-    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create);
+    const bool shared = s->strategy->sliced && s->comm->size > 1;
+    const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
     return st;
+}
+
+/* Collective where ranks write slices: the partial files' names, unique to
+ * this run, are rank 0's. */
+static lbk_status share_output_names(lbk_run_state *s)
+{
+    if (!s->strategy->sliced)
+        return LBK_OK;
+    return lbk_bcast_bytes(s->comm, &s->outputs, sizeof s->outputs);
 }
 
 static lbk_status timed(lbk_run_state *s, lbk_phase phase, lbk_batch_step step, lbk_batch *b)
@@ -475,6 +485,7 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, plan_batches(&s));
     LBK_TRY_GOTO(st, lbk_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, lbk_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
+    LBK_TRY_GOTO(st, share_output_names(&s));
     LBK_TRY_GOTO(st, lbk_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false)
                                                                  : LBK_OK));
     LBK_TRY_GOTO(st, run_batches(&s));          /* per batch: each stage, agree */

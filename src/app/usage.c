@@ -14,9 +14,9 @@ static const char usage_text[] =
     "  check [JOB.yaml] [--set KEY=VALUE]...\n"
     "        Validate the job and read its inputs completely, without computing.\n"
     "  generate DIR [--points N] [--queries N] [--dim D] [--classes C] [--seed S]\n"
-    "           [--spread X] [--format fvecs|bvecs|csv|idx|npy|fbin]\n"
+    "           [--spread X] [--format fvecs|bvecs|csv|idx|npy|fbin] [--force]\n"
     "        Write a seeded labelled synthetic data set (Gaussian blobs) and a job\n"
-    "        file DIR/job.yaml that classifies its queries.\n"
+    "        file DIR/job.yaml that classifies its queries (--force: replace them).\n"
     "  devices [--type gpu|cpu|any]\n"
     "        List OpenCL platforms and devices and the one a run would pick.\n"
     "  tune [--type gpu|cpu|any] [--device N]\n"
@@ -29,7 +29,8 @@ static const char usage_text[] =
     "  -q, --quiet      print nothing but errors\n"
     "  -h, --help       show this help;   -V, --version  show the version\n"
     "\n"
-    "Exit status: 0 success, 2 bad usage, job file or input data, 1 runtime failure.\n"
+    "Exit status: 0 success, 2 bad usage, job file or input data, 1 runtime failure,\n"
+    "128+N stopped by signal N.\n"
     "Job keys: see configs/README.md (installed under share/lbknn/configs).\n";
 
 void lbk_usage(FILE *out) { fputs(usage_text, out); }

@@ -15,8 +15,13 @@ lbk_status lbk_open_for_reading(const char *path, const char *what, lbk_status f
     *out = NULL;
     FILE *file = fopen(path, "rb");
     if (!file) {
-        lbk_error("%s: cannot open%s%s: %s", path, sep, what ? what : "", strerror(errno));
-        st = failure;
+        const int saved = errno;
+        lbk_error("%s: cannot open%s%s: %s", path, sep, what ? what : "", strerror(saved));
+        /* A missing or forbidden file is the job's fault; running out of
+         * memory or descriptors, or a failing disk, is not. */
+        st = saved == ENOMEM                                       ? LBK_ERR_NOMEM
+             : saved == EIO || saved == EMFILE || saved == ENFILE ? LBK_ERR_IO
+                                                                 : failure;
         goto cleanup;
     }
     if (fstat(fileno(file), &sb) == 0 && S_ISDIR(sb.st_mode)) {

@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static int log_rank = -1;
 static bool log_quiet = false;
@@ -10,16 +11,75 @@ void lbk_log_set_rank(int rank, int size) { log_rank = size > 1 ? rank : -1; }
 void lbk_log_set_quiet(bool quiet) { log_quiet = quiet; }
 bool lbk_log_is_quiet(void) { return log_quiet; }
 
+/* Length of the well-formed UTF-8 sequence at p (2 to 4 bytes, no
+ * overlong forms, surrogates or C1 controls), or 0. */
+static size_t utf8_length(const unsigned char *p)
+{
+    size_t n;
+    unsigned cp;
+    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+        n = 2;
+        cp = p[0] & 0x1fu;
+    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+        n = 3;
+        cp = p[0] & 0x0fu;
+    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+        n = 4;
+        cp = p[0] & 0x07u;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3fu);
+    }
+    const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp < 0xa0)
+        return 0;
+    return n;
+}
+
+size_t lbk_log_escape(const char *text, char *out, size_t size, bool keep_newlines)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    size_t used = 0;
+    if (size == 0)
+        return 0;
+    while (*p && used + 5 < size) {
+        const size_t n = *p < 0x80 ? 1 : utf8_length(p);  /* 0: not UTF-8 */
+        const bool plain = n > 1 || (n == 1 && *p >= 0x20 && *p != 0x7f) ||
+                           (keep_newlines && (*p == '\n' || *p == '\t'));
+        if (plain) {
+            if (used + n + 5 >= size)
+                break;
+            memcpy(out + used, p, n);
+            used += n;
+            p += n;
+        } else {
+            used += (size_t)snprintf(out + used, size - used, "\\x%02x", *p++);
+        }
+    }
+    if (*p && used + 4 < size)
+        used += (size_t)snprintf(out + used, size - used, "...");
+    out[used] = '\0';
+    return used;
+}
+
 static void log_line(const char *level, const char *fmt, va_list ap)
 {
-    /* One fprintf per line: ranks share a terminal and whole lines interleave
-     * far more readably than fragments. */
-    char body[2048];
+    /* A message is one line whatever it quotes: control bytes (a newline or
+     * an escape sequence in a file name) and invalid UTF-8 are shown as \xNN,
+     * so no path can forge a line or drive the terminal. One fprintf per
+     * line: ranks share a terminal and whole lines interleave far more
+     * readably than fragments. */
+    char body[2048], shown[4 * sizeof body];
     vsnprintf(body, sizeof body, fmt, ap);
+    lbk_log_escape(body, shown, sizeof shown, false);
     if (log_rank >= 0)
-        fprintf(stderr, "lbknn[rank %d]: %s%s\n", log_rank, level, body);
+        fprintf(stderr, "lbknn[rank %d]: %s%s\n", log_rank, level, shown);
     else
-        fprintf(stderr, "lbknn: %s%s\n", level, body);
+        fprintf(stderr, "lbknn: %s%s\n", level, shown);
 }
 
 void lbk_error(const char *fmt, ...)
@@ -48,4 +108,12 @@ void lbk_info(const char *fmt, ...)
     va_start(ap, fmt);
     log_line("", fmt, ap);
     va_end(ap);
+}
+
+void lbk_log_text(const char *text)
+{
+    static char shown[16384];
+    lbk_log_escape(text, shown, sizeof shown, true);
+    const size_t n = strlen(shown);
+    fprintf(stderr, "%s%s", shown, n > 0 && shown[n - 1] == '\n' ? "" : "\n");
 }

@@ -1,10 +1,13 @@
 /* Logging: every message carries the program name and, in multi-rank runs,
  * the rank, so that one line on a cluster's stderr says who failed and why.
- * Errors are logged once, where they happen. */
+ * Errors are logged once, where they happen. A message is always one line:
+ * control bytes and invalid UTF-8 in it (from a file name, say) are shown
+ * escaped as \xNN. */
 #ifndef LBK_LOG_H
 #define LBK_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* rank < 0 or size <= 1: no rank prefix. */
 void lbk_log_set_rank(int rank, int size);
@@ -16,5 +19,15 @@ void lbk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void lbk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Informational, to stderr, silenced by --quiet. */
 void lbk_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The one way to print several lines (a compiler's log after the error line
+ * that announced it): as they are, but with every control byte other than
+ * newline and tab escaped. */
+void lbk_log_text(const char *text);
+
+/* text into out (size bytes, NUL-terminated) with control bytes and invalid
+ * UTF-8 as \xNN (newline and tab kept when keep_newlines); cut with "..."
+ * when it does not fit. Returns the length written. */
+size_t lbk_log_escape(const char *text, char *out, size_t size, bool keep_newlines);
 
 #endif

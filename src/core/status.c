@@ -19,3 +19,15 @@ const char *lbk_status_name(lbk_status status)
     }
     return "unknown";
 }
+
+lbk_status lbk_status_remote(lbk_status cause)
+{
+    return lbk_status_exit_code(cause) == lbk_status_exit_code(LBK_ERR_REMOTE_INPUT)
+               ? LBK_ERR_REMOTE_INPUT
+               : LBK_ERR_REMOTE;
+}
+
+bool lbk_status_is_remote(lbk_status status)
+{
+    return status == LBK_ERR_REMOTE || status == LBK_ERR_REMOTE_INPUT;
+}

@@ -4,6 +4,8 @@
 #ifndef LBK_STATUS_H
 #define LBK_STATUS_H
 
+#include <stdbool.h>
+
 /* X(constant, name, exit code): 2 for errors found in what the user gave
  * (reported before any computing), 1 for failures while running. */
 #define LBK_STATUS_LIST(X)                                                     \
@@ -16,13 +18,19 @@
     X(LBK_ERR_DEVICE, "device error", 1)         /* OpenCL, or no device */    \
     X(LBK_ERR_MPI, "MPI error", 1)                                             \
     X(LBK_ERR_REMOTE, "failure on another rank", 1) /* it said why */          \
-    X(LBK_ERR_INTERNAL, "internal error", 1)     /* an invariant failed */
+    X(LBK_ERR_INTERNAL, "internal error", 1)     /* an invariant failed */     \
+    X(LBK_ERR_REMOTE_INPUT, "bad job or input seen by another rank", 2)
 
 #define LBK_STATUS_CONSTANT_(constant, name, code) constant,
 typedef enum { LBK_STATUS_LIST(LBK_STATUS_CONSTANT_) } lbk_status;
 #undef LBK_STATUS_CONSTANT_
 
 int lbk_status_exit_code(lbk_status status);
+/* What a rank that did not fail returns when `cause` stopped another: a
+ * status with the cause's exit code, so every rank of a job (and mpirun)
+ * exits with the same code. */
+lbk_status lbk_status_remote(lbk_status cause);
+bool lbk_status_is_remote(lbk_status status);
 const char *lbk_status_name(lbk_status status);
 
 #endif

@@ -3,6 +3,7 @@
 #include "embedded_kernels.h"
 #include "log.h"
 #include "program_cache.h"
+#include "rlimit.h"
 #include "try.h"
 
 #include <stdbool.h>
@@ -13,6 +14,13 @@
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
 #define MAX_PROGRAMS 32
+
+/* Compiler warnings are for the kernels' developers: -w keeps them out of
+ * the build log and off the terminal (some OpenCL compilers print "N
+ * warnings generated." on stderr themselves). */
+static bool show_compiler_warnings = false;
+
+void lbk_device_show_compiler_warnings(bool show) { show_compiler_warnings = show; }
 
 typedef struct {
     char file[64];
@@ -28,6 +36,8 @@ struct lbk_device {
     int index;
     bool is_gpu;
     uint64_t global_mem, max_alloc, local_mem;
+    bool memory_capped;          /* global_mem, max_alloc: cut to the address-space room */
+    char memory_hint[160];
     int compute_units;
     size_t max_work_group;
     int native_float_width;
@@ -76,6 +86,15 @@ lbk_status lbk_cl_check(cl_int err, const char *what)
 
 static void print_install_hint(void)
 {
+    /* Under an address-space limit an installed runtime that cannot map
+     * what it needs shows no platform at all: then the limit is the news. */
+    const uint64_t limit = lbk_address_space_limit();
+    if (limit != UINT64_MAX) {
+        lbk_error("no OpenCL platform could start within the address-space limit (ulimit -v, "
+                  "SGE h_vmem) of %.0f MiB: raise the limit, then check with 'lbknn devices'",
+                  (double)limit / (1024.0 * 1024.0));
+        return;
+    }
     lbk_error("no usable OpenCL device found; on Debian install a CPU implementation with "
               "'apt-get install pocl-opencl-icd ocl-icd-libopencl1' (or your GPU vendor's "
               "OpenCL ICD) and check with 'lbknn devices'");
@@ -218,6 +237,41 @@ static lbk_status create_queue(lbk_device *dev)
     return lbk_cl_check(err, "creating the OpenCL command queue");
 }
 
+/* Address space an OpenCL runtime needs beyond what it maps once started:
+ * compiling a kernel (PoCL's LLVM took up to 170 MiB for the brute engine's
+ * on a cold cache, and aborts when it cannot get it) and its threads'
+ * malloc arenas. */
+#define RUNTIME_RESERVE (UINT64_C(256) << 20)
+/* Below this much for the device itself nothing useful fits. */
+#define DEVICE_MINIMUM (UINT64_C(16) << 20)
+
+/* A CPU runtime's device buffers, and any runtime's own allocations, are
+ * mappings of this process: under an address-space limit, a buffer beyond
+ * what is left fails inside the runtime, where some (PoCL) abort. So, once
+ * the runtime has started, the device's memory as the engines see it is at
+ * most half of what is left after the runtime's reserve; the other half is
+ * for the host's batch buffers. */
+static lbk_status cap_to_address_space(lbk_device *dev)
+{
+    snprintf(dev->memory_hint, sizeof dev->memory_hint, "raise device.memory_mb");
+    if (lbk_address_space_limit() == UINT64_MAX)
+        return LBK_OK;
+    LBK_TRY(lbk_address_space_require(RUNTIME_RESERVE + 2 * DEVICE_MINIMUM,
+                                      "compiling and running the OpenCL kernels"));
+    const uint64_t share = (lbk_address_space_room() - RUNTIME_RESERVE) / 2;
+    if (share >= dev->global_mem)
+        return LBK_OK;
+    dev->memory_capped = true;
+    dev->global_mem = share;
+    if (dev->max_alloc > share)
+        dev->max_alloc = share;
+    snprintf(dev->memory_hint, sizeof dev->memory_hint,
+             "raise the address-space limit (ulimit -v, SGE h_vmem: %.0f MiB, %.0f MiB of it "
+             "left for the device)",
+             (double)lbk_address_space_limit() / 1048576.0, (double)share / 1048576.0);
+    return LBK_OK;
+}
+
 lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
 {
     device_entry entries[MAX_DEVICES];
@@ -234,7 +288,9 @@ lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
     for (int i = 0; i < chosen; i++)
         dev->index += matches(&entries[i], req->type);
     read_info(dev);
-    const lbk_status st = create_queue(dev);
+    lbk_status st = create_queue(dev);
+    if (st == LBK_OK)
+        st = cap_to_address_space(dev);
     if (st != LBK_OK) {
         lbk_device_close(dev);
         return st;
@@ -263,6 +319,8 @@ int lbk_device_index(const lbk_device *dev) { return dev->index; }
 bool lbk_device_is_gpu(const lbk_device *dev) { return dev->is_gpu; }
 uint64_t lbk_device_global_mem(const lbk_device *dev) { return dev->global_mem; }
 uint64_t lbk_device_max_alloc(const lbk_device *dev) { return dev->max_alloc; }
+bool lbk_device_memory_capped(const lbk_device *dev) { return dev->memory_capped; }
+const char *lbk_device_memory_hint(const lbk_device *dev) { return dev->memory_hint; }
 uint64_t lbk_device_local_mem(const lbk_device *dev) { return dev->local_mem; }
 int lbk_device_compute_units(const lbk_device *dev) { return dev->compute_units; }
 size_t lbk_device_max_work_group(const lbk_device *dev) { return dev->max_work_group; }
@@ -330,18 +388,39 @@ static const cached_program *find_cached(const lbk_device *dev, const char *name
     return NULL;
 }
 
-static void log_build_failure(const lbk_device *dev, cl_program program, const char *name,
-                              const char *full_opts, cl_int err)
+/* The program's build log (malloc'd), or NULL. */
+static char *build_log(const lbk_device *dev, cl_program program)
 {
     size_t log_size = 0;
     clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size);
     char *log = malloc(log_size + 1);
     if (log) {
+        log[0] = '\0';
         clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
         log[log_size] = '\0';
     }
-    lbk_error("building kernel %s (%s) failed: %s\n%s", name, full_opts, lbk_cl_error_name(err),
-              log ? log : "(no build log)");
+    return log;
+}
+
+/* Only with lbk_device_show_compiler_warnings(true), for the kernels'
+ * developers. */
+static void log_build_warnings(const lbk_device *dev, cl_program program, const char *name)
+{
+    char *log = build_log(dev, program);
+    if (log && strspn(log, " \t\r\n") < strlen(log)) {
+        lbk_warn("building kernel %s: the compiler's log follows", name);
+        lbk_log_text(log);
+    }
+    free(log);
+}
+
+static void log_build_failure(const lbk_device *dev, cl_program program, const char *name,
+                              const char *full_opts, cl_int err)
+{
+    char *log = build_log(dev, program);
+    lbk_error("building kernel %s (%s) failed: %s; the compiler's log follows", name, full_opts,
+              lbk_cl_error_name(err));
+    lbk_log_text(log ? log : "(no build log)");
     free(log);
 }
 
@@ -361,7 +440,8 @@ static lbk_status build(lbk_device *dev, const char *name, const char *source, c
     const char *src = text;
     cl_int err;
     char full_opts[512];
-    snprintf(full_opts, sizeof full_opts, "-cl-std=CL1.2 %s", opts);
+    snprintf(full_opts, sizeof full_opts, "-cl-std=CL1.2%s %s",
+             show_compiler_warnings ? "" : " -w", opts);
     cl_program program = NULL;
     if (keep && lbk_program_cache_load(dev, dev->program_cache, text, full_opts, out))
         goto cleanup;
@@ -373,6 +453,8 @@ static lbk_status build(lbk_device *dev, const char *name, const char *source, c
         st = LBK_ERR_DEVICE;
         goto cleanup;
     }
+    if (show_compiler_warnings)
+        log_build_warnings(dev, program, name);
     if (keep)
         lbk_program_cache_store(dev, dev->program_cache, text, full_opts, program);
     *out = program;

@@ -30,8 +30,17 @@ const char *lbk_device_description(const lbk_device *dev);
 /* index among the devices matching the request type, as `lbknn devices` lists them */
 int lbk_device_index(const lbk_device *dev);
 bool lbk_device_is_gpu(const lbk_device *dev);
+/* Global memory and the largest buffer; under an address-space limit at
+ * most half of what the process has left once the device is open and the
+ * runtime's reserve (compiling kernels) is set aside (then
+ * lbk_device_memory_capped; too little left fails lbk_device_open). */
 uint64_t lbk_device_global_mem(const lbk_device *dev);
 uint64_t lbk_device_max_alloc(const lbk_device *dev);
+bool lbk_device_memory_capped(const lbk_device *dev);
+/* What to do when a memory budget is too small, for the engines' messages:
+ * "raise device.memory_mb", or the address-space limit when that is what
+ * set the device's memory. */
+const char *lbk_device_memory_hint(const lbk_device *dev);
 uint64_t lbk_device_local_mem(const lbk_device *dev);
 int lbk_device_compute_units(const lbk_device *dev);
 size_t lbk_device_max_work_group(const lbk_device *dev);
@@ -49,6 +58,11 @@ const char *lbk_device_version(const lbk_device *dev);
  * in later processes: PoCL compiles from source in every process, 30-50 ms
  * a program (program_cache.h). NULL or "" = no such cache (the default). */
 void lbk_device_set_program_cache(lbk_device *dev, const char *dir);
+
+/* Kernel compiler warnings: off by default (built with -w, so none reach
+ * the terminal); on, each build's log is shown as a warning. main.c turns
+ * it on from the environment (LBKNN_KERNEL_WARNINGS=1). */
+void lbk_device_show_compiler_warnings(bool show);
 
 /* Print every platform and device and which one a request would pick. */
 lbk_status lbk_device_list(FILE *out, const lbk_device_request *req);

@@ -96,15 +96,17 @@ lbk_status lbk_dist_init(int *argc, char ***argv)
 
 void lbk_dist_finalize(void) { MPI_Finalize(); }
 
-/* Agreement value: 0 = OK; a rank's own failure outranks LBK_ERR_REMOTE it
- * may pass on from an earlier step, so the report names the real cause. */
+/* Agreement value: 0 = OK; a rank's own failure outranks a remote status
+ * it may pass on from an earlier step, so the report names the real cause. */
 static int agree_encode(lbk_status s)
 {
     if (s == LBK_OK)
         return 0;
     if (s == LBK_ERR_REMOTE)
         return 1;
-    return (int)s + 1;
+    if (s == LBK_ERR_REMOTE_INPUT)
+        return 2;
+    return (int)s + 3;
 }
 
 static lbk_status agree_decode(int v)
@@ -113,7 +115,9 @@ static lbk_status agree_decode(int v)
         return LBK_OK;
     if (v == 1)
         return LBK_ERR_REMOTE;
-    return (lbk_status)(v - 1);
+    if (v == 2)
+        return LBK_ERR_REMOTE_INPUT;
+    return (lbk_status)(v - 3);
 }
 
 lbk_status lbk_agree(const lbk_comm *comm, lbk_status local)
@@ -131,16 +135,20 @@ lbk_status lbk_agree(const lbk_comm *comm, lbk_status local)
                           "MPI_Allreduce (failure agreement)"));
     if (all.value == 0)
         return LBK_OK;
-    if (local != LBK_OK)
+    const lbk_status cause = agree_decode(all.value);
+    /* One exit code for the whole job, the cause's: a rank that failed in
+     * another class at the same step (it logged its own error) ends in the
+     * cause's class too. */
+    if (local != LBK_OK && !lbk_status_is_remote(local) &&
+        lbk_status_exit_code(local) == lbk_status_exit_code(cause))
         return local;
     /* The failing rank logged the error. Rank 0, when healthy, adds one
      * informational line that ties every other rank's exit to it, so a
      * cluster log shows the cause once and never a second error line; when
      * rank 0 is the one that failed, its error line says it all. */
-    if (comm->rank == 0)
-        lbk_info("stopping: rank %d failed (%s)", all.rank,
-                 lbk_status_name(agree_decode(all.value)));
-    return LBK_ERR_REMOTE;
+    if (comm->rank == 0 && local == LBK_OK)
+        lbk_info("stopping: rank %d failed (%s)", all.rank, lbk_status_name(cause));
+    return lbk_status_remote(cause);
 }
 
 lbk_status lbk_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes)

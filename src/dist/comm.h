@@ -34,8 +34,11 @@ void lbk_comm_free(lbk_comm *comm);
 
 /* Every rank calls this before every collective step with its own status.
  * Returns LBK_OK when all ranks are OK; otherwise the local status on a rank
- * that failed and LBK_ERR_REMOTE on the others (which log nothing: the
- * failing rank already said why). Never blocks forever when a rank has
+ * that failed and a remote status (lbk_status_remote) on the others (which
+ * log nothing: the failing rank already said why). The cause is the worst
+ * status of the step (lowest rank on a tie); every rank returns a status of
+ * the cause's exit code, a failing rank of another class a remote one, so
+ * the whole job exits with one code. Never blocks forever when a rank has
  * failed, because a failing rank still reaches the next agreement point. */
 lbk_status lbk_agree(const lbk_comm *comm, lbk_status local);
 

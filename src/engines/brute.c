@@ -201,17 +201,17 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
         }
         if (e->chunk <= e->vrows) {
             lbk_error("brute engine: a device memory budget of %llu bytes cannot hold even one "
-                      "query of dimension %d with K = %d; raise device.memory_mb",
-                      (unsigned long long)budget, e->dim, e->k);
-            return LBK_ERR_CONFIG;
+                      "query of dimension %d with K = %d; %s",
+                      (unsigned long long)budget, e->dim, e->k, lbk_device_memory_hint(e->dev));
+            return LBK_ERR_NOMEM;
         }
         /* Chunks start on whole reference blocks of the blocked layout. */
         e->chunk = min_u64(e->n, lbk_round_up((e->chunk + 1) / 2, e->vrows));
         if (e->chunk == prev_chunk) {
             lbk_error("brute engine: a device memory budget of %llu bytes is too small for "
-                      "dimension %d with K = %d; raise device.memory_mb",
-                      (unsigned long long)budget, e->dim, e->k);
-            return LBK_ERR_CONFIG;
+                      "dimension %d with K = %d; %s",
+                      (unsigned long long)budget, e->dim, e->k, lbk_device_memory_hint(e->dev));
+            return LBK_ERR_NOMEM;
         }
         prev_chunk = e->chunk;
     }

@@ -70,6 +70,11 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
     state->memory_budget = job->device.memory_mb > (UINT64_MAX >> 20)
                                ? UINT64_MAX
                                : job->device.memory_mb << 20;
+    /* Under an address-space limit the device's memory is what the limit
+     * leaves (lbk_device_global_mem), and a budget beyond it would fail
+     * inside the OpenCL runtime. */
+    if (lbk_device_memory_capped(dev) && state->memory_budget > lbk_device_global_mem(dev))
+        state->memory_budget = lbk_device_global_mem(dev);
     if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params params = {
             .k = job->knn.k,

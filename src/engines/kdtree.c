@@ -439,14 +439,14 @@ static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *pa
     if (!fits) {
         lbk_error("k-d tree of %llu points x %d dimensions with the %s sort needs %.1f MiB "
                   "of device memory (largest buffer %.1f MiB); the budget is %.1f MiB and the "
-                  "device's largest allocation %.1f MiB",
+                  "device's largest allocation %.1f MiB; %s",
                   (unsigned long long)n, dim, lbk_tree_sort_name(sort),
                   (double)(sort == LBK_SORT_RADIX     ? radix
                            : sort == LBK_SORT_SELECT ? select
                                                      : bitonic) /
                       1048576.0,
                   (double)largest / 1048576.0, (double)budget / 1048576.0,
-                  (double)max_alloc / 1048576.0);
+                  (double)max_alloc / 1048576.0, lbk_device_memory_hint(dev));
         return LBK_ERR_NOMEM;
     }
     *out = sort;

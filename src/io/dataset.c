@@ -77,6 +77,17 @@ static lbk_status resolve_labels(const char *path, lbk_format given, lbk_format 
     return resolve(path, given, "labels", lbk_format_items, out);
 }
 
+/* A missing file, a directory or one that cannot be read is said as such
+ * before its name is looked at for a format: "cannot tell the format"
+ * would send the user looking in the wrong place. */
+static lbk_status check_readable(const char *path)
+{
+    FILE *f = NULL;
+    LBK_TRY(lbk_fmt_open_read(path, &f));
+    fclose(f);
+    return LBK_OK;
+}
+
 static lbk_status probe_points(const lbk_input_spec *spec, lbk_source_info *info)
 {
     const char *path = spec->path;
@@ -101,6 +112,7 @@ static lbk_status probe_points(const lbk_input_spec *spec, lbk_source_info *info
 static lbk_status probe_label_file(const lbk_input_spec *spec, lbk_source_info *info)
 {
     uint64_t count = 0;
+    LBK_TRY(check_readable(spec->labels));
     LBK_TRY(resolve_labels(spec->labels, spec->labels_format, &info->labels_format));
     LBK_TRY(lbk_labels_probe(spec->labels, info->labels_format, &count));
     LBK_FAIL_IF(count != info->rows, LBK_ERR_INPUT, "%s: %llu labels, but %s has %llu points",
@@ -115,6 +127,7 @@ lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info)
     const char *path = spec->path;
     const bool label_file = spec->labels[0] != '\0';
 
+    LBK_TRY(check_readable(path));
     LBK_TRY(resolve_points(path, spec->format, &info->format));
     LBK_FAIL_IF(spec->label_column >= 0 && info->format != LBK_FORMAT_CSV, LBK_ERR_INPUT,
                 "%s: a label column needs CSV input, not %s", path,

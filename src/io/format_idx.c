@@ -102,7 +102,10 @@ static lbk_status stream_read(idx_stream *s, void *buf, size_t n, size_t *got)
             const char *why = gzerror(s->gz, &code);
             lbk_error("%s: cannot decompress: %s", s->path,
                       code == Z_ERRNO ? strerror(errno) : why);
-            return LBK_ERR_INPUT;
+            /* Only corrupt data is the input's fault. */
+            return code == Z_MEM_ERROR ? LBK_ERR_NOMEM
+                   : code == Z_ERRNO   ? LBK_ERR_IO
+                                       : LBK_ERR_INPUT;
         }
         if (r == 0)
             break;

@@ -115,8 +115,14 @@ static lbk_status read_physical(lbk_line_reader *reader, char **line)
     errno = 0;
     ssize_t len = getline(&reader->buf, &reader->cap, reader->file);
     if (len < 0) {
+        /* getline fails without setting the error flag when it cannot grow
+         * its buffer: only a real end of file ends the lines. */
+        const int saved = errno;
+        LBK_FAIL_IF(saved == ENOMEM || (!ferror(reader->file) && !feof(reader->file)),
+                    LBK_ERR_NOMEM, "%s:%llu: out of memory reading a line", reader->path,
+                    (unsigned long long)reader->line + 1);
         LBK_FAIL_IF(ferror(reader->file), LBK_ERR_IO, "%s: cannot read: %s", reader->path,
-                    strerror(errno));
+                    strerror(saved ? saved : EIO));
         return LBK_OK;
     }
     reader->line++;

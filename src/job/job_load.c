@@ -74,11 +74,12 @@ static lbk_status apply_root(lbk_job_ctx *c, const yaml_node_t *root, lbk_job *j
 
 /* The first document onto the job. An empty file (or comments only) has no
  * document: all defaults. */
-static lbk_status load_document(lbk_job_ctx *c, yaml_parser_t *parser, FILE *f, lbk_job *job)
+static lbk_status load_document(lbk_job_ctx *c, yaml_parser_t *parser, const char *text,
+                                size_t len, lbk_job *job)
 {
     yaml_document_t doc;
     if (!yaml_parser_load(parser, &doc))
-        return lbk_job_yaml_error(c, parser, f);
+        return lbk_job_yaml_error(c, parser, text, len);
     c->doc = &doc;
     const yaml_node_t *root = yaml_document_get_root_node(&doc);
     const lbk_status st = root ? apply_root(c, root, job) : LBK_OK;
@@ -88,11 +89,12 @@ static lbk_status load_document(lbk_job_ctx *c, yaml_parser_t *parser, FILE *f, 
 }
 
 /* A second document would otherwise be ignored without a word. */
-static lbk_status expect_no_second_document(const lbk_job_ctx *c, yaml_parser_t *parser, FILE *f)
+static lbk_status expect_no_second_document(const lbk_job_ctx *c, yaml_parser_t *parser,
+                                            const char *text, size_t len)
 {
     yaml_document_t extra;
     if (!yaml_parser_load(parser, &extra))
-        return lbk_job_yaml_error(c, parser, f);
+        return lbk_job_yaml_error(c, parser, text, len);
     const bool found = yaml_document_get_root_node(&extra) != NULL;
     const yaml_mark_t mark = extra.start_mark;
     yaml_document_delete(&extra);
@@ -101,18 +103,29 @@ static lbk_status expect_no_second_document(const lbk_job_ctx *c, yaml_parser_t 
     return LBK_OK;
 }
 
+/* The file is read whole first (within LBK_JOB_MAX_BYTES), so that its
+ * nesting is checked before libyaml builds the document, also when it comes
+ * from a pipe. */
 static lbk_status parse_file(lbk_job_ctx *c, FILE *f, lbk_job *job)
 {
     lbk_status st = LBK_OK;
+    char *text = NULL;
+    size_t len = 0;
     yaml_parser_t parser;
-    LBK_FAIL_IF(!yaml_parser_initialize(&parser), LBK_ERR_NOMEM,
-                "%s: cannot initialise the YAML parser", c->origin);
-    yaml_parser_set_input_file(&parser, f);
-    LBK_TRY_GOTO(st, load_document(c, &parser, f, job));
-    LBK_TRY_GOTO(st, expect_no_second_document(c, &parser, f));
+    LBK_TRY(lbk_job_read_text(c, f, &text, &len));
+    if (!yaml_parser_initialize(&parser)) {
+        free(text);
+        lbk_error("%s: cannot initialise the YAML parser", c->origin);
+        return LBK_ERR_NOMEM;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    LBK_TRY_GOTO(st, lbk_job_check_nesting(c, text, len));
+    LBK_TRY_GOTO(st, load_document(c, &parser, text, len, job));
+    LBK_TRY_GOTO(st, expect_no_second_document(c, &parser, text, len));
     st = lbk_job_cross_check(c, job);
 cleanup:
     yaml_parser_delete(&parser);
+    free(text);
     return st;
 }
 

@@ -37,9 +37,25 @@ lbk_status lbk_job_fail(const lbk_job_ctx *c, yaml_mark_t mark, const char *fmt,
 yaml_mark_t lbk_job_mark_of(const lbk_job_ctx *c, const lbk_job *job, const void *field);
 yaml_mark_t lbk_job_section_mark(const lbk_job_ctx *c, int section);
 bool lbk_job_key_seen(const lbk_job_ctx *c, const lbk_job *job, const void *field);
-/* A libyaml parser error as a config error (or LBK_ERR_NOMEM). f is the
- * parsed file, NULL for a string (--set). */
-lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser, FILE *f);
+/* A libyaml parser error as a config error (or LBK_ERR_NOMEM). text is the
+ * parsed file's bytes, NULL for a string (--set). */
+lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser,
+                              const char *text, size_t len);
+
+/* ---- job_limits.c: what keeps parsing linear ------------------------------ */
+
+/* A job nests 3 levels (sections, keys, a list); far more is a mistake, and
+ * libyaml's time grows with the square of the depth. */
+#define LBK_JOB_MAX_DEPTH 32
+/* Job files are a few kilobytes. */
+#define LBK_JOB_MAX_BYTES (1024 * 1024)
+
+/* A config error at the first collection nested deeper than
+ * LBK_JOB_MAX_DEPTH; syntax errors are left to the loader. */
+lbk_status lbk_job_check_nesting(const lbk_job_ctx *c, const char *text, size_t len);
+/* The whole of f (at most LBK_JOB_MAX_BYTES, else a config error),
+ * NUL-terminated, malloc'd. */
+lbk_status lbk_job_read_text(const lbk_job_ctx *c, FILE *f, char **text, size_t *len);
 
 /* ---- job_path.c: input paths relative to the job file ------------------- */
 

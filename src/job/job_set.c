@@ -58,11 +58,12 @@ static lbk_status set_from_yaml(lbk_job_ctx *c, const lbk_key_desc *d, const cha
     yaml_parser_t parser;
     yaml_document_t doc;
     bool doc_ready = false;
+    LBK_TRY(lbk_job_check_nesting(c, value, strlen(value)));
     if (!yaml_parser_initialize(&parser))
         return lbk_job_fail(c, nowhere, "cannot initialise the YAML parser");
     yaml_parser_set_input_string(&parser, (const unsigned char *)value, strlen(value));
     if (!yaml_parser_load(&parser, &doc)) {
-        st = lbk_job_yaml_error(c, &parser, NULL);
+        st = lbk_job_yaml_error(c, &parser, NULL, 0);
         goto cleanup;
     }
     doc_ready = true;

@@ -6,6 +6,7 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 lbk_status lbk_job_fail(const lbk_job_ctx *c, yaml_mark_t mark, const char *fmt, ...)
 {
@@ -14,8 +15,10 @@ lbk_status lbk_job_fail(const lbk_job_ctx *c, yaml_mark_t mark, const char *fmt,
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
+    /* A --set value may be a whole page; the message stays one line that
+     * still shows what is wrong. */
     if (c->is_set)
-        lbk_error("--set %s: %s", c->origin, what);
+        lbk_error("--set %.160s%s: %s", c->origin, strlen(c->origin) > 160 ? "..." : "", what);
     else if (c->has_marks)
         lbk_error("%s:%zu:%zu: %s", c->origin, mark.line + 1, mark.column + 1, what);
     else
@@ -45,17 +48,12 @@ yaml_mark_t lbk_job_mark_of(const lbk_job_ctx *c, const lbk_job *job, const void
 }
 
 /* libyaml's reader errors (bad encoding) carry only a byte offset; turn it
- * into a line and column like every other error. f may be NULL (--set). */
-static yaml_mark_t mark_at_offset(FILE *f, size_t offset)
+ * into a line and column like every other error. text may be NULL (--set). */
+static yaml_mark_t mark_at_offset(const char *text, size_t len, size_t offset)
 {
     yaml_mark_t m = {0, 0, 0};
-    if (!f || fseek(f, 0, SEEK_SET) != 0)
-        return m;
-    for (size_t i = 0; i < offset; i++) {
-        int ch = getc(f);
-        if (ch == EOF)
-            break;
-        if (ch == '\n') {
+    for (size_t i = 0; text && i < offset && i < len; i++) {
+        if (text[i] == '\n') {
             m.line++;
             m.column = 0;
         } else {
@@ -65,7 +63,8 @@ static yaml_mark_t mark_at_offset(FILE *f, size_t offset)
     return m;
 }
 
-lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser, FILE *f)
+lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser,
+                              const char *text, size_t len)
 {
     if (parser->error == YAML_MEMORY_ERROR) {
         lbk_error("%s: out of memory while parsing", c->origin);
@@ -73,8 +72,8 @@ lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser,
     }
     const char *problem = parser->problem ? parser->problem : "unknown error";
     if (parser->error == YAML_READER_ERROR)
-        return lbk_job_fail(c, mark_at_offset(f, parser->problem_offset), "invalid YAML: %s",
-                            problem);
+        return lbk_job_fail(c, mark_at_offset(text, len, parser->problem_offset),
+                            "invalid YAML: %s", problem);
     if (parser->context)
         return lbk_job_fail(c, parser->problem_mark, "invalid YAML: %s %s (line %zu)", problem,
                             parser->context, parser->context_mark.line + 1);

@@ -116,7 +116,18 @@ static void case_agree(void)
     if (comm.rank == last)
         LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT, "failing rank got %s", lbk_status_name(st));
     else
-        LBK_EXPECT_EQ_INT(st, LBK_ERR_REMOTE, "healthy rank got %s", lbk_status_name(st));
+        LBK_EXPECT_EQ_INT(st, LBK_ERR_REMOTE_INPUT, "healthy rank got %s", lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(lbk_status_exit_code(st), lbk_status_exit_code(LBK_ERR_INPUT),
+                      "every rank exits with the cause's code (%s)", lbk_status_name(st));
+
+    /* Two ranks fail in different classes at once: still one exit code,
+     * the worst cause's, on every rank. */
+    if (comm.size > 1) {
+        mine = comm.rank == 0 ? LBK_ERR_IO : comm.rank == last ? LBK_ERR_INPUT : LBK_OK;
+        st = lbk_agree(&comm, mine);
+        LBK_EXPECT_EQ_INT(lbk_status_exit_code(st), lbk_status_exit_code(LBK_ERR_IO),
+                          "mixed causes: rank %d got %s", comm.rank, lbk_status_name(st));
+    }
 
     /* A later step with everyone healthy agrees on OK again. */
     st = lbk_agree(&comm, LBK_OK);

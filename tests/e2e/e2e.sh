@@ -129,14 +129,15 @@ similarity-rules)
 failed-run-leaves-nothing)
     mkdir out
     expect_exit 0 "$LBKNN" generate data --points 500 --queries 50 --dim 3
-    # The neighbours file cannot be created, after the predictions file was:
-    # the partial predictions file must be removed too.
-    expect_exit 1 "$LBKNN" run data/job.yaml --quiet --set output.predictions=out/p.csv \
+    # The neighbours file cannot be created: a job error, found before any
+    # computing, and no predictions file either. (A commit that fails half
+    # way is tests/reliability's commit-fails-keeps-previous.)
+    expect_exit 2 "$LBKNN" run data/job.yaml --quiet --set output.predictions=out/p.csv \
         --set output.neighbors=out/missing-dir/n.ivecs
     expect_err "missing-dir/n.ivecs"
     no_outputs
-    # The report is the last file made: when it fails, the finished results go too.
-    expect_exit 1 "$LBKNN" run data/job.yaml --quiet --set output.predictions=out/p.csv \
+    # The report is the last file made: when it cannot be, no result appears.
+    expect_exit 2 "$LBKNN" run data/job.yaml --quiet --set output.predictions=out/p.csv \
         --set output.neighbors=out/n.ivecs --set output.report=out/missing-dir/r.yaml
     expect_err "missing-dir/r.yaml"
     no_outputs

@@ -85,14 +85,17 @@ output-overwrites-input)
     cmp -s data/query.fvecs saved.fvecs || fail "the input file was changed"
     ;;
 write-fails-in-last-batch)
-    # The only batch is the last: its failed write must fail the run.
-    mkdir out
-    expect_exit 1 env LD_PRELOAD="$FAIL_WRITE" ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+    # The only batch is the last: its failed write must fail the run. Every
+    # write into full/ fails (the shim), the way a full disk does.
+    mkdir out full
+    expect_exit 1 env LD_PRELOAD="$FAIL_WRITE" LBK_FAIL_PWRITE_DIR=/full \
+        ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
         "$LBKNN" run --quiet --set synthetic.points=200 --set synthetic.queries=20 \
-        --set output.predictions=out/p.csv --set output.neighbors=out/nn.ivecs
+        --set output.predictions=out/p.csv --set output.neighbors=full/nn.ivecs
     expect_err "nn.ivecs: write failed: No space left on device"
     one_line
     no_outputs
+    [ -z "$(ls -A full)" ] || fail "files left behind: $(ls -A full)"
     ;;
 idx-gz-header-lies)
     # 16 bytes that claim 2^31 rows of 784 bytes: an input error, found

@@ -1,7 +1,9 @@
 #!/bin/bash
-# Injected failures on one rank: every rank must exit non-zero (a hang is
-# caught by the CTest TIMEOUT), stderr must hold exactly one error line, from
-# the failing rank, naming the cause, and no output file may be left behind.
+# Injected failures on one rank: every rank must exit with the same code,
+# the cause's (2 for a bad input, 1 for a runtime failure), and so must
+# mpirun (a hang is caught by the CTest TIMEOUT); stderr must hold exactly
+# one error line, from the failing rank, naming the cause, and no output file
+# may be left behind.
 #
 # usage: fail_case.sh LBKNN MPIEXEC CASE DATA_DIR
 #   csv_bad_row  4 ranks; the reference CSV's line 38 (data row 36, in rank
@@ -28,7 +30,7 @@ csv_args=(--set reference.path=ref.csv --set reference.label_column=4 --set refe
           --set query.path=q.csv --set query.label_column=4 --set query.header=true)
 case "$case" in
 csv_bad_row | spatial_bad_row)
-    np=4 rank=3 want='ref\.csv:38'
+    np=4 rank=3 code=2 want='ref\.csv:38'
     # 40 data rows after the header, the bad value on file line 38.
     head -n 41 "$data/blobs-train.csv" | sed -e '38s/^[^,]*,[^,]*/0.1,abc/' >ref.csv
     head -n 11 "$data/blobs-test.csv" >q.csv
@@ -37,20 +39,20 @@ csv_bad_row | spatial_bad_row)
     [ "$case" = spatial_bad_row ] && args=("${csv_args[@]}" --set mpi.partition=spatial)
     ;;
 csv_bad_query)
-    np=3 rank=0 want='q\.csv:5'
+    np=3 rank=0 code=2 want='q\.csv:5'
     # Rank 0 reads the queries and broadcasts them batch by batch.
     head -n 41 "$data/blobs-train.csv" >ref.csv
     head -n 11 "$data/blobs-test.csv" | sed -e '5s/^[^,]*/nan/' >q.csv
     args=("${csv_args[@]}" --set mpi.partition=shard)
     ;;
 spatial_bad_query)
-    np=3 rank=2 want='q\.csv:10'
+    np=3 rank=2 code=2 want='q\.csv:10'
     head -n 41 "$data/blobs-train.csv" >ref.csv
     head -n 11 "$data/blobs-test.csv" | sed -e '10s/^[^,]*/nan/' >q.csv
     args=("${csv_args[@]}" --set mpi.partition=spatial --set knn.engine=kdtree)
     ;;
 device_list)
-    np=2 rank=1 want='device.*7'
+    np=2 rank=1 code=1 want='device.*7'
     args=(--set synthetic.points=200 --set synthetic.queries=20 '--set' 'device.list=[0,7]')
     ;;
 *)
@@ -67,8 +69,8 @@ cat stderr.txt >&2
 status=0
 for ((r = 0; r < np; r++)); do
     rc=$(cat "rc.$r" 2>/dev/null || echo missing)
-    if [ "$rc" = missing ] || [ "$rc" -eq 0 ]; then
-        echo "rank $r exit status: $rc (want non-zero)"; status=1
+    if [ "$rc" != "$code" ]; then
+        echo "rank $r exit status: $rc (want $code)"; status=1
     fi
 done
 errors=$(grep -c 'error:' stderr.txt)
@@ -81,5 +83,9 @@ esac
 echo "$line" | grep -Eq "$want" || { echo "error line does not match /$want/"; status=1; }
 left=$(ls -A out)
 [ -z "$left" ] || { echo "files left in the output directory: $left"; status=1; }
+# mpirun itself, without the wrapper, passes the one code on.
+"$mpiexec" -n "$np" "$lbknn" run "${args[@]}" "${outputs[@]}" >/dev/null 2>&1
+rc=$?
+[ "$rc" -eq "$code" ] || { echo "mpirun exit status: $rc (want $code)"; status=1; }
 [ "$status" -eq 0 ] && echo "ok: $case"
 exit "$status"
