@@ -28,6 +28,7 @@ typedef struct {
     int k;
     lbk_brute_prefilter prefilter;
     uint64_t budget;          /* bytes; small: reference chunks streamed */
+    const lbk_tuning *tuning; /* NULL: derived from the device */
 } brute_case;
 
 typedef struct {
@@ -39,16 +40,32 @@ typedef struct {
     int k;
 } tree_case;
 
+/* Forced blocked-kernel shapes: each lane count, a slice shorter than the
+ * dimension (two slices, the second partial) and blocks that leave partial
+ * tiles of queries and references. */
+static const lbk_tuning lanes4 = {.lanes = 4, .block_queries = 3, .block_vectors = 2,
+                                  .tile_blocks = 2, .slice = 16, .segment_log2 = 16};
+static const lbk_tuning lanes8 = {.lanes = 8, .block_queries = 5, .block_vectors = 1,
+                                  .tile_blocks = 3, .slice = 24, .segment_log2 = 16};
+static const lbk_tuning lanes16 = {.lanes = 16, .block_queries = 2, .block_vectors = 3,
+                                   .tile_blocks = 1, .slice = 8, .segment_log2 = 16};
+
 static const brute_case brute_cases[] = {
-    {"brute_tiled_g1_wg64_l2_k5", LBK_DISTANCE_TILED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0},
-    {"brute_tiled_g32_wg256_l1_k16", LBK_DISTANCE_TILED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0},
+    {"brute_tiled_g1_wg64_l2_k5", LBK_DISTANCE_TILED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0, NULL},
+    {"brute_tiled_g32_wg256_l1_k16", LBK_DISTANCE_TILED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0, NULL},
     /* K above the work-group: several bubbles per work-item. */
-    {"brute_tiled_g32_wg64_linf_k100", LBK_DISTANCE_TILED, 32, 64, 2, 100, LBK_PREFILTER_OFF, 0},
+    {"brute_tiled_g32_wg64_linf_k100", LBK_DISTANCE_TILED, 32, 64, 2, 100, LBK_PREFILTER_OFF, 0, NULL},
     {"brute_tiled_chunked_g32_wg256_l2_k5", LBK_DISTANCE_TILED, 32, 256, 0, 5, LBK_PREFILTER_OFF,
-     24 << 10},
+     24 << 10, NULL},
     {"brute_blocked_prefilter_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5, LBK_PREFILTER_ON,
-     0},
-    {"brute_blocked_g32_wg256_l1_k16", LBK_DISTANCE_BLOCKED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0},
+     0, NULL},
+    {"brute_blocked_g32_wg256_l1_k16", LBK_DISTANCE_BLOCKED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0, NULL},
+    {"brute_blocked_lanes4_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0,
+     &lanes4},
+    {"brute_blocked_lanes8_prefilter_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5,
+     LBK_PREFILTER_ON, 0, &lanes8},
+    {"brute_blocked_lanes16_g32_wg256_linf_k16", LBK_DISTANCE_BLOCKED, 32, 256, 2, 16,
+     LBK_PREFILTER_OFF, 0, &lanes16},
 };
 
 static const tree_case tree_cases[] = {
@@ -59,6 +76,9 @@ static const tree_case tree_cases[] = {
     /* GPU default: runs of at most 256 points sorted per work-item. */
     {"tree_radix_gpu_default_round_robin_l2_k40", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 256, 0,
      40},
+    /* The select builder: nodes one per work-item above runs of 64 points,
+     * whole subtrees per work-item below. */
+    {"tree_select_round_robin_l2_k16", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 16},
 };
 
 /* Uniform values with exact duplicates, so the (key, index) ties matter. */
@@ -135,7 +155,8 @@ static void run_brute(const void *row)
     const lbk_brute_params params = {.k = c->k, .metric = (lbk_metric)c->metric,
                                      .groups = c->groups, .memory_budget = c->budget,
                                      .distance = c->distance, .prefilter = c->prefilter,
-                                     .work_group_limit = c->work_group_limit};
+                                     .work_group_limit = c->work_group_limit,
+                                     .tuning = c->tuning};
     lbk_brute *engine = NULL;
     LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &params, &engine), LBK_OK);
     if (c->budget)
