@@ -24,6 +24,7 @@ typedef struct {
     const char *path;
     FILE *file;
     gzFile gz;
+    uint64_t compressed_bytes; /* a gzip file's size on disk */
 } idx_stream;
 
 typedef struct {
@@ -70,6 +71,7 @@ static lbk_status stream_open(idx_stream *s, const char *path)
     LBK_TRY_GOTO(st, lbk_fmt_open_read(path, &s->file));
     LBK_TRY_GOTO(st, lbk_fmt_read(s->file, path, magic, sizeof magic, &got));
     if (got == sizeof magic && magic[0] == 0x1f && magic[1] == 0x8b) {
+        LBK_TRY_GOTO(st, lbk_fmt_file_size(s->file, path, &s->compressed_bytes));
         fclose(s->file);
         s->file = NULL;
         errno = 0;
@@ -167,24 +169,34 @@ static bool data_end(const idx_header *h, uint64_t *end)
     return true;
 }
 
-/* A gzip file's length is known only after decompressing it. Checking it in
- * the probe costs one pass, but keeps a tiny file whose header claims
- * billions of rows from making every reader allocate for them first. */
-static lbk_status gz_check_length(idx_stream *s, const idx_header *h, uint64_t expect)
+/* A gzip file's length is known only after decompressing it, which the
+ * reader does anyway (it checks the end: lbk_idx_read). The probe checks
+ * only that the file could hold what its header declares (deflate packs at
+ * most 1032 bytes into one), so that a tiny file whose header claims
+ * billions of rows does not make every reader allocate for them first. */
+#define DEFLATE_MAX_RATIO 1032u
+
+static lbk_status gz_check_capacity(const idx_stream *s, const idx_header *h, uint64_t expect)
 {
-    unsigned char buf[1 << 16];
-    uint64_t total = h->header_bytes;
+    const uint64_t data = expect - h->header_bytes;
+    const uint64_t room = s->compressed_bytes > UINT64_MAX / DEFLATE_MAX_RATIO
+                              ? UINT64_MAX
+                              : s->compressed_bytes * DEFLATE_MAX_RATIO;
+    LBK_FAIL_IF(data > room, LBK_ERR_INPUT,
+                "%s: truncated: the header declares %llu rows (%llu bytes), more than a "
+                "%llu-byte gzip file can hold",
+                s->path, (unsigned long long)h->rows, (unsigned long long)data,
+                (unsigned long long)s->compressed_bytes);
+    return LBK_OK;
+}
+
+/* After the last declared record, the decompressed data must end. */
+static lbk_status gz_check_end(idx_stream *s)
+{
+    unsigned char extra;
     size_t got = 0;
-    do {
-        /* One byte past the end is enough to tell the file is too long. */
-        const uint64_t left = expect - total + 1;
-        LBK_TRY(stream_read(s, buf, left < sizeof buf ? (size_t)left : sizeof buf, &got));
-        total += got;
-    } while (got > 0 && total <= expect);
-    LBK_FAIL_IF(total < expect, LBK_ERR_INPUT,
-                "%s:%llu: truncated record (unexpected end of file)", s->path,
-                (unsigned long long)((total - h->header_bytes) / (h->dim * h->value_bytes) + 1));
-    LBK_FAIL_IF(total > expect, LBK_ERR_INPUT,
+    LBK_TRY(stream_read(s, &extra, 1, &got));
+    LBK_FAIL_IF(got != 0, LBK_ERR_INPUT,
                 "%s: data continues after the last record the header declares", s->path);
     return LBK_OK;
 }
@@ -221,9 +233,10 @@ static lbk_status check_file_size(idx_stream *s, const idx_header *h, uint64_t e
     return LBK_OK;
 }
 
-/* Opens, reads the header and checks it against what the caller expects;
- * with check_length (the probe) also that the data is exactly as long as
- * the header says. The caller closes the stream, also on failure. */
+/* Opens, reads the header and checks it against what the caller expects
+ * and, for a plain file, that its size is what the header says; for a gzip
+ * file with check_length (the probe), that it can hold that much. The
+ * caller closes the stream, also on failure. */
 static lbk_status open_checked(idx_stream *s, const char *path, bool labels, bool check_length,
                                idx_header *h)
 {
@@ -238,7 +251,7 @@ static lbk_status open_checked(idx_stream *s, const char *path, bool labels, boo
     if (s->file)
         return check_file_size(s, h, expect);
     if (check_length)
-        return gz_check_length(s, h, expect);
+        return gz_check_capacity(s, h, expect);
     return LBK_OK;
 }
 
@@ -284,6 +297,14 @@ static lbk_status decode_rows(const char *path, const idx_header *h, const unsig
                               int32_t *labels)
 {
     const uint64_t dim = h->dim;
+    if (!labels && h->type == IDX_U8) {
+        /* Bytes are always finite floats: the common image case, without
+         * the per-value type switch (0.3 s of Fashion-MNIST's 1 s read). */
+        float *out = points + (row - lo) * dim;
+        for (uint64_t v = 0; v < n * dim; v++)
+            out[v] = (float)buf[v];
+        return LBK_OK;
+    }
     for (uint64_t i = 0; i < n; i++, row++) {
         for (uint64_t j = 0; j < dim; j++) {
             const double v = decode_value(h->type, buf + (i * dim + j) * h->value_bytes);
@@ -331,6 +352,8 @@ lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *point
         LBK_TRY_GOTO(st, decode_rows(path, &h, buf, r, n, lo, points, labels));
         r += n;
     }
+    if (s.gz && hi == h.rows)
+        LBK_TRY_GOTO(st, gz_check_end(&s));
 cleanup:
     free(buf);
     stream_close(&s);

@@ -202,6 +202,17 @@ static void idx_gz_truncated(lbk_input_spec *s)
     set_path(s, "t.idx.gz");
 }
 
+/* Two bytes past the three records the header declares, inside the gzip
+ * stream: only decompressing to the end finds them (the reader, not the
+ * probe). */
+static void idx_gz_trailing(lbk_input_spec *s)
+{
+    idx_file(s, "long-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 14);
+    const char *gz = tk_path("x.idx.gz");
+    tk_gzip(s->path, gz);
+    set_path(s, "x.idx.gz");
+}
+
 static void idx_dim0(lbk_input_spec *s)
 {
     idx_file(s, "d0.idx", 0x00000803, 3, (const uint32_t[]){3, 0, 28}, 0);
@@ -430,6 +441,8 @@ static const bad_case bad[] = {
      "@/t-ubyte:3: truncated record (file is 26 bytes, the header promises 28)"},
     {"idx_gz_truncated", idx_gz_truncated, 1, 3,
      "@/t.idx.gz:3: truncated record (unexpected end of file)"},
+    {"idx_gz_trailing", idx_gz_trailing, 0, 3,
+     "@/x.idx.gz: data continues after the last record the header declares"},
     {"idx_dim0", idx_dim0, 0, 0, "@/d0.idx: dimension 0"},
     {"idx_labels_as_points", idx_labels_as_points, 0, 0,
      "@/lbl-ubyte: an IDX points file has at least 2 dimensions, this one has 1 (a label file?)"},
