@@ -24,7 +24,12 @@
 #define TUNE_QUERIES 1024
 #define TUNE_DIM 256
 #define TUNE_K 10
-#define TUNE_REPS 3
+#define TUNE_REPS 5
+/* A candidate replaces the best so far only when it is this much faster:
+ * on a shared 2-vCPU VM the same kernel's best-of-5 varies by several per
+ * cent, and a tuner that follows the noise made Fashion-MNIST 7 % slower
+ * (block 6x2 chosen over the derived 8x2: bench/results/cpu.md). */
+#define TUNE_MARGIN 0.05
 /* The tree workload: 2^20 uniform 3-D points. */
 #define TUNE_TREE_POINTS (1u << 20)
 #define TUNE_TREE_REPS 2
@@ -90,7 +95,7 @@ static lbk_status time_tree(bench *b, const lbk_tuning *t, double *seconds)
     return LBK_OK;
 }
 
-/* Time `candidate`; it becomes *best when faster. */
+/* Time `candidate`; it becomes *best when faster by TUNE_MARGIN. */
 static lbk_status try_candidate(bench *b, bool tree, const lbk_tuning *candidate,
                                 lbk_tuning *best, double *best_s)
 {
@@ -100,10 +105,11 @@ static lbk_status try_candidate(bench *b, bool tree, const lbk_tuning *candidate
         return LBK_OK;
     double s;
     LBK_TRY(tree ? time_tree(b, candidate, &s) : time_brute(b, candidate, &s));
+    const bool better = s < *best_s * (1.0 - TUNE_MARGIN);
     if (b->log)
         fprintf(b->log, "  %-5s %-48s %8.2f ms%s\n", tree ? "tree" : "brute", what, s * 1e3,
-                s < *best_s ? "  *" : "");
-    if (s < *best_s) {
+                better ? "  *" : "");
+    if (better) {
         *best_s = s;
         *best = *candidate;
     }
