@@ -11,36 +11,17 @@
 Each prints one line "name seconds [accuracy]" per measurement; times are the
 median of REPS (default 3) where it says so, else one run. Run it under
 bench/peers.sh, which picks the BLAS core for this CPU."""
-import gzip
 import os
 import sys
 import time
 
 import numpy as np
 
-
-def read_fvecs(path):
-    raw = np.fromfile(path, dtype=np.int32)
-    dim = int(raw[0])
-    return raw.reshape(-1, dim + 1)[:, 1:].copy().view(np.float32)
-
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    rank = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(rank)]
-    arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * rank)
-    return arr.reshape(dims[0], -1) if rank > 1 else arr
-
-
-def median_time(fn, reps):
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return sorted(times)[len(times) // 2]
+# The readers and the timer the other peer scripts already have (this
+# directory is on sys.path when the script runs).
+from fashion_peers import read_idx, vote
+from kdtree_peers import median_time
+from pbknn_peers import read_fvecs
 
 
 def fashion(d, metric, weights, nq):
@@ -55,8 +36,7 @@ def fashion(d, metric, weights, nq):
         t0 = time.perf_counter()
         _, ids = index.search(xq, 5)
         t = time.perf_counter() - t0
-        votes = np.apply_along_axis(np.bincount, 1, yb[ids], minlength=10).argmax(axis=1)
-        print(f"faiss_flat_l2 {t:.3f} {float(np.mean(votes == yq)):.4f}")
+        print(f"faiss_flat_l2 {t:.3f} {float(np.mean(vote(yb[ids]) == yq)):.4f}")
     from sklearn.neighbors import KNeighborsClassifier
     clf = KNeighborsClassifier(n_neighbors=5, algorithm="brute",
                                metric="euclidean" if metric == "l2" else "manhattan",
