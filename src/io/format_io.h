@@ -9,10 +9,33 @@
 #define LBK_FORMAT_IO_H
 
 #include "dataset.h"
+#include "try.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* ---- values ------------------------------------------------------------- */
+
+/* One decoded value of row `row`, column `col` (0-based) into its slot: a
+ * label (non-negative, fits int32) or a coordinate (finite as a float).
+ * Inline: the binary readers call it once per value. */
+static inline lbk_status lbk_fmt_store_value(const char *path, uint64_t row, uint64_t col,
+                                             double v, float *point, int32_t *label)
+{
+    if (label) {
+        LBK_FAIL_IF(v < 0 || v > INT32_MAX, LBK_ERR_INPUT, "%s:%llu: %s label %.0f", path,
+                    (unsigned long long)(row + 1), v < 0 ? "negative" : "too large", v);
+        *label = (int32_t)v;
+        return LBK_OK;
+    }
+    const float f = (float)v;
+    LBK_FAIL_IF(!isfinite(f), LBK_ERR_INPUT, "%s:%llu:%llu: value is not a finite float (%g)",
+                path, (unsigned long long)(row + 1), (unsigned long long)(col + 1), v);
+    *point = f;
+    return LBK_OK;
+}
 
 /* ---- files ------------------------------------------------------------ */
 

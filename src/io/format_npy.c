@@ -324,18 +324,9 @@ static lbk_status decode_rows(const char *path, const npy_header *h, const unsig
     for (uint64_t i = 0; i < n; i++, row++)
         for (uint64_t j = 0; j < dim; j++) {
             const double v = decode(h, buf + (i * dim + j) * h->size);
-            if (labels) {
-                LBK_FAIL_IF(v < 0 || v > INT32_MAX, LBK_ERR_INPUT, "%s:%llu: %s label %.0f",
-                            path, (unsigned long long)(row + 1), v < 0 ? "negative" : "too large",
-                            v);
-                labels[row - lo] = (int32_t)v;
-                continue;
-            }
-            const float f = (float)v;
-            LBK_FAIL_IF(!isfinite(f), LBK_ERR_INPUT,
-                        "%s:%llu:%llu: value is not a finite float (%g)", path,
-                        (unsigned long long)(row + 1), (unsigned long long)(j + 1), v);
-            points[(row - lo) * dim + j] = f;
+            LBK_TRY(lbk_fmt_store_value(path, row, j, v,
+                                        points ? points + (row - lo) * dim + j : NULL,
+                                        labels ? labels + (row - lo) : NULL));
         }
     return LBK_OK;
 }
