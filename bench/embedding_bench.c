@@ -16,6 +16,7 @@
 #include "device.h"
 #include "log.h"
 #include "normalize.h"
+#include "timer.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,13 +33,6 @@ typedef struct {
     lbk_brute_prefilter prefilter;
     uint64_t budget;
 } options;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static bool parse(int argc, char **argv, options *o)
 {
@@ -96,7 +90,7 @@ static lbk_status run(lbk_brute *engine, const lbk_dataset *q, lbk_knn_result *r
     const uint64_t batch = lbk_brute_max_batch(engine);
     const int k = res->k;
     memset(sum, 0, sizeof *sum);
-    const double t0 = now();
+    const double t0 = lbk_now();
     for (uint64_t off = 0; off < q->rows; off += batch) {
         const uint64_t m = q->rows - off < batch ? q->rows - off : batch;
         lbk_knn_result slice = {.queries = m, .k = k, .keys = res->keys + off * k,
@@ -112,7 +106,7 @@ static lbk_status run(lbk_brute *engine, const lbk_dataset *q, lbk_knn_result *r
         sum->prefiltered_queries += t.prefiltered_queries;
         sum->fallback_queries += t.fallback_queries;
     }
-    *seconds = now() - t0;
+    *seconds = lbk_now() - t0;
     return LBK_OK;
 }
 
@@ -153,20 +147,20 @@ int main(int argc, char **argv)
     lbk_device *dev = NULL;
     lbk_brute *engine = NULL;
     lbk_knn_result res = {0};
-    const double t_read = now();
+    const double t_read = lbk_now();
     if ((st = load(&o, "reference", 0, &ref)) != LBK_OK ||
         (st = load(&o, "query", o.queries, &q)) != LBK_OK)
         goto cleanup;
-    const double read_s = now() - t_read;
+    const double read_s = lbk_now() - t_read;
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
     if ((st = lbk_device_open(&req, &dev)) != LBK_OK)
         goto cleanup;
     const lbk_brute_params params = {.k = o.k, .metric = o.metric, .memory_budget = o.budget,
                                      .prefilter = o.prefilter};
-    const double t_create = now();
+    const double t_create = lbk_now();
     if ((st = lbk_brute_create(dev, &ref, &params, &engine)) != LBK_OK)
         goto cleanup;
-    const double create_s = now() - t_create;
+    const double create_s = lbk_now() - t_create;
     res = (lbk_knn_result){.queries = q.rows, .k = o.k};
     res.keys = malloc(q.rows * (size_t)o.k * sizeof *res.keys);
     res.index = malloc(q.rows * (size_t)o.k * sizeof *res.index);

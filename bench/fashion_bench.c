@@ -14,6 +14,7 @@
 #include "device.h"
 #include "log.h"
 #include "tuning.h"
+#include "timer.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,13 +22,6 @@
 #include <string.h>
 #include <time.h>
 #include <zlib.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static uint32_t be32(const unsigned char *p)
 {
@@ -185,11 +179,11 @@ int main(int argc, char **argv)
     const lbk_brute_params params = {
         .k = k, .metric = metric, .groups = groups, .memory_budget = budget,
         .prefilter = prefilter, .tuning = &tuning};
-    const double t_create = now();
+    const double t_create = lbk_now();
     if ((st = full_sort ? lbk_cuknn_create(dev, &data, &params, &engine)
                         : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK)
         goto cleanup;
-    const double create_s = now() - t_create;
+    const double create_s = lbk_now() - t_create;
     const uint64_t batch = lbk_brute_max_batch(engine);
     res.queries = nq;
     res.k = k;
@@ -208,7 +202,7 @@ int main(int argc, char **argv)
             goto cleanup;
     }
     lbk_brute_timing sum = {0};
-    const double t0 = now();
+    const double t0 = lbk_now();
     for (uint64_t off = 0; off < nq; off += batch) {
         const uint64_t m = nq - off < batch ? nq - off : batch;
         lbk_knn_result slice = {.queries = m, .k = k, .keys = res.keys + off * k,
@@ -223,7 +217,7 @@ int main(int argc, char **argv)
         sum.prefiltered_queries += t.prefiltered_queries;
         sum.fallback_queries += t.fallback_queries;
     }
-    const double query_s = now() - t0;
+    const double query_s = lbk_now() - t0;
 
     uint32_t correct = 0;
     for (uint32_t q = 0; q < nq; q++) {

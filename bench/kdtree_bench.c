@@ -17,6 +17,7 @@
 #include "kdtree.h"
 #include "log.h"
 #include "query.h"
+#include "timer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -67,13 +68,6 @@ static float *make_data(uint64_t n, int dim, bool clustered)
         }
     }
     return p;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static lbk_tree_sort parse_sort(const char *s)
@@ -216,10 +210,10 @@ static int cmd_query(lbk_device *dev, int argc, char **argv)
             return 1;
         double t[32];
         for (int i = 0; i < reps && i < 32; i++) {
-            const double t0 = now();
+            const double t0 = lbk_now();
             if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r) != LBK_OK)
                 return 1;
-            t[i] = now() - t0;
+            t[i] = lbk_now() - t0;
         }
         qsort(t, (size_t)reps, sizeof t[0], cmp_double);
         lbk_kdtree_stats st;
@@ -259,16 +253,16 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
             return 1;
         lbk_kdtree_stats st;
         lbk_kdtree_get_stats(tree, &st);
-        double t0 = now();
+        double t0 = lbk_now();
         if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r) != LBK_OK)
             return 1;
-        const double tq = now() - t0;
+        const double tq = lbk_now() - t0;
         lbk_kdtree_destroy(tree);
 
         const lbk_brute_params bp = {.k = k, .metric = LBK_METRIC_L2, .groups = 0,
                                      .memory_budget = 0};
         lbk_brute *brute = NULL;
-        t0 = now();
+        t0 = lbk_now();
         double tb = NAN;
         if (lbk_brute_create(dev, &ds, &bp, &brute) == LBK_OK) {
             const uint64_t batch = lbk_brute_max_batch(brute);
@@ -280,7 +274,7 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
                 ok = lbk_brute_query(brute, qs + f * (uint64_t)dim, c, &part) == LBK_OK;
             }
             if (ok)
-                tb = now() - t0;
+                tb = lbk_now() - t0;
             lbk_brute_destroy(brute);
         }
         printf("| %d | %llu | %llu | %d | %.3f | %.3f | %.3f | %.2f |\n", dim,

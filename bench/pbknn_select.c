@@ -6,10 +6,12 @@
  *
  *   pbknn_select [--m 1,8,64] [--k 16] [--queries 32] [--dim 64] [--reps 5]
  *                [--groups 32] [--groups-sweep 1,4,...] [--write DIR] */
+#include "bench_args.h"
 #include "brute.h"
 #include "cuknn_baseline.h"
 #include "device.h"
 #include "log.h"
+#include "timer.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,26 +27,6 @@ typedef struct {
     int sweep_count;
     const char *write_dir;
 } options;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int parse_list(const char *s, int *out, int cap)
-{
-    int n = 0;
-    while (*s && n < cap) {
-        char *end;
-        out[n++] = (int)strtol(s, &end, 10);
-        s = *end == ',' ? end + 1 : end;
-        if (end == s && *s)
-            break;
-    }
-    return n;
-}
 
 /* Deterministic uniform [0, 1) data; pbknn_peers.py reads the fvecs copy. */
 static void generate(float *x, size_t count, uint64_t seed)
@@ -99,10 +81,10 @@ static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *
         goto cleanup;
     best->select_s = best->final_s = best->distance_s = best->wall_s = 1e30;
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up */
-        const double t0 = now();
+        const double t0 = lbk_now();
         if ((st = lbk_brute_query(engine, queries, (uint64_t)o->queries, res)) != LBK_OK)
             goto cleanup;
-        const double wall = now() - t0;
+        const double wall = lbk_now() - t0;
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
         if (r < 0)
@@ -133,7 +115,7 @@ int main(int argc, char **argv)
             return 2;
         }
         if (strcmp(a, "--m") == 0)
-            o.m_count = parse_list(v, o.m, 16);
+            o.m_count = lbk_bench_parse_ints(v, o.m, 16);
         else if (strcmp(a, "--k") == 0)
             o.k = atoi(v);
         else if (strcmp(a, "--queries") == 0)
@@ -145,7 +127,7 @@ int main(int argc, char **argv)
         else if (strcmp(a, "--groups") == 0)
             o.groups = atoi(v);
         else if (strcmp(a, "--groups-sweep") == 0)
-            o.sweep_count = parse_list(v, o.sweep, 32);
+            o.sweep_count = lbk_bench_parse_ints(v, o.sweep, 32);
         else if (strcmp(a, "--write") == 0)
             o.write_dir = v;
         else {

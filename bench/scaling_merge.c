@@ -6,18 +6,12 @@
  */
 #include "collective.h"
 #include "knn.h"
+#include "timer.h"
 
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* Sorted lists with random gaps, so which rank's candidate wins a merge step
  * is as unpredictable as with real shards. */
@@ -57,11 +51,11 @@ int main(int argc, char **argv)
         /* Best of 5, the first one also faulting in `out`'s pages. */
         double t = 1e30;
         for (int rep = 0; rep < 5; rep++) {
-            double t0 = now();
+            double t0 = lbk_now();
             for (uint64_t q = 0; q < nq; q++)
                 lbk_merge_lists(a + q * (uint64_t)k, b + q * (uint64_t)k, out + q * (uint64_t)k,
                                 k);
-            t0 = now() - t0;
+            t0 = lbk_now() - t0;
             t = t0 < t ? t0 : t;
         }
         printf("merge operator: %llu lists of K=%d in %.4f s (best of 5): %.1f ns/list, %.2f GB/s of input\n",
@@ -75,11 +69,11 @@ int main(int argc, char **argv)
         uint64_t first, count, bytes = 0;
         for (int rep = 0; rep < 5; rep++) {
             MPI_Barrier(MPI_COMM_WORLD);
-            double t = now();
+            double t = lbk_now();
             if (lbk_merge_candidates(&comm, (lbk_merge_mode)mode, a, nq, k, out, &first, &count,
                                      &bytes) != LBK_OK)
                 return 1;
-            t = now() - t;
+            t = lbk_now() - t;
             double worst = 0;
             MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             if (worst < best)

@@ -8,9 +8,11 @@
  *
  *   select_k [--k 16,64,256,1024,4096] [--refs 81920] [--queries 64]
  *            [--dim 64] [--reps 3] [--bubble-max-k 4096] */
+#include "bench_args.h"
 #include "brute.h"
 #include "device.h"
 #include "log.h"
+#include "timer.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,26 +25,6 @@ typedef struct {
     int k_count;
     int refs, queries, dim, reps, bubble_max_k;
 } options;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int parse_list(const char *s, int *out, int cap)
-{
-    int n = 0;
-    while (*s && n < cap) {
-        char *end;
-        out[n++] = (int)strtol(s, &end, 10);
-        if (end == s)
-            break;
-        s = *end == ',' ? end + 1 : end;
-    }
-    return n;
-}
 
 static void generate(float *x, size_t count, uint64_t seed)
 {
@@ -69,10 +51,10 @@ static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *
     if ((st = lbk_brute_create(dev, ref, &params, &engine)) != LBK_OK)
         goto cleanup;
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (kernel compiles) */
-        const double t0 = now();
+        const double t0 = lbk_now();
         if ((st = lbk_brute_query(engine, queries, (uint64_t)o->queries, res)) != LBK_OK)
             goto cleanup;
-        const double wall = now() - t0;
+        const double wall = lbk_now() - t0;
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
         if (r < 0)
@@ -92,7 +74,7 @@ static bool parse_options(int argc, char **argv, options *o)
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *a = argv[i], *v = argv[i + 1];
         if (strcmp(a, "--k") == 0)
-            o->k_count = parse_list(v, o->k, 32);
+            o->k_count = lbk_bench_parse_ints(v, o->k, 32);
         else if (strcmp(a, "--refs") == 0)
             o->refs = atoi(v);
         else if (strcmp(a, "--queries") == 0)
