@@ -79,23 +79,35 @@ static double decode(lbk_format format, const unsigned char *p)
     }
 }
 
-static lbk_status decode_rows(const char *path, lbk_format format, int dim,
-                              const unsigned char *buf, uint64_t row, uint64_t n, uint64_t lo,
-                              float *points, int32_t *labels)
+/* Where a read's records go (lbk_fmt_read_records). */
+typedef struct {
+    const char *path;
+    lbk_format format;
+    int dim;
+    uint64_t lo;
+    float *points;
+    int32_t *labels;
+} sink;
+
+static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_t row,
+                              uint64_t n)
 {
-    const size_t vb = value_bytes(format);
+    const sink *o = ctx;
+    const int dim = o->dim;
+    const uint64_t lo = o->lo;
+    const size_t vb = value_bytes(o->format);
     for (uint64_t i = 0; i < n; i++, row++)
         for (int j = 0; j < dim; j++) {
-            const double v = decode(format, buf + (i * (uint64_t)dim + (uint64_t)j) * vb);
-            if (labels) {
-                LBK_FAIL_IF(v < 0, LBK_ERR_INPUT, "%s:%llu: negative label %.0f", path,
+            const double v = decode(o->format, buf + (i * (uint64_t)dim + (uint64_t)j) * vb);
+            if (o->labels) {
+                LBK_FAIL_IF(v < 0, LBK_ERR_INPUT, "%s:%llu: negative label %.0f", o->path,
                             (unsigned long long)(row + 1), v);
-                labels[row - lo] = (int32_t)v;
+                o->labels[row - lo] = (int32_t)v;
                 continue;
             }
             LBK_FAIL_IF(!isfinite(v), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)",
-                        path, (unsigned long long)(row + 1), j + 1, v);
-            points[(row - lo) * (uint64_t)dim + (uint64_t)j] = (float)v;
+                        o->path, (unsigned long long)(row + 1), j + 1, v);
+            o->points[(row - lo) * (uint64_t)dim + (uint64_t)j] = (float)v;
         }
     return LBK_OK;
 }
@@ -105,31 +117,13 @@ lbk_status lbk_bigann_read(const char *path, lbk_format format, uint64_t lo, uin
 {
     lbk_status st = LBK_OK;
     FILE *f = NULL;
-    unsigned char *buf = NULL;
     uint64_t rows = 0;
     int dim = 0;
     LBK_TRY_GOTO(st, open_checked(path, format, &f, &rows, &dim));
-    const uint64_t rec = (uint64_t)dim * value_bytes(format);
-    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
-    if (chunk_rows > hi - lo)
-        chunk_rows = hi - lo;
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
-    LBK_TRY_GOTO(st, lbk_fmt_seek(f, path, HEADER_BYTES + lo * rec));
-    for (uint64_t r = lo; r < hi;) {
-        const uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
-        size_t got = 0;
-        LBK_TRY_GOTO(st, lbk_fmt_read(f, path, buf, (size_t)(n * rec), &got));
-        if (got < n * rec) {
-            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
-                      (unsigned long long)(r + got / rec + 1));
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-        LBK_TRY_GOTO(st, decode_rows(path, format, dim, buf, r, n, lo, points, labels));
-        r += n;
-    }
+    const sink out = {path, format, dim, lo, points, labels};
+    st = lbk_fmt_read_records(f, path, HEADER_BYTES, (uint64_t)dim * value_bytes(format), lo, hi,
+                              decode_rows, &out);
 cleanup:
-    free(buf);
     if (f)
         fclose(f);
     return st;

@@ -83,6 +83,37 @@ lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size)
     return LBK_OK;
 }
 
+#define RECORD_CHUNK_BYTES ((uint64_t)8 << 20)
+
+lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offset, uint64_t rec,
+                                uint64_t lo, uint64_t hi, lbk_fmt_decode_fn decode,
+                                const void *ctx)
+{
+    lbk_status st = LBK_OK;
+    unsigned char *buf = NULL;
+    uint64_t chunk_rows = RECORD_CHUNK_BYTES / rec ? RECORD_CHUNK_BYTES / rec : 1;
+    if (chunk_rows > hi - lo)
+        chunk_rows = hi - lo;
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
+    LBK_TRY_GOTO(st, lbk_fmt_seek(file, path, data_offset + lo * rec));
+    for (uint64_t r = lo; r < hi;) {
+        const uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
+        size_t got = 0;
+        LBK_TRY_GOTO(st, lbk_fmt_read(file, path, buf, (size_t)(n * rec), &got));
+        if (got < n * rec) {
+            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
+                      (unsigned long long)(r + got / rec + 1));
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        LBK_TRY_GOTO(st, decode(ctx, buf, r, n));
+        r += n;
+    }
+cleanup:
+    free(buf);
+    return st;
+}
+
 void lbk_fmt_join_names(const lbk_enum_item *formats, const char *last_sep, char *buf,
                         unsigned size)
 {

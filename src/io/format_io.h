@@ -52,6 +52,18 @@ lbk_status lbk_fmt_write(FILE *file, const char *path, const void *buf, size_t n
 /* count * size bytes, refusing sizes that overflow. */
 lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size);
 
+/* Receives records [row, row + n) of a read, in buf. */
+typedef lbk_status (*lbk_fmt_decode_fn)(const void *ctx, const unsigned char *buf, uint64_t row,
+                                        uint64_t n);
+
+/* Rows [lo, hi) of `rec`-byte records, record 0 at byte `data_offset`, read
+ * in chunks of about 8 MiB and handed to `decode`. A file that ends early
+ * (it shrank since the probe) is "PATH:ROW: truncated record (unexpected
+ * end of file)". */
+lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offset, uint64_t rec,
+                                uint64_t lo, uint64_t hi, lbk_fmt_decode_fn decode,
+                                const void *ctx);
+
 static inline uint32_t lbk_get_le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES ((size_t)8 << 20)
 /* NumPy itself refuses headers above 10000 bytes unless told otherwise. */
 #define MAX_HEADER 16384
 
@@ -314,19 +313,27 @@ static double decode(const npy_header *h, const unsigned char *p)
     return u & sign ? -(double)((~u & (sign - 1)) + 1) : (double)u;
 }
 
-/* n rows from buf into the output rows [row - lo, ...): points checked
- * finite as floats, labels non-negative int32. */
-static lbk_status decode_rows(const char *path, const npy_header *h, const unsigned char *buf,
-                              uint64_t row, uint64_t n, uint64_t lo, float *points,
-                              int32_t *labels)
+/* Where a read's rows go (lbk_fmt_read_records): points checked finite as
+ * floats, labels non-negative int32. */
+typedef struct {
+    const char *path;
+    const npy_header *h;
+    uint64_t lo;
+    float *points;
+    int32_t *labels;
+} sink;
+
+static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_t row,
+                              uint64_t n)
 {
-    const uint64_t dim = h->shape[1];
+    const sink *o = ctx;
+    const uint64_t dim = o->h->shape[1], lo = o->lo;
     for (uint64_t i = 0; i < n; i++, row++)
         for (uint64_t j = 0; j < dim; j++) {
-            const double v = decode(h, buf + (i * dim + j) * h->size);
-            LBK_TRY(lbk_fmt_store_value(path, row, j, v,
-                                        points ? points + (row - lo) * dim + j : NULL,
-                                        labels ? labels + (row - lo) : NULL));
+            const double v = decode(o->h, buf + (i * dim + j) * o->h->size);
+            LBK_TRY(lbk_fmt_store_value(o->path, row, j, v,
+                                        o->points ? o->points + (row - lo) * dim + j : NULL,
+                                        o->labels ? o->labels + (row - lo) : NULL));
         }
     return LBK_OK;
 }
@@ -336,30 +343,12 @@ lbk_status lbk_npy_read(const char *path, uint64_t lo, uint64_t hi, float *point
 {
     lbk_status st = LBK_OK;
     FILE *f = NULL;
-    unsigned char *buf = NULL;
     npy_header h;
     LBK_TRY_GOTO(st, open_checked(path, labels != NULL, &f, &h));
-    const uint64_t rec = h.shape[1] * h.size;
-    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
-    if (chunk_rows > hi - lo)
-        chunk_rows = hi - lo;
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
-    LBK_TRY_GOTO(st, lbk_fmt_seek(f, path, h.data_offset + lo * rec));
-    for (uint64_t r = lo; r < hi;) {
-        const uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
-        size_t got = 0;
-        LBK_TRY_GOTO(st, lbk_fmt_read(f, path, buf, (size_t)(n * rec), &got));
-        if (got < n * rec) {
-            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
-                      (unsigned long long)(r + got / rec + 1));
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-        LBK_TRY_GOTO(st, decode_rows(path, &h, buf, r, n, lo, points, labels));
-        r += n;
-    }
+    const sink out = {path, &h, lo, points, labels};
+    st = lbk_fmt_read_records(f, path, h.data_offset, h.shape[1] * h.size, lo, hi, decode_rows,
+                              &out);
 cleanup:
-    free(buf);
     if (f)
         fclose(f);
     return st;

@@ -87,40 +87,39 @@ static lbk_status decode_record(const char *path, lbk_format format, int dim, ui
     return LBK_OK;
 }
 
+/* Where a read's records go (lbk_fmt_read_records). */
+typedef struct {
+    const char *path;
+    lbk_format format;
+    int dim;
+    uint64_t lo;
+    float *points;
+    int32_t *ints;
+} sink;
+
+static lbk_status decode_records(const void *ctx, const unsigned char *buf, uint64_t row,
+                                 uint64_t n)
+{
+    const sink *o = ctx;
+    const uint64_t rec = record_bytes(o->format, o->dim);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t out = (row + i - o->lo) * (uint64_t)o->dim;
+        LBK_TRY(decode_record(o->path, o->format, o->dim, row + i + 1, buf + i * rec,
+                              o->points ? o->points + out : NULL, o->ints ? o->ints + out : NULL));
+    }
+    return LBK_OK;
+}
+
 lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo,
                            uint64_t hi, float *points, int32_t *ints)
 {
     lbk_status st = LBK_OK;
     FILE *file = NULL;
-    unsigned char *buf = NULL;
-    const uint64_t rec = record_bytes(format, dim);
-    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
-    if (chunk_rows > hi - lo)
-        chunk_rows = hi - lo;
-
     LBK_TRY_GOTO(st, lbk_fmt_open_read(path, &file));
-    LBK_TRY_GOTO(st, lbk_fmt_seek(file, path, lo * rec));
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
-    for (uint64_t r = lo; r < hi;) {
-        uint64_t n = hi - r < chunk_rows ? hi - r : chunk_rows;
-        size_t got = 0;
-        LBK_TRY_GOTO(st, lbk_fmt_read(file, path, buf, (size_t)(n * rec), &got));
-        if (got < n * rec) {
-            /* The file shrank since the probe. */
-            lbk_error("%s:%llu: truncated record (unexpected end of file)", path,
-                      (unsigned long long)(r + got / rec + 1));
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t out = (r + i - lo) * (uint64_t)dim;
-            LBK_TRY_GOTO(st, decode_record(path, format, dim, r + i + 1, buf + i * rec,
-                                           points ? points + out : NULL, ints ? ints + out : NULL));
-        }
-        r += n;
-    }
+    const sink out = {path, format, dim, lo, points, ints};
+    st = lbk_fmt_read_records(file, path, 0, record_bytes(format, dim), lo, hi, decode_records,
+                              &out);
 cleanup:
-    free(buf);
     if (file)
         fclose(file);
     return st;
