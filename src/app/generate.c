@@ -291,8 +291,10 @@ lbk_status lbk_generate(int argc, char **argv)
             rmdir(a.dir);  /* only if empty: never what was there */
         return st;
     }
-    if (!lbk_log_is_quiet())
-        printf("wrote %s (run it with: lbknn run %s)\n", g.files[JOB_FILE].path,
-               g.files[JOB_FILE].path);
+    if (!lbk_log_is_quiet()) {
+        char shown[4096];
+        lbk_log_shown(g.files[JOB_FILE].path, shown, sizeof shown);
+        printf("wrote %s (run it with: lbknn run %s)\n", shown, shown);
+    }
     return LBK_OK;
 }

@@ -183,12 +183,14 @@ const char *lbk_input_name(const lbk_job *job, bool is_query)
 static void print_check(const lbk_job *job, const lbk_input_shape *shape,
                         const lbk_dataset *query)
 {
-    printf("%s: OK\n", job->source);
+    char shown[4096];
+    printf("%s: OK\n", lbk_log_shown(job->source, shown, sizeof shown));
     printf("  reference  %" PRIu64 " x %d%s  (%s)\n", shape->reference_rows, shape->dim,
            shape->reference_labels ? ", labelled" : ", no labels",
-           lbk_input_name(job, false));
+           lbk_log_shown(lbk_input_name(job, false), shown, sizeof shown));
     printf("  queries    %" PRIu64 " x %d%s  (%s)\n", shape->query_rows, shape->dim,
-           query->labels ? ", labelled" : ", no labels", lbk_input_name(job, true));
+           query->labels ? ", labelled" : ", no labels",
+           lbk_log_shown(lbk_input_name(job, true), shown, sizeof shown));
     const char *why = "";
     const lbk_engine engine =
         lbk_engine_resolve(job, shape->dim, shape->reference_rows, &why);

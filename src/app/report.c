@@ -117,14 +117,21 @@ static void print_timings(FILE *out, const lbk_run_report *r)
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
 }
 
+/* Paths in the summary, escaped (lbk_log_shown); longer ones end in "...". */
+#define SHOWN_MAX 4096
+
 void lbk_print_summary(FILE *out, const lbk_run_report *r)
 {
     const lbk_job *job = r->job;
-    fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION, job->source);
+    char shown[SHOWN_MAX];
+    fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION,
+            lbk_log_shown(job->source, shown, sizeof shown));
     fprintf(out, "  reference  %" PRIu64 " x %d  (%s)%s\n", r->reference_rows, r->dim,
-            lbk_input_name(job, false), r->reference_labels ? "" : "  [no labels]");
+            lbk_log_shown(lbk_input_name(job, false), shown, sizeof shown),
+            r->reference_labels ? "" : "  [no labels]");
     fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
-            lbk_input_name(job, true), r->query_labels ? "" : "  [no labels]");
+            lbk_log_shown(lbk_input_name(job, true), shown, sizeof shown),
+            r->query_labels ? "" : "  [no labels]");
     fprintf(out, "  knn        k=%d  metric=%s  weights=%s", job->knn.k,
             lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
     if (job->knn.weights == LBK_WEIGHTS_SOFTMAX)
@@ -152,7 +159,8 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
     }
 #define PRINT_OUTPUT_(name)                                                    \
     if (job->output.name[0])                                                   \
-        fprintf(out, "  %-10s %s\n", #name, job->output.name);
+        fprintf(out, "  %-10s %s\n", #name,                                  \
+                lbk_log_shown(job->output.name, shown, sizeof shown));
     LBK_OUTPUT_LIST(PRINT_OUTPUT_)
 #undef PRINT_OUTPUT_
 }

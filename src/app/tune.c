@@ -104,7 +104,9 @@ lbk_status lbk_tune_command(int argc, char **argv, const char *cache_dir)
     snprintf(comment, sizeof comment, "measured on %s\nderived from the device: %s",
              lbk_device_description(dev), a);
     LBK_TRY_GOTO(st, lbk_tune_cache_write(path, dev, &best, comment));
-    printf("derived  %s\ntuned    %s\nwritten  %s\n", a, b, path);
+    char shown[4096];
+    printf("derived  %s\ntuned    %s\nwritten  %s\n", a, b,
+           lbk_log_shown(path, shown, sizeof shown));
 cleanup:
     lbk_device_close(dev);
     return st;

@@ -40,6 +40,12 @@ static size_t utf8_length(const unsigned char *p)
     return n;
 }
 
+const char *lbk_log_shown(const char *text, char *buf, size_t size)
+{
+    lbk_log_escape(text, buf, size, false);
+    return buf;
+}
+
 size_t lbk_log_escape(const char *text, char *out, size_t size, bool keep_newlines)
 {
     const unsigned char *p = (const unsigned char *)text;

@@ -30,4 +30,8 @@ void lbk_log_text(const char *text);
  * when it does not fit. Returns the length written. */
 size_t lbk_log_escape(const char *text, char *out, size_t size, bool keep_newlines);
 
+/* A path (or any text) for one line of ordinary output, such as the
+ * summary: lbk_log_escape without newlines into buf, which is returned. */
+const char *lbk_log_shown(const char *text, char *buf, size_t size);
+
 #endif

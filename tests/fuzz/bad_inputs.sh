@@ -119,6 +119,18 @@ report-escapes-odd-bytes)
     # YAML hex escapes are case-insensitive (\xff = \xFF).
     grep -qiF 'job_file: "job\xff.yaml"' r.yaml || { head -3 r.yaml >&2; fail "job_file not escaped"; }
     ;;
+summary-escapes-odd-bytes)
+    # Paths with a terminal escape sequence and a newline: the summary on
+    # stdout shows them escaped, one line each, and writes to the real names.
+    job=$(printf 'job\033[2J.yaml')
+    pred=$(printf 'p\nx.csv')
+    printf 'synthetic: {points: 200, queries: 20}\n' > "$job"
+    expect_exit 0 "$LBKNN" run "$job" --set "output.predictions=$pred" --set output.report=
+    [ -s "$pred" ] || fail "predictions not written to the odd name"
+    if LC_ALL=C grep -q "$(printf '\033')" out.txt; then fail "raw escape byte on stdout"; fi
+    grep -qF 'job: job\x1b[2J.yaml' out.txt || { cat out.txt >&2; fail "job path not escaped"; }
+    grep -qF 'predictions p\x0ax.csv' out.txt || { cat out.txt >&2; fail "output path not escaped"; }
+    ;;
 *)
     fail "unknown scenario $SCENARIO"
     ;;
