@@ -6,6 +6,7 @@
 #include "cand_oracle.h"
 #include "collective.h"
 #include "lbk_test.h"
+#include "lbk_test_mpi.h"
 #include "log.h"
 
 #include <mpi.h>
@@ -250,24 +251,8 @@ static const lbk_test_case cases[] = {
     {"threads", case_threads},
 };
 
-/* Every rank runs the case; the run fails when any rank's case does. */
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    if (lbk_comm_init(&comm) != LBK_OK) {
-        MPI_Finalize();
-        return 1;
-    }
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "rank %d: ", comm.rank);
-    lbk_test_set_prefix(prefix);
     const lbk_test_table table[] = {LBK_TEST_CASES(cases)};
-    const int rc = lbk_test_main(argc, argv, table, 1);
-    int worst = 0;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (comm.rank == 0 && worst != 2 && strcmp(argv[1], "--list") != 0)
-        printf("%s on %d ranks: %s\n", argv[1], comm.size, worst ? "FAILED" : "ok");
-    lbk_comm_free(&comm);
-    MPI_Finalize();
-    return worst;
+    return lbk_test_mpi_main(argc, argv, table, 1, &comm);
 }

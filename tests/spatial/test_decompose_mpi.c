@@ -8,6 +8,7 @@
 #include "collective.h"
 #include "decompose.h"
 #include "lbk_test.h"
+#include "lbk_test_mpi.h"
 #include "toptree.h"
 
 #include <math.h>
@@ -184,24 +185,8 @@ static const decompose_case rows[] = {
     {"chunked", GRID, 400, LBK_SPLIT_WIDEST, 1, 1},
 };
 
-/* Every rank runs the case; the run fails when any rank's case does. */
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
-    if (lbk_comm_init(&comm) != LBK_OK) {
-        MPI_Finalize();
-        return 1;
-    }
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "rank %d: ", comm.rank);
-    lbk_test_set_prefix(prefix);
     const lbk_test_table table[] = {LBK_TEST_ROWS(rows, run_case)};
-    const int rc = lbk_test_main(argc, argv, table, 1);
-    int worst = 0;
-    MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (comm.rank == 0 && worst != 2 && argc > 1 && strcmp(argv[1], "--list") != 0)
-        printf("%s on %d ranks: %s\n", argv[1], comm.size, worst ? "FAILED" : "ok");
-    lbk_comm_free(&comm);
-    MPI_Finalize();
-    return worst;
+    return lbk_test_mpi_main(argc, argv, table, 1, &comm);
 }
