@@ -166,6 +166,42 @@ static inline lbk_u64 lbk_kd_segment_begin(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
     return first + m * (((lbk_u64)1 << d) - 1) + (lower < rest ? lower : rest);
 }
 
+/* ---- the tree query's buckets (kernels/tree_query.cl) ----
+ * Subtrees of LBK_TREE_BUCKET_LEVELS levels at the bottom of the tree are
+ * walked as buckets: 4 (15 points) was the fastest of 2..6 for 1e5 queries
+ * over 1e6 uniform 3-D points with K = 16. Bucket b is the subtree of slot
+ * 2^bl - 1 + b on the bucket level bl; every level above the last is full,
+ * so there are 2^bl buckets. Its nodes, in level order, fill tiles of
+ * LBK_TREE_TILE_LANES lanes: a bucket has 7 nodes above the last level and
+ * up to 8 on it, so it takes two tiles when it has at least 9 nodes, one
+ * otherwise; the last level fills from the left, so the two-tile buckets
+ * come first, and tile positions need no table. */
+#define LBK_TREE_BUCKET_LEVELS 4u
+#define LBK_TREE_TILE_LANES 8u
+
+static inline lbk_u32 lbk_tq_bucket_level(lbk_u64 n)
+{
+    const lbk_u32 levels = lbk_kd_levels(n);
+    return levels > LBK_TREE_BUCKET_LEVELS ? levels - LBK_TREE_BUCKET_LEVELS : 0u;
+}
+
+/* Buckets with two tiles: the first ones, while their part of the last
+ * level (8 slots each) holds at least 2 of its r nodes. Smaller trees
+ * (n < 15) are one bucket of at most 7 + 8 nodes: n >= 9 needs two. */
+static inline lbk_u64 lbk_tq_two_tile_buckets(lbk_u64 n)
+{
+    const lbk_u32 levels = lbk_kd_levels(n);
+    if (levels < LBK_TREE_BUCKET_LEVELS)
+        return 0;
+    const lbk_u64 last = n - (((lbk_u64)1 << (levels - 1u)) - 1u);
+    return last >= 2 ? (last - 2) / 8 + 1 : 0;
+}
+
+static inline lbk_u64 lbk_tq_tile_start(lbk_u64 bucket, lbk_u64 two_tile_buckets)
+{
+    return bucket + (bucket < two_tile_buckets ? bucket : two_tile_buckets);
+}
+
 /* The position of s's pivot: after its left subtree. */
 static inline lbk_u64 lbk_kd_pivot(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
 {

@@ -49,18 +49,75 @@ static inline bool tq_visit_far(float delta, int metric, ulong worst)
     return plane <= lbk_packed_key(worst);
 }
 
-/* Every node of s's subtree (s of a bucket level): one contiguous run of
- * slots per depth below s. */
-static inline ulong tq_bucket(__global const float *tree, __global const uint *ids, ulong n,
-                              int dim, __global const float *q, int metric, long s,
-                              __global ulong *list, int k, ulong worst)
+/* The buckets' copy (lbk_shared.h): tile t holds its lanes' coordinates
+ * dimension-major ([t][dim][lane]) and their ids ([t][lane]), so that one
+ * tile's keys are the lanes of a float8, each lane its own sequential sum
+ * over the dimensions (the scalar step's key, bit for bit), read from
+ * adjacent cache lines instead of one line per level of the tree order.
+ * Spare lanes hold +inf coordinates and LBK_NO_INDEX: their packed
+ * candidate is the pad, which no list takes. One work-item per bucket
+ * lane (two tiles' worth). */
+__kernel void tq_bucket_layout(__global const float *tree, __global const uint *ids, ulong n,
+                               int dim, uint bucket_level, ulong twos,
+                               __global float *bucket_pts, __global uint *bucket_ids)
 {
-    for (ulong first = (ulong)s, width = 1; first < n; first = 2 * first + 1, width *= 2) {
-        const ulong end = min(first + width, n);
-        for (ulong x = first; x < end; x++)
-            worst = tq_insert(list, k, lbk_pack(tq_key(q, tree + x * (ulong)dim, dim, metric),
-                                                ids[x]),
-                              worst);
+    const ulong g = get_global_id(0), buckets = (ulong)1 << bucket_level;
+    if (g >= buckets * 2 * LBK_TREE_TILE_LANES)
+        return;
+    const ulong b = g / (2 * LBK_TREE_TILE_LANES), j = g % (2 * LBK_TREE_TILE_LANES);
+    const ulong tiles = b < twos ? 2 : 1;
+    if (j >= tiles * LBK_TREE_TILE_LANES)
+        return;
+    const uint depth = lbk_kd_level(j);
+    const ulong s = buckets - 1 + b;
+    const ulong x = ((s + 1) << depth) - 1 + (j + 1 - ((ulong)1 << depth));
+    const bool present = depth < LBK_TREE_BUCKET_LEVELS && x < n;
+    const ulong tile = lbk_tq_tile_start(b, twos) + j / LBK_TREE_TILE_LANES;
+    const ulong lane = j % LBK_TREE_TILE_LANES;
+    __global float *dst = bucket_pts + tile * (ulong)dim * LBK_TREE_TILE_LANES + lane;
+    for (int d = 0; d < dim; d++)
+        dst[(ulong)d * LBK_TREE_TILE_LANES] = present ? tree[x * (ulong)dim + (ulong)d]
+                                                      : LBK_INFINITY;
+    bucket_ids[tile * LBK_TREE_TILE_LANES + lane] = present ? ids[x] : LBK_NO_INDEX;
+}
+
+LBK_DEFINE_KEY_STEP(tq_key_step8, float8)
+
+/* Every node of s's subtree (s on the bucket level), a tile of keys at a
+ * time; only the lanes whose key is at or below the K-th's can enter the
+ * list (packed order is key order first), and a loop over their bits has
+ * no branch per lane. */
+static inline ulong tq_bucket(__global const float *bucket_pts, __global const uint *bucket_ids,
+                              int dim, __global const float *q, int metric, long s,
+                              uint bucket_level, ulong twos, __global ulong *list, int k,
+                              ulong worst)
+{
+    const int8 lane_bit = (int8)(1, 2, 4, 8, 16, 32, 64, 128);
+    const ulong b = (ulong)s + 1 - ((ulong)1 << bucket_level);
+    const ulong first = lbk_tq_tile_start(b, twos), end = first + (b < twos ? 2 : 1);
+    for (ulong t = first; t < end; t++) {
+        __global const float *tp = bucket_pts + t * (ulong)dim * LBK_TREE_TILE_LANES;
+        float8 key = (float8)(0.0f);
+        if (metric == LBK_KERNEL_METRIC_L2) {
+            for (int d = 0; d < dim; d++)
+                key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), LBK_KERNEL_METRIC_L2);
+        } else {
+            for (int d = 0; d < dim; d++)
+                key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), metric);
+        }
+        float keys[LBK_TREE_TILE_LANES];
+        vstore8(key, 0, keys);
+        uint bits = 0;
+        for (uint j = 0; j < LBK_TREE_TILE_LANES; j++)
+            bits |= (keys[j] <= lbk_packed_key(worst) ? 1u : 0u) << j;
+        if (bits == 0)
+            continue;
+        __global const uint *ti = bucket_ids + t * LBK_TREE_TILE_LANES;
+        while (bits) {
+            const uint j = 31u - clz(bits & (0u - bits));
+            bits &= bits - 1u;
+            worst = tq_insert(list, k, lbk_pack(keys[j], ti[j]), worst);
+        }
     }
     return worst;
 }
@@ -73,16 +130,27 @@ static inline ulong tq_bucket(__global const float *tree, __global const uint *i
  * 4 levels of buckets took 1e5 queries over 1e6 uniform 3-D points from
  * 362 node visits and 155 keys per query to 104 visits and 227 keys, 1.6x
  * faster. Which nodes are taken does not change the result: every node the
- * walk skips is still skipped only when its plane is beyond the K-th key. */
+ * walk skips is still skipped only when its plane is beyond the K-th key.
+ * A node above the buckets enters the list when the walk comes back from
+ * its close child (every node does so exactly once, a missing close child
+ * included), not on the way down: by then the list holds the query's
+ * neighbourhood, and the far nodes of the descent fail one compare instead
+ * of being sorted into a list they leave again (about 15 % less time, 1e5
+ * queries over 1e6 points). */
 __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                      __global const uchar *split_dims, int has_dims, ulong n, int dim,
-                     __global const float *queries, ulong nq, int k, int metric,
-                     uint bucket_level, __global ulong *lists)
+                     __global const float *queries, __global const uint *order, ulong nq, int k,
+                     int metric, uint bucket_level, ulong twos, __global const float *bucket_pts,
+                     __global const uint *bucket_ids, __global ulong *lists,
+                     __global float *out_keys, __global uint *out_index)
 {
     const ulong qi = get_global_id(0);
     if (qi >= nq)
         return;
-    __global const float *q = queries + qi * (ulong)dim;
+    /* Work-item qi walks the qi-th query in Morton order and writes its
+     * list at the query's own place. */
+    const ulong home = order[qi];
+    __global const float *q = queries + home * (ulong)dim;
     __global ulong *list = lists + qi * (ulong)k;
     for (int i = 0; i < k; i++)
         list[i] = LBK_PACKED_PAD;
@@ -99,21 +167,22 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
         if ((ulong)curr < n) {
             const bool from_parent = prev < curr;
             if (from_parent && level >= bucket_level) {
-                worst = tq_bucket(tree, ids, n, dim, q, metric, curr, list, k, worst);
+                worst = tq_bucket(bucket_pts, bucket_ids, dim, q, metric, curr, bucket_level,
+                                  twos, list, k, worst);
             } else {
                 __global const float *node = tree + (ulong)curr * (ulong)dim;
-                if (from_parent)
-                    worst = tq_insert(list, k,
-                                      lbk_pack(tq_key(q, node, dim, metric), ids[curr]), worst);
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
                 const float delta = q[sd] - node[sd];
                 const long close_child = 2 * curr + (delta < 0.0f ? 1 : 2);
                 const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
-                if (from_parent)
+                if (from_parent) {
                     next = close_child;
-                else if (prev == close_child && (ulong)far_child < n &&
-                         tq_visit_far(delta, metric, worst))
-                    next = far_child;
+                } else if (prev == close_child) {
+                    worst = tq_insert(list, k,
+                                      lbk_pack(tq_key(q, node, dim, metric), ids[curr]), worst);
+                    if ((ulong)far_child < n && tq_visit_far(delta, metric, worst))
+                        next = far_child;
+                }
             }
         }
         if (next == parent) {
@@ -125,5 +194,9 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
         }
         prev = curr;
         curr = next;
+    }
+    for (int i = 0; i < k; i++) {
+        out_keys[home * (ulong)k + (ulong)i] = lbk_packed_key(list[i]);
+        out_index[home * (ulong)k + (ulong)i] = lbk_packed_index(list[i]);
     }
 }

@@ -1,5 +1,7 @@
 #include "run.h"
 
+
+#include "alloc_large.h"
 #include "batch.h"
 #include "log.h"
 #include "merge.h"
@@ -31,7 +33,7 @@
 
 static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
 {
-    void *p = malloc((count ? count : 1) * size);
+    void *p = lbk_alloc_large(count * size);
     if (!p) {
         lbk_error("out of host memory for %s (%zu bytes)", what, count * size);
         *st = LBK_ERR_NOMEM;

@@ -1,5 +1,6 @@
 #include "engine.h"
 
+#include "alloc_large.h"
 #include "brute.h"
 #include "kdtree.h"
 #include "kdtree_cl.h"
@@ -98,6 +99,8 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine eng
             .tuning = tuning,
         };
         st = lbk_kdtree_build(dev, reference, &params, &state->tree);
+        if (st == LBK_OK)
+            st = lbk_kdtree_prepare_query(state->tree);
     }
     if (st == LBK_OK) {
         *out = state;
@@ -131,8 +134,7 @@ uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t la
     /* lbk_tree_query's buffers: one chunk of queries and their lists. */
     uint64_t chunk = lbk_tree_max_batch(state->tree, state->k, 0);
     chunk = largest_query < chunk ? largest_query : chunk;
-    const uint64_t query = chunk * ((uint64_t)lbk_kdtree_dim(state->tree) * sizeof(float) +
-                                    (uint64_t)state->k * 8u);
+    const uint64_t query = lbk_tree_query_bytes(state->tree, state->k, chunk);
     const uint64_t resident = lbk_kdtree_bytes(state->tree) + query;
     return stats.peak_device_bytes > resident ? stats.peak_device_bytes : resident;
 }
@@ -163,8 +165,8 @@ lbk_status lbk_knn_result_alloc(lbk_knn_result *result, uint64_t queries, int k)
     const size_t slots = (size_t)queries * (size_t)k;
     result->queries = queries;
     result->k = k;
-    result->keys = malloc((slots ? slots : 1) * sizeof *result->keys);
-    result->index = malloc((slots ? slots : 1) * sizeof *result->index);
+    result->keys = lbk_alloc_large(slots * sizeof *result->keys);
+    result->index = lbk_alloc_large(slots * sizeof *result->index);
     if (!result->keys || !result->index) {
         lbk_knn_result_free(result);
         lbk_error("out of host memory for %" PRIu64 " x %d results", queries, k);

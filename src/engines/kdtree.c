@@ -4,6 +4,7 @@
 #include "kdtree_select.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "tree_buckets.h"
 #include "try.h"
 
 #include <math.h>
@@ -20,6 +21,7 @@ struct lbk_kdtree {
     cl_mem points;   /* tree order */
     cl_mem ids;      /* original shard row per node */
     cl_mem dims;     /* split dimension per node; NULL for round robin */
+    lbk_tree_buckets buckets; /* the query's copy of the bottom levels */
     uint64_t bytes;
     lbk_kdtree_stats stats;
 };
@@ -77,7 +79,7 @@ uint64_t lbk_kdtree_segment_begin(uint64_t s, uint64_t n)
 
 uint64_t lbk_kdtree_pivot(uint64_t s, uint64_t n) { return lbk_kd_pivot(s, n, lbk_kd_levels(n)); }
 
-uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort)
+static uint64_t scratch_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort)
 {
     const uint64_t pts = n * (uint64_t)dim * sizeof(float);
     const uint64_t dims = split == LBK_SPLIT_WIDEST ? n : 0;
@@ -90,6 +92,16 @@ uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_t
     /* Radix: points, rows and dims twice (ping-pong), tags, keys x2, perm
      * x2, child dims, the histogram table. */
     return 2 * pts + n * (8 + 4 + 16 + 8) + 3 * dims + (1u << 20) + small;
+}
+
+/* The builder's scratch, or the built tree (points, ids, split dims) with
+ * the query's buckets laid out next to it, whichever is more. */
+uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort)
+{
+    const uint64_t scratch = scratch_bytes(n, dim, split, sort);
+    const uint64_t built = n * ((uint64_t)dim * sizeof(float) + 4u) +
+                           (split == LBK_SPLIT_WIDEST ? n : 0) + lbk_tree_buckets_bytes(n, dim);
+    return scratch > built ? scratch : built;
 }
 
 /* ---- buffers and launches ---- */
@@ -698,12 +710,17 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
         LBK_TRY_GOTO(st, build_select(dev, reference, params, tree));
     else if (n > 0)
         LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
-    tree->stats.build_s = now_seconds() - t0;
     /* Compile the query program now (the device caches it): built on the
      * first query instead, it cost every rank about 23 ms of its query phase
-     * even from PoCL's kernel cache, 10% of a half-size MPI slice. */
+     * even from PoCL's kernel cache, 10% of a half-size MPI slice. The
+     * query's buckets are laid out by lbk_kdtree_prepare_query, but counted
+     * here. */
     cl_program query_program;
     LBK_TRY_GOTO(st, lbk_device_program_kept(dev, "tree_query.cl", "", &query_program));
+    tree->bytes += lbk_tree_buckets_bytes(n, tree->dim);
+    if (tree->stats.peak_device_bytes < tree->bytes)
+        tree->stats.peak_device_bytes = tree->bytes;
+    tree->stats.build_s = now_seconds() - t0;
     if (params->verify && n > 0)
         LBK_TRY_GOTO(st, verify(tree));
     *out = tree;
@@ -808,6 +825,7 @@ void lbk_kdtree_destroy(lbk_kdtree *tree)
         clReleaseMemObject(tree->ids);
     if (tree->dims)
         clReleaseMemObject(tree->dims);
+    lbk_tree_buckets_release(&tree->buckets);
     free(tree);
 }
 
@@ -818,3 +836,12 @@ cl_mem lbk_kdtree_points(const lbk_kdtree *tree) { return tree->points; }
 cl_mem lbk_kdtree_ids(const lbk_kdtree *tree) { return tree->ids; }
 cl_mem lbk_kdtree_split_dims(const lbk_kdtree *tree) { return tree->dims; }
 uint64_t lbk_kdtree_bytes(const lbk_kdtree *tree) { return tree->bytes; }
+const lbk_tree_buckets *lbk_kdtree_buckets(const lbk_kdtree *tree) { return &tree->buckets; }
+
+lbk_status lbk_kdtree_prepare_query(lbk_kdtree *tree)
+{
+    if (tree->n == 0 || tree->buckets.points)
+        return LBK_OK;
+    return lbk_tree_buckets_make(tree->dev, tree->points, tree->ids, tree->n, tree->dim,
+                                 &tree->buckets);
+}

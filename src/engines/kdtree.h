@@ -47,6 +47,11 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_kdtree_params *params, lbk_kdtree **out);
 void lbk_kdtree_get_stats(const lbk_kdtree *tree, lbk_kdtree_stats *stats);
 
+/* Lays out the query's copy of the bottom levels (src/engines/tree_buckets.h)
+ * once; lbk_tree_query does it on its first call if nobody did. The device
+ * bytes are already in the tree's. */
+lbk_status lbk_kdtree_prepare_query(lbk_kdtree *tree);
+
 /* Copy the built tree back: points in tree order (n * dim), the original
  * shard row of each node, and (widest split) each node's split dimension
  * (NULL when round-robin). Arrays are allocated by the callee, freed by the

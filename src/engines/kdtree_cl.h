@@ -5,6 +5,7 @@
 
 #include "device_cl.h"
 #include "kdtree.h"
+#include "tree_buckets.h"
 
 #include <stdint.h>
 
@@ -17,7 +18,10 @@ int lbk_kdtree_dim(const lbk_kdtree *tree);
 cl_mem lbk_kdtree_points(const lbk_kdtree *tree);
 cl_mem lbk_kdtree_ids(const lbk_kdtree *tree);
 cl_mem lbk_kdtree_split_dims(const lbk_kdtree *tree);
-/* Device bytes the built tree holds. */
+/* Device bytes the built tree holds, the query's buckets included. */
 uint64_t lbk_kdtree_bytes(const lbk_kdtree *tree);
+/* The query's copy of the bottom levels, once lbk_kdtree_prepare_query has
+ * laid it out (empty for an empty tree). */
+const lbk_tree_buckets *lbk_kdtree_buckets(const lbk_kdtree *tree);
 
 #endif

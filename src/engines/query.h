@@ -14,6 +14,8 @@
 
 /* Largest query batch that fits the memory budget for this K. */
 uint64_t lbk_tree_max_batch(const lbk_kdtree *tree, int k, uint64_t memory_budget);
+/* Device bytes lbk_tree_query holds for a batch of this many queries. */
+uint64_t lbk_tree_query_bytes(const lbk_kdtree *tree, int k, uint64_t queries);
 
 /* Results carry the original shard row (not the tree slot) in index. */
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,

@@ -4,11 +4,13 @@
  * code with src/. */
 #include "device.h"
 #include "kdtree.h"
+#include "lbk_shared.h"
 #include "knn_oracle.h"
 #include "lbk_test.h"
 #include "log.h"
 #include "query.h"
 #include "ref_tagsort.h"
+#include "tree_buckets.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -609,9 +611,46 @@ static void run_knn(const void *row)
     lbk_device_close(dev);
 }
 
+/* Nodes of s's subtree within `depths` levels, counted by walking it. */
+static uint64_t walked_nodes(uint64_t s, uint64_t n, int depths)
+{
+    if (s >= n || depths == 0)
+        return 0;
+    return 1 + walked_nodes(2 * s + 1, n, depths - 1) + walked_nodes(2 * s + 2, n, depths - 1);
+}
+
+/* The query's bucket tiles (lbk_shared.h): each bucket's nodes, counted by
+ * walking its subtree, fit its tiles; tiles follow each other without gaps
+ * or overlaps; and the copy's size is what the tiles need. */
+static void test_bucket_tiles(void)
+{
+    for (uint64_t n = 1; n <= 4100 && lbk_test_failures() < 10; n++) {
+        const uint32_t level = lbk_tq_bucket_level(n);
+        const uint64_t buckets = (uint64_t)1 << level, twos = lbk_tq_two_tile_buckets(n);
+        uint64_t next = 0, nodes = (1ull << level) - 1;
+        for (uint64_t b = 0; b < buckets; b++) {
+            const uint64_t count = walked_nodes(buckets - 1 + b, n, LBK_TREE_BUCKET_LEVELS);
+            const uint64_t tiles = b < twos ? 2 : 1;
+            LBK_EXPECT_TRUE(count <= tiles * LBK_TREE_TILE_LANES && count > (tiles - 1) * 8,
+                            "n = %llu, bucket %llu: %llu nodes in %llu tiles",
+                            (unsigned long long)n, (unsigned long long)b,
+                            (unsigned long long)count, (unsigned long long)tiles);
+            LBK_EXPECT_EQ_U64(lbk_tq_tile_start(b, twos), next, "n = %llu, bucket %llu",
+                              (unsigned long long)n, (unsigned long long)b);
+            next += tiles;
+            nodes += count;
+        }
+        LBK_EXPECT_EQ_U64(nodes, n, "every node above or in a bucket, n = %llu",
+                          (unsigned long long)n);
+        LBK_EXPECT_EQ_U64(lbk_tree_buckets_bytes(n, 3), next * LBK_TREE_TILE_LANES * 16,
+                          "n = %llu", (unsigned long long)n);
+    }
+}
+
 static const lbk_test_case host_cases[] = {
     {"formulas_hand10", test_formulas_hand10},
     {"formulas_vs_count", test_formulas_vs_count},
+    {"bucket_tiles", test_bucket_tiles},
 };
 
 static const device_case device_cases[] = {

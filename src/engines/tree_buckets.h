@@ -1,0 +1,31 @@
+/* The tree query's copy of the bottom LBK_TREE_BUCKET_LEVELS levels of a
+ * built k-d tree: one bucket per subtree rooted on the bucket level, its
+ * nodes as vector lanes in one or two tiles (kernels/tree_query.cl, tq_bucket_layout). The walk
+ * above the bucket level reads the tree itself. */
+#ifndef LBK_TREE_BUCKETS_H
+#define LBK_TREE_BUCKETS_H
+
+#include "device_cl.h"
+#include "status.h"
+
+#include <stdint.h>
+
+typedef struct {
+    cl_mem points;    /* [tile][dim][lane] */
+    cl_mem ids;       /* [tile][lane], LBK_NO_INDEX where no node */
+    cl_uint level;    /* the bucket roots' level */
+    cl_ulong two_tile_buckets;
+    uint64_t bytes;
+} lbk_tree_buckets;
+
+/* Device bytes of the copy for n nodes of dim coordinates: at most
+ * 16/15 of the points and ids when the last level is full, 8/7 when it
+ * is empty. */
+uint64_t lbk_tree_buckets_bytes(uint64_t n, int dim);
+
+/* Lays out the copy from the tree's points and ids (n > 0). */
+lbk_status lbk_tree_buckets_make(lbk_device *dev, cl_mem points, cl_mem ids, uint64_t n, int dim,
+                                 lbk_tree_buckets *out);
+void lbk_tree_buckets_release(lbk_tree_buckets *buckets);
+
+#endif
