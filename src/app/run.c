@@ -1,6 +1,5 @@
 #include "run.h"
 
-
 #include "alloc_large.h"
 #include "batch.h"
 #include "log.h"

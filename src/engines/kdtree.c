@@ -710,6 +710,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
         LBK_TRY_GOTO(st, build_select(dev, reference, params, tree));
     else if (n > 0)
         LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
+    tree->stats.build_s = now_seconds() - t0;
     /* Compile the query program now (the device caches it): built on the
      * first query instead, it cost every rank about 23 ms of its query phase
      * even from PoCL's kernel cache, 10% of a half-size MPI slice. The
@@ -720,7 +721,6 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
     tree->bytes += lbk_tree_buckets_bytes(n, tree->dim);
     if (tree->stats.peak_device_bytes < tree->bytes)
         tree->stats.peak_device_bytes = tree->bytes;
-    tree->stats.build_s = now_seconds() - t0;
     if (params->verify && n > 0)
         LBK_TRY_GOTO(st, verify(tree));
     *out = tree;

@@ -7,7 +7,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Device bytes per query of a batch: the query, its place in Morton order,
  * the walk's packed list, and the keys and rows written back. */
@@ -93,10 +92,11 @@ static void morton_codes(const float *q, uint64_t nq, int dim, uint32_t *codes)
     }
 }
 
-/* order = 0..nq-1 sorted by code, ties in index order: three stable
- * passes of 10 bits. */
-static void radix_order(uint32_t *codes, uint32_t *codes2, uint32_t *order, uint32_t *order2,
-                        uint64_t nq)
+/* 0..nq-1 sorted by code, ties in index order: three stable passes of 10
+ * bits, each from one array of the pair into the other. Returns the array
+ * that holds the order at the end. */
+static const uint32_t *radix_order(uint32_t *codes, uint32_t *codes2, uint32_t *order,
+                                   uint32_t *order2, uint64_t nq)
 {
     for (uint64_t i = 0; i < nq; i++)
         order[i] = (uint32_t)i;
@@ -115,9 +115,14 @@ static void radix_order(uint32_t *codes, uint32_t *codes2, uint32_t *order, uint
             codes2[to] = codes[i];
             order2[to] = order[i];
         }
-        memcpy(codes, codes2, (size_t)nq * sizeof *codes);
-        memcpy(order, order2, (size_t)nq * sizeof *order);
+        uint32_t *swap = codes;
+        codes = codes2;
+        codes2 = swap;
+        swap = order;
+        order = order2;
+        order2 = swap;
     }
+    return order;
 }
 
 /* What one tree query call holds on the device and the host. */
@@ -177,13 +182,14 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     const int dim = lbk_kdtree_dim(tree);
     const float *batch_q = queries + first * (uint64_t)dim;
     morton_codes(batch_q, count, dim, qs->codes);
-    radix_order(qs->codes, qs->codes + qs->batch, qs->order, qs->order + qs->batch, count);
+    const uint32_t *order =
+        radix_order(qs->codes, qs->codes + qs->batch, qs->order, qs->order + qs->batch, count);
     cl_int err = clEnqueueWriteBuffer(queue, qs->qbuf, CL_FALSE, 0,
                                       (size_t)(count * (uint64_t)dim * 4), batch_q, 0, NULL,
                                       NULL);
     LBK_TRY(lbk_cl_check(err, "uploading tree queries"));
-    err = clEnqueueWriteBuffer(queue, qs->obuf, CL_FALSE, 0, (size_t)(count * 4), qs->order, 0,
-                               NULL, NULL);
+    err = clEnqueueWriteBuffer(queue, qs->obuf, CL_FALSE, 0, (size_t)(count * 4), order, 0, NULL,
+                               NULL);
     LBK_TRY(lbk_cl_check(err, "uploading the tree queries' order"));
     const lbk_tree_buckets *buckets = lbk_kdtree_buckets(tree);
     const cl_mem points = lbk_kdtree_points(tree), ids = lbk_kdtree_ids(tree);
@@ -194,9 +200,8 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
                             LBK_ARG(has_dims), LBK_ARG(cn), LBK_ARG(cdim), LBK_ARG(qs->qbuf),
                             LBK_ARG(qs->obuf), LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric),
                             LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
-                            LBK_ARG(buckets->points),
-                            LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf), LBK_ARG(qs->kbuf),
-                            LBK_ARG(qs->ibuf)));
+                            LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf),
+                            LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf)));
     size_t global = (size_t)count;
     err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
     LBK_TRY(lbk_cl_check(err, "launching the tree query kernel"));

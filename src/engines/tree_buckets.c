@@ -25,7 +25,6 @@ lbk_status lbk_tree_buckets_make(lbk_device *dev, cl_mem points, cl_mem ids, uin
     const size_t lanes = (size_t)(tile_count(n) * LBK_TREE_TILE_LANES);
     out->level = lbk_tq_bucket_level(n);
     out->two_tile_buckets = twos;
-    out->bytes = lbk_tree_buckets_bytes(n, dim);
     cl_program program;
     LBK_TRY_GOTO(st, lbk_device_program_kept(dev, "tree_query.cl", "", &program));
     LBK_TRY_GOTO(st, lbk_device_kernel(program, "tq_bucket_layout", &layout));

@@ -1,7 +1,7 @@
 /* The tree query's copy of the bottom LBK_TREE_BUCKET_LEVELS levels of a
  * built k-d tree: one bucket per subtree rooted on the bucket level, its
- * nodes as vector lanes in one or two tiles (kernels/tree_query.cl, tq_bucket_layout). The walk
- * above the bucket level reads the tree itself. */
+ * nodes as vector lanes in one or two tiles (kernels/tree_query.cl,
+ * tq_bucket_layout). The walk above the bucket level reads the tree itself. */
 #ifndef LBK_TREE_BUCKETS_H
 #define LBK_TREE_BUCKETS_H
 
@@ -15,7 +15,6 @@ typedef struct {
     cl_mem ids;       /* [tile][lane], LBK_NO_INDEX where no node */
     cl_uint level;    /* the bucket roots' level */
     cl_ulong two_tile_buckets;
-    uint64_t bytes;
 } lbk_tree_buckets;
 
 /* Device bytes of the copy for n nodes of dim coordinates: at most
