@@ -19,6 +19,9 @@
 #   node   lbknn's own rule: the node's cores divided among its ranks, so
 #          every P shares the same cores (the case of a CPU-only node);
 #          mpirun --bind-to none, so one rank may use every core.
+#   lastcore P = 1 on the machine's last core instead of core 0 (spatial
+#          runs only): the cores of a VM need not be equally fast, and a
+#          P = 2 run waits for its rank on the slower one.
 #   onecore  every rank on the same single core, one thread each, waiting
 #          ranks yielding (spatial runs only): the query phase then takes
 #          about the ranks' total work, so P = 1 over P = 2 is the work ratio
@@ -72,6 +75,9 @@ run_once() {
     if [ "$mode" = core ]; then
         POCL_MAX_PTHREAD_COUNT=1 mpirun -x POCL_MAX_PTHREAD_COUNT -n "$np" \
             "$LBKNN" run --quiet "$@" --set "output.report=$report"
+    elif [ "$mode" = lastcore ]; then
+        POCL_MAX_PTHREAD_COUNT=1 taskset -c "$(($(nproc) - 1))" mpirun --bind-to none \
+            -x POCL_MAX_PTHREAD_COUNT -n "$np" "$LBKNN" run --quiet "$@" --set "output.report=$report"
     elif [ "$mode" = onecore ]; then
         # A rank waiting in MPI yields the core instead of spinning on it.
         POCL_MAX_PTHREAD_COUNT=1 taskset -c 0 mpirun --bind-to none --mca mpi_yield_when_idle 1 \
@@ -116,6 +122,8 @@ spatial_runs() {
                 "$data/clustered/job.yaml" "${sp[@]}"
         done
         run_once spatial-weak-p2 spatial-weak 2 core "$i" "$data/weak2/job.yaml" "${sp[@]}"
+        run_once spatial-lastcore-p1 spatial-lastcore 1 lastcore "$i" "$data/uniform/job.yaml" \
+            "${sp[@]}"
         for np in 1 2; do
             run_once "spatial-onecore-p$np" spatial-onecore "$np" onecore "$i" \
                 "$data/uniform/job.yaml" "${sp[@]}"
@@ -241,9 +249,12 @@ def spatial_table():
     for name, r in sp.items():
         if r['workload'] == 'spatial-base':
             continue
-        kind = 'uniform' if r['workload'] == 'spatial-weak' else r['workload'][len('spatial-'):]
+        kind = 'uniform' if r['workload'] in ('spatial-weak', 'spatial-lastcore') \
+            else r['workload'][len('spatial-'):]
         if r['workload'] == 'spatial-onecore':
             name += ' (one core: work ratio)'
+        if r['workload'] == 'spatial-lastcore':
+            name += ' (P = 1 on core %d: speed against core 0)' % (cores - 1)
         b = sp.get('spatial-%s-p1' % kind)
         weak = r['workload'] == 'spatial-weak'
         form = 'efficiency %.2f (%.2f)' if weak else '%.2fx (%.2fx)'
@@ -266,6 +277,13 @@ def spatial_table():
     out.append('')
     out.append('Memory baseline (tiny run, PoCL and Open MPI loaded): ' + ', '.join(
         'P = %d: %.1f MiB' % (p, v) for p, v in sorted(base_rss.items())))
+    last, weak = sp.get('spatial-lastcore-p1'), sp.get('spatial-weak-p2')
+    if last and weak:
+        out.append('')
+        out.append('Weak scaling against P = 1 on core %d (the P = 2 run waits for its rank '
+                   'there): efficiency %.2f (%.2f)' % (
+                       cores - 1, med(last, 'query') / med(weak, 'query'),
+                       best(last, 'query') / best(weak, 'query')))
     return out
 
 lines = []

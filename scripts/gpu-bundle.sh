@@ -9,7 +9,7 @@
 # DIR (default gpu-bundle/, git-ignored) gets the binaries, every shared
 # library they load that is neither glibc's nor the GPU driver's (Open MPI's
 # runtime with its components, help texts and mpirun, PMIx, hwloc, libevent,
-# libyaml, the OpenCL ICD loader, zlib, libudev), the test scripts, the case
+# libyaml, the OpenCL ICD loader, zlib, libdeflate, libudev), the test scripts, the case
 # list generated from this build's CTest tests, Fashion-MNIST when it fits,
 # and check.sh (from scripts/gpu-check.sh). Then, on the GPU machine, the
 # device tool's one call is: `bash gpu-bundle/check.sh` with carry

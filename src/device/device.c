@@ -35,6 +35,7 @@ struct lbk_device {
     cl_command_queue queue;
     int index;
     bool is_gpu;
+    bool is_cpu;
     uint64_t global_mem, max_alloc, local_mem;
     bool memory_capped;          /* global_mem, max_alloc: cut to the address-space room */
     char memory_hint[160];
@@ -205,6 +206,9 @@ static void read_info(lbk_device *dev)
     cl_ulong gm = 0, ma = 0, lm = 0;
     cl_uint cu = 0, width = 0;
     size_t wg = 0;
+    cl_device_type type = 0;
+    clGetDeviceInfo(dev->id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    dev->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     clGetDeviceInfo(dev->id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gm, &gm, NULL);
     clGetDeviceInfo(dev->id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ma, &ma, NULL);
     clGetDeviceInfo(dev->id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lm, &lm, NULL);
@@ -317,6 +321,8 @@ void lbk_device_close(lbk_device *dev)
 const char *lbk_device_description(const lbk_device *dev) { return dev->description; }
 int lbk_device_index(const lbk_device *dev) { return dev->index; }
 bool lbk_device_is_gpu(const lbk_device *dev) { return dev->is_gpu; }
+
+bool lbk_device_is_cpu(const lbk_device *dev) { return dev->is_cpu; }
 uint64_t lbk_device_global_mem(const lbk_device *dev) { return dev->global_mem; }
 uint64_t lbk_device_max_alloc(const lbk_device *dev) { return dev->max_alloc; }
 bool lbk_device_memory_capped(const lbk_device *dev) { return dev->memory_capped; }

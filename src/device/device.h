@@ -30,6 +30,9 @@ const char *lbk_device_description(const lbk_device *dev);
 /* index among the devices matching the request type, as `lbknn devices` lists them */
 int lbk_device_index(const lbk_device *dev);
 bool lbk_device_is_gpu(const lbk_device *dev);
+/* CL_DEVICE_TYPE_CPU: its buffers are host memory, and one made over the
+ * caller's memory (CL_MEM_USE_HOST_PTR) is used in place. */
+bool lbk_device_is_cpu(const lbk_device *dev);
 /* Global memory and the largest buffer; under an address-space limit at
  * most half of what the process has left once the device is open and the
  * runtime's reserve (compiling kernels) is set aside (then

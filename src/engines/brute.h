@@ -72,6 +72,9 @@ typedef struct {
                                 use small values to run several bubbles per work-item. */
     lbk_brute_selection selection;
     const lbk_tuning *tuning; /* kernel parameters (tuning.h); NULL = derived from the device */
+    bool copy_shard;         /* copy the shard into its buffer even where a CPU device could
+                                use it in place (Oclgrind: its checker does not see the
+                                contents of a buffer over host memory as written) */
 } lbk_brute_params;
 
 /* Upload the reference shard (may be empty: then every result slot is a pad).

@@ -1,9 +1,11 @@
 /* IDX (the MNIST format): a big-endian header "0, 0, type, ndims" and ndims
  * uint32 sizes, then the values row-major. The first size is the row count;
  * the rest multiply to the point dimension (28 x 28 images -> 784).
- * Compressed files are recognised by the gzip magic and streamed through
+ * Compressed files are recognised by the gzip magic; a reader takes a small
+ * one whole through libdeflate (gzip_whole.h) and streams the rest through
  * zlib; plain files seek straight to a shard's first row. */
 #include "format_io.h"
+#include "gzip_whole.h"
 
 #include "log.h"
 #include "try.h"
@@ -24,6 +26,8 @@ typedef struct {
     const char *path;
     FILE *file;
     gzFile gz;
+    unsigned char *mem;        /* a gzip file decompressed whole, else NULL */
+    size_t mem_len, mem_pos;
     uint64_t compressed_bytes; /* a gzip file's size on disk */
 } idx_stream;
 
@@ -57,11 +61,17 @@ static void stream_close(idx_stream *s)
         fclose(s->file);
     if (s->gz)
         gzclose(s->gz);
+    free(s->mem);
     s->file = NULL;
     s->gz = NULL;
+    s->mem = NULL;
 }
 
-static lbk_status stream_open(idx_stream *s, const char *path)
+static bool stream_compressed(const idx_stream *s) { return s->gz || s->mem; }
+
+/* whole: a reader, which will decompress the file anyway (the probe reads
+ * only the header). */
+static lbk_status stream_open(idx_stream *s, const char *path, bool whole)
 {
     lbk_status st = LBK_OK;
     unsigned char magic[2];
@@ -72,8 +82,12 @@ static lbk_status stream_open(idx_stream *s, const char *path)
     LBK_TRY_GOTO(st, lbk_fmt_read(s->file, path, magic, sizeof magic, &got));
     if (got == sizeof magic && magic[0] == 0x1f && magic[1] == 0x8b) {
         LBK_TRY_GOTO(st, lbk_fmt_file_size(s->file, path, &s->compressed_bytes));
+        if (whole)
+            lbk_gzip_whole(s->file, s->compressed_bytes, &s->mem, &s->mem_len);
         fclose(s->file);
         s->file = NULL;
+        if (s->mem)
+            goto cleanup;
         errno = 0;
         s->gz = gzopen(path, "rb");
         if (!s->gz) {
@@ -95,6 +109,12 @@ static lbk_status stream_read(idx_stream *s, void *buf, size_t n, size_t *got)
 {
     if (s->file)
         return lbk_fmt_read(s->file, s->path, buf, n, got);
+    if (s->mem) {
+        *got = n < s->mem_len - s->mem_pos ? n : s->mem_len - s->mem_pos;
+        memcpy(buf, s->mem + s->mem_pos, *got);
+        s->mem_pos += *got;
+        return LBK_OK;
+    }
     *got = 0;
     while (*got < n) {
         size_t want = n - *got < ((size_t)1 << 30) ? n - *got : (size_t)1 << 30;
@@ -102,6 +122,10 @@ static lbk_status stream_read(idx_stream *s, void *buf, size_t n, size_t *got)
         if (r < 0) {
             int code = 0;
             const char *why = gzerror(s->gz, &code);
+            /* zlib's message starts with the path, which ours already names. */
+            const size_t plen = strlen(s->path);
+            if (strncmp(why, s->path, plen) == 0 && strncmp(why + plen, ": ", 2) == 0)
+                why += plen + 2;
             lbk_error("%s: cannot decompress: %s", s->path,
                       code == Z_ERRNO ? strerror(errno) : why);
             /* Only corrupt data is the input's fault. */
@@ -120,6 +144,11 @@ static lbk_status stream_seek(idx_stream *s, uint64_t offset)
 {
     if (s->file)
         return lbk_fmt_seek(s->file, s->path, offset);
+    if (s->mem) {
+        /* Past the end, like zlib's: the next read finds nothing. */
+        s->mem_pos = offset < s->mem_len ? (size_t)offset : s->mem_len;
+        return LBK_OK;
+    }
     /* zlib emulates the seek by decompressing up to the offset. */
     LBK_FAIL_IF(offset > (uint64_t)LONG_MAX || gzseek(s->gz, (z_off_t)offset, SEEK_SET) < 0,
                 LBK_ERR_INPUT, "%s: cannot seek to byte %llu of the decompressed data", s->path,
@@ -235,13 +264,13 @@ static lbk_status check_file_size(idx_stream *s, const idx_header *h, uint64_t e
 
 /* Opens, reads the header and checks it against what the caller expects
  * and, for a plain file, that its size is what the header says; for a gzip
- * file with check_length (the probe), that it can hold that much. The
- * caller closes the stream, also on failure. */
-static lbk_status open_checked(idx_stream *s, const char *path, bool labels, bool check_length,
+ * file in the probe, that it can hold that much (a reader decompresses it
+ * and checks its end). The caller closes the stream, also on failure. */
+static lbk_status open_checked(idx_stream *s, const char *path, bool labels, bool probe,
                                idx_header *h)
 {
     uint64_t expect = 0;
-    LBK_TRY(stream_open(s, path));
+    LBK_TRY(stream_open(s, path, !probe));
     LBK_TRY(read_header(s, h));
     LBK_TRY(check_header(path, h, labels));
     LBK_FAIL_IF(!data_end(h, &expect), LBK_ERR_INPUT,
@@ -250,7 +279,7 @@ static lbk_status open_checked(idx_stream *s, const char *path, bool labels, boo
                 path, (unsigned long long)h->rows, (unsigned long long)h->dim);
     if (s->file)
         return check_file_size(s, h, expect);
-    if (check_length)
+    if (probe)
         return gz_check_capacity(s, h, expect);
     return LBK_OK;
 }
@@ -344,7 +373,7 @@ lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *point
         LBK_TRY_GOTO(st, decode_rows(path, &h, buf, r, n, lo, points, labels));
         r += n;
     }
-    if (s.gz && hi == h.rows)
+    if (stream_compressed(&s) && hi == h.rows)
         LBK_TRY_GOTO(st, gz_check_end(&s));
 cleanup:
     free(buf);

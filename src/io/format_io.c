@@ -2,6 +2,7 @@
  * line reading with the blank-line rule, and whole-field number parsing. */
 #include "format_io.h"
 
+#include "alloc_large.h"
 #include "file_read.h"
 #include "log.h"
 #include "try.h"
@@ -77,8 +78,9 @@ lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size)
     uint64_t bytes = count * (uint64_t)size;
     LBK_FAIL_IF(size != 0 && (count > SIZE_MAX / size || bytes / size != count), LBK_ERR_NOMEM,
                 "cannot allocate %llu x %zu bytes: too large", (unsigned long long)count, size);
-    /* malloc(0) may return NULL; one byte keeps "NULL means failure". */
-    *out = malloc(bytes ? (size_t)bytes : 1);
+    /* Huge pages for the data sets: first-touch faults of 4 KiB pages were a
+     * third of reading Fashion-MNIST. Never NULL for 0 bytes. */
+    *out = lbk_alloc_large((size_t)bytes);
     LBK_FAIL_IF(!*out, LBK_ERR_NOMEM, "cannot allocate %llu bytes", (unsigned long long)bytes);
     return LBK_OK;
 }

@@ -2,7 +2,7 @@
 # Runs the GPU check bundle (scripts/gpu-bundle.sh) with --cpu-dry-run where
 # the libraries it brings are absent, as on the GPU machine: the files of
 # Open MPI (libraries, components, mpirun, settings, help texts), PMIx, hwloc,
-# libevent, munge, libyaml, the OpenCL ICD loader, zlib and libudev are
+# libevent, munge, libyaml, the OpenCL ICD loader, zlib, libdeflate and libudev are
 # removed from view, and so are the ICD files in /etc/OpenCL/vendors. The
 # check must then find PoCL's driver library by itself and hand it to the
 # bundle's loader through the bundle's vendors/ folder: the same search and
@@ -24,7 +24,7 @@
 set -u
 LBK_HIDDEN_PACKAGES="libopenmpi3 openmpi-bin openmpi-common libpmix2 libhwloc15
   libhwloc-plugins libevent-core-2.1-7 libevent-pthreads-2.1-7 libevent-2.1-7 libmunge2
-  libyaml-0-2 ocl-icd-libopencl1 zlib1g libudev1"
+  libyaml-0-2 ocl-icd-libopencl1 zlib1g libdeflate0 libudev1"
 LBK_MULTIARCH=x86_64-linux-gnu
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -68,7 +68,8 @@ lbk_inside() {
         [ -d "$d" ] && { mount --bind "$scratch/empty" "$d" || fail "hide $d"; }
     done
     for name in libmpi.so.40 libopen-pal.so.40 libpmix.so.2 libhwloc.so.15 \
-        libevent_core-2.1.so.7 libyaml-0.so.2 libOpenCL.so.1 libz.so.1 libudev.so.1 openmpi; do
+        libevent_core-2.1.so.7 libyaml-0.so.2 libOpenCL.so.1 libz.so.1 libdeflate.so.0 libudev.so.1 \
+        openmpi; do
         [ ! -e "/usr/lib/$LBK_MULTIARCH/$name" ] && [ ! -e "/lib/$LBK_MULTIARCH/$name" ] ||
             fail "$name is still visible"
     done
@@ -77,7 +78,7 @@ lbk_inside() {
     echo "hidden: $(lbk_hidden_names "/lib/$LBK_MULTIARCH" | wc -l) library entries and" \
          "$(lbk_hidden_names /bin | wc -l) programs of: $(echo $LBK_HIDDEN_PACKAGES)"
     echo "absent here: libmpi.so.40 libyaml-0.so.2 libOpenCL.so.1 libhwloc.so.15 libpmix.so.2" \
-         "libz.so.1 mpirun /etc/OpenCL/vendors/*"
+         "libz.so.1 libdeflate.so.0 mpirun /etc/OpenCL/vendors/*"
     OUT=$out bash "$bundle/check.sh" --cpu-dry-run "$@"
 }
 
@@ -107,7 +108,7 @@ echo "without_packages: check.sh exit $rc after $((SECONDS - start)) s"
 
 # The bundle's own libraries and the vendors folder did the work.
 log=$out/check.log
-for lib in libmpi.so.40 libyaml-0.so.2 libOpenCL.so.1 libhwloc.so.15; do
+for lib in libmpi.so.40 libyaml-0.so.2 libOpenCL.so.1 libhwloc.so.15 libdeflate.so.0; do
     grep -qF "  $lib => $bundle/lib/$lib" "$log" || fail "lbknn did not load $lib from the bundle"
 done
 grep -qE "^OpenCL driver: /.*/libpocl\.so\.2.* \(via $bundle/vendors/pocl\.icd\)$" "$log" ||

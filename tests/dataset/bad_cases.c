@@ -213,6 +213,21 @@ static void idx_gz_trailing(lbk_input_spec *s)
     set_path(s, "x.idx.gz");
 }
 
+/* A damaged checksum: the whole-file decompressor declines the file and the
+ * streaming one names what is wrong. */
+static void idx_gz_bad_crc(lbk_input_spec *s)
+{
+    idx_file(s, "crc-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 12);
+    const char *gz = tk_path("c.idx.gz");
+    tk_gzip(s->path, gz);
+    size_t n = 0;
+    char *data = tk_read_file(gz, &n);
+    data[n - 8] ^= 0x5a; /* the CRC-32, first of the trailer's 8 bytes */
+    tk_write_file(gz, data, n);
+    free(data);
+    set_path(s, "c.idx.gz");
+}
+
 static void idx_dim0(lbk_input_spec *s)
 {
     idx_file(s, "d0.idx", 0x00000803, 3, (const uint32_t[]){3, 0, 28}, 0);
@@ -443,6 +458,8 @@ static const bad_case bad[] = {
      "@/t.idx.gz:3: truncated record (unexpected end of file)"},
     {"idx_gz_trailing", idx_gz_trailing, 0, 3,
      "@/x.idx.gz: data continues after the last record the header declares"},
+    {"idx_gz_bad_crc", idx_gz_bad_crc, 0, 3,
+     "@/c.idx.gz: cannot decompress: incorrect data check"},
     {"idx_dim0", idx_dim0, 0, 0, "@/d0.idx: dimension 0"},
     {"idx_labels_as_points", idx_labels_as_points, 0, 0,
      "@/lbl-ubyte: an IDX points file has at least 2 dimensions, this one has 1 (a label file?)"},

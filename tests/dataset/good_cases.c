@@ -288,6 +288,36 @@ static void case_idx_gz(void)
     tk_check_ranges(&gspec, p, NULL, ROWS, DIM);
 }
 
+/* Two gzip members one after the other (what `cat a.gz b.gz` makes) read
+ * as their concatenation: the whole-file path takes one member only, so
+ * this file goes through the streaming one. */
+static void case_idx_gz_two_members(void)
+{
+    const float v[12] = {0, 1, 2, 3, 255, 254, 253, 252, 9, 8, 7, 6};
+    const int32_t l[3] = {5, 0, 9};
+    const char *images = tk_path("imgs-ubyte");
+    write_mnist(images, tk_path("lbls-ubyte"), v, l);
+    size_t n = 0, n0 = 0, n1 = 0;
+    char *whole = tk_read_file(images, &n);
+    tk_write_file(tk_path("part0"), whole, n / 2);
+    tk_write_file(tk_path("part1"), whole + n / 2, n - n / 2);
+    tk_gzip(tk_path("part0"), tk_path("part0.gz"));
+    tk_gzip(tk_path("part1"), tk_path("part1.gz"));
+    char *m0 = tk_read_file(tk_path("part0.gz"), &n0);
+    char *m1 = tk_read_file(tk_path("part1.gz"), &n1);
+    char *both = malloc(n0 + n1);
+    memcpy(both, m0, n0);
+    memcpy(both + n0, m1, n1);
+    const char *gz = tk_path("two-members-ubyte.gz");
+    tk_write_file(gz, both, n0 + n1);
+    lbk_input_spec spec = tk_spec(gz);
+    tk_check_ranges(&spec, v, NULL, 3, 4);
+    free(whole);
+    free(m0);
+    free(m1);
+    free(both);
+}
+
 static void case_labels_formats(void)
 {
     float p[ROWS * DIM];
@@ -583,6 +613,7 @@ static const lbk_test_case cases[] = {
     {"ivecs_bvecs_known_bytes", case_ivecs_bvecs_bytes},
     {"idx_mnist_known_bytes", case_idx_mnist_bytes},
     {"idx_gz", case_idx_gz},
+    {"idx_gz_two_members", case_idx_gz_two_members},
     {"labels_formats", case_labels_formats},
     {"csv_header", case_csv_header},
     {"csv_label_middle", case_csv_label_middle},

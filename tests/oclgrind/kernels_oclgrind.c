@@ -156,7 +156,7 @@ static void run_brute(const void *row)
                                      .groups = c->groups, .memory_budget = c->budget,
                                      .distance = c->distance, .prefilter = c->prefilter,
                                      .work_group_limit = c->work_group_limit,
-                                     .tuning = c->tuning};
+                                     .tuning = c->tuning, .copy_shard = true};
     lbk_brute *engine = NULL;
     LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &params, &engine), LBK_OK);
     if (c->budget)
