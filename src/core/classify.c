@@ -16,6 +16,32 @@ static int vote_cmp(const void *a, const void *b)
     return (x->slot > y->slot) - (x->slot < y->slot);
 }
 
+static bool vote_less(const lbk_class_score *x, const lbk_class_score *y)
+{
+    return x->label != y->label ? x->label < y->label : x->slot < y->slot;
+}
+
+/* Insertion sort up to this many votes: a list of K = 16 was sorted 100k
+ * times per tree job by qsort, whose calls and comparator made the voting a
+ * sixth of a 1e6-point run's output phase. Both sorts give the one order of
+ * the (label, slot) keys, which are distinct. */
+#define VOTE_INSERTION_MAX 32
+
+static void sort_votes(lbk_class_score *v, int n)
+{
+    if (n > VOTE_INSERTION_MAX) {
+        qsort(v, (size_t)n, sizeof *v, vote_cmp);
+        return;
+    }
+    for (int i = 1; i < n; i++) {
+        const lbk_class_score x = v[i];
+        int j = i;
+        for (; j > 0 && vote_less(&x, &v[j - 1]); j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 /* The similarity softmax weighs: larger is nearer. */
 static double similarity(lbk_metric metric, float key)
 {
@@ -44,9 +70,11 @@ static list_facts facts_of(const lbk_candidate *list, int k, lbk_metric metric)
 
 static double weight_of(float key, const lbk_vote_rule *rule, const list_facts *f)
 {
-    const double d = lbk_key_to_distance(rule->metric, key);
     switch (rule->weights) {
-    case LBK_WEIGHTS_DISTANCE: return f->any_zero ? (d == 0.0 ? 1.0 : 0.0) : 1.0 / d;
+    case LBK_WEIGHTS_DISTANCE: {
+        const double d = lbk_key_to_distance(rule->metric, key);
+        return f->any_zero ? (d == 0.0 ? 1.0 : 0.0) : 1.0 / d;
+    }
     case LBK_WEIGHTS_SOFTMAX:
         return exp((similarity(rule->metric, key) - f->sim_max) / rule->temperature);
     default: return 1.0;
@@ -56,12 +84,15 @@ static double weight_of(float key, const lbk_vote_rule *rule, const list_facts *
 int lbk_class_scores(const lbk_candidate *list, int k, const lbk_vote_rule *rule,
                      lbk_class_score *out)
 {
-    const list_facts facts = facts_of(list, k, rule->metric);
+    /* Uniform votes need no distances (the common case, once per query). */
+    const list_facts facts = rule->weights == LBK_WEIGHTS_UNIFORM
+                                 ? (list_facts){false, -INFINITY}
+                                 : facts_of(list, k, rule->metric);
     int n = 0;
     for (int i = 0; i < k; i++)
         if (list[i].id != UINT64_MAX)
             out[n++] = (lbk_class_score){list[i].label, i, weight_of(list[i].key, rule, &facts)};
-    qsort(out, (size_t)n, sizeof *out, vote_cmp);
+    sort_votes(out, n);
     /* Sum each label's run in place: entry `classes` is never ahead of i. */
     int classes = 0;
     for (int i = 0; i < n;) {

@@ -168,10 +168,44 @@ static void case_sum_order(void)
     LBK_EXPECT_EQ_INT(sc[1].slot, 0);
 }
 
+/* Lists short and long (the votes are sorted two ways, by length): every
+ * class's count, in ascending label order, each with its first slot. */
+static void case_long_lists(void)
+{
+    enum { KMAX = 100, LABELS = 13 };
+    lbk_candidate list[KMAX];
+    lbk_class_score sc[KMAX];
+    const lbk_vote_rule uniform = {LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 1.0};
+    const int ks[] = {2, 31, 32, 33, KMAX};
+    for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+        const int k = ks[t];
+        int count[LABELS] = {0}, first[LABELS];
+        for (int i = 0; i < k; i++) {
+            const int32_t label = (int32_t)((i * 7 + 3) % LABELS);
+            list[i] = (lbk_candidate){(float)i, label, (uint64_t)i};
+            if (count[label]++ == 0)
+                first[label] = i;
+        }
+        const int n = lbk_class_scores(list, k, &uniform, sc);
+        int c = 0;
+        for (int label = 0; label < LABELS; label++) {
+            if (count[label] == 0)
+                continue;
+            LBK_ASSERT_TRUE(c < n);
+            LBK_EXPECT_EQ_INT(sc[c].label, label);
+            LBK_EXPECT_EQ_DOUBLE(sc[c].score, (double)count[label]);
+            LBK_EXPECT_EQ_INT(sc[c].slot, first[label]);
+            c++;
+        }
+        LBK_EXPECT_EQ_INT(n, c);
+    }
+}
+
 static const lbk_test_case other_cases[] = {
     {"top5", case_top5},
     {"probabilities", case_probabilities},
     {"sum_order", case_sum_order},
+    {"long_lists", case_long_lists},
 };
 
 LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_vote), LBK_TEST_CASES(other_cases))
