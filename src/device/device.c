@@ -321,7 +321,6 @@ void lbk_device_close(lbk_device *dev)
 const char *lbk_device_description(const lbk_device *dev) { return dev->description; }
 int lbk_device_index(const lbk_device *dev) { return dev->index; }
 bool lbk_device_is_gpu(const lbk_device *dev) { return dev->is_gpu; }
-
 bool lbk_device_is_cpu(const lbk_device *dev) { return dev->is_cpu; }
 uint64_t lbk_device_global_mem(const lbk_device *dev) { return dev->global_mem; }
 uint64_t lbk_device_max_alloc(const lbk_device *dev) { return dev->max_alloc; }
