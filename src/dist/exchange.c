@@ -2,7 +2,6 @@
  * rows by MPI_Alltoallv in as many rounds as the chunk limit needs. */
 #include "exchange.h"
 
-#include "alloc_large.h"
 #include "comm_mpi.h"
 #include "log.h"
 #include "try.h"
@@ -21,7 +20,7 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
     /* Exactly what is asked: a buffer may become a data set's array. */
     const size_t want = bytes < 64 ? 64 : bytes;
     free(buffer->data);
-    buffer->data = lbk_alloc_large(want);
+    buffer->data = malloc(want);
     buffer->capacity = buffer->data ? want : 0;
     LBK_FAIL_IF(!buffer->data, LBK_ERR_NOMEM, "out of host memory for %s (%zu bytes)", what,
                 want);
