@@ -99,7 +99,6 @@ struct lbk_brute {
     uint64_t n;
     bool resident;           /* whole shard on the device; else chunks uploaded per batch */
     bool blocked;            /* blocked distance kernel and [block][dim][vw] layout */
-    bool in_place;           /* resident shard's buffer over host_refs (a CPU device) */
     lbk_tuning tuning;       /* the device's kernel parameters */
     uint32_t vw;             /* blocked kernel: lanes, the layout's rows per block */
     uint32_t vrows;          /* references per work-item: vw x block_vectors */
@@ -527,7 +526,6 @@ static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *referenc
     e->vrows = e->vw * (uint32_t)e->tuning.block_vectors;
     e->auto_groups = params->groups == 0;
     e->groups = params->groups > 0 ? (uint32_t)params->groups : BRUTE_MAX_DEFAULT_GROUPS;
-    e->in_place = lbk_device_is_cpu(dev) && !params->copy_shard;
     e->blocked = params->distance == LBK_DISTANCE_BLOCKED ||
                  (params->distance == LBK_DISTANCE_AUTO && !lbk_device_is_gpu(dev));
     e->sort_select = !e->has_selector && (params->selection == LBK_SELECTION_SORT_MERGE ||
@@ -576,12 +574,13 @@ static lbk_status upload_prefilter(lbk_brute *e, const float *points)
  * runtime, 188 MB less touched for Fashion-MNIST, whose set-up went from
  * 0.35-0.41 to 0.17-0.26 s); resident elsewhere: copied from a transient
  * layout (from the rows themselves where the layout is row-major); streamed:
- * laid out into a host copy that chunk_refs uploads. */
-static lbk_status place_refs(lbk_brute *e, const float *points)
+ * laid out into a host copy that chunk_refs uploads. copy_shard: copy on a
+ * CPU device too (lbk_brute_params). */
+static lbk_status place_refs(lbk_brute *e, const float *points, bool copy_shard)
 {
     const size_t row_bytes = (size_t)e->dim * sizeof(float);
     const size_t bytes = padded_rows(e, e->n) * row_bytes;
-    const bool in_place = e->resident && e->in_place;
+    const bool in_place = e->resident && lbk_device_is_cpu(e->dev) && !copy_shard;
     if (e->resident && !in_place && !e->blocked)
         return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                                  (void *)points, "the reference shard", &e->refs);
@@ -613,7 +612,7 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
         LBK_TRY(upload_prefilter(e, reference->points));
     LBK_TRY(build_kernels(e, params->work_group_limit));
     LBK_TRY(alloc_buffers(e));
-    LBK_TRY(place_refs(e, reference->points));
+    LBK_TRY(place_refs(e, reference->points, params->copy_shard));
     if (e->has_selector)
         LBK_TRY(e->selector.prepare(e->selector.ctx, e, e->batch, e->chunk));
     return LBK_OK;
