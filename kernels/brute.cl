@@ -450,3 +450,228 @@ void lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i,
     lbk_bubble_run(best_k + out, best_i + out, n0, surv_k + row, surv_i + row, 0, n0 + count,
                    best_k + out, best_i + out, pk, px, qk, qx, &qn, &thr_k, &thr_i);
 }
+
+/* The L2 cascade (src/engines/cascade.h): work-item q finds the K best of
+ * the rows its coarse bounds cannot exclude. First its K' candidates (the
+ * rows of its K' smallest coarse bounds, found by a first scan of its bound
+ * row) get exact keys, so that the running K-th exact key kth starts near
+ * its final value. Then, for every row whose
+ * coarse bound is at most kth * slope + qeps[q], the prefilter's full bound
+ * (a dot product in any order: contiguous vector loads of the row-major
+ * shard) decides whether the row can be among the K best: only if the bound
+ * is at most kth does it get its exact key, LBK_VW rows at a time, each lane
+ * its own row's sequential sum. kth only ever decreases, so a row passed
+ * over could never have entered. A query that would check more than
+ * max_checks rows stops and reports max_checks + 1: the host sends it down
+ * the prefilter path instead. One work-item per work-group: its lists stay
+ * in registers. */
+#define LBK_GATHER4(x, o, j) (float4)(x[o[0] + j], x[o[1] + j], x[o[2] + j], x[o[3] + j])
+#define LBK_GATHER8(x, o, j)                                                                   \
+    (float8)(LBK_GATHER4(x, o, j), x[o[4] + j], x[o[5] + j], x[o[6] + j], x[o[7] + j])
+#define LBK_GATHER16(x, o, j)                                                                  \
+    (float16)(LBK_GATHER8(x, o, j), x[o[8] + j], x[o[9] + j], x[o[10] + j], x[o[11] + j],     \
+              x[o[12] + j], x[o[13] + j], x[o[14] + j], x[o[15] + j])
+#define LBK_GATHER LBK_CAT(LBK_GATHER, LBK_VW)
+
+/* (key, index) into the ascending K-list unless it is not among the K
+ * smallest or already held (a candidate met again in the scan). */
+inline void lbk_list_insert(const float key, const uint index, float *bk, uint *bi)
+{
+    if (!lbk_candidate_less(key, index, bk[LBK_K - 1], bi[LBK_K - 1]))
+        return;
+    int t = LBK_K - 1;
+    while (t > 0 && lbk_candidate_less(key, index, bk[t - 1], bi[t - 1]))
+        t--;
+    if (t > 0 && bi[t - 1] == index)
+        return;
+    for (int s = LBK_K - 1; s > t; s--) {
+        bk[s] = bk[s - 1];
+        bi[s] = bi[s - 1];
+    }
+    bk[t] = key;
+    bi[t] = index;
+}
+
+/* The exact keys of rows ids[0 .. m) (m <= LBK_VW) into the K-list. */
+inline void lbk_cascade_flush(__global const float *q, __global const float *rows,
+                              const uint dim, const uint *ids, const uint m, float *bk,
+                              uint *bi)
+{
+    ulong start[LBK_VW]; /* lanes past m repeat row ids[0] */
+    for (uint l = 0; l < LBK_VW; l++)
+        start[l] = (ulong)ids[l < m ? l : 0] * dim;
+    floatv s = (floatv)(0.0f);
+    for (uint j = 0; j < dim; j++)
+        s = lbk_key_stepv(s, (floatv)(q[j]), LBK_GATHER(rows, start, j), LBK_METRIC);
+    float keys[LBK_VW];
+    vstorev(lbk_key_finishv(s, LBK_METRIC), 0, keys);
+    for (uint l = 0; l < m; l++)
+        lbk_list_insert(keys[l], ids[l], bk, bi);
+}
+
+/* Rows checked with the full bound together: their dot products run
+ * interleaved, so that the loads of several rows are in flight at once (the
+ * rows come from memory, not cache). */
+#define LBK_CHECK_BATCH 8
+
+/* State of one query's scan: the K-list, the rows waiting for the full
+ * bound and for exact keys, and the coarse threshold. */
+typedef struct {
+    float bk[LBK_K];
+    uint bi[LBK_K];
+    uint ids[LBK_VW];
+    uint pend[LBK_CHECK_BATCH];
+    uint waiting, pending, checks;
+    float coarse_t;
+} lbk_cascade_state;
+
+inline void lbk_cascade_drain(lbk_cascade_state *st, __global const float *q,
+                              __global const float *rows, const uint dim, const float slope,
+                              const float eps)
+{
+    lbk_cascade_flush(q, rows, dim, st->ids, st->waiting, st->bk, st->bi);
+    st->waiting = 0;
+    st->coarse_t = st->bk[LBK_K - 1] * slope + eps;
+}
+
+/* The prefilter's L2 lower bound (lbk_boundv) of each pending row's exact
+ * key, from dot products summed in any order; the rows it does not exclude
+ * wait for exact keys. */
+inline void lbk_cascade_check(lbk_cascade_state *st, __global const float *q,
+                              __global const float *rows, const uint dim, const float qn,
+                              __global const float *rnorm, const float bound_c,
+                              const float slope, const float eps)
+{
+    ulong start[LBK_CHECK_BATCH]; /* slots past `pending` repeat the first row */
+    float16 acc[LBK_CHECK_BATCH];
+    for (uint r = 0; r < LBK_CHECK_BATCH; r++) {
+        start[r] = (ulong)st->pend[r < st->pending ? r : 0] * dim;
+        acc[r] = (float16)(0.0f);
+    }
+    uint j = 0;
+    for (; j + 16 <= dim; j += 16) {
+        const float16 qv = vload16(0, q + j);
+#pragma unroll
+        for (uint r = 0; r < LBK_CHECK_BATCH; r++)
+            acc[r] = fma(qv, vload16(0, rows + start[r] + j), acc[r]);
+    }
+    for (uint r = 0; r < st->pending; r++) {
+        float lanes[16];
+        vstore16(acc[r], 0, lanes);
+        float dot = 0.0f;
+        for (int l = 0; l < 16; l++)
+            dot += lanes[l];
+        for (uint t = j; t < dim; t++)
+            dot = fma(q[t], rows[start[r] + t], dot);
+        const float norms = qn + rnorm[st->pend[r]];
+        const float bound = (norms - 2.0f * dot) - bound_c * norms;
+        if (!(bound <= st->bk[LBK_K - 1]))
+            continue;
+        st->ids[st->waiting++] = st->pend[r];
+        if (st->waiting == LBK_VW)
+            lbk_cascade_drain(st, q, rows, dim, slope, eps);
+    }
+    st->pending = 0;
+}
+
+/* K' as the prefilter has it (src/engines/brute.c). */
+#define LBK_CASCADE_KP (LBK_K + (LBK_K > 8 ? LBK_K : 8))
+
+/* The rows of the K' smallest values of the bound row (any of equal
+ * values), into the exact-key queue. */
+inline void lbk_cascade_candidates(lbk_cascade_state *st, __global const float *crow,
+                                   const uint nr, __global const float *q,
+                                   __global const float *rows, const uint dim,
+                                   const float slope, const float eps)
+{
+    float ck[LBK_CASCADE_KP];
+    uint ci[LBK_CASCADE_KP];
+    for (int c = 0; c < LBK_CASCADE_KP; c++) {
+        ck[c] = INFINITY;
+        ci[c] = LBK_NO_INDEX;
+    }
+    for (uint p = 0; p < nr; p += 16) {
+        float lanes[16];
+        if (p + 16 <= nr) {
+            const float16 v = vload16(0, crow + p);
+            if (!any(isless(v, (float16)(ck[LBK_CASCADE_KP - 1]))))
+                continue;
+            vstore16(v, 0, lanes);
+        } else {
+            for (uint l = 0; l < 16; l++)
+                lanes[l] = p + l < nr ? crow[p + l] : INFINITY;
+        }
+        for (uint l = 0; l < 16; l++) {
+            if (!(lanes[l] < ck[LBK_CASCADE_KP - 1]))
+                continue;
+            int t = LBK_CASCADE_KP - 1;
+            for (; t > 0 && lanes[l] < ck[t - 1]; t--) {
+                ck[t] = ck[t - 1];
+                ci[t] = ci[t - 1];
+            }
+            ck[t] = lanes[l];
+            ci[t] = p + l;
+        }
+    }
+    for (int c = 0; c < LBK_CASCADE_KP && ci[c] != LBK_NO_INDEX; c++) {
+        st->ids[st->waiting++] = ci[c];
+        if (st->waiting == LBK_VW)
+            lbk_cascade_drain(st, q, rows, dim, slope, eps);
+    }
+    if (st->waiting > 0)
+        lbk_cascade_drain(st, q, rows, dim, slope, eps);
+}
+
+__kernel __attribute__((reqd_work_group_size(1, 1, 1)))
+void lbk_cascade_exact(__global const float *queries, const uint dim,
+                       __global const float *rows, const uint nr, __global const float *coarse,
+                       const ulong ldd, __global const float *qeps, const float slope,
+                       __global const float *qnorm, __global const float *rnorm,
+                       const float bound_c, const uint max_checks, __global float *best_k,
+                       __global uint *best_i, __global uint *checks)
+{
+    const uint q = get_global_id(0);
+    __global const float *qrow = queries + (ulong)q * dim;
+    __global const float *crow = coarse + (ulong)q * ldd;
+    const float eps = qeps[q], qn = qnorm[q];
+    lbk_cascade_state st;
+    for (int s = 0; s < LBK_K; s++) {
+        st.bk[s] = INFINITY;
+        st.bi[s] = LBK_NO_INDEX;
+    }
+    st.waiting = 0;
+    st.pending = 0;
+    st.checks = 0;
+    st.coarse_t = INFINITY;
+    lbk_cascade_candidates(&st, crow, nr, qrow, rows, dim, slope, eps);
+    uint p = 0;
+    for (; p < nr && st.checks <= max_checks; p += 16) {
+        float lanes[16];
+        if (p + 16 <= nr) {
+            const float16 v = vload16(0, crow + p);
+            if (!any(islessequal(v, (float16)(st.coarse_t))))
+                continue;
+            vstore16(v, 0, lanes);
+        } else {
+            for (uint l = 0; l < 16; l++)
+                lanes[l] = p + l < nr ? crow[p + l] : INFINITY;
+        }
+        for (uint l = 0; l < 16; l++) {
+            if (!(lanes[l] <= st.coarse_t))
+                continue;
+            st.checks++;
+            st.pend[st.pending++] = p + l;
+            if (st.pending == LBK_CHECK_BATCH)
+                lbk_cascade_check(&st, qrow, rows, dim, qn, rnorm, bound_c, slope, eps);
+        }
+    }
+    if (st.pending > 0)
+        lbk_cascade_check(&st, qrow, rows, dim, qn, rnorm, bound_c, slope, eps);
+    if (st.waiting > 0)
+        lbk_cascade_drain(&st, qrow, rows, dim, slope, eps);
+    checks[q] = p < nr ? max_checks + 1 : st.checks;
+    for (int s = 0; s < LBK_K; s++) {
+        best_k[(ulong)q * LBK_K + s] = st.bk[s];
+        best_i[(ulong)q * LBK_K + s] = st.bi[s];
+    }
+}

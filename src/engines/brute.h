@@ -42,11 +42,17 @@ typedef enum {
  * is recomputed on the exact path. The bounds and the K' selection run on
  * the device, the re-rank on the host (it reads any candidate's row, so a
  * streamed shard is served too). AUTO: on for L2, cosine and ip with the
- * blocked distance kernel, K <= 64 and dimension >= 16. */
+ * blocked distance kernel, K <= 64 and dimension >= 16; for L2 on a CPU
+ * device with dimension >= 64, K < 64 and a resident shard, the cascade
+ * (cascade.h: bounds from group sums first, then the full bound and exact
+ * keys on the device) runs in front of it where a sample of the shard shows
+ * that the group sums keep most of the distances. */
 typedef enum {
     LBK_PREFILTER_AUTO = 0,
     LBK_PREFILTER_OFF,
-    LBK_PREFILTER_ON         /* as AUTO without the dimension condition (tests) */
+    LBK_PREFILTER_ON,        /* as AUTO without the dimension condition, no cascade (tests) */
+    LBK_PREFILTER_CASCADE    /* as ON, with the cascade wherever it can run, whatever the
+                                data (tests) */
 } lbk_brute_prefilter;
 
 /* Selection: AUTO is the bubble below K = 64 (BRUTE_SORT_K_MIN in brute.c)
@@ -102,6 +108,9 @@ typedef struct {
     double final_s;          /* final K-of-G*K kernels (and the prefilter's host re-rank) */
     uint64_t fallback_queries; /* prefiltered queries that needed the exact path */
     uint64_t prefiltered_queries;
+    uint64_t cascade_queries;  /* queries the cascade took */
+    uint64_t cascade_fallback_queries; /* of them, those sent down the prefilter path */
+    uint64_t cascade_checked_rows; /* exact keys the cascade computed for the others */
 } lbk_brute_timing;
 void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing);
 

@@ -14,14 +14,20 @@
 
 /* OFFSET: uniform plus 1000, so |q|^2 + |r|^2 - 2 q.r cancels catastrophically
  * and only a rigorous prefilter bound stays exact. HUGE: values +-3e38 and 1,
- * so inner products overflow to both infinities (NaN sums: key +inf). */
+ * so inner products overflow to both infinities (NaN sums: key +inf). SMOOTH:
+ * random walks (steps of at most 0.05), whose neighbouring dimensions are
+ * alike as an image's pixels are: the cascade's group sums prune well.
+ * ROUGH: SMOOTH rows, every fourth row uniform instead (cascade: some
+ * queries prune well and some do not). */
 typedef enum {
     DATA_GRID,
     DATA_UNIFORM,
     DATA_DUPLICATES,
     DATA_MIXED,
     DATA_OFFSET,
-    DATA_HUGE
+    DATA_HUGE,
+    DATA_SMOOTH,
+    DATA_ROUGH
 } data_kind;
 
 /* The oracle's cosine metric (knn_oracle.h). */
@@ -43,12 +49,15 @@ typedef struct {
     select_kind select;
     int groups;
     uint64_t budget;
-    int expect_chunks; /* 1: assert the budget forced reference chunks */
+    int expect_chunks; /* 1: assert the budget forced reference chunks; 2: query
+                          batches (and no chunks: the cascade needs none) */
     lbk_brute_distance distance;
     lbk_brute_prefilter prefilter;
     int expect_fallback; /* prefilter ON: 1 = some queries must take the exact path,
                             2 = some but not all, -1 = at most half may, -2 = the
-                            prefilter must decline (values too large for its bound) */
+                            prefilter must decline (values too large for its bound);
+                            CASCADE: the same for the cascade's fallback to the
+                            prefilter path */
     int work_group_limit;
     const lbk_tuning *tuning; /* the blocked kernel's parameters; NULL = the device's */
 } test_case;
@@ -57,9 +66,13 @@ static void fill(float *x, size_t rows, int dim, data_kind kind, uint64_t seed)
 {
     lbk_test_rng rng = LBK_TEST_RNG(seed);
     for (size_t i = 0; i < rows; i++) {
+        const bool walk = kind == DATA_SMOOTH || (kind == DATA_ROUGH && i % 4 != 0);
         for (int j = 0; j < dim; j++) {
             float v;
-            if (kind == DATA_UNIFORM || kind == DATA_MIXED)
+            if (walk)
+                v = (j == 0 ? 0.0f : x[i * dim + j - 1]) +
+                    (float)lbk_test_rng_below(&rng, 100001u) / 1000000.0f - 0.05f;
+            else if (kind == DATA_UNIFORM || kind == DATA_MIXED || kind == DATA_ROUGH)
                 v = (float)lbk_test_rng_below(&rng, 2000001u) / 1000000.0f - 1.0f;
             else if (kind == DATA_OFFSET)
                 v = (float)lbk_test_rng_below(&rng, 2000001u) / 1000000.0f + 1000.0f;
@@ -83,7 +96,7 @@ static void fill(float *x, size_t rows, int dim, data_kind kind, uint64_t seed)
  * does, and counts the queries the prefilter took and those of them that
  * needed the exact path. */
 static void query_all(const test_case *c, lbk_brute *engine, const float *queries,
-                      lbk_knn_result *got, uint64_t *prefiltered, uint64_t *fallback)
+                      lbk_knn_result *got, lbk_brute_timing *sum)
 {
     const uint64_t batch = lbk_brute_max_batch(engine);
     LBK_ASSERT_U64(batch, >, 0);
@@ -98,8 +111,37 @@ static void query_all(const test_case *c, lbk_brute *engine, const float *querie
                           (unsigned long long)n);
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
-        *prefiltered += t.prefiltered_queries;
-        *fallback += t.fallback_queries;
+        sum->prefiltered_queries += t.prefiltered_queries;
+        sum->fallback_queries += t.fallback_queries;
+        sum->cascade_queries += t.cascade_queries;
+        sum->cascade_fallback_queries += t.cascade_fallback_queries;
+        sum->cascade_checked_rows += t.cascade_checked_rows;
+    }
+}
+
+/* The cascade (when forced) took the queries, and as many of them needed the
+ * prefilter path as the case's data implies; a batch where most did turns
+ * the cascade off for the later ones. Other cases only print what it did. */
+static void check_cascade(const test_case *c, const lbk_brute_timing *t)
+{
+    const uint64_t settled = t->cascade_queries - t->cascade_fallback_queries;
+    printf("%s: %llu queries through the cascade, %llu of them on the prefilter path; "
+           "%.1f rows checked per settled query\n",
+           c->name, (unsigned long long)t->cascade_queries,
+           (unsigned long long)t->cascade_fallback_queries,
+           settled ? (double)t->cascade_checked_rows / (double)settled : 0.0);
+    if (c->prefilter != LBK_PREFILTER_CASCADE)
+        return;
+    LBK_EXPECT_U64(t->cascade_queries, >, 0, "the cascade must run");
+    if (c->expect_fallback > 0)
+        LBK_EXPECT_U64(t->cascade_fallback_queries, >, 0, "some queries must hit the cap");
+    if (c->expect_fallback == 2)
+        LBK_EXPECT_U64(t->cascade_fallback_queries, <, t->cascade_queries,
+                       "not every query may hit the cap");
+    if (c->expect_fallback < 0) {
+        LBK_EXPECT_EQ_U64(t->cascade_queries, c->nq);
+        LBK_EXPECT_U64(t->cascade_fallback_queries, <=, c->nq / 2,
+                       "at most half may hit the cap");
     }
 }
 
@@ -107,6 +149,8 @@ static void query_all(const test_case *c, lbk_brute *engine, const float *querie
  * the exact path as the case's data implies. */
 static void check_prefilter(const test_case *c, uint64_t prefiltered, uint64_t fallback)
 {
+    if (c->prefilter == LBK_PREFILTER_CASCADE)
+        return;
     printf("%s: %llu queries prefiltered, %llu of them on the exact path\n", c->name,
            (unsigned long long)prefiltered, (unsigned long long)fallback);
     if (c->prefilter != LBK_PREFILTER_ON || c->n == 0)
@@ -198,7 +242,7 @@ static void run_case(const void *row)
                                : lbk_brute_create(dev, &data, &params, &engine),
                            LBK_OK))
         goto cleanup;
-    if (c->expect_chunks) {
+    if (c->expect_chunks == 1) {
         /* The budget must force reference chunks and query batches. */
         const unsigned long long budget = c->budget;
         const int chunked = LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, c->n, "budget %llu",
@@ -208,9 +252,13 @@ static void run_case(const void *row)
         if (!chunked || !batched)
             goto cleanup;
     }
-    uint64_t prefiltered = 0, fallback = 0;
-    query_all(c, engine, queries, &got, &prefiltered, &fallback);
-    check_prefilter(c, prefiltered, fallback);
+    if (c->expect_chunks == 2)
+        LBK_EXPECT_U64(lbk_brute_max_batch(engine), <, c->nq, "query batches wanted");
+    lbk_brute_timing sum = {0};
+    query_all(c, engine, queries, &got, &sum);
+    check_prefilter(c, sum.prefiltered_queries, sum.fallback_queries);
+    if (c->n > 0)
+        check_cascade(c, &sum);
     compare(c, &got, want_k, want_i);
 cleanup:
     free(got.keys);
@@ -261,6 +309,10 @@ static void run_k_too_large(void)
  * shorter than, not dividing, and longer than the dimension. */
 #define TUNED(t) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_OFF, 0, 0, &t
 #define PRE_TUNED(t) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_ON, -1, 0, &t
+/* The cascade forced (it needs L2 and K < 64; the dimension and the device
+ * do not matter then). */
+#define CAS(fallback) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_CASCADE, fallback, 0, NULL
+#define CAS_TUNED(fallback, t) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_CASCADE, fallback, 0, &t
 static const lbk_tuning tune_l4 = {.lanes = 4, .block_queries = 1, .block_vectors = 1,
                                    .tile_blocks = 1, .slice = 8, .segment_log2 = 16};
 static const lbk_tuning tune_l8 = {.lanes = 8, .block_queries = 6, .block_vectors = 2,
@@ -388,6 +440,22 @@ static const test_case cases[] = {
     {"tuned_l16b_streamed", L2, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, TUNED(tune_l16b)},
     {"tuned_l8_streamed", L1, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, TUNED(tune_l8)},
     {"tuned_l4_small_batch", L2, 3, 50, 5, 17, DATA_UNIFORM, BUB, 0, 0, 0, PRE_TUNED(tune_l4)},
+    {"cascade_smooth_k5", L2, 5, 4099, 64, 96, DATA_SMOOTH, BUB, 0, 0, 0, CAS(-1)},
+    {"cascade_smooth_k16_tail", L2, 16, 4099, 64, 98, DATA_SMOOTH, BUB, 0, 0, 0, CAS(-1)},
+    {"cascade_smooth_k1", L2, 1, 2000, 64, 64, DATA_SMOOTH, BUB, 0, 0, 0, CAS(-1)},
+    {"cascade_uniform_k16", L2, 16, 4099, 64, 64, DATA_UNIFORM, BUB, 0, 0, 0, CAS(1)},
+    {"cascade_rough_k8", L2, 8, 4099, 64, 80, DATA_ROUGH, BUB, 0, 0, 0, CAS(2)},
+    {"cascade_grid_k5", L2, 5, 1000, 64, 64, DATA_GRID, BUB, 0, 0, 0, CAS(0)},
+    {"cascade_duplicates", L2, 16, 1000, 64, 64, DATA_DUPLICATES, BUB, 0, 0, 0, CAS(0)},
+    {"cascade_offset", L2, 8, 4099, 64, 64, DATA_OFFSET, BUB, 0, 0, 0, CAS(0)},
+    {"cascade_mixed", L2, 16, 1000, 96, 64, DATA_MIXED, BUB, 0, 0, 0, CAS(0)},
+    {"cascade_k_above_n", L2, 16, 30, 32, 17, DATA_UNIFORM, BUB, 0, 0, 0, CAS(0)},
+    {"cascade_multibatch", L2, 8, 3001, 601, 64, DATA_SMOOTH, BUB, 0, 8400000, 2, CAS(-1)},
+    {"cascade_tuned_l4", L2, 3, 500, 37, 33, DATA_SMOOTH, BUB, 0, 0, 0, CAS_TUNED(-1, tune_l4)},
+    {"cascade_tuned_l8", L2, 7, 1000, 40, 72, DATA_SMOOTH, BUB, 0, 0, 0, CAS_TUNED(-1, tune_l8)},
+    {"cascade_tuned_l16", L2, 12, 2000, 50, 128, DATA_SMOOTH, BUB, 0, 0, 0,
+     CAS_TUNED(-1, tune_l16b)},
+    {"cascade_auto_smooth", L2, 5, 4099, 64, 96, DATA_SMOOTH, AUTO, 0, 0, 0, DEF},
     /* slow */
     {"slow_l2_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"slow_sort_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, SORT, 0, 0, 0, DEF},

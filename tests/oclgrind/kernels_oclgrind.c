@@ -66,6 +66,13 @@ static const brute_case brute_cases[] = {
      LBK_PREFILTER_ON, 0, &lanes8},
     {"brute_blocked_lanes16_g32_wg256_linf_k16", LBK_DISTANCE_BLOCKED, 32, 256, 2, 16,
      LBK_PREFILTER_OFF, 0, &lanes16},
+    /* The L2 cascade: coarse bounds, K' candidates, then the exact-key
+     * kernel with its tails (200 rows, 40 dimensions: neither a multiple of
+     * 16). */
+    {"brute_blocked_cascade_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5,
+     LBK_PREFILTER_CASCADE, 0, NULL},
+    {"brute_blocked_lanes4_cascade_g32_wg64_l2_k16", LBK_DISTANCE_BLOCKED, 32, 64, 0, 16,
+     LBK_PREFILTER_CASCADE, 0, &lanes4},
 };
 
 static const tree_case tree_cases[] = {
