@@ -509,6 +509,9 @@ inline void lbk_cascade_flush(__global const float *q, __global const float *row
         lbk_list_insert(keys[l], ids[l], bk, bi);
 }
 
+/* K' as the prefilter has it (src/engines/brute.c). */
+#define LBK_CASCADE_KP (LBK_K + (LBK_K > 8 ? LBK_K : 8))
+
 /* Rows checked with the full bound together: their dot products run
  * interleaved, so that the loads of several rows are in flight at once (the
  * rows come from memory, not cache). */
@@ -521,7 +524,8 @@ typedef struct {
     uint bi[LBK_K];
     uint ids[LBK_VW];
     uint pend[LBK_CHECK_BATCH];
-    uint waiting, pending, checks;
+    uint cand[LBK_CASCADE_KP]; /* the first candidates, already ranked */
+    uint waiting, pending, checks, cands;
     float coarse_t;
 } lbk_cascade_state;
 
@@ -574,8 +578,6 @@ inline void lbk_cascade_check(lbk_cascade_state *st, __global const float *q,
     st->pending = 0;
 }
 
-/* K' as the prefilter has it (src/engines/brute.c). */
-#define LBK_CASCADE_KP (LBK_K + (LBK_K > 8 ? LBK_K : 8))
 
 /* The rows of the K' smallest values of the bound row (any of equal
  * values), into the exact-key queue. */
@@ -613,13 +615,25 @@ inline void lbk_cascade_candidates(lbk_cascade_state *st, __global const float *
             ci[t] = p + l;
         }
     }
+    st->cands = 0;
     for (int c = 0; c < LBK_CASCADE_KP && ci[c] != LBK_NO_INDEX; c++) {
+        st->cand[st->cands++] = ci[c];
         st->ids[st->waiting++] = ci[c];
         if (st->waiting == LBK_VW)
             lbk_cascade_drain(st, q, rows, dim, slope, eps);
     }
     if (st->waiting > 0)
         lbk_cascade_drain(st, q, rows, dim, slope, eps);
+}
+
+/* Row r is one of the first candidates (its exact key is in the list
+ * already, or was and fell out). */
+inline bool lbk_cascade_ranked(const lbk_cascade_state *st, const uint r)
+{
+    for (uint c = 0; c < st->cands; c++)
+        if (st->cand[c] == r)
+            return true;
+    return false;
 }
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1)))
@@ -657,7 +671,7 @@ void lbk_cascade_exact(__global const float *queries, const uint dim,
                 lanes[l] = p + l < nr ? crow[p + l] : INFINITY;
         }
         for (uint l = 0; l < 16; l++) {
-            if (!(lanes[l] <= st.coarse_t))
+            if (!(lanes[l] <= st.coarse_t) || lbk_cascade_ranked(&st, p + l))
                 continue;
             st.checks++;
             st.pend[st.pending++] = p + l;
@@ -669,7 +683,7 @@ void lbk_cascade_exact(__global const float *queries, const uint dim,
         lbk_cascade_check(&st, qrow, rows, dim, qn, rnorm, bound_c, slope, eps);
     if (st.waiting > 0)
         lbk_cascade_drain(&st, qrow, rows, dim, slope, eps);
-    checks[q] = p < nr ? max_checks + 1 : st.checks;
+    checks[q] = p < nr ? max_checks + 1 : min(st.checks, max_checks);
     for (int s = 0; s < LBK_K; s++) {
         best_k[(ulong)q * LBK_K + s] = st.bk[s];
         best_i[(ulong)q * LBK_K + s] = st.bi[s];

@@ -78,10 +78,9 @@
  * coarse bounds cost a quarter of the prefilter's and, on Fashion-MNIST,
  * leave under 1 % of the rows to check with the full bound. A query that
  * needs more than max(CASCADE_MIN_CHECKS, n / CASCADE_CHECK_DIVISOR) checks
- * takes the
- * prefilter path instead, and a batch where most queries did turns the
- * cascade off for the rest of the run (data whose dimensions are not alike
- * in groups, where group sums prune little). */
+ * takes the prefilter path instead, and once most queries through the
+ * cascade did, it is off for the rest of the run (data whose dimensions are
+ * not alike in groups, where group sums prune little). */
 #define CASCADE_MIN_DIM 64
 /* ... and where its coarse rows keep at least this share of the squared
  * distances (lbk_cascade_capture: 0.86 on Fashion-MNIST, 0.25 for
@@ -145,6 +144,7 @@ struct lbk_brute {
     bool cascade_off;        /* set after a batch where most queries needed the prefilter */
     bool cascade_probed;     /* the first (short) cascade batch has run */
     bool cascade_forced;     /* LBK_PREFILTER_CASCADE: whatever the data */
+    uint64_t cascade_seen, cascade_capped; /* queries through it, and of them capped */
     int dc;
     float cascade_c;         /* the bound's constant for dc dimensions */
     float cascade_slope;
@@ -153,8 +153,7 @@ struct lbk_brute {
     cl_kernel k_cascade;
     cl_mem refs_c, rnorm_c, queries_c, qnorm_c, qeps, rows, checks;
     int *group_of;           /* each dimension's group (lbk_cascade_grouping) */
-    float *host_refs_c;      /* the coarse shard in the blocked layout */
-    float *host_rnorm_c;
+    float *host_refs_c;      /* the coarse shard in the blocked layout (CPU: in use) */
     float *host_qc, *host_qnorm_c, *host_qeps; /* batch */
     uint32_t *host_checks;    /* batch: exact keys each query needed */
     float *cas_queries, *cas_keys; /* the queries sent down the prefilter path */
@@ -629,14 +628,26 @@ static void configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *referenc
 }
 
 /* Residency, chunk and batch from the budget. */
+/* The cascade only where its extra memory leaves the shard resident in one
+ * chunk (its bound rows must cover the whole shard); otherwise the plan
+ * without it, so that the cascade never costs the prefilter its residency. */
 static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
 {
     const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(e->dev) / 2;
-    LBK_TRY(plan_memory(e, budget, lbk_device_max_alloc(e->dev)));
-    /* The cascade's bound rows must cover the whole shard. */
-    if (e->cascade && (!e->resident || e->chunk < e->n))
+    const uint64_t max_alloc = lbk_device_max_alloc(e->dev);
+    if (e->cascade) {
+        const uint64_t row_bytes = (uint64_t)e->dim * 4;
+        const uint64_t all = lbk_round_up(e->n, e->vrows) *
+                             (2 * row_bytes + 8 + (uint64_t)e->dc * 4);
+        e->cascade = all <= budget / 2 && all <= max_alloc;
+    }
+    if (e->cascade) {
+        LBK_TRY(plan_memory(e, budget, max_alloc));
+        if (e->resident && e->chunk == e->n)
+            return LBK_OK;
         e->cascade = false;
-    return LBK_OK;
+    }
+    return plan_memory(e, budget, max_alloc);
 }
 
 /* The prefilter's reference norms, on the device for the bound and on the
@@ -689,7 +700,7 @@ static void fill_coarse_layout(lbk_brute *e, const float *points, float *row_c)
 /* The coarse rows' squared norms, in double rounded to float as
  * prefilter_norms makes them (the bound allows any order of the double
  * sum), read lane by lane from the blocked layout. */
-static void coarse_norms(lbk_brute *e)
+static void coarse_norms(const lbk_brute *e, float *out)
 {
     const size_t dc = (size_t)e->dc, vw = e->vw, blocks = padded_rows(e, e->n) / vw;
     for (size_t b = 0; b < blocks; b++) {
@@ -699,7 +710,7 @@ static void coarse_norms(lbk_brute *e)
             for (size_t l = 0; l < vw; l++)
                 sums[l] += (double)block[g * vw + l] * block[g * vw + l];
         for (size_t l = 0; l < vw; l++)
-            e->host_rnorm_c[b * vw + l] = (float)sums[l];
+            out[b * vw + l] = (float)sums[l];
     }
 }
 
@@ -734,24 +745,33 @@ static lbk_status upload_cascade(lbk_brute *e, const float *points, bool copy_sh
         return LBK_OK;
     const size_t rows = padded_rows(e, e->n), dc = (size_t)e->dc;
     e->host_refs_c = lbk_alloc_large(rows * dc * sizeof *e->host_refs_c);
-    e->host_rnorm_c = calloc(rows, sizeof *e->host_rnorm_c);
-    float *row_c = malloc(dc * sizeof *row_c);
-    const bool ok = e->host_refs_c && e->host_rnorm_c && row_c;
+    float *norms = calloc(rows, sizeof *norms), *row_c = malloc(dc * sizeof *row_c);
+    const bool ok = e->host_refs_c && norms && row_c;
     if (ok) {
         fill_coarse_layout(e, points, row_c);
-        coarse_norms(e);
+        coarse_norms(e, norms);
     }
     free(row_c);
-    LBK_FAIL_IF(!ok, LBK_ERR_NOMEM, "out of host memory for the cascade's coarse rows (%.1f MiB)",
-                (double)(rows * dc * 4) / (1024.0 * 1024.0));
+    if (!ok) {
+        free(norms);
+        lbk_error("out of host memory for the cascade's coarse rows (%.1f MiB)",
+                  (double)(rows * dc * 4) / (1024.0 * 1024.0));
+        return LBK_ERR_NOMEM;
+    }
     for (uint64_t i = 0; i < e->n; i++)
         if (e->host_rnorm[i] > e->largest_rnorm)
             e->largest_rnorm = e->host_rnorm[i];
+    const lbk_status st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                            rows * sizeof(float), norms, "the coarse norms",
+                                            &e->rnorm_c);
+    free(norms);
+    LBK_TRY(st);
     LBK_TRY(host_buffer(e, e->host_refs_c, rows * dc * sizeof(float), copy_shard,
                         "the coarse shard", &e->refs_c));
-    LBK_TRY(lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                              rows * sizeof(float), e->host_rnorm_c, "the coarse norms",
-                              &e->rnorm_c));
+    if (!lbk_device_is_cpu(e->dev) || copy_shard) { /* the buffer holds a copy */
+        free(e->host_refs_c);
+        e->host_refs_c = NULL;
+    }
     return host_buffer(e, points, (size_t)e->n * (size_t)e->dim * sizeof(float), copy_shard,
                        "the row-major shard", &e->rows);
 }
@@ -795,11 +815,16 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
                                const lbk_brute_params *params)
 {
     LBK_TRY(plan(e, params->memory_budget));
+    const bool planned_cascade = e->cascade;
     if (e->prefilter)
         LBK_TRY(upload_prefilter(e, reference->points));
     e->cascade = e->cascade && e->prefilter;
     if (e->cascade)
         LBK_TRY(upload_cascade(e, reference->points, params->copy_shard));
+    /* Declined after all (the data, or norms too large): batches sized
+     * without its memory. */
+    if (planned_cascade && !e->cascade)
+        LBK_TRY(plan(e, params->memory_budget));
     LBK_TRY(build_kernels(e, params->work_group_limit));
     LBK_TRY(alloc_buffers(e));
     LBK_TRY(place_refs(e, reference->points, params->copy_shard));
@@ -1221,10 +1246,14 @@ static lbk_status cascade_fallback(lbk_brute *e, const float *queries, uint64_t 
     }
     e->timing.cascade_queries += nq;
     e->timing.cascade_fallback_queries += m;
+    /* Over every cascade batch so far, so that one short batch (the last
+     * of a job) cannot decide alone. */
+    e->cascade_seen += nq;
+    e->cascade_capped += m;
+    if (2 * e->cascade_capped > e->cascade_seen)
+        e->cascade_off = true;
     if (m == 0)
         return LBK_OK;
-    if (2 * m > nq)
-        e->cascade_off = true;
     LBK_TRY(run_prefilter(e, e->cas_queries, m, e->cas_keys, e->cas_index));
     m = 0;
     for (uint64_t q = 0; q < nq; q++) {
@@ -1334,7 +1363,6 @@ void lbk_brute_destroy(lbk_brute *engine)
     free(engine->fb_index);
     free(engine->group_of);
     free(engine->host_refs_c);
-    free(engine->host_rnorm_c);
     free(engine->host_qc);
     free(engine->host_qnorm_c);
     free(engine->host_qeps);

@@ -50,14 +50,17 @@ typedef struct {
     int groups;
     uint64_t budget;
     int expect_chunks; /* 1: assert the budget forced reference chunks; 2: query
-                          batches (and no chunks: the cascade needs none) */
+                          batches (and no chunks: the cascade needs none); 3: the
+                          whole shard in one chunk */
     lbk_brute_distance distance;
     lbk_brute_prefilter prefilter;
     int expect_fallback; /* prefilter ON: 1 = some queries must take the exact path,
                             2 = some but not all, -1 = at most half may, -2 = the
                             prefilter must decline (values too large for its bound);
                             CASCADE: the same for the cascade's fallback to the
-                            prefilter path */
+                            prefilter path, and 3 = only the probe batch ran it (all
+                            capped, then off); any mode: -3 = the cascade must not
+                            run */
     int work_group_limit;
     const lbk_tuning *tuning; /* the blocked kernel's parameters; NULL = the device's */
 } test_case;
@@ -130,9 +133,17 @@ static void check_cascade(const test_case *c, const lbk_brute_timing *t)
            c->name, (unsigned long long)t->cascade_queries,
            (unsigned long long)t->cascade_fallback_queries,
            settled ? (double)t->cascade_checked_rows / (double)settled : 0.0);
+    if (c->expect_fallback == -3) {
+        LBK_EXPECT_EQ_U64(t->cascade_queries, 0, "the cascade must not run");
+        return;
+    }
     if (c->prefilter != LBK_PREFILTER_CASCADE)
         return;
     LBK_EXPECT_U64(t->cascade_queries, >, 0, "the cascade must run");
+    if (c->expect_fallback == 3) {
+        LBK_EXPECT_EQ_U64(t->cascade_queries, c->nq < 64 ? c->nq : 64, "the probe batch");
+        LBK_EXPECT_EQ_U64(t->cascade_fallback_queries, t->cascade_queries);
+    }
     if (c->expect_fallback > 0)
         LBK_EXPECT_U64(t->cascade_fallback_queries, >, 0, "some queries must hit the cap");
     if (c->expect_fallback == 2)
@@ -254,6 +265,8 @@ static void run_case(const void *row)
     }
     if (c->expect_chunks == 2)
         LBK_EXPECT_U64(lbk_brute_max_batch(engine), <, c->nq, "query batches wanted");
+    if (c->expect_chunks == 3)
+        LBK_EXPECT_EQ_U64(lbk_brute_chunk_rows(engine), c->n, "the shard in one chunk");
     lbk_brute_timing sum = {0};
     query_all(c, engine, queries, &got, &sum);
     check_prefilter(c, sum.prefiltered_queries, sum.fallback_queries);
@@ -456,6 +469,16 @@ static const test_case cases[] = {
     {"cascade_tuned_l16", L2, 12, 2000, 50, 128, DATA_SMOOTH, BUB, 0, 0, 0,
      CAS_TUNED(-1, tune_l16b)},
     {"cascade_auto_smooth", L2, 5, 4099, 64, 96, DATA_SMOOTH, AUTO, 0, 0, 0, DEF},
+    /* Uniform data: the probe batch is all capped and turns the cascade off
+     * for the later batches; left to AUTO, the set-up sample declines it. */
+    {"cascade_uniform_multibatch", L2, 8, 3001, 601, 64, DATA_UNIFORM, BUB, 0, 8400000, 2,
+     CAS(3)},
+    {"cascade_auto_uniform", L2, 5, 4099, 64, 96, DATA_UNIFORM, AUTO, 0, 0, 0,
+     LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, -3, 0, NULL},
+    /* A budget that holds the shard for the prefilter but not the cascade's
+     * extra rows as well: the prefilter keeps its single resident chunk. */
+    {"cascade_budget_declined", L2, 5, 3001, 64, 256, DATA_SMOOTH, BUB, 0, 12000000, 3,
+     CAS(-3)},
     /* slow */
     {"slow_l2_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"slow_sort_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, SORT, 0, 0, 0, DEF},
