@@ -30,6 +30,7 @@ struct lbk_engine_state {
     uint64_t memory_budget;
     lbk_brute *brute;
     lbk_kdtree *tree;
+    lbk_brute_timing brute_paths; /* the brute engine's path counts, every call summed */
 };
 
 lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_rows,
@@ -120,8 +121,18 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result)
 {
-    if (state->brute)
-        return lbk_brute_query(state->brute, queries, nq, result);
+    if (state->brute) {
+        const lbk_status st = lbk_brute_query(state->brute, queries, nq, result);
+        lbk_brute_timing t;
+        lbk_brute_last_timing(state->brute, &t);
+        lbk_brute_timing *sum = &state->brute_paths;
+        sum->prefiltered_queries += t.prefiltered_queries;
+        sum->fallback_queries += t.fallback_queries;
+        sum->cascade_queries += t.cascade_queries;
+        sum->cascade_fallback_queries += t.cascade_fallback_queries;
+        sum->cascade_checked_rows += t.cascade_checked_rows;
+        return st;
+    }
     return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result);
 }
 
@@ -139,9 +150,24 @@ uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t la
     return stats.peak_device_bytes > resident ? stats.peak_device_bytes : resident;
 }
 
+/* Which of the brute engine's exact paths this rank's queries took: the L2
+ * cascade, the prefilter (with its re-rank), or the direct distances. */
+static void describe_brute(const lbk_brute_timing *t, char *buf, size_t size)
+{
+    const uint64_t settled = t->cascade_queries - t->cascade_fallback_queries;
+    snprintf(buf, size,
+             "brute: {cascade_queries: %" PRIu64 ", rows_checked_per_query: %.1f, "
+             "cascade_to_prefilter: %" PRIu64 ", prefilter_queries: %" PRIu64
+             ", prefilter_to_exact: %" PRIu64 "}",
+             t->cascade_queries, settled ? (double)t->cascade_checked_rows / (double)settled : 0.0,
+             t->cascade_fallback_queries, t->prefiltered_queries, t->fallback_queries);
+}
+
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)
 {
     buf[0] = '\0';
+    if (state->brute && (state->brute_paths.cascade_queries || state->brute_paths.prefiltered_queries))
+        describe_brute(&state->brute_paths, buf, size);
     if (!state->tree)
         return;
     lbk_kdtree_stats stats;
