@@ -38,7 +38,7 @@ static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
         } else {
             out[s].key = res->keys[s];
             out[s].label = shard->labels ? shard->labels[idx] : -1;
-            out[s].id = shard->ids ? shard->ids[idx] : shard->first_row + idx;
+            out[s].id = lbk_dataset_id(shard, idx);
         }
     }
 }

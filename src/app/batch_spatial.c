@@ -61,15 +61,19 @@ static lbk_status spatial_redistribute(lbk_run_state *s)
     const double t = lbk_now();
     LBK_TRY(lbk_agree(s->comm, spatial_alloc(s)));
     lbk_spatial_run *sp = s->spatial;
-    const lbk_shard_view view = {s->shard.rows,       s->shard.first_row, s->shape.reference_rows,
-                                 s->shape.dim,        s->shard.points,    s->shard.labels,
-                                 s->shape.reference_labels};
+    const lbk_shard_view view = {.rows = s->shard.rows,
+                                 .first_row = s->shard.first_row,
+                                 .total_rows = s->shape.reference_rows,
+                                 .dim = s->shape.dim,
+                                 .points = s->shard.points,
+                                 .labels = s->shard.labels,
+                                 .has_labels = s->shape.reference_labels};
     lbk_owned_points own;
     uint64_t bytes = 0;
     LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));
     lbk_dataset_free(&s->shard);
     s->shard = (lbk_dataset){.rows = own.rows, .dim = own.dim, .points = own.points,
-                             .labels = own.labels, .ids = own.ids};
+                             .labels = own.labels, .ids = own.ids, .ids32 = own.ids32};
     sp->report.levels = lbk_toptree_levels(&sp->tree);
     sp->report.redistribute_s = lbk_now() - t;
     sp->report.redistribute_bytes = bytes;

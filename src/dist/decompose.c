@@ -22,6 +22,7 @@ typedef struct {
     lbk_toptree *tree;
     lbk_tree_split split;
     int id_bytes;
+    size_t id_size;         /* bytes of an id on the wire and in the result: 4 or 8 */
     int *node_of;           /* each local point's node; its rank once placed */
     uint32_t *image;        /* each point's coordinate image on its group's split dimension */
     uint64_t *match;        /* the points still matching their group's selected key prefix */
@@ -58,6 +59,8 @@ static lbk_status decomposer_alloc(decomposer *d, const lbk_shard_view *in, lbk_
     d->split = split;
     for (uint64_t last = in->total_rows ? in->total_rows - 1 : 0; last; last >>= 8)
         d->id_bytes++;
+    d->id_size = in->total_rows <= (uint64_t)UINT32_MAX + 1 && !in->wide_ids ? sizeof(uint32_t)
+                                                                             : sizeof(uint64_t);
     /* Huge pages here and for the packed streams: with fresh 4 KiB pages
      * the move of 500k points per rank took 21 ms, with these 14. (The
      * exchange's own buffers stay on plain pages: they live through the
@@ -269,6 +272,10 @@ static lbk_status pack_stream(const decomposer *d, int which, size_t row, uint64
             for (size_t j = 0; j < dim; j++)
                 at[j] = p[j];
         }
+    } else if (which == STREAM_IDS && d->id_size == sizeof(uint32_t)) {
+        for (uint64_t i = 0; i < in->rows; i++)
+            *(uint32_t *)(void *)(*pack + cursor[d->node_of[i]]++ * row) =
+                (uint32_t)(in->first_row + i);
     } else if (which == STREAM_IDS) {
         for (uint64_t i = 0; i < in->rows; i++)
             *(uint64_t *)(void *)(*pack + cursor[d->node_of[i]]++ * row) = in->first_row + i;
@@ -285,7 +292,7 @@ static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int whi
                               lbk_buffer *recv, uint64_t *bytes_sent)
 {
     const size_t row = which == STREAM_POINTS ? (size_t)d->in->dim * sizeof(float)
-                       : which == STREAM_IDS  ? sizeof(uint64_t)
+                       : which == STREAM_IDS  ? d->id_size
                                               : sizeof(int32_t);
     uint64_t at = 0;
     for (int r = 0; r < comm->size; r++) {
@@ -325,7 +332,10 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
         out->rows += recv_counts[r];
     out->dim = d->in->dim;
     out->points = bufs[STREAM_POINTS].data;
-    out->ids = bufs[STREAM_IDS].data;
+    if (d->id_size == sizeof(uint32_t))
+        out->ids32 = bufs[STREAM_IDS].data;
+    else
+        out->ids = bufs[STREAM_IDS].data;
     out->labels = d->in->has_labels ? bufs[STREAM_LABELS].data : NULL;
     memset(bufs, 0, sizeof bufs);
 cleanup:
@@ -351,9 +361,10 @@ static lbk_status check_owned(const lbk_comm *comm, const lbk_toptree *tree,
                     (unsigned long long)own->rows, (unsigned long long)n->points);
     }
     for (uint64_t i = 1; i < own->rows; i++)
-        LBK_FAIL_IF(own->ids[i - 1] >= own->ids[i], LBK_ERR_INTERNAL,
+        LBK_FAIL_IF(lbk_owned_id(own, i - 1) >= lbk_owned_id(own, i), LBK_ERR_INTERNAL,
                     "internal: owned points out of id order (%llu then %llu)",
-                    (unsigned long long)own->ids[i - 1], (unsigned long long)own->ids[i]);
+                    (unsigned long long)lbk_owned_id(own, i - 1),
+                    (unsigned long long)lbk_owned_id(own, i));
     return LBK_OK;
 }
 
@@ -401,6 +412,7 @@ void lbk_owned_points_free(lbk_owned_points *points)
 {
     free(points->points);
     free(points->ids);
+    free(points->ids32);
     free(points->labels);
     memset(points, 0, sizeof *points);
 }

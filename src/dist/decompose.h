@@ -25,9 +25,16 @@ typedef struct {
     uint64_t rows;
     int dim;
     float *points;     /* rows * dim */
-    uint64_t *ids;     /* rows */
+    uint64_t *ids;     /* rows; NULL when ids32 holds them */
+    uint32_t *ids32;   /* rows, when every global id fits 32 bits: at 1e7 points on
+                          2 ranks, 19 MiB less per rank through the build */
     int32_t *labels;   /* rows, or NULL */
 } lbk_owned_points;
+
+static inline uint64_t lbk_owned_id(const lbk_owned_points *points, uint64_t i)
+{
+    return points->ids32 ? points->ids32[i] : points->ids[i];
+}
 
 /* This rank's row shard: rows [first_row, first_row + rows) of the input,
  * the shards in rank order. has_labels must be the same on every rank (an
@@ -38,6 +45,7 @@ typedef struct {
     const float *points;
     const int32_t *labels;
     bool has_labels;
+    bool wide_ids;     /* 64-bit ids even where 32 bits would hold them (tests) */
 } lbk_shard_view;
 
 /* split: the top tree's dimension rule (round robin: depth mod dim;

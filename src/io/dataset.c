@@ -268,5 +268,6 @@ void lbk_dataset_free(lbk_dataset *data)
     free(data->points);
     free(data->labels);
     free(data->ids);
+    free(data->ids32);
     memset(data, 0, sizeof *data);
 }

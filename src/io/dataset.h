@@ -19,7 +19,17 @@ typedef struct {
     uint64_t *ids;       /* global row index of each row (ascending), or NULL when the
                           * rows are first_row, first_row + 1, ... (a spatial partition's
                           * points come from everywhere) */
+    uint32_t *ids32;     /* the same in half the memory, used instead of ids when every
+                          * global index fits 32 bits */
 } lbk_dataset;
+
+/* Row i's global row index. */
+static inline uint64_t lbk_dataset_id(const lbk_dataset *data, uint64_t i)
+{
+    if (data->ids32)
+        return data->ids32[i];
+    return data->ids ? data->ids[i] : data->first_row + i;
+}
 
 /* What a source holds, without reading the points: the row count and the
  * dimension, after checking the header/first record. For CSV this scans the

@@ -30,6 +30,7 @@ typedef struct {
     lbk_tree_split split;
     int chunked;     /* exchanges in rounds of a few rows */
     int labels;
+    int wide_ids;    /* 64-bit ids (what more than 2^32 points would get) */
 } decompose_case;
 
 /* Row `id` of the data set: any rank can make any row. */
@@ -107,11 +108,11 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk
         float want[DIM];
         int32_t label;
         const float *p = o->points + i * DIM;
-        make_row(c->kind, o->ids[i], want, &label);
-        const unsigned long long id = o->ids[i];
+        make_row(c->kind, lbk_owned_id(o, i), want, &label);
+        const unsigned long long id = lbk_owned_id(o, i);
         if (!LBK_EXPECT_EQ_MEM(p, want, sizeof want, "row of id %llu", id) ||
-            (i > 0 && !LBK_EXPECT_U64(o->ids[i - 1], <, o->ids[i], "ascending ids")) ||
-            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, o->ids[i]), comm.rank, "id %llu", id))
+            (i > 0 && !LBK_EXPECT_U64(lbk_owned_id(o, i - 1), <, lbk_owned_id(o, i), "ascending ids")) ||
+            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, lbk_owned_id(o, i)), comm.rank, "id %llu", id))
             return;
         if (c->labels)
             LBK_EXPECT_EQ_INT(o->labels[i], label);
@@ -136,8 +137,8 @@ static void check_global(const decompose_case *c, const lbk_toptree *t, const lb
     if (!LBK_EXPECT_TRUE(seen != NULL, "out of memory"))
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (uint64_t i = 0; i < o->rows; i++)
-        if (o->ids[i] < c->n)
-            seen[o->ids[i]]++;
+        if (lbk_owned_id(o, i) < c->n)
+            seen[lbk_owned_id(o, i)]++;
     MPI_Allreduce(MPI_IN_PLACE, seen, (int)c->n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     for (uint64_t id = 0; id < c->n; id++)
         if (!LBK_EXPECT_EQ_INT(seen[id], 1, "id %llu owned once", (unsigned long long)id))
@@ -152,14 +153,17 @@ static void run_case(const void *row)
     if (!make_shard(c, &s))
         MPI_Abort(MPI_COMM_WORLD, 1);
     lbk_collective_set_chunk_bytes(c->chunked ? 64 : 0);
-    const lbk_shard_view view = {s.rows, s.first, c->n, DIM, s.points,
-                                 c->labels ? s.labels : NULL, c->labels != 0};
+    const lbk_shard_view view = {s.rows,   s.first, c->n, DIM, s.points, c->labels ? s.labels : NULL,
+                                 c->labels != 0, c->wide_ids != 0};
     lbk_toptree tree;
     lbk_owned_points own;
     uint64_t bytes = 0;
     const lbk_status st = lbk_decompose(&comm, c->split, &view, &tree, &own, &bytes);
     lbk_collective_set_chunk_bytes(0);
     if (LBK_EXPECT_EQ_INT(st, LBK_OK, "%s", lbk_status_name(st))) {
+        if (own.rows > 0)
+            LBK_EXPECT_TRUE(c->wide_ids ? own.ids && !own.ids32 : own.ids32 && !own.ids,
+                            "ids of %d bits", c->wide_ids ? 64 : 32);
         check_owned(c, &tree, &own);
         check_global(c, &tree, &own);
         lbk_toptree_free(&tree);
@@ -172,17 +176,18 @@ static void run_case(const void *row)
 /* N below P (empty ranks), N = 1, ties on every plane, one repeated point,
  * far-apart clusters, no labels, and the exchange cut into rounds. */
 static const decompose_case rows[] = {
-    {"uniform_rr", UNIFORM, 1000, LBK_SPLIT_ROUND_ROBIN, 0, 1},
-    {"uniform_widest", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1},
-    {"grid_rr", GRID, 700, LBK_SPLIT_ROUND_ROBIN, 0, 1},
-    {"grid_widest", GRID, 700, LBK_SPLIT_WIDEST, 0, 1},
-    {"same_rr", SAME, 300, LBK_SPLIT_ROUND_ROBIN, 0, 1},
-    {"same_widest", SAME, 300, LBK_SPLIT_WIDEST, 0, 1},
-    {"clustered_widest", CLUSTERED, 900, LBK_SPLIT_WIDEST, 0, 1},
-    {"fewer_points_than_ranks", UNIFORM, 3, LBK_SPLIT_ROUND_ROBIN, 0, 1},
-    {"one_point", GRID, 1, LBK_SPLIT_WIDEST, 0, 1},
-    {"no_labels", UNIFORM, 500, LBK_SPLIT_ROUND_ROBIN, 0, 0},
-    {"chunked", GRID, 400, LBK_SPLIT_WIDEST, 1, 1},
+    {"uniform_rr", UNIFORM, 1000, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
+    {"uniform_widest", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 0},
+    {"grid_rr", GRID, 700, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
+    {"grid_widest", GRID, 700, LBK_SPLIT_WIDEST, 0, 1, 0},
+    {"same_rr", SAME, 300, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
+    {"same_widest", SAME, 300, LBK_SPLIT_WIDEST, 0, 1, 0},
+    {"clustered_widest", CLUSTERED, 900, LBK_SPLIT_WIDEST, 0, 1, 0},
+    {"fewer_points_than_ranks", UNIFORM, 3, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
+    {"one_point", GRID, 1, LBK_SPLIT_WIDEST, 0, 1, 0},
+    {"no_labels", UNIFORM, 500, LBK_SPLIT_ROUND_ROBIN, 0, 0, 0},
+    {"chunked", GRID, 400, LBK_SPLIT_WIDEST, 1, 1, 0},
+    {"wide_ids", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 1},
 };
 
 int main(int argc, char **argv)
