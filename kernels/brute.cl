@@ -579,6 +579,23 @@ inline void lbk_cascade_check(lbk_cascade_state *st, __global const float *q,
 }
 
 
+/* Values p .. p + 15 of a bound row of nr into lanes (+inf past nr); false
+ * when a whole block of 16 has none <= t, which one vector compare shows. */
+inline bool lbk_cascade_block(__global const float *row, const uint p, const uint nr,
+                              const float t, float *lanes)
+{
+    if (p + 16 <= nr) {
+        const float16 v = vload16(0, row + p);
+        if (!any(islessequal(v, (float16)(t))))
+            return false;
+        vstore16(v, 0, lanes);
+        return true;
+    }
+    for (uint l = 0; l < 16; l++)
+        lanes[l] = p + l < nr ? row[p + l] : INFINITY;
+    return true;
+}
+
 /* The rows of the K' smallest values of the bound row (any of equal
  * values), into the exact-key queue. */
 inline void lbk_cascade_candidates(lbk_cascade_state *st, __global const float *crow,
@@ -594,15 +611,8 @@ inline void lbk_cascade_candidates(lbk_cascade_state *st, __global const float *
     }
     for (uint p = 0; p < nr; p += 16) {
         float lanes[16];
-        if (p + 16 <= nr) {
-            const float16 v = vload16(0, crow + p);
-            if (!any(isless(v, (float16)(ck[LBK_CASCADE_KP - 1]))))
-                continue;
-            vstore16(v, 0, lanes);
-        } else {
-            for (uint l = 0; l < 16; l++)
-                lanes[l] = p + l < nr ? crow[p + l] : INFINITY;
-        }
+        if (!lbk_cascade_block(crow, p, nr, ck[LBK_CASCADE_KP - 1], lanes))
+            continue;
         for (uint l = 0; l < 16; l++) {
             if (!(lanes[l] < ck[LBK_CASCADE_KP - 1]))
                 continue;
@@ -661,15 +671,8 @@ void lbk_cascade_exact(__global const float *queries, const uint dim,
     uint p = 0;
     for (; p < nr && st.checks <= max_checks; p += 16) {
         float lanes[16];
-        if (p + 16 <= nr) {
-            const float16 v = vload16(0, crow + p);
-            if (!any(islessequal(v, (float16)(st.coarse_t))))
-                continue;
-            vstore16(v, 0, lanes);
-        } else {
-            for (uint l = 0; l < 16; l++)
-                lanes[l] = p + l < nr ? crow[p + l] : INFINITY;
-        }
+        if (!lbk_cascade_block(crow, p, nr, st.coarse_t, lanes))
+            continue;
         for (uint l = 0; l < 16; l++) {
             if (!(lanes[l] <= st.coarse_t) || lbk_cascade_ranked(&st, p + l))
                 continue;

@@ -106,6 +106,14 @@ typedef struct {
     lbk_brute_event kind;
 } timed_event;
 
+/* A batch's worth of queries (x dim) and their K-lists, for the queries one
+ * path hands to another. */
+typedef struct {
+    float *queries;
+    float *keys;
+    uint32_t *index;
+} query_slots;
+
 struct lbk_brute {
     lbk_device *dev;
     int k;
@@ -156,17 +164,15 @@ struct lbk_brute {
     float *host_refs_c;      /* the coarse shard in the blocked layout (CPU: in use) */
     float *host_qc, *host_qnorm_c, *host_qeps; /* batch */
     uint32_t *host_checks;    /* batch: exact keys each query needed */
-    float *cas_queries, *cas_keys; /* the queries sent down the prefilter path */
-    uint32_t *cas_index;
+    uint8_t *cas_flags;      /* batch: 1 = the query goes down the prefilter path */
+    query_slots cas;         /* those queries */
     lbk_rerank rerank;       /* the host half: settle proofs, exact re-rank */
     float *host_rnorm;       /* n: the bound's norm of every shard row */
     float *host_qnorm;       /* batch */
     float *cand_k;           /* batch x K': the candidates read back */
     uint32_t *cand_i;
     uint8_t *host_flags;     /* batch: 1 = the query needs the exact path */
-    float *fb_queries;       /* batch x dim: queries sent back to the exact path */
-    float *fb_keys;          /* batch x K */
-    uint32_t *fb_index;
+    query_slots fb;          /* the queries sent back to the exact path */
     timed_event *events;
     size_t event_count, event_cap;
     lbk_brute_timing timing;
@@ -426,6 +432,24 @@ static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
     return LBK_ERR_DEVICE;
 }
 
+static lbk_status alloc_slots(lbk_brute *e, query_slots *slots, const char *what)
+{
+    const size_t b = (size_t)e->batch;
+    slots->queries = malloc(b * (size_t)e->dim * sizeof *slots->queries);
+    slots->keys = malloc(b * (size_t)e->k * sizeof *slots->keys);
+    slots->index = malloc(b * (size_t)e->k * sizeof *slots->index);
+    LBK_FAIL_IF(!slots->queries || !slots->keys || !slots->index, LBK_ERR_NOMEM,
+                "out of host memory for %s", what);
+    return LBK_OK;
+}
+
+static void free_slots(query_slots *slots)
+{
+    free(slots->queries);
+    free(slots->keys);
+    free(slots->index);
+}
+
 /* Host buffers of the cascade, per batch. */
 static lbk_status alloc_cascade_host(lbk_brute *e)
 {
@@ -434,13 +458,11 @@ static lbk_status alloc_cascade_host(lbk_brute *e)
     e->host_qnorm_c = malloc(b * sizeof *e->host_qnorm_c);
     e->host_qeps = malloc(b * sizeof *e->host_qeps);
     e->host_checks = malloc(b * sizeof *e->host_checks);
-    e->cas_queries = malloc(b * (size_t)e->dim * sizeof *e->cas_queries);
-    e->cas_keys = malloc(b * (size_t)e->k * sizeof *e->cas_keys);
-    e->cas_index = malloc(b * (size_t)e->k * sizeof *e->cas_index);
+    e->cas_flags = malloc(b * sizeof *e->cas_flags);
     LBK_FAIL_IF(!e->host_qc || !e->host_qnorm_c || !e->host_qeps || !e->host_checks ||
-                    !e->cas_queries || !e->cas_keys || !e->cas_index,
+                    !e->cas_flags,
                 LBK_ERR_NOMEM, "out of host memory for the cascade's batch buffers");
-    return LBK_OK;
+    return alloc_slots(e, &e->cas, "the cascade's batch buffers");
 }
 
 /* Host buffers of the prefilter path, per batch. */
@@ -451,13 +473,9 @@ static lbk_status alloc_prefilter_host(lbk_brute *e)
     e->host_flags = malloc(b * sizeof *e->host_flags);
     e->cand_k = malloc(b * kp * sizeof *e->cand_k);
     e->cand_i = malloc(b * kp * sizeof *e->cand_i);
-    e->fb_queries = malloc(b * (size_t)e->dim * sizeof *e->fb_queries);
-    e->fb_keys = malloc(b * (size_t)e->k * sizeof *e->fb_keys);
-    e->fb_index = malloc(b * (size_t)e->k * sizeof *e->fb_index);
-    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->cand_k || !e->cand_i ||
-                    !e->fb_queries || !e->fb_keys || !e->fb_index,
+    LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->cand_k || !e->cand_i,
                 LBK_ERR_NOMEM, "out of host memory for the prefilter's batch buffers");
-    return LBK_OK;
+    return alloc_slots(e, &e->fb, "the prefilter's batch buffers");
 }
 
 static lbk_status alloc_buffers(lbk_brute *e)
@@ -1142,29 +1160,45 @@ static void prefilter_rerank(lbk_brute *e, const float *queries, uint64_t nq, fl
     e->timing.final_s += lbk_now() - t0;
 }
 
-/* The flagged queries through the exact path, their results put in place. */
-static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_t nq,
-                                     float *keys, uint32_t *index)
+typedef lbk_status (*query_path)(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
+                                 uint32_t *index);
+
+/* The queries with flags[q] set through `path` (via `slots`), their
+ * results put in place; *count: how many. */
+static lbk_status rerun_flagged(lbk_brute *e, query_path path, const uint8_t *flags,
+                                const query_slots *slots, const float *queries, uint64_t nq,
+                                float *keys, uint32_t *index, uint64_t *count)
 {
     const size_t k = (size_t)e->k, row_bytes = (size_t)e->dim * sizeof(float);
     uint64_t m = 0;
     for (uint64_t q = 0; q < nq; q++)
-        if (e->host_flags[q])
-            memcpy(e->fb_queries + m++ * e->dim, queries + q * e->dim, row_bytes);
-    e->timing.prefiltered_queries += nq;
-    e->timing.fallback_queries += m;
+        if (flags[q])
+            memcpy(slots->queries + m++ * e->dim, queries + q * e->dim, row_bytes);
+    *count = m;
     if (m == 0)
         return LBK_OK;
-    LBK_TRY(run_exact(e, e->fb_queries, m, e->fb_keys, e->fb_index));
+    LBK_TRY(path(e, slots->queries, m, slots->keys, slots->index));
     m = 0;
     for (uint64_t q = 0; q < nq; q++) {
-        if (!e->host_flags[q])
+        if (!flags[q])
             continue;
-        memcpy(keys + q * k, e->fb_keys + m * k, k * sizeof *keys);
-        memcpy(index + q * k, e->fb_index + m * k, k * sizeof *index);
+        memcpy(keys + q * k, slots->keys + m * k, k * sizeof *keys);
+        memcpy(index + q * k, slots->index + m * k, k * sizeof *index);
         m++;
     }
     return LBK_OK;
+}
+
+/* The flagged queries through the exact path, their results put in place. */
+static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_t nq,
+                                     float *keys, uint32_t *index)
+{
+    uint64_t m = 0;
+    const lbk_status st =
+        rerun_flagged(e, run_exact, e->host_flags, &e->fb, queries, nq, keys, index, &m);
+    e->timing.prefiltered_queries += nq;
+    e->timing.fallback_queries += m;
+    return st;
 }
 
 /* The prefilter path: bounds and candidates on the device, the re-rank on
@@ -1236,13 +1270,12 @@ static lbk_status cascade_device(lbk_brute *e, const float *queries, uint64_t nq
 static lbk_status cascade_fallback(lbk_brute *e, const float *queries, uint64_t nq,
                                    float *keys, uint32_t *index)
 {
-    const size_t k = (size_t)e->k, dim = (size_t)e->dim;
     uint64_t m = 0;
     for (uint64_t q = 0; q < nq; q++) {
-        if (e->host_checks[q] <= e->max_checks)
+        e->cas_flags[q] = e->host_checks[q] > e->max_checks;
+        m += e->cas_flags[q];
+        if (!e->cas_flags[q])
             e->timing.cascade_checked_rows += e->host_checks[q];
-        else
-            memcpy(e->cas_queries + m++ * dim, queries + q * dim, dim * sizeof *queries);
     }
     e->timing.cascade_queries += nq;
     e->timing.cascade_fallback_queries += m;
@@ -1252,18 +1285,7 @@ static lbk_status cascade_fallback(lbk_brute *e, const float *queries, uint64_t 
     e->cascade_capped += m;
     if (2 * e->cascade_capped > e->cascade_seen)
         e->cascade_off = true;
-    if (m == 0)
-        return LBK_OK;
-    LBK_TRY(run_prefilter(e, e->cas_queries, m, e->cas_keys, e->cas_index));
-    m = 0;
-    for (uint64_t q = 0; q < nq; q++) {
-        if (e->host_checks[q] <= e->max_checks)
-            continue;
-        memcpy(keys + q * k, e->cas_keys + m * k, k * sizeof *keys);
-        memcpy(index + q * k, e->cas_index + m * k, k * sizeof *index);
-        m++;
-    }
-    return LBK_OK;
+    return rerun_flagged(e, run_prefilter, e->cas_flags, &e->cas, queries, nq, keys, index, &m);
 }
 
 /* The cascade path (cascade.h); rows too large for the bound arithmetic go
@@ -1358,17 +1380,14 @@ void lbk_brute_destroy(lbk_brute *engine)
     free(engine->host_flags);
     free(engine->cand_k);
     free(engine->cand_i);
-    free(engine->fb_queries);
-    free(engine->fb_keys);
-    free(engine->fb_index);
+    free_slots(&engine->fb);
+    free_slots(&engine->cas);
+    free(engine->cas_flags);
     free(engine->group_of);
     free(engine->host_refs_c);
     free(engine->host_qc);
     free(engine->host_qnorm_c);
     free(engine->host_qeps);
     free(engine->host_checks);
-    free(engine->cas_queries);
-    free(engine->cas_keys);
-    free(engine->cas_index);
     free(engine);
 }
