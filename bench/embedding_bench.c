@@ -100,11 +100,7 @@ static lbk_status run(lbk_brute *engine, const lbk_dataset *q, lbk_knn_result *r
             return st;
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
-        sum->distance_s += t.distance_s;
-        sum->select_s += t.select_s;
-        sum->final_s += t.final_s;
-        sum->prefiltered_queries += t.prefiltered_queries;
-        sum->fallback_queries += t.fallback_queries;
+        lbk_brute_timing_add(sum, &t);
     }
     *seconds = lbk_now() - t0;
     return LBK_OK;

@@ -211,11 +211,7 @@ int main(int argc, char **argv)
             goto cleanup;
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
-        sum.distance_s += t.distance_s;
-        sum.select_s += t.select_s;
-        sum.final_s += t.final_s;
-        sum.prefiltered_queries += t.prefiltered_queries;
-        sum.fallback_queries += t.fallback_queries;
+        lbk_brute_timing_add(&sum, &t);
     }
     const double query_s = lbk_now() - t0;
 

@@ -1347,6 +1347,18 @@ void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing)
     *timing = engine->timing;
 }
 
+void lbk_brute_timing_add(lbk_brute_timing *sum, const lbk_brute_timing *t)
+{
+    sum->distance_s += t->distance_s;
+    sum->select_s += t->select_s;
+    sum->final_s += t->final_s;
+    sum->fallback_queries += t->fallback_queries;
+    sum->prefiltered_queries += t->prefiltered_queries;
+    sum->cascade_queries += t->cascade_queries;
+    sum->cascade_fallback_queries += t->cascade_fallback_queries;
+    sum->cascade_checked_rows += t->cascade_checked_rows;
+}
+
 void lbk_brute_destroy(lbk_brute *engine)
 {
     if (!engine)

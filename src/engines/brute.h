@@ -113,6 +113,8 @@ typedef struct {
     uint64_t cascade_checked_rows; /* exact keys the cascade computed for the others */
 } lbk_brute_timing;
 void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing);
+/* sum += t, field by field (totals over calls). */
+void lbk_brute_timing_add(lbk_brute_timing *sum, const lbk_brute_timing *t);
 
 void lbk_brute_destroy(lbk_brute *engine);
 

@@ -125,12 +125,7 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint6
         const lbk_status st = lbk_brute_query(state->brute, queries, nq, result);
         lbk_brute_timing t;
         lbk_brute_last_timing(state->brute, &t);
-        lbk_brute_timing *sum = &state->brute_paths;
-        sum->prefiltered_queries += t.prefiltered_queries;
-        sum->fallback_queries += t.fallback_queries;
-        sum->cascade_queries += t.cascade_queries;
-        sum->cascade_fallback_queries += t.cascade_fallback_queries;
-        sum->cascade_checked_rows += t.cascade_checked_rows;
+        lbk_brute_timing_add(&state->brute_paths, &t);
         return st;
     }
     return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result);

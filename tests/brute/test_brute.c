@@ -114,11 +114,7 @@ static void query_all(const test_case *c, lbk_brute *engine, const float *querie
                           (unsigned long long)n);
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
-        sum->prefiltered_queries += t.prefiltered_queries;
-        sum->fallback_queries += t.fallback_queries;
-        sum->cascade_queries += t.cascade_queries;
-        sum->cascade_fallback_queries += t.cascade_fallback_queries;
-        sum->cascade_checked_rows += t.cascade_checked_rows;
+        lbk_brute_timing_add(sum, &t);
     }
 }
 
