@@ -211,6 +211,16 @@ static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
            prefilter + cascade;
 }
 
+/* Device bytes of the whole shard: its rows; the prefilter adds the norms
+ * (its re-rank reads the host's rows), the cascade its coarse rows and their
+ * norms, and the row-major shard. */
+static uint64_t resident_bytes(const lbk_brute *e)
+{
+    const uint64_t row_bytes = (uint64_t)e->dim * 4;
+    const uint64_t cascade = e->cascade ? (uint64_t)e->dc * 4 + 4 + row_bytes : 0;
+    return lbk_round_up(e->n, e->vrows) * (row_bytes + (e->prefilter ? 4 : 0) + cascade);
+}
+
 /* Choose residency, chunk and batch from the budget: prefer the whole shard
  * per distance matrix; shrink the chunk while the batch would be too small
  * to amortise launches and the distance rows (not the selection scratch)
@@ -218,11 +228,7 @@ static uint64_t query_bytes(const lbk_brute *e, uint64_t rows)
 static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
 {
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
-    /* The prefilter adds the norms (its re-rank reads the host's rows); the
-     * cascade its coarse rows and their norms, and the row-major shard. */
-    const uint64_t cascade = e->cascade ? (uint64_t)e->dc * 4 + 4 + row_bytes : 0;
-    const uint64_t all =
-        lbk_round_up(e->n, e->vrows) * (row_bytes + (e->prefilter ? 4 : 0) + cascade);
+    const uint64_t all = resident_bytes(e);
     e->resident = all <= budget / 2 && all <= max_alloc;
     e->chunk = e->resident ? e->n : min_u64(e->n, min_u64(budget / 4, max_alloc) / row_bytes);
     if (e->chunk < e->n) /* whole blocks, rounded down to stay within the budget */
@@ -654,9 +660,7 @@ static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
     const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(e->dev) / 2;
     const uint64_t max_alloc = lbk_device_max_alloc(e->dev);
     if (e->cascade) {
-        const uint64_t row_bytes = (uint64_t)e->dim * 4;
-        const uint64_t all = lbk_round_up(e->n, e->vrows) *
-                             (2 * row_bytes + 8 + (uint64_t)e->dc * 4);
+        const uint64_t all = resident_bytes(e);
         e->cascade = all <= budget / 2 && all <= max_alloc;
     }
     if (e->cascade) {
