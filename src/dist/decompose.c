@@ -1,6 +1,6 @@
 /* The spatial decomposition: exact distributed plane selection (radix
  * select over the key (coordinate image, global id), one MPI_Allreduce per
- * key byte and level), the points' move to their owners, and the boxes. */
+ * digit and level), the points' move to their owners, and the boxes. */
 #include "decompose.h"
 
 #include "alloc_large.h"
@@ -13,40 +13,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The key's bytes, most significant first: 4 of the coordinate image, then
- * as many of the id as the largest id needs. */
-#define IMAGE_BYTES 4
+/* The key (coordinate image, id) is read from the top in digits: the
+ * image's 32 bits, then as many bytes of the id as the largest id needs. */
+#define IMAGE_BITS 32
+#define DIGIT_BITS 8
+/* The counts one round may reduce over all of a level's groups. The first
+ * round's digit is as wide as this allows (16 bits for one group),
+ * so that one pass over the rows leaves few of them matching: on uniform
+ * data in [0, 1), 0.2 % against 38 % with an 8-bit first digit, which is
+ * mostly the exponent. Later rounds read only the matching rows. */
+#define HIST_ENTRIES ((size_t)1 << 16)
+#define FIRST_BITS_MAX 16
 
 typedef struct {
     const lbk_shard_view *in;
     lbk_toptree *tree;
     lbk_tree_split split;
-    int id_bytes;
+    int id_bits;
     size_t id_size;         /* bytes of an id on the wire and in the result: 4 or 8 */
     int *node_of;           /* each local point's node; its rank once placed */
-    uint32_t *image;        /* each point's coordinate image on its group's split dimension */
-    uint64_t *match;        /* the points still matching their group's selected key prefix */
-    uint64_t matching;      /* how many: after the first byte, about 1/256 of the rows */
+    uint64_t *match;        /* after the first round: the rows still matching */
+    uint64_t matching, match_cap;
     int *slot;              /* node -> index among the level's splitting groups, or -1 */
     int *active;            /* the level's splitting groups (node indices) */
+    int *split_dim;         /* per group: its plane's dimension */
     int groups;
     uint64_t *want;         /* per group: the plane point's rank among the matching points */
-    unsigned char *chosen;  /* per group: this round's byte */
+    uint32_t *chosen;       /* per group: this round's digit */
     int unique;             /* groups whose chosen bucket holds one point, this round */
-    uint64_t *hist;         /* groups * 256 counts */
+    int pos, width;         /* this round's digit: key bits [pos, pos + width) from the top */
+    uint64_t *hist, *local; /* groups << width counts: every rank's, this rank's */
     float *box;             /* groups * 2 * dim: lo, then -hi (one MIN reduction) */
 } decomposer;
 
 static void decomposer_free(decomposer *d)
 {
     free(d->node_of);
-    free(d->image);
     free(d->match);
     free(d->slot);
     free(d->active);
+    free(d->split_dim);
     free(d->want);
     free(d->chosen);
     free(d->hist);
+    free(d->local);
     free(d->box);
 }
 
@@ -54,57 +64,75 @@ static lbk_status decomposer_alloc(decomposer *d, const lbk_shard_view *in, lbk_
                                    lbk_tree_split split)
 {
     const size_t rows = (size_t)in->rows + 1, p = (size_t)tree->ranks;
+    const size_t entries = p * 256 > HIST_ENTRIES ? p * 256 : HIST_ENTRIES;
     d->in = in;
     d->tree = tree;
     d->split = split;
     for (uint64_t last = in->total_rows ? in->total_rows - 1 : 0; last; last >>= 8)
-        d->id_bytes++;
+        d->id_bits += 8;
     d->id_size = in->total_rows <= (uint64_t)UINT32_MAX + 1 && !in->wide_ids ? sizeof(uint32_t)
                                                                              : sizeof(uint64_t);
-    /* Huge pages here and for the packed streams: with fresh 4 KiB pages
-     * the move of 500k points per rank took 21 ms, with these 14. (The
-     * exchange's own buffers stay on plain pages: they live through the
-     * queries, and whole huge pages raised the peak RSS by 3-5 MiB.) */
     d->node_of = lbk_alloc_large(rows * sizeof *d->node_of);
-    d->image = lbk_alloc_large(rows * sizeof *d->image);
-    d->match = lbk_alloc_large(rows * sizeof *d->match);
     d->slot = malloc((size_t)tree->count * sizeof *d->slot);
     d->active = malloc(p * sizeof *d->active);
+    d->split_dim = malloc(p * sizeof *d->split_dim);
     d->want = malloc(p * sizeof *d->want);
-    d->chosen = malloc(p);
-    d->hist = malloc(p * 256 * sizeof *d->hist);
+    d->chosen = malloc(p * sizeof *d->chosen);
+    d->hist = malloc(entries * sizeof *d->hist);
+    d->local = malloc(entries * sizeof *d->local);
     d->box = malloc(p * 2 * (size_t)in->dim * sizeof *d->box);
-    LBK_FAIL_IF(!d->node_of || !d->image || !d->match || !d->slot || !d->active || !d->want ||
-                    !d->chosen || !d->hist || !d->box,
+    LBK_FAIL_IF(!d->node_of || !d->slot || !d->active || !d->split_dim || !d->want ||
+                    !d->chosen || !d->hist || !d->local || !d->box,
                 LBK_ERR_NOMEM, "out of host memory for the spatial decomposition (%llu points)",
                 (unsigned long long)in->rows);
     memset(d->node_of, 0, rows * sizeof *d->node_of);
     return LBK_OK;
 }
 
-static unsigned key_byte(const decomposer *d, uint64_t i, int round)
+static uint32_t point_image(const decomposer *d, uint64_t i, int g)
 {
-    if (round < IMAGE_BYTES)
-        return (d->image[i] >> (8 * (IMAGE_BYTES - 1 - round))) & 0xffu;
-    const int shift = 8 * (d->id_bytes - 1 - (round - IMAGE_BYTES));
-    return (unsigned)((d->in->first_row + i) >> shift) & 0xffu;
+    return lbk_order_image(d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
 }
 
-/* Group g's byte of this round: the bucket holding its plane point. */
-static lbk_status pick_bucket(decomposer *d, int g, int round)
+/* Row i's digit of this round, i in group g. */
+static uint32_t key_digit(const decomposer *d, uint64_t i, int g)
 {
-    const uint64_t *h = d->hist + (size_t)g * 256;
+    const uint32_t mask = (1u << d->width) - 1;
+    if (d->pos < IMAGE_BITS)
+        return (point_image(d, i, g) >> (IMAGE_BITS - d->pos - d->width)) & mask;
+    const int shift = d->id_bits - (d->pos - IMAGE_BITS) - d->width;
+    return (uint32_t)((d->in->first_row + i) >> shift) & mask;
+}
+
+/* The first round's digit as wide as HIST_ENTRIES allows; then bytes, never
+ * across the image's end. */
+static int round_width(const decomposer *d, int round)
+{
+    if (round == 0) {
+        int w = FIRST_BITS_MAX;
+        while (w > DIGIT_BITS && ((size_t)d->groups << w) > HIST_ENTRIES)
+            w--;
+        return w;
+    }
+    const int end = d->pos < IMAGE_BITS ? IMAGE_BITS : IMAGE_BITS + d->id_bits;
+    return end - d->pos < DIGIT_BITS ? end - d->pos : DIGIT_BITS;
+}
+
+/* Group g's digit of this round: the bucket holding its plane point. */
+static lbk_status pick_bucket(decomposer *d, int g)
+{
+    const uint64_t *h = d->hist + ((size_t)g << d->width);
     lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
     uint64_t before = 0;
-    for (unsigned b = 0; b < 256; b++) {
+    for (uint32_t b = 0; b >> d->width == 0; b++) {
         if (d->want[g] < before + h[b]) {
             d->want[g] -= before;
-            d->chosen[g] = (unsigned char)b;
+            d->chosen[g] = b;
             d->unique += h[b] == 1;
-            if (round < IMAGE_BYTES)
-                n->image |= (uint32_t)b << (8 * (IMAGE_BYTES - 1 - round));
+            if (d->pos < IMAGE_BITS)
+                n->image |= b << (IMAGE_BITS - d->pos - d->width);
             else
-                n->id |= (uint64_t)b << (8 * (d->id_bytes - 1 - (round - IMAGE_BYTES)));
+                n->id |= (uint64_t)b << (d->id_bits - (d->pos - IMAGE_BITS) - d->width);
             return LBK_OK;
         }
         before += h[b];
@@ -114,6 +142,71 @@ static lbk_status pick_bucket(decomposer *d, int g, int round)
               n->first, n->first + n->ranks - 1, (unsigned long long)before,
               (unsigned long long)d->want[g]);
     return LBK_ERR_INTERNAL;
+}
+
+/* Collective: this round's counts over every rank, and each group's digit.
+ * The first round counts every row of a splitting group, later ones only
+ * the matching rows. */
+static lbk_status count_and_pick(const lbk_comm *comm, decomposer *d, bool first)
+{
+    const size_t buckets = (size_t)1 << d->width;
+    memset(d->local, 0, (size_t)d->groups * buckets * sizeof *d->local);
+    if (first) {
+        for (uint64_t i = 0; i < d->in->rows; i++) {
+            const int s = d->slot[d->node_of[i]];
+            if (s >= 0)
+                d->local[(size_t)s * buckets + key_digit(d, i, s)]++;
+        }
+    } else {
+        for (uint64_t m = 0; m < d->matching; m++) {
+            const uint64_t i = d->match[m];
+            const int s = d->slot[d->node_of[i]];
+            d->local[(size_t)s * buckets + key_digit(d, i, s)]++;
+        }
+    }
+    LBK_TRY(lbk_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * buckets),
+                                        MPI_UINT64_T, MPI_SUM, LBK_MPI_COMM(comm)),
+                          "MPI_Allreduce (spatial plane selection)"));
+    d->unique = 0;
+    for (int g = 0; g < d->groups; g++)
+        LBK_TRY(pick_bucket(d, g));
+    return LBK_OK;
+}
+
+/* The rows whose digit is their group's: after the first round a new list
+ * (as long as this rank's counts of the chosen buckets), after later ones
+ * the list compacted. */
+static lbk_status keep_matching(decomposer *d, bool first)
+{
+    uint64_t kept = 0;
+    if (!first) {
+        for (uint64_t m = 0; m < d->matching; m++) {
+            const uint64_t i = d->match[m];
+            const int s = d->slot[d->node_of[i]];
+            if (key_digit(d, i, s) == d->chosen[s])
+                d->match[kept++] = i;
+        }
+        d->matching = kept;
+        return LBK_OK;
+    }
+    uint64_t mine = 0;
+    for (int g = 0; g < d->groups; g++)
+        mine += d->local[((size_t)g << d->width) + d->chosen[g]];
+    if (mine > d->match_cap) {
+        free(d->match);
+        d->match = malloc((size_t)mine * sizeof *d->match);
+        d->match_cap = d->match ? mine : 0;
+        LBK_FAIL_IF(!d->match, LBK_ERR_NOMEM,
+                    "out of host memory for the spatial plane selection (%llu points)",
+                    (unsigned long long)mine);
+    }
+    for (uint64_t i = 0; i < d->in->rows; i++) {
+        const int s = d->slot[d->node_of[i]];
+        if (s >= 0 && key_digit(d, i, s) == d->chosen[s])
+            d->match[kept++] = i;
+    }
+    d->matching = kept;
+    return LBK_OK;
 }
 
 /* Once every group's plane point is the only point still matching, its
@@ -126,7 +219,7 @@ static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
     for (uint64_t m = 0; m < d->matching; m++) {
         const uint64_t i = d->match[m];
         const size_t g = (size_t)d->slot[d->node_of[i]];
-        key[2 * g] = d->image[i];
+        key[2 * g] = point_image(d, i, (int)g);
         key[2 * g + 1] = d->in->first_row + i;
     }
     LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T, MPI_MAX,
@@ -140,32 +233,18 @@ static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
     return LBK_OK;
 }
 
-/* One byte of every group's plane key: global counts per bucket, then the
- * points outside the chosen bucket stop matching. *done when every plane
+/* One digit of every group's plane key: global counts per bucket, then the
+ * rows outside the chosen bucket stop matching. *done when every plane
  * point is known. */
 static lbk_status select_round(const lbk_comm *comm, decomposer *d, int round, bool *done)
 {
-    d->unique = 0;
-    memset(d->hist, 0, (size_t)d->groups * 256 * sizeof *d->hist);
-    for (uint64_t m = 0; m < d->matching; m++) {
-        const uint64_t i = d->match[m];
-        d->hist[(size_t)d->slot[d->node_of[i]] * 256 + key_byte(d, i, round)]++;
-    }
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->hist, d->groups * 256, MPI_UINT64_T,
-                                        MPI_SUM, LBK_MPI_COMM(comm)),
-                          "MPI_Allreduce (spatial plane selection)"));
-    for (int g = 0; g < d->groups; g++)
-        LBK_TRY(pick_bucket(d, g, round));
-    /* Only the matching points are kept in the list, so each later round
-     * reads about 1/256 of the previous one's. */
-    uint64_t kept = 0;
-    for (uint64_t m = 0; m < d->matching; m++) {
-        const uint64_t i = d->match[m];
-        if (key_byte(d, i, round) == d->chosen[d->slot[d->node_of[i]]])
-            d->match[kept++] = i;
-    }
-    d->matching = kept;
-    *done = round + 1 == IMAGE_BYTES + d->id_bytes;
+    d->width = round_width(d, round);
+    LBK_TRY(count_and_pick(comm, d, round == 0));
+    const lbk_status st = keep_matching(d, round == 0);
+    /* Only the first round allocates. */
+    LBK_TRY(round == 0 ? lbk_agree(comm, st) : st);
+    d->pos += d->width;
+    *done = d->pos == IMAGE_BITS + d->id_bits;
     if (*done || d->unique < d->groups)
         return LBK_OK;
     *done = true;
@@ -212,7 +291,6 @@ static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
 static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
 {
     lbk_toptree *t = d->tree;
-    const int dim = d->in->dim;
     d->groups = 0;
     for (int i = 0; i < t->count; i++) {
         const lbk_toptree_node *n = &t->nodes[i];
@@ -229,67 +307,72 @@ static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
         LBK_TRY(widest_dims(comm, d));
     else
         for (int g = 0; g < d->groups; g++)
-            t->nodes[d->active[g]].dim = level % dim;
+            t->nodes[d->active[g]].dim = level % d->in->dim;
+    for (int g = 0; g < d->groups; g++)
+        d->split_dim[g] = t->nodes[d->active[g]].dim;
+    d->pos = 0;
     d->matching = 0;
-    for (uint64_t i = 0; i < d->in->rows; i++) {
-        const int s = d->slot[d->node_of[i]];
-        if (s < 0)
-            continue;
-        d->image[i] = lbk_order_image(d->in->points[i * (uint64_t)dim +
-                                                    (uint64_t)t->nodes[d->active[s]].dim]);
-        d->match[d->matching++] = i;
-    }
     bool done = false;
     for (int round = 0; !done; round++)
         LBK_TRY(select_round(comm, d, round, &done));
     for (uint64_t i = 0; i < d->in->rows; i++) {
-        const lbk_toptree_node *n = &t->nodes[d->node_of[i]];
-        if (d->slot[d->node_of[i]] < 0)
+        const int s = d->slot[d->node_of[i]];
+        if (s < 0)
             continue;
-        const bool left = lbk_toptree_goes_left(n, d->image[i], d->in->first_row + i);
-        d->node_of[i] = left ? n->left : n->right;
+        const lbk_toptree_node *n = &t->nodes[d->active[s]];
+        /* Branch-free: on most data the side is a coin toss. */
+        const uint32_t image = point_image(d, i, s);
+        const uint64_t id = d->in->first_row + i;
+        const int left = (image < n->image) | ((image == n->image) & (id < n->id));
+        d->node_of[i] = n->right + left * (n->left - n->right);
     }
     return LBK_OK;
 }
 
 enum { STREAM_POINTS, STREAM_IDS, STREAM_LABELS };
 
+/* The points of `rank`'s leaf: what it owns once they have moved. */
+static uint64_t leaf_points(const lbk_toptree *tree, int rank)
+{
+    for (int i = 0; i < tree->count; i++)
+        if (tree->nodes[i].ranks == 1 && tree->nodes[i].first == rank)
+            return tree->nodes[i].points;
+    return 0;
+}
+
 /* One stream's rows packed by owner, ascending row order within each. */
-static lbk_status pack_stream(const decomposer *d, int which, size_t row, uint64_t *cursor,
-                              unsigned char **pack)
+static void pack_stream(const decomposer *d, int which, size_t row, uint64_t *cursor,
+                        unsigned char *pack)
 {
     const lbk_shard_view *in = d->in;
-    *pack = lbk_alloc_large((size_t)in->rows * row + 1);
-    LBK_FAIL_IF(!*pack, LBK_ERR_NOMEM, "out of host memory packing %llu points for their owners",
-                (unsigned long long)in->rows);
     /* One loop per stream with typed stores: a memcpy call of `row` bytes
      * per point took most of the exchange's time. */
     const size_t dim = (size_t)in->dim;
     if (which == STREAM_POINTS) {
         for (uint64_t i = 0; i < in->rows; i++) {
-            float *at = (float *)(void *)(*pack + cursor[d->node_of[i]]++ * row);
+            float *at = (float *)(void *)(pack + cursor[d->node_of[i]]++ * row);
             const float *p = in->points + i * dim;
             for (size_t j = 0; j < dim; j++)
                 at[j] = p[j];
         }
     } else if (which == STREAM_IDS && d->id_size == sizeof(uint32_t)) {
         for (uint64_t i = 0; i < in->rows; i++)
-            *(uint32_t *)(void *)(*pack + cursor[d->node_of[i]]++ * row) =
+            *(uint32_t *)(void *)(pack + cursor[d->node_of[i]]++ * row) =
                 (uint32_t)(in->first_row + i);
     } else if (which == STREAM_IDS) {
         for (uint64_t i = 0; i < in->rows; i++)
-            *(uint64_t *)(void *)(*pack + cursor[d->node_of[i]]++ * row) = in->first_row + i;
+            *(uint64_t *)(void *)(pack + cursor[d->node_of[i]]++ * row) = in->first_row + i;
     } else {
         for (uint64_t i = 0; i < in->rows; i++)
-            *(int32_t *)(void *)(*pack + cursor[d->node_of[i]]++ * row) = in->labels[i];
+            *(int32_t *)(void *)(pack + cursor[d->node_of[i]]++ * row) = in->labels[i];
     }
-    return LBK_OK;
 }
 
-/* Collective: one stream to the owners; the received rows stay in `recv`. */
+/* Collective: one stream to the owners through `pack` (room for every
+ * row of the widest stream); the received rows stay in `recv`. */
 static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int which,
-                              const uint64_t *counts, uint64_t *cursor, uint64_t *recv_counts,
-                              lbk_buffer *recv, uint64_t *bytes_sent)
+                              unsigned char *pack, const uint64_t *counts, uint64_t *cursor,
+                              uint64_t *recv_counts, lbk_buffer *recv, uint64_t *bytes_sent)
 {
     const size_t row = which == STREAM_POINTS ? (size_t)d->in->dim * sizeof(float)
                        : which == STREAM_IDS  ? d->id_size
@@ -299,12 +382,8 @@ static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int whi
         cursor[r] = at;
         at += counts[r];
     }
-    unsigned char *pack = NULL;
-    const lbk_status prep = pack_stream(d, which, row, cursor, &pack);
-    const lbk_status st =
-        lbk_exchange_rows(comm, prep, pack, counts, row, recv, recv_counts, bytes_sent);
-    free(pack);
-    return st;
+    pack_stream(d, which, row, cursor, pack);
+    return lbk_exchange_rows(comm, LBK_OK, pack, counts, row, recv, recv_counts, bytes_sent);
 }
 
 /* Collective: the points, ids and labels to their owners. */
@@ -314,18 +393,40 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
     const size_t p = (size_t)comm->size;
     uint64_t *counts = calloc(p, sizeof *counts), *cursor = malloc(p * sizeof *cursor);
     uint64_t *recv_counts = malloc(p * sizeof *recv_counts);
+    /* One packing buffer for the three streams: each of its pages is
+     * faulted in once (on this VM a fresh page costs more than the copy). */
+    const size_t widest = (size_t)d->in->dim * sizeof(float) > d->id_size
+                              ? (size_t)d->in->dim * sizeof(float)
+                              : d->id_size;
+    unsigned char *pack = lbk_alloc_large((size_t)d->in->rows * widest + 1);
     lbk_buffer bufs[3] = {{0}};
-    lbk_status st = counts && cursor && recv_counts ? LBK_OK : LBK_ERR_NOMEM;
+    lbk_status st = counts && cursor && recv_counts && pack ? LBK_OK : LBK_ERR_NOMEM;
     if (st != LBK_OK)
-        lbk_error("out of host memory for the spatial exchange plan (%zu ranks)", p);
+        lbk_error("out of host memory for the spatial exchange (%zu ranks, %llu points)", p,
+                  (unsigned long long)d->in->rows);
     LBK_TRY_GOTO(st, lbk_agree(comm, st));
     for (uint64_t i = 0; i < d->in->rows; i++) {
         d->node_of[i] = d->tree->nodes[d->node_of[i]].first;
         counts[d->node_of[i]]++;
     }
     const int streams = d->in->has_labels ? 3 : 2;
+    /* The arrays this rank will own, on huge pages (alloc_large.h): as
+     * many rows as its leaf of the top tree holds. */
+    const uint64_t owned = leaf_points(d->tree, comm->rank);
+    const size_t rows_bytes[3] = {(size_t)d->in->dim * sizeof(float), d->id_size,
+                                  sizeof(int32_t)};
+    for (int s = 0; s < streams && st == LBK_OK; s++) {
+        bufs[s].capacity = (size_t)owned * rows_bytes[s] + 64;
+        bufs[s].data = lbk_alloc_large(bufs[s].capacity);
+        if (!bufs[s].data) {
+            lbk_error("out of host memory for this rank's %llu points",
+                      (unsigned long long)owned);
+            st = LBK_ERR_NOMEM;
+        }
+    }
+    LBK_TRY_GOTO(st, lbk_agree(comm, st));
     for (int s = 0; s < streams; s++)
-        LBK_TRY_GOTO(st, move_stream(comm, d, s, counts, cursor, recv_counts, &bufs[s],
+        LBK_TRY_GOTO(st, move_stream(comm, d, s, pack, counts, cursor, recv_counts, &bufs[s],
                                      bytes_sent));
     out->rows = 0;
     for (size_t r = 0; r < p; r++)
@@ -341,6 +442,7 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
 cleanup:
     for (int s = 0; s < 3; s++)
         lbk_buffer_free(&bufs[s]);
+    free(pack);
     free(counts);
     free(cursor);
     free(recv_counts);
@@ -353,13 +455,10 @@ cleanup:
 static lbk_status check_owned(const lbk_comm *comm, const lbk_toptree *tree,
                               const lbk_owned_points *own)
 {
-    for (int i = 0; i < tree->count; i++) {
-        const lbk_toptree_node *n = &tree->nodes[i];
-        LBK_FAIL_IF(n->ranks == 1 && n->first == comm->rank && n->points != own->rows,
-                    LBK_ERR_INTERNAL,
-                    "internal: spatial decomposition gave this rank %llu points, not %llu",
-                    (unsigned long long)own->rows, (unsigned long long)n->points);
-    }
+    LBK_FAIL_IF(leaf_points(tree, comm->rank) != own->rows, LBK_ERR_INTERNAL,
+                "internal: spatial decomposition gave this rank %llu points, not %llu",
+                (unsigned long long)own->rows,
+                (unsigned long long)leaf_points(tree, comm->rank));
     for (uint64_t i = 1; i < own->rows; i++)
         LBK_FAIL_IF(lbk_owned_id(own, i - 1) >= lbk_owned_id(own, i), LBK_ERR_INTERNAL,
                     "internal: owned points out of id order (%llu then %llu)",

@@ -4,8 +4,9 @@
  * Collective. The top tree's planes are chosen level by level: each plane
  * is the exact point of its group at the left child's count in the strict
  * order (coordinate image, global id) along the split dimension, found by a
- * radix select whose every round is one MPI_Allreduce of 256 counts per
- * group of the level; the cost depends on P and the key width, not on N.
+ * radix select whose every round is one MPI_Allreduce of one digit's
+ * counts per group of the level (the first digit up to 16 bits wide, then
+ * bytes); the rounds depend on P and the key width, not on N.
  * Every rank computes the same planes from the same sums. The points then
  * move to their owners in three exchanges (coordinates, ids, labels), and
  * every rank learns every rank's point count and tight box. */

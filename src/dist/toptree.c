@@ -78,24 +78,12 @@ int lbk_toptree_levels(const lbk_toptree *tree)
     return levels;
 }
 
-uint32_t lbk_order_image(float x)
-{
-    uint32_t bits;
-    memcpy(&bits, &x, sizeof bits);
-    return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
-}
-
 float lbk_order_float(uint32_t image)
 {
     const uint32_t bits = image & 0x80000000u ? image & 0x7fffffffu : ~image;
     float x;
     memcpy(&x, &bits, sizeof x);
     return x;
-}
-
-bool lbk_toptree_goes_left(const lbk_toptree_node *node, uint32_t image, uint64_t id)
-{
-    return image < node->image || (image == node->image && id < node->id);
 }
 
 int lbk_toptree_owner(const lbk_toptree *tree, const float *point, uint64_t id)

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct {
     int first, ranks;      /* the rank group [first, first + ranks) */
@@ -62,12 +63,21 @@ uint64_t lbk_toptree_left_points(uint64_t points, int ranks);
 /* The order-preserving image of a float: a < b (as floats) implies
  * image(a) < image(b); -0.0 sorts just below +0.0. No NaN reaches it (inputs
  * are checked). lbk_order_float is its inverse. */
-uint32_t lbk_order_image(float x);
+static inline uint32_t lbk_order_image(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
 float lbk_order_float(uint32_t image);
 
 /* True when the point (coordinate image, id) belongs to the node's left
  * child: (image, id) < (node->image, node->id). */
-bool lbk_toptree_goes_left(const lbk_toptree_node *node, uint32_t image, uint64_t id);
+static inline bool lbk_toptree_goes_left(const lbk_toptree_node *node, uint32_t image,
+                                         uint64_t id)
+{
+    return image < node->image || (image == node->image && id < node->id);
+}
 
 /* The rank that owns a reference point, by its key (planes must be set). */
 int lbk_toptree_owner(const lbk_toptree *tree, const float *point, uint64_t id);
