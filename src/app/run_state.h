@@ -38,6 +38,8 @@ typedef struct {
     lbk_buffer lists_out, lists_in;  /* K-lists to / from other ranks (phase 1's come back
                                       * straight into s->merged) */
     lbk_buffer extra_row;            /* phase 2: the s->merged row (uint64_t) of each row sent */
+    lbk_buffer bound;                /* phase 1: each home list's K-th key (float), by row */
+    lbk_buffer near_count;           /* batch: each query's phase-2 rank count (int) */
     lbk_spatial_report report;
 } lbk_spatial_run;
 
