@@ -22,6 +22,10 @@
 #   lastcore P = 1 on the machine's last core instead of core 0 (spatial
 #          runs only): the cores of a VM need not be equally fast, and a
 #          P = 2 run waits for its rank on the slower one.
+#   pair   two independent P = 1 runs at once, one pinned to each of the
+#          first two cores (spatial runs only): the weak-scaling ceiling of
+#          the machine itself, what two ranks that never talk lose to sharing
+#          it (memory bandwidth, caches, the hypervisor);
 #   onecore  every rank on the same single core, one thread each, waiting
 #          ranks yielding (spatial runs only): the query phase then takes
 #          about the ranks' total work, so P = 1 over P = 2 is the work ratio
@@ -78,6 +82,15 @@ run_once() {
     elif [ "$mode" = lastcore ]; then
         POCL_MAX_PTHREAD_COUNT=1 taskset -c "$(($(nproc) - 1))" mpirun --bind-to none \
             -x POCL_MAX_PTHREAD_COUNT -n "$np" "$LBKNN" run --quiet "$@" --set "output.report=$report"
+    elif [ "$mode" = pair ]; then
+        local c
+        for c in 0 1; do
+            POCL_MAX_PTHREAD_COUNT=1 taskset -c "$c" mpirun --bind-to none \
+                -x POCL_MAX_PTHREAD_COUNT -n 1 "$LBKNN" run --quiet "$@" \
+                --set "output.report=${report%.yaml}.core$c.yaml" &
+        done
+        wait
+        report="${report%.yaml}.core0.yaml,${report%.yaml}.core1.yaml"
     elif [ "$mode" = onecore ]; then
         # A rank waiting in MPI yields the core instead of spinning on it.
         POCL_MAX_PTHREAD_COUNT=1 taskset -c 0 mpirun --bind-to none --mca mpi_yield_when_idle 1 \
@@ -124,6 +137,9 @@ spatial_runs() {
         run_once spatial-weak-p2 spatial-weak 2 core "$i" "$data/weak2/job.yaml" "${sp[@]}"
         run_once spatial-lastcore-p1 spatial-lastcore 1 lastcore "$i" "$data/uniform/job.yaml" \
             "${sp[@]}"
+        if [ "$(nproc)" -ge 2 ]; then
+            run_once spatial-pair-p1 spatial-pair 1 pair "$i" "$data/uniform/job.yaml" "${sp[@]}"
+        fi
         for np in 1 2; do
             run_once "spatial-onecore-p$np" spatial-onecore "$np" onecore "$i" \
                 "$data/uniform/job.yaml" "${sp[@]}"
@@ -194,9 +210,13 @@ fi
 import re, statistics, sys, datetime, platform
 runs_path, cores, md_path, repeat = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 
-def parse(path):
-    """The few report keys we need; the report is flat enough for regexes."""
-    text = open(path).read()
+def parse(paths):
+    """The few report keys we need; the report is flat enough for regexes.
+    Several reports (a pair of runs at once): each key's largest."""
+    if ',' in paths:
+        parts = [parse(p) for p in paths.split(',')]
+        return {k: max(p[k] for p in parts) for k in parts[0]}
+    text = open(paths).read()
     get = lambda pat: float(re.search(pat, text, re.M).group(1))
     phase = lambda p, s: get(r'^\s+%s: \{min: [\d.]+, avg: [\d.]+, max: ([\d.]+)\}' % p) if s == 'max' \
         else get(r'^\s+%s: \{min: [\d.]+, avg: ([\d.]+)' % p)
@@ -249,12 +269,14 @@ def spatial_table():
     for name, r in sp.items():
         if r['workload'] == 'spatial-base':
             continue
-        kind = 'uniform' if r['workload'] in ('spatial-weak', 'spatial-lastcore') \
+        kind = 'uniform' if r['workload'] in ('spatial-weak', 'spatial-lastcore', 'spatial-pair') \
             else r['workload'][len('spatial-'):]
         if r['workload'] == 'spatial-onecore':
             name += ' (one core: work ratio)'
         if r['workload'] == 'spatial-lastcore':
             name += ' (P = 1 on core %d: speed against core 0)' % (cores - 1)
+        if r['workload'] == 'spatial-pair':
+            name += ' (two P = 1 runs at once, cores 0 and 1: the slower, against one alone)'
         b = sp.get('spatial-%s-p1' % kind)
         weak = r['workload'] == 'spatial-weak'
         form = 'efficiency %.2f (%.2f)' if weak else '%.2fx (%.2fx)'
@@ -278,6 +300,13 @@ def spatial_table():
     out.append('Memory baseline (tiny run, PoCL and Open MPI loaded): ' + ', '.join(
         'P = %d: %.1f MiB' % (p, v) for p, v in sorted(base_rss.items())))
     last, weak = sp.get('spatial-lastcore-p1'), sp.get('spatial-weak-p2')
+    pair = sp.get('spatial-pair-p1')
+    if pair and weak:
+        out.append('')
+        out.append('Weak scaling against two P = 1 runs at once (the same work per core with '
+                   'no communication: what the machine allows): efficiency %.2f (%.2f)' % (
+                       med(pair, 'query') / med(weak, 'query'),
+                       best(pair, 'query') / best(weak, 'query')))
     if last and weak:
         out.append('')
         out.append('Weak scaling against P = 1 on core %d (the P = 2 run waits for its rank '
