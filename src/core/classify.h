@@ -37,9 +37,10 @@ typedef struct {
     double score;
 } lbk_class_score;
 
-/* The classes among the k candidates, labels ascending, each with its score
- * (weights summed in slot order). `out` has room for k entries; returns how
- * many were written (0 when no candidate votes). */
+/* The classes among the k candidates (k <= LBK_K_MAX, as every engine
+ * allows), labels ascending, each with its score (weights summed in slot
+ * order). `out` has room for k entries; returns how many were written (0
+ * when no candidate votes). */
 int lbk_class_scores(const lbk_candidate *list, int k, const lbk_vote_rule *rule,
                      lbk_class_score *out);
 
