@@ -1,4 +1,4 @@
-#include "brute.h"
+#include "brute_impl.h"
 
 #include "alloc_large.h"
 #include "brute_select.h"
@@ -61,7 +61,7 @@
 #define DIST_TQ (DIST_LY * DIST_QB)
 /* The blocked (CPU) distance kernel's lanes, register block, query tile and
  * dimension slice come from the device's tuning (tuning.h). A small batch
- * gets fewer query blocks per work-item (blocked_launch), so that every
+ * gets fewer query blocks per work-item (lbk_brute_blocked_launch), so that every
  * compute unit still has work. Work-items of one group share a query tile
  * and run one after another on one core: the tile stays in its L2. */
 #define DIST_REF_GROUP 4
@@ -82,10 +82,6 @@
  * cascade did, it is off for the rest of the run (data whose dimensions are
  * not alike in groups, where group sums prune little). */
 #define CASCADE_MIN_DIM 64
-/* ... and where its coarse rows keep at least this share of the squared
- * distances (lbk_cascade_capture: 0.86 on Fashion-MNIST, 0.25 for
- * independent dimensions, where the coarse bound prunes little). */
-#define CASCADE_MIN_CAPTURE 0.5
 /* The first cascade batch is this short, so that data it does not suit costs
  * little: on 100k x 128 Gaussian blobs a first batch of 671 queries cost
  * 0.35 s more than the prefilter would have. */
@@ -100,83 +96,6 @@
 #endif
 /* Work-items of a sort-merge work-group (at most; a power of two). */
 #define SORT_MAX_W 256
-
-typedef struct {
-    cl_event event;
-    lbk_brute_event kind;
-} timed_event;
-
-/* A batch's worth of queries (x dim) and their K-lists, for the queries one
- * path hands to another. */
-typedef struct {
-    float *queries;
-    float *keys;
-    uint32_t *index;
-} query_slots;
-
-struct lbk_brute {
-    lbk_device *dev;
-    int k;
-    lbk_metric metric;
-    bool has_selector;       /* a baseline's selection replaces the bubble (brute_select.h) */
-    bool sort_select;        /* large K: brute_sort.cl's sort-merge replaces the bubble */
-    uint32_t kp2;            /* sort-merge: the power of two >= K of its lists */
-    lbk_brute_selector selector;
-    int dim;
-    uint64_t n;
-    bool resident;           /* whole shard on the device; else chunks uploaded per batch */
-    bool blocked;            /* blocked distance kernel and [block][dim][vw] layout */
-    lbk_tuning tuning;       /* the device's kernel parameters */
-    uint32_t vw;             /* blocked kernel: lanes, the layout's rows per block */
-    uint32_t vrows;          /* references per work-item: vw x block_vectors */
-    float *host_refs;        /* the shard in the device layout: streamed, or used in place */
-    uint64_t chunk;          /* reference rows per distance matrix */
-    size_t ldd;              /* distance matrix row stride */
-    uint32_t groups;         /* bubble groups per query (before clamping to a chunk) */
-    bool auto_groups;        /* groups chosen per batch from the compute units */
-    uint32_t bubble_w;       /* work-items of the bubble kernels */
-    uint64_t batch;
-    cl_kernel k_dist, k_groups, k_final;
-    cl_mem refs, queries, dist, surv_k, surv_i, best_k, best_i;
-    cl_mem scr_k, scr_i;     /* sort-merge: 2 * kp2 slots per work-group */
-    /* Prefilter (see brute.h): K' = kp candidates by lower bound. */
-    bool prefilter;
-    int kp;
-    uint32_t bubble_wp;
-    float bound_c;
-    cl_kernel k_bound, k_groups_p, k_final_p;
-    cl_mem qnorm, rnorm, bestp_k, bestp_i;
-    /* Cascade (cascade.h): bounds from coarse rows of dc dimensions, exact
-     * keys of the rows they leave on the device (lbk_cascade_exact). */
-    bool cascade;
-    bool cascade_off;        /* set after a batch where most queries needed the prefilter */
-    bool cascade_probed;     /* the first (short) cascade batch has run */
-    bool cascade_forced;     /* LBK_PREFILTER_CASCADE: whatever the data */
-    uint64_t cascade_seen, cascade_capped; /* queries through it, and of them capped */
-    int dc;
-    float cascade_c;         /* the bound's constant for dc dimensions */
-    float cascade_slope;
-    double largest_rnorm;    /* max |r|^2 over the shard */
-    uint32_t max_checks;
-    cl_kernel k_cascade;
-    cl_mem refs_c, rnorm_c, queries_c, qnorm_c, qeps, rows, checks;
-    int *group_of;           /* each dimension's group (lbk_cascade_grouping) */
-    float *host_refs_c;      /* the coarse shard in the blocked layout (CPU: in use) */
-    float *host_qc, *host_qnorm_c, *host_qeps; /* batch */
-    uint32_t *host_checks;    /* batch: exact keys each query needed */
-    uint8_t *cas_flags;      /* batch: 1 = the query goes down the prefilter path */
-    query_slots cas;         /* those queries */
-    lbk_rerank rerank;       /* the host half: settle proofs, exact re-rank */
-    float *host_rnorm;       /* n: the bound's norm of every shard row */
-    float *host_qnorm;       /* batch */
-    float *cand_k;           /* batch x K': the candidates read back */
-    uint32_t *cand_i;
-    uint8_t *host_flags;     /* batch: 1 = the query needs the exact path */
-    query_slots fb;          /* the queries sent back to the exact path */
-    timed_event *events;
-    size_t event_count, event_cap;
-    lbk_brute_timing timing;
-};
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -275,7 +194,7 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
 
 /* Rows the device copy of `rows` references occupies: the blocked layout is
  * padded with zero rows to whole work-item blocks. */
-static size_t padded_rows(const lbk_brute *e, uint64_t rows)
+size_t lbk_brute_padded_rows(const lbk_brute *e, uint64_t rows)
 {
     return (size_t)(e->blocked ? lbk_round_up(rows, e->vrows) : rows);
 }
@@ -291,7 +210,7 @@ static void fill_layout(const lbk_brute *e, const float *points, size_t dim, flo
         memcpy(dst, points, n * dim * sizeof *dst);
         return;
     }
-    const size_t vw = e->vw, blocks = padded_rows(e, e->n) / vw;
+    const size_t vw = e->vw, blocks = lbk_brute_padded_rows(e, e->n) / vw;
     for (size_t b = 0; b < blocks; b++) {
         const float *rows = points + b * vw * dim;
         const size_t lanes = n - b * vw < vw ? n - b * vw : vw;
@@ -438,7 +357,7 @@ static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
     return LBK_ERR_DEVICE;
 }
 
-static lbk_status alloc_slots(lbk_brute *e, query_slots *slots, const char *what)
+lbk_status lbk_brute_alloc_slots(lbk_brute *e, lbk_brute_slots *slots, const char *what)
 {
     const size_t b = (size_t)e->batch;
     slots->queries = malloc(b * (size_t)e->dim * sizeof *slots->queries);
@@ -449,26 +368,11 @@ static lbk_status alloc_slots(lbk_brute *e, query_slots *slots, const char *what
     return LBK_OK;
 }
 
-static void free_slots(query_slots *slots)
+static void free_slots(lbk_brute_slots *slots)
 {
     free(slots->queries);
     free(slots->keys);
     free(slots->index);
-}
-
-/* Host buffers of the cascade, per batch. */
-static lbk_status alloc_cascade_host(lbk_brute *e)
-{
-    const size_t b = (size_t)e->batch;
-    e->host_qc = malloc(b * (size_t)e->dc * sizeof *e->host_qc);
-    e->host_qnorm_c = malloc(b * sizeof *e->host_qnorm_c);
-    e->host_qeps = malloc(b * sizeof *e->host_qeps);
-    e->host_checks = malloc(b * sizeof *e->host_checks);
-    e->cas_flags = malloc(b * sizeof *e->cas_flags);
-    LBK_FAIL_IF(!e->host_qc || !e->host_qnorm_c || !e->host_qeps || !e->host_checks ||
-                    !e->cas_flags,
-                LBK_ERR_NOMEM, "out of host memory for the cascade's batch buffers");
-    return alloc_slots(e, &e->cas, "the cascade's batch buffers");
 }
 
 /* Host buffers of the prefilter path, per batch. */
@@ -481,7 +385,7 @@ static lbk_status alloc_prefilter_host(lbk_brute *e)
     e->cand_i = malloc(b * kp * sizeof *e->cand_i);
     LBK_FAIL_IF(!e->host_qnorm || !e->host_flags || !e->cand_k || !e->cand_i,
                 LBK_ERR_NOMEM, "out of host memory for the prefilter's batch buffers");
-    return alloc_slots(e, &e->fb, "the prefilter's batch buffers");
+    return lbk_brute_alloc_slots(e, &e->fb, "the prefilter's batch buffers");
 }
 
 static lbk_status alloc_buffers(lbk_brute *e)
@@ -520,7 +424,7 @@ static lbk_status alloc_buffers(lbk_brute *e)
         LBK_TRY(lbk_device_buffer(e->dev, want[i].flags, want[i].bytes, NULL, want[i].what,
                                   want[i].mem));
     if (e->cascade)
-        LBK_TRY(alloc_cascade_host(e));
+        LBK_TRY(lbk_brute_cascade_alloc(e));
     return e->prefilter ? alloc_prefilter_host(e) : LBK_OK;
 }
 
@@ -540,8 +444,7 @@ static void sum_squares(const float *x, size_t dim, size_t m, double *sums)
  * squared norms (their error is far inside the bound), IP and COSINE norms
  * rounded up. False when some row is too large for the bound arithmetic to
  * stay finite (then the exact path runs). */
-static bool prefilter_norms(const lbk_brute *e, const float *x, size_t rows, size_t dim,
-                            float *out)
+bool lbk_brute_norms(const lbk_brute *e, const float *x, size_t rows, size_t dim, float *out)
 {
     const bool plain = lbk_metric_is_similarity(e->metric);
     double largest = 0.0, sums[4];
@@ -678,10 +581,10 @@ static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
  * caller's rows, which outlive the engine. */
 static lbk_status upload_prefilter(lbk_brute *e, const float *points)
 {
-    const size_t rows = padded_rows(e, e->n);
+    const size_t rows = lbk_brute_padded_rows(e, e->n);
     e->host_rnorm = calloc(rows, sizeof *e->host_rnorm);
     LBK_FAIL_IF(!e->host_rnorm, LBK_ERR_NOMEM, "out of host memory for the reference norms");
-    if (!prefilter_norms(e, points, e->n, (size_t)e->dim, e->host_rnorm)) {
+    if (!lbk_brute_norms(e, points, e->n, (size_t)e->dim, e->host_rnorm)) {
         e->prefilter = false;
         return LBK_OK;
     }
@@ -690,112 +593,6 @@ static lbk_status upload_prefilter(lbk_brute *e, const float *points)
     return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                              rows * sizeof *e->host_rnorm, e->host_rnorm, "the reference norms",
                              &e->rnorm);
-}
-
-/* A host array for a buffer: used in place on a CPU device (no copy by the
- * runtime), copied elsewhere or with copy_shard. */
-static lbk_status host_buffer(lbk_brute *e, const void *host, size_t bytes, bool copy,
-                              const char *what, cl_mem *out)
-{
-    const bool in_place = lbk_device_is_cpu(e->dev) && !copy;
-    return lbk_device_buffer(e->dev,
-                             CL_MEM_READ_ONLY | (in_place ? CL_MEM_USE_HOST_PTR
-                                                          : CL_MEM_COPY_HOST_PTR),
-                             bytes, (void *)host, what, out);
-}
-
-/* The coarse rows of the shard, straight into the blocked layout (zero
- * padding included); row_c: dc floats of scratch. */
-static void fill_coarse_layout(lbk_brute *e, const float *points, float *row_c)
-{
-    const size_t dim = (size_t)e->dim, dc = (size_t)e->dc, vw = e->vw;
-    const size_t blocks = padded_rows(e, e->n) / vw;
-    memset(e->host_refs_c, 0, blocks * vw * dc * sizeof *e->host_refs_c);
-    for (size_t i = 0; i < (size_t)e->n; i++) {
-        lbk_cascade_coarsen(points + i * dim, e->dim, e->group_of, row_c);
-        float *out = e->host_refs_c + (i / vw) * dc * vw + i % vw;
-        for (size_t g = 0; g < dc; g++)
-            out[g * vw] = row_c[g];
-    }
-}
-
-/* The coarse rows' squared norms, in double rounded to float as
- * prefilter_norms makes them (the bound allows any order of the double
- * sum), read lane by lane from the blocked layout. */
-static void coarse_norms(const lbk_brute *e, float *out)
-{
-    const size_t dc = (size_t)e->dc, vw = e->vw, blocks = padded_rows(e, e->n) / vw;
-    for (size_t b = 0; b < blocks; b++) {
-        double sums[16] = {0.0}; /* lanes: 4, 8 or 16 (tuning.h) */
-        const float *block = e->host_refs_c + b * dc * vw;
-        for (size_t g = 0; g < dc; g++)
-            for (size_t l = 0; l < vw; l++)
-                sums[l] += (double)block[g * vw + l] * block[g * vw + l];
-        for (size_t l = 0; l < vw; l++)
-            out[b * vw + l] = (float)sums[l];
-    }
-}
-
-/* The cascade's groups (group_of), and whether the data suits it: unless
- * forced, its coarse rows must keep CASCADE_MIN_CAPTURE of the distances. */
-static lbk_status choose_groups(lbk_brute *e, const float *points)
-{
-    const size_t dc = (size_t)e->dc;
-    e->group_of = malloc((size_t)e->dim * sizeof *e->group_of);
-    int *perm = malloc(dc * LBK_CASCADE_GROUP * sizeof *perm);
-    float *scratch = malloc(2 * dc * sizeof *scratch);
-    const bool ok = e->group_of && perm && scratch;
-    const lbk_status st = ok ? lbk_cascade_grouping(points, e->n, e->dim, perm) : LBK_OK;
-    if (ok && st == LBK_OK) {
-        lbk_cascade_group_of(perm, e->dim, e->group_of);
-        e->cascade = e->cascade_forced || lbk_cascade_capture(points, e->n, e->dim,
-                                                              e->group_of, scratch) >=
-                                              CASCADE_MIN_CAPTURE;
-    }
-    free(perm);
-    free(scratch);
-    LBK_FAIL_IF(!ok, LBK_ERR_NOMEM, "out of host memory grouping dimensions for the cascade");
-    return st;
-}
-
-/* The cascade's coarse shard in the blocked layout with its norms, and the
- * row-major shard its kernel reads; nothing when the data does not suit it. */
-static lbk_status upload_cascade(lbk_brute *e, const float *points, bool copy_shard)
-{
-    LBK_TRY(choose_groups(e, points));
-    if (!e->cascade)
-        return LBK_OK;
-    const size_t rows = padded_rows(e, e->n), dc = (size_t)e->dc;
-    e->host_refs_c = lbk_alloc_large(rows * dc * sizeof *e->host_refs_c);
-    float *norms = calloc(rows, sizeof *norms), *row_c = malloc(dc * sizeof *row_c);
-    const bool ok = e->host_refs_c && norms && row_c;
-    if (ok) {
-        fill_coarse_layout(e, points, row_c);
-        coarse_norms(e, norms);
-    }
-    free(row_c);
-    if (!ok) {
-        free(norms);
-        lbk_error("out of host memory for the cascade's coarse rows (%.1f MiB)",
-                  (double)(rows * dc * 4) / (1024.0 * 1024.0));
-        return LBK_ERR_NOMEM;
-    }
-    for (uint64_t i = 0; i < e->n; i++)
-        if (e->host_rnorm[i] > e->largest_rnorm)
-            e->largest_rnorm = e->host_rnorm[i];
-    const lbk_status st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                            rows * sizeof(float), norms, "the coarse norms",
-                                            &e->rnorm_c);
-    free(norms);
-    LBK_TRY(st);
-    LBK_TRY(host_buffer(e, e->host_refs_c, rows * dc * sizeof(float), copy_shard,
-                        "the coarse shard", &e->refs_c));
-    if (!lbk_device_is_cpu(e->dev) || copy_shard) { /* the buffer holds a copy */
-        free(e->host_refs_c);
-        e->host_refs_c = NULL;
-    }
-    return host_buffer(e, points, (size_t)e->n * (size_t)e->dim * sizeof(float), copy_shard,
-                       "the row-major shard", &e->rows);
 }
 
 /* The shard onto the device. Resident on a CPU device: laid out once in
@@ -808,7 +605,7 @@ static lbk_status upload_cascade(lbk_brute *e, const float *points, bool copy_sh
 static lbk_status place_refs(lbk_brute *e, const float *points, bool copy_shard)
 {
     const size_t row_bytes = (size_t)e->dim * sizeof(float);
-    const size_t bytes = padded_rows(e, e->n) * row_bytes;
+    const size_t bytes = lbk_brute_padded_rows(e, e->n) * row_bytes;
     const bool in_place = e->resident && lbk_device_is_cpu(e->dev) && !copy_shard;
     if (e->resident && !in_place && !e->blocked)
         return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
@@ -828,7 +625,8 @@ static lbk_status place_refs(lbk_brute *e, const float *points, bool copy_shard)
     if (in_place)
         return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
                                  e->host_refs, "the reference shard", &e->refs);
-    return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY, padded_rows(e, e->chunk) * row_bytes, NULL,
+    return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY,
+                             lbk_brute_padded_rows(e, e->chunk) * row_bytes, NULL,
                              "a reference chunk", &e->refs);
 }
 
@@ -842,7 +640,7 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
         LBK_TRY(upload_prefilter(e, reference->points));
     e->cascade = e->cascade && e->prefilter;
     if (e->cascade)
-        LBK_TRY(upload_cascade(e, reference->points, params->copy_shard));
+        LBK_TRY(lbk_brute_cascade_upload(e, reference->points, params->copy_shard));
     /* Declined after all (the data, or norms too large): batches sized
      * without its memory. */
     if (planned_cascade && !e->cascade)
@@ -896,7 +694,7 @@ static lbk_status grow_events(lbk_brute *e)
     if (e->event_count < e->event_cap)
         return LBK_OK;
     const size_t cap = e->event_cap ? 2 * e->event_cap : 64;
-    timed_event *grown = realloc(e->events, cap * sizeof *grown);
+    lbk_brute_timed_event *grown = realloc(e->events, cap * sizeof *grown);
     LBK_FAIL_IF(!grown, LBK_ERR_NOMEM, "out of host memory recording kernel events");
     e->events = grown;
     e->event_cap = cap;
@@ -925,7 +723,7 @@ lbk_status lbk_brute_launch(lbk_brute *e, cl_kernel kernel, lbk_brute_event kind
 }
 
 /* Called once the queue is idle: add each kernel's profiled time to its kind. */
-static void collect_events(lbk_brute *e)
+void lbk_brute_collect_events(lbk_brute *e)
 {
     for (size_t i = 0; i < e->event_count; i++) {
         cl_ulong t0 = 0, t1 = 0;
@@ -958,7 +756,7 @@ typedef struct {
 /* Query blocks per work-item of the blocked kernels for a batch of nb
  * queries: the tuning's, fewer when the batch would leave compute units
  * without work (BRUTE_GROUPS_PER_CU work-items per unit at least). */
-static cl_uint blocked_tile(const lbk_brute *e, cl_uint nb, cl_uint nr)
+cl_uint lbk_brute_blocked_tile(const lbk_brute *e, cl_uint nb, cl_uint nr)
 {
     const uint64_t blocks = ceil_div(nb, (uint64_t)e->tuning.block_queries);
     const uint64_t ref_items = ceil_div(nr, e->vrows);
@@ -971,8 +769,8 @@ static cl_uint blocked_tile(const lbk_brute *e, cl_uint nb, cl_uint nr)
 
 /* Launch a blocked distance or bound kernel over nb queries x nr
  * references, with qt query blocks per work-item (its last argument). */
-static lbk_status blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr,
-                                 cl_uint qt)
+lbk_status lbk_brute_blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr,
+                                    cl_uint qt)
 {
     const size_t rows = ceil_div(ceil_div(nb, (uint64_t)e->tuning.block_queries), qt);
     const size_t cols = ceil_div(nr, e->vrows);
@@ -1044,7 +842,7 @@ static lbk_status chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong *r_
          * which the in-order queue guarantees, and the host copy stays valid. */
         const size_t row_bytes = (size_t)e->dim * sizeof(float);
         LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
-                                                  padded_rows(e, nr) * row_bytes,
+                                                  lbk_brute_padded_rows(e, nr) * row_bytes,
                                                   e->host_refs + c0 * e->dim, 0, NULL, NULL),
                              "uploading a reference chunk"));
         *r_first = 0;
@@ -1063,11 +861,11 @@ static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
     cl_ulong r_first;
     LBK_TRY(chunk_refs(e, c0, nr, &r_first));
     if (e->blocked) {
-        const cl_uint qt = blocked_tile(e, nb, nr);
+        const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
         LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
                                 LBK_ARG(ldd), LBK_ARG(qt)));
-        LBK_TRY(blocked_launch(e, e->k_dist, nb, nr, qt));
+        LBK_TRY(lbk_brute_blocked_launch(e, e->k_dist, nb, nr, qt));
     } else {
         LBK_TRY(LBK_KERNEL_ARGS(e->k_dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
@@ -1080,8 +878,8 @@ static lbk_status exact_chunk(lbk_brute *e, cl_uint nb, uint64_t c0, cl_uint nr)
 }
 
 /* Read nq rows of the K best back; `blocking` waits for the indices. */
-static lbk_status read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index,
-                            cl_bool blocking)
+lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index,
+                               cl_bool blocking)
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
     const size_t out_bytes = nq * (size_t)e->k * 4;
@@ -1093,8 +891,8 @@ static lbk_status read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t *in
                         "reading the K best indices");
 }
 
-static lbk_status run_exact(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
-                            uint32_t *index)
+lbk_status lbk_brute_run_exact(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
+                               uint32_t *index)
 {
     lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
@@ -1104,10 +902,10 @@ static lbk_status run_exact(lbk_brute *e, const float *queries, uint64_t nq, flo
                                   "uploading a query batch"));
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk)
         LBK_TRY_GOTO(st, exact_chunk(e, (cl_uint)nq, c0, (cl_uint)min_u64(e->chunk, e->n - c0)));
-    st = read_best(e, nq, keys, index, CL_TRUE);
+    st = lbk_brute_read_best(e, nq, keys, index, CL_TRUE);
 cleanup:
     clFinish(queue);
-    collect_events(e);
+    lbk_brute_collect_events(e);
     return st;
 }
 
@@ -1133,12 +931,12 @@ static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint6
         const cl_ulong norm_first = c0 / e->vw;
         cl_ulong block_first;
         LBK_TRY(chunk_refs(e, c0, nr, &block_first));
-        const cl_uint qt = blocked_tile(e, nb, nr);
+        const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
         LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
                                 LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
                                 LBK_ARG(norm_first), LBK_ARG(c), LBK_ARG(qt)));
-        LBK_TRY(blocked_launch(e, e->k_bound, nb, nr, qt));
+        LBK_TRY(lbk_brute_blocked_launch(e, e->k_bound, nb, nr, qt));
         LBK_TRY(select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
     const size_t bytes = nq * (size_t)e->kp * 4;
@@ -1164,14 +962,11 @@ static void prefilter_rerank(lbk_brute *e, const float *queries, uint64_t nq, fl
     e->timing.final_s += lbk_now() - t0;
 }
 
-typedef lbk_status (*query_path)(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
-                                 uint32_t *index);
-
 /* The queries with flags[q] set through `path` (via `slots`), their
  * results put in place; *count: how many. */
-static lbk_status rerun_flagged(lbk_brute *e, query_path path, const uint8_t *flags,
-                                const query_slots *slots, const float *queries, uint64_t nq,
-                                float *keys, uint32_t *index, uint64_t *count)
+lbk_status lbk_brute_rerun_flagged(lbk_brute *e, lbk_brute_path path, const uint8_t *flags,
+                                   const lbk_brute_slots *slots, const float *queries,
+                                   uint64_t nq, float *keys, uint32_t *index, uint64_t *count)
 {
     const size_t k = (size_t)e->k, row_bytes = (size_t)e->dim * sizeof(float);
     uint64_t m = 0;
@@ -1198,117 +993,31 @@ static lbk_status prefilter_fallback(lbk_brute *e, const float *queries, uint64_
                                      float *keys, uint32_t *index)
 {
     uint64_t m = 0;
-    const lbk_status st =
-        rerun_flagged(e, run_exact, e->host_flags, &e->fb, queries, nq, keys, index, &m);
+    const lbk_status st = lbk_brute_rerun_flagged(e, lbk_brute_run_exact, e->host_flags, &e->fb,
+                                                  queries, nq, keys, index, &m);
     e->timing.prefiltered_queries += nq;
     e->timing.fallback_queries += m;
     return st;
 }
 
 /* The prefilter path: bounds and candidates on the device, the re-rank on
- * the host (rerank.h); the queries it cannot settle go through run_exact. */
-static lbk_status run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
-                                uint32_t *index)
+ * the host (rerank.h); the queries it cannot settle go through lbk_brute_run_exact. */
+lbk_status lbk_brute_run_prefilter(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
+                                   uint32_t *index)
 {
-    if (!prefilter_norms(e, queries, nq, (size_t)e->dim, e->host_qnorm))
-        return run_exact(e, queries, nq, keys, index);
+    if (!lbk_brute_norms(e, queries, nq, (size_t)e->dim, e->host_qnorm))
+        return lbk_brute_run_exact(e, queries, nq, keys, index);
     lbk_status st = LBK_OK;
     cl_command_queue queue = lbk_device_queue(e->dev);
     LBK_TRY_GOTO(st, prefilter_candidates(e, queries, nq));
     clFinish(queue);
-    collect_events(e);
+    lbk_brute_collect_events(e);
     prefilter_rerank(e, queries, nq, keys, index);
     st = prefilter_fallback(e, queries, nq, keys, index);
 cleanup:
     clFinish(queue);
-    collect_events(e);
+    lbk_brute_collect_events(e);
     return st;
-}
-
-/* The cascade's kernels for a batch: coarse bounds, then the checks and
- * exact keys (cascade.h); the K best and each query's count of checks read
- * back. */
-static lbk_status cascade_device(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
-                                 uint32_t *index)
-{
-    cl_command_queue queue = lbk_device_queue(e->dev);
-    const cl_uint nb = (cl_uint)nq, nr = (cl_uint)e->n, dc = (cl_uint)e->dc;
-    const cl_uint dim = (cl_uint)e->dim, max_checks = e->max_checks;
-    const cl_ulong ldd = e->ldd, zero = 0;
-    const cl_float c = e->cascade_c, slope = e->cascade_slope, c_full = e->bound_c;
-    const struct {
-        cl_mem mem;
-        const void *host;
-        size_t bytes;
-    } up[] = {
-        {e->queries, queries, nq * (size_t)e->dim * sizeof(float)},
-        {e->queries_c, e->host_qc, nq * (size_t)e->dc * sizeof(float)},
-        {e->qnorm_c, e->host_qnorm_c, nq * sizeof(float)},
-        {e->qeps, e->host_qeps, nq * sizeof(float)},
-        {e->qnorm, e->host_qnorm, nq * sizeof(float)},
-    };
-    for (size_t i = 0; i < sizeof up / sizeof up[0]; i++)
-        LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0, up[i].bytes,
-                                                  up[i].host, 0, NULL, NULL),
-                             "uploading a cascade batch"));
-    const cl_uint qt = blocked_tile(e, nb, nr);
-    LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries_c), LBK_ARG(nb), LBK_ARG(e->refs_c),
-                            LBK_ARG(zero), LBK_ARG(nr), LBK_ARG(dc), LBK_ARG(e->dist),
-                            LBK_ARG(ldd), LBK_ARG(e->qnorm_c), LBK_ARG(e->rnorm_c),
-                            LBK_ARG(zero), LBK_ARG(c), LBK_ARG(qt)));
-    LBK_TRY(blocked_launch(e, e->k_bound, nb, nr, qt));
-    LBK_TRY(LBK_KERNEL_ARGS(e->k_cascade, LBK_ARG(e->queries), LBK_ARG(dim), LBK_ARG(e->rows),
-                            LBK_ARG(nr), LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(e->qeps),
-                            LBK_ARG(slope), LBK_ARG(e->qnorm),
-                            LBK_ARG(e->rnorm), LBK_ARG(c_full), LBK_ARG(max_checks),
-                            LBK_ARG(e->best_k), LBK_ARG(e->best_i), LBK_ARG(e->checks)));
-    LBK_TRY(lbk_brute_launch(e, e->k_cascade, LBK_BRUTE_EVENT_FINAL, nb, 1, 1, 1));
-    LBK_TRY(read_best(e, nq, keys, index, CL_FALSE));
-    return lbk_cl_check(clEnqueueReadBuffer(queue, e->checks, CL_TRUE, 0,
-                                            nq * sizeof(uint32_t), e->host_checks, 0, NULL, NULL),
-                        "reading the cascade's counts");
-}
-
-/* The queries that hit the cascade's cap, through the prefilter path; when
- * they were most of the batch, the rest of the run skips the cascade. */
-static lbk_status cascade_fallback(lbk_brute *e, const float *queries, uint64_t nq,
-                                   float *keys, uint32_t *index)
-{
-    uint64_t m = 0;
-    for (uint64_t q = 0; q < nq; q++) {
-        e->cas_flags[q] = e->host_checks[q] > e->max_checks;
-        m += e->cas_flags[q];
-        if (!e->cas_flags[q])
-            e->timing.cascade_checked_rows += e->host_checks[q];
-    }
-    e->timing.cascade_queries += nq;
-    e->timing.cascade_fallback_queries += m;
-    /* Over every cascade batch so far, so that one short batch (the last
-     * of a job) cannot decide alone. */
-    e->cascade_seen += nq;
-    e->cascade_capped += m;
-    if (2 * e->cascade_capped > e->cascade_seen)
-        e->cascade_off = true;
-    return rerun_flagged(e, run_prefilter, e->cas_flags, &e->cas, queries, nq, keys, index, &m);
-}
-
-/* The cascade path (cascade.h); rows too large for the bound arithmetic go
- * through run_exact as on the prefilter path. */
-static lbk_status run_cascade(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
-                              uint32_t *index)
-{
-    if (!prefilter_norms(e, queries, nq, (size_t)e->dim, e->host_qnorm))
-        return run_exact(e, queries, nq, keys, index);
-    for (uint64_t q = 0; q < nq; q++)
-        lbk_cascade_coarsen(queries + q * e->dim, e->dim, e->group_of,
-                            e->host_qc + q * e->dc);
-    prefilter_norms(e, e->host_qc, nq, (size_t)e->dc, e->host_qnorm_c);
-    for (uint64_t q = 0; q < nq; q++)
-        e->host_qeps[q] = lbk_cascade_eps(e->host_qnorm[q], e->largest_rnorm);
-    lbk_status st = cascade_device(e, queries, nq, keys, index);
-    clFinish(lbk_device_queue(e->dev));
-    collect_events(e);
-    return st == LBK_OK ? cascade_fallback(e, queries, nq, keys, index) : st;
 }
 
 lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
@@ -1338,10 +1047,10 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
         float *keys = result->keys + off * k;
         uint32_t *index = result->index + off * k;
         if (engine->cascade && !engine->cascade_off)
-            LBK_TRY(run_cascade(engine, q, n, keys, index));
+            LBK_TRY(lbk_brute_cascade_run(engine, q, n, keys, index));
         else
-            LBK_TRY(engine->prefilter ? run_prefilter(engine, q, n, keys, index)
-                                      : run_exact(engine, q, n, keys, index));
+            LBK_TRY(engine->prefilter ? lbk_brute_run_prefilter(engine, q, n, keys, index)
+                                      : lbk_brute_run_exact(engine, q, n, keys, index));
     }
     return LBK_OK;
 }
