@@ -235,10 +235,17 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
         uint64_t *which = sp->extra_row.data;
         const uint64_t *rows = sp->row.data;
         start_cursors(sp, p);
-        /* Only the few queries with phase-2 ranks walk the top tree again. */
-        for (uint64_t q = 0; q < b->count; q++) {
+        /* Only the few queries with phase-2 ranks walk the top tree again;
+         * the cursors were counted from the first walk, so the second must
+         * agree with it. */
+        for (uint64_t q = 0; q < b->count && st == LBK_OK; q++) {
             const int n = count[q] > 0 ? near_ranks(s, b, q) : 0;
-            for (int i = 0; i < n; i++) {
+            if (n != count[q]) {
+                lbk_error("internal: phase 2 of query %llu: %d ranks, then %d",
+                          (unsigned long long)(b->first + q), count[q], n);
+                st = LBK_ERR_INTERNAL;
+            }
+            for (int i = 0; i < n && st == LBK_OK; i++) {
                 const uint64_t at = sp->cursor[sp->near[i]]++;
                 memcpy((char *)sp->rows_out.data + at * row, b->points + q * dim, row);
                 which[at] = rows[q];
