@@ -94,14 +94,21 @@ static uint32_t point_image(const decomposer *d, uint64_t i, int g)
     return lbk_order_image(d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
 }
 
+/* Where this round's digit sits: its shift within the image, or within the
+ * id once the image's bits are read. */
+static int digit_shift(const decomposer *d)
+{
+    return d->pos < IMAGE_BITS ? IMAGE_BITS - d->pos - d->width
+                               : d->id_bits - (d->pos - IMAGE_BITS) - d->width;
+}
+
 /* Row i's digit of this round, i in group g. */
 static uint32_t key_digit(const decomposer *d, uint64_t i, int g)
 {
     const uint32_t mask = (1u << d->width) - 1;
     if (d->pos < IMAGE_BITS)
-        return (point_image(d, i, g) >> (IMAGE_BITS - d->pos - d->width)) & mask;
-    const int shift = d->id_bits - (d->pos - IMAGE_BITS) - d->width;
-    return (uint32_t)((d->in->first_row + i) >> shift) & mask;
+        return (point_image(d, i, g) >> digit_shift(d)) & mask;
+    return (uint32_t)((d->in->first_row + i) >> digit_shift(d)) & mask;
 }
 
 /* The first round's digit as wide as HIST_ENTRIES allows; then bytes, never
@@ -130,9 +137,9 @@ static lbk_status pick_bucket(decomposer *d, int g)
             d->chosen[g] = b;
             d->unique += h[b] == 1;
             if (d->pos < IMAGE_BITS)
-                n->image |= b << (IMAGE_BITS - d->pos - d->width);
+                n->image |= b << digit_shift(d);
             else
-                n->id |= (uint64_t)b << (d->id_bits - (d->pos - IMAGE_BITS) - d->width);
+                n->id |= (uint64_t)b << digit_shift(d);
             return LBK_OK;
         }
         before += h[b];

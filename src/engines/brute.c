@@ -779,6 +779,19 @@ lbk_status lbk_brute_blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, 
                             lx, 1);
 }
 
+lbk_status lbk_brute_bound(lbk_brute *e, const lbk_brute_bound_rows *rows, cl_uint nb,
+                           cl_uint nr, cl_ulong block_first, cl_ulong norm_first)
+{
+    const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
+    const cl_ulong ldd = e->ldd;
+    LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(rows->queries), LBK_ARG(nb), LBK_ARG(rows->refs),
+                            LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(rows->dim),
+                            LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(rows->qnorm),
+                            LBK_ARG(rows->rnorm), LBK_ARG(norm_first), LBK_ARG(rows->c),
+                            LBK_ARG(qt)));
+    return lbk_brute_blocked_launch(e, e->k_bound, nb, nr, qt);
+}
+
 static lbk_status select_bubble(lbk_brute *e, const bubble_set *set, cl_uint nb, cl_uint nr,
                                 cl_uint base, cl_uint use_prev)
 {
@@ -914,9 +927,9 @@ cleanup:
 static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint64_t nq)
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
-    const cl_uint nb = (cl_uint)nq, dim = (cl_uint)e->dim;
-    const cl_ulong ldd = e->ldd;
-    const cl_float c = e->bound_c;
+    const cl_uint nb = (cl_uint)nq;
+    const lbk_brute_bound_rows rows = {e->queries, e->qnorm, e->refs, e->rnorm,
+                                       (cl_uint)e->dim, e->bound_c};
     LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
                                               nq * (size_t)e->dim * sizeof(float), queries, 0,
                                               NULL, NULL),
@@ -931,12 +944,7 @@ static lbk_status prefilter_candidates(lbk_brute *e, const float *queries, uint6
         const cl_ulong norm_first = c0 / e->vw;
         cl_ulong block_first;
         LBK_TRY(chunk_refs(e, c0, nr, &block_first));
-        const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
-        LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
-                                LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
-                                LBK_ARG(ldd), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
-                                LBK_ARG(norm_first), LBK_ARG(c), LBK_ARG(qt)));
-        LBK_TRY(lbk_brute_blocked_launch(e, e->k_bound, nb, nr, qt));
+        LBK_TRY(lbk_brute_bound(e, &rows, nb, nr, block_first, norm_first));
         LBK_TRY(select_bubble(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
     const size_t bytes = nq * (size_t)e->kp * 4;

@@ -147,8 +147,8 @@ static lbk_status cascade_device(lbk_brute *e, const float *queries, uint64_t nq
     cl_command_queue queue = lbk_device_queue(e->dev);
     const cl_uint nb = (cl_uint)nq, nr = (cl_uint)e->n, dc = (cl_uint)e->dc;
     const cl_uint dim = (cl_uint)e->dim, max_checks = e->max_checks;
-    const cl_ulong ldd = e->ldd, zero = 0;
-    const cl_float c = e->cascade_c, slope = e->cascade_slope, c_full = e->bound_c;
+    const cl_ulong ldd = e->ldd;
+    const cl_float slope = e->cascade_slope, c_full = e->bound_c;
     const struct {
         cl_mem mem;
         const void *host;
@@ -164,12 +164,9 @@ static lbk_status cascade_device(lbk_brute *e, const float *queries, uint64_t nq
         LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0, up[i].bytes,
                                                   up[i].host, 0, NULL, NULL),
                              "uploading a cascade batch"));
-    const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
-    LBK_TRY(LBK_KERNEL_ARGS(e->k_bound, LBK_ARG(e->queries_c), LBK_ARG(nb), LBK_ARG(e->refs_c),
-                            LBK_ARG(zero), LBK_ARG(nr), LBK_ARG(dc), LBK_ARG(e->dist),
-                            LBK_ARG(ldd), LBK_ARG(e->qnorm_c), LBK_ARG(e->rnorm_c),
-                            LBK_ARG(zero), LBK_ARG(c), LBK_ARG(qt)));
-    LBK_TRY(lbk_brute_blocked_launch(e, e->k_bound, nb, nr, qt));
+    const lbk_brute_bound_rows coarse = {e->queries_c, e->qnorm_c, e->refs_c, e->rnorm_c, dc,
+                                         e->cascade_c};
+    LBK_TRY(lbk_brute_bound(e, &coarse, nb, nr, 0, 0));
     LBK_TRY(LBK_KERNEL_ARGS(e->k_cascade, LBK_ARG(e->queries), LBK_ARG(dim), LBK_ARG(e->rows),
                             LBK_ARG(nr), LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(e->qeps),
                             LBK_ARG(slope), LBK_ARG(e->qnorm),

@@ -106,6 +106,16 @@ void lbk_brute_collect_events(lbk_brute *e);
 cl_uint lbk_brute_blocked_tile(const lbk_brute *e, cl_uint nb, cl_uint nr);
 lbk_status lbk_brute_blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr,
                                     cl_uint qt);
+/* The bound kernel (lbk_brute_bound_blocked) over nb queries x nr rows:
+ * the full rows (prefilter) or the coarse ones (cascade), with their norms
+ * and the bound's constant; block_first and norm_first place a chunk. */
+typedef struct {
+    cl_mem queries, qnorm, refs, rnorm;
+    cl_uint dim;
+    cl_float c;
+} lbk_brute_bound_rows;
+lbk_status lbk_brute_bound(lbk_brute *e, const lbk_brute_bound_rows *rows, cl_uint nb,
+                           cl_uint nr, cl_ulong block_first, cl_ulong norm_first);
 lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index,
                                cl_bool blocking);
 lbk_status lbk_brute_run_exact(lbk_brute *e, const float *queries, uint64_t nq, float *keys,
