@@ -446,19 +446,19 @@ static void run_state_free(lbk_run_state *s)
     lbk_knn_result_free(&s->result);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
-    free(s->local);
-    free(s->merged);
-    free(s->predictions);
-    free(s->scores);
-    free(s->proba);
+    lbk_free_large(s->local);
+    lbk_free_large(s->merged);
+    lbk_free_large(s->predictions);
+    lbk_free_large(s->scores);
+    lbk_free_large(s->proba);
     if (s->proba_rows)
         fclose(s->proba_rows);
     free(s->proba_text);
-    free(s->batch_truth);
-    free(s->batch_points);
-    free(s->devices);
-    free(s->rank_phases);
-    free(s->rank_stats);
+    lbk_free_large(s->batch_truth);
+    lbk_free_large(s->batch_points);
+    lbk_free_large(s->devices);
+    lbk_free_large(s->rank_phases);
+    lbk_free_large(s->rank_stats);
     lbk_batch_spatial_free(s->spatial);
 }
 

@@ -1,13 +1,30 @@
-/* Large host arrays (inputs, K-lists, results) on transparent huge pages. */
+/* Large host arrays (inputs, K-lists, results, layouts) on transparent huge
+ * pages, with a debug mode that makes every overrun of them fault. */
 #ifndef LBK_ALLOC_LARGE_H
 #define LBK_ALLOC_LARGE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* Like malloc (free with free()), but an array of at least
- * LBK_LARGE_BYTES is aligned to 2 MiB and marked for huge pages: its first
- * touch then faults once per 2 MiB instead of once per 4 KiB. */
-#define LBK_LARGE_BYTES ((size_t)4 << 20)
+/* Like malloc, but an array of at least LBK_LARGE_BYTES is aligned to
+ * 2 MiB and marked for huge pages: its first touch then faults once per
+ * 2 MiB instead of once per 4 KiB. Free it with lbk_free_large (never with
+ * free: in guard mode it is not malloc's).
+ *
+ * Guard mode (environment LBKNN_GUARD_PAGES=1, read at the first call):
+ * every array, whatever its size, is placed so that its last byte is the
+ * last byte before a PROT_NONE page, so a read or write past its end
+ * faults on every machine, wherever the heap happens to end. The start is
+ * then aligned only as the size is (a multiple of the element size). */
 void *lbk_alloc_large(size_t bytes);
+
+/* Frees what lbk_alloc_large returned (or malloc: a pointer this module did
+ * not map goes to free); NULL is a no-op. */
+void lbk_free_large(void *p);
+
+/* Whether guard mode is on (for the tests that check it). */
+bool lbk_alloc_guarded(void);
+
+#define LBK_LARGE_BYTES ((size_t)4 << 20)
 
 #endif

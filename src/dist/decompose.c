@@ -48,7 +48,7 @@ typedef struct {
 
 static void decomposer_free(decomposer *d)
 {
-    free(d->node_of);
+    lbk_free_large(d->node_of);
     free(d->match);
     free(d->slot);
     free(d->active);
@@ -449,7 +449,7 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
 cleanup:
     for (int s = 0; s < 3; s++)
         lbk_buffer_free(&bufs[s]);
-    free(pack);
+    lbk_free_large(pack);
     free(counts);
     free(cursor);
     free(recv_counts);
@@ -516,10 +516,10 @@ cleanup:
 
 void lbk_owned_points_free(lbk_owned_points *points)
 {
-    free(points->points);
-    free(points->ids);
-    free(points->ids32);
-    free(points->labels);
+    lbk_free_large(points->points);
+    lbk_free_large(points->ids);
+    lbk_free_large(points->ids32);
+    lbk_free_large(points->labels);
     memset(points, 0, sizeof *points);
 }
 

@@ -2,6 +2,7 @@
  * rows by MPI_Alltoallv in as many rounds as the chunk limit needs. */
 #include "exchange.h"
 
+#include "alloc_large.h"
 #include "comm_mpi.h"
 #include "log.h"
 #include "try.h"
@@ -23,7 +24,7 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
      * the peak RSS by 2 MiB, and the query phase was no faster (medians of
      * 8 interleaved P = 2 runs at 1e6: 0.202 against 0.2015 s). */
     const size_t want = bytes < 64 ? 64 : bytes;
-    free(buffer->data);
+    lbk_free_large(buffer->data);
     buffer->data = malloc(want);
     buffer->capacity = buffer->data ? want : 0;
     LBK_FAIL_IF(!buffer->data, LBK_ERR_NOMEM, "out of host memory for %s (%zu bytes)", what,
@@ -34,7 +35,7 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
 void lbk_buffer_free(lbk_buffer *buffer)
 {
     if (!buffer->borrowed)
-        free(buffer->data);
+        lbk_free_large(buffer->data);
     buffer->data = NULL;
     buffer->capacity = 0;
 }

@@ -1,6 +1,7 @@
 #include "brute_impl.h"
 
 #include "alloc_large.h"
+#include "brute_layout.h"
 #include "brute_select.h"
 #include "cascade.h"
 #include "device_cl.h"
@@ -199,10 +200,8 @@ size_t lbk_brute_padded_rows(const lbk_brute *e, uint64_t rows)
     return (size_t)(e->blocked ? lbk_round_up(rows, e->vrows) : rows);
 }
 
-/* The shard's rows (of `dim` values: the shard's, or the cascade's coarse
- * rows) in the distance kernel's layout at dst: row-major for the tiled
- * kernel, [block][dim][vw] with zero padding for the blocked one. Writes run
- * in address order; the reads stride over the block's vw rows. */
+/* The shard's rows in the distance kernel's layout at dst: row-major for
+ * the tiled kernel, blocked (brute_layout.h) for the blocked one. */
 static void fill_layout(const lbk_brute *e, const float *points, size_t dim, float *dst)
 {
     const size_t n = (size_t)e->n;
@@ -210,19 +209,7 @@ static void fill_layout(const lbk_brute *e, const float *points, size_t dim, flo
         memcpy(dst, points, n * dim * sizeof *dst);
         return;
     }
-    const size_t vw = e->vw, blocks = lbk_brute_padded_rows(e, e->n) / vw;
-    for (size_t b = 0; b < blocks; b++) {
-        const float *rows = points + b * vw * dim;
-        const size_t lanes = n - b * vw < vw ? n - b * vw : vw;
-        float *out = dst + b * dim * vw;
-        for (size_t j = 0; j < dim; j++, out += vw) {
-            size_t l = 0;
-            for (; l < lanes; l++)
-                out[l] = rows[l * dim + j];
-            for (; l < vw; l++)
-                out[l] = 0.0f;
-        }
-    }
+    lbk_brute_layout_blocked(points, n, dim, e->vw, lbk_brute_padded_rows(e, e->n), dst);
 }
 
 /* Build brute.cl for chain length k with work-groups of at most `limit`
@@ -618,7 +605,7 @@ static lbk_status place_refs(lbk_brute *e, const float *points, bool copy_shard)
     if (e->resident && !in_place) {
         const lbk_status st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                                 bytes, layout, "the reference shard", &e->refs);
-        free(layout);
+        lbk_free_large(layout);
         return st;
     }
     e->host_refs = layout;
@@ -1107,7 +1094,7 @@ void lbk_brute_destroy(lbk_brute *engine)
     if (engine->has_selector)
         engine->selector.destroy(engine->selector.ctx);
     free(engine->events);
-    free(engine->host_refs);
+    lbk_free_large(engine->host_refs);
     free(engine->host_qnorm);
     free(engine->host_rnorm);
     free(engine->host_flags);
@@ -1117,7 +1104,7 @@ void lbk_brute_destroy(lbk_brute *engine)
     free_slots(&engine->cas);
     free(engine->cas_flags);
     free(engine->group_of);
-    free(engine->host_refs_c);
+    lbk_free_large(engine->host_refs_c);
     free(engine->host_qc);
     free(engine->host_qnorm_c);
     free(engine->host_qeps);

@@ -131,7 +131,7 @@ lbk_status lbk_brute_cascade_upload(lbk_brute *e, const float *points, bool copy
     LBK_TRY(host_buffer(e, e->host_refs_c, rows * dc * sizeof(float), copy_shard,
                         "the coarse shard", &e->refs_c));
     if (!lbk_device_is_cpu(e->dev) || copy_shard) { /* the buffer holds a copy */
-        free(e->host_refs_c);
+        lbk_free_large(e->host_refs_c);
         e->host_refs_c = NULL;
     }
     return host_buffer(e, points, (size_t)e->n * (size_t)e->dim * sizeof(float), copy_shard,

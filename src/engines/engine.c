@@ -198,8 +198,8 @@ lbk_status lbk_knn_result_alloc(lbk_knn_result *result, uint64_t queries, int k)
 
 void lbk_knn_result_free(lbk_knn_result *result)
 {
-    free(result->keys);
-    free(result->index);
+    lbk_free_large(result->keys);
+    lbk_free_large(result->index);
     result->keys = NULL;
     result->index = NULL;
 }

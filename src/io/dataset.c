@@ -3,6 +3,7 @@
  * formats themselves live in format_*.c. */
 #include "dataset.h"
 
+#include "alloc_large.h"
 #include "format_io.h"
 #include "log.h"
 #include "try.h"
@@ -265,9 +266,9 @@ void lbk_dataset_free(lbk_dataset *data)
 {
     if (!data)
         return;
-    free(data->points);
-    free(data->labels);
-    free(data->ids);
-    free(data->ids32);
+    lbk_free_large(data->points);
+    lbk_free_large(data->labels);
+    lbk_free_large(data->ids);
+    lbk_free_large(data->ids32);
     memset(data, 0, sizeof *data);
 }

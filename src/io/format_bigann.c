@@ -4,6 +4,7 @@
  * size after the 8-byte header, so a shard reads only its own bytes. */
 #include "format_io.h"
 
+#include "alloc_large.h"
 #include "log.h"
 #include "try.h"
 
@@ -199,6 +200,6 @@ lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *po
 cleanup:
     if (file)
         fclose(file);
-    free(buf);
+    lbk_free_large(buf);
     return st;
 }

@@ -4,6 +4,7 @@
  * Compressed files are recognised by the gzip magic; a reader takes a small
  * one whole through libdeflate (gzip_whole.h) and streams the rest through
  * zlib; plain files seek straight to a shard's first row. */
+#include "alloc_large.h"
 #include "format_io.h"
 #include "gzip_whole.h"
 
@@ -376,7 +377,7 @@ lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *point
     if (stream_compressed(&s) && hi == h.rows)
         LBK_TRY_GOTO(st, gz_check_end(&s));
 cleanup:
-    free(buf);
+    lbk_free_large(buf);
     stream_close(&s);
     return st;
 }
@@ -431,7 +432,7 @@ static lbk_status write_idx(const char *path, int type, int ndims, uint64_t rows
 cleanup:
     if (file)
         fclose(file);
-    free(buf);
+    lbk_free_large(buf);
     return st;
 }
 

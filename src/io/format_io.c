@@ -112,7 +112,7 @@ lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offs
         r += n;
     }
 cleanup:
-    free(buf);
+    lbk_free_large(buf);
     return st;
 }
 

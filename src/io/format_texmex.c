@@ -4,6 +4,7 @@
  * shard reads only its own bytes. */
 #include "format_io.h"
 
+#include "alloc_large.h"
 #include "log.h"
 #include "try.h"
 
@@ -198,6 +199,6 @@ lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *po
 cleanup:
     if (file)
         fclose(file);
-    free(buf);
+    lbk_free_large(buf);
     return st;
 }
