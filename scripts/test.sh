@@ -2,14 +2,21 @@
 # Install the dependencies (including SLURM and munge for the job-script test,
 # scikit-learn for the check of the votes against its predict_proba, and
 # Oclgrind for the kernel checks), build, and run the whole CTest suite
-# except tests labelled `slow` (run those with: scripts/test.sh -L slow).
-# Extra arguments go to ctest.
+# except tests labelled `slow` (run those with: scripts/test.sh -L slow),
+# then the same suite on a build with AddressSanitizer and UBSan
+# (scripts/test-sanitized.sh). Extra arguments go to ctest, for the plain
+# build only. A machine where the tests find no OpenCL device fails: the
+# device tests do not skip here.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn oclgrind
 lbk_build
 lbk_mpi_env
-cd "$LBK_BUILD"
+export LBK_TEST_REQUIRE_OPENCL=1
 if [ $# -gt 0 ]; then
+    cd "$LBK_BUILD"
     exec ctest --output-on-failure "$@"
 fi
-exec ctest --output-on-failure -LE slow -j1
+status=0
+(cd "$LBK_BUILD" && ctest --output-on-failure -LE slow -j1) || status=1
+bash "$LBK_ROOT/scripts/test-sanitized.sh" || status=1
+exit "$status"

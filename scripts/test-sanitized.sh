@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The default test suite again, on a build of everything (lbknn, its layers
+# and the test programs) with AddressSanitizer and UBSan, in build-sanitize/.
+# Any sanitizer report fails the run, whatever the test that met it made of
+# it: every report goes to a file under build-sanitize/sanitizer-reports/,
+# and the run fails when one is there. Leaks inside PoCL, LLVM and Open MPI
+# are silenced by tests/sanitize/lsan.supp, which names those libraries;
+# nothing of lbknn's own code is. Tests labelled `nosanitize` stay out (each
+# says why where it is defined), as do `slow` ones. Extra arguments go to
+# ctest. scripts/test.sh runs this after the plain suite.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+lbk_install $LBK_BUILD_PACKAGES
+LBK_SAN_BUILD=${LBK_SAN_BUILD:-$LBK_ROOT/build-sanitize}
+cmake -S "$LBK_ROOT" -B "$LBK_SAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DLBK_SANITIZE=address,undefined >/dev/null
+cmake --build "$LBK_SAN_BUILD" -j"$(nproc)"
+lbk_mpi_env
+
+reports=$LBK_SAN_BUILD/sanitizer-reports
+rm -rf "$reports"
+mkdir -p "$reports"
+supp=$LBK_ROOT/tests/sanitize
+# fast_unwind_on_malloc=0: the frame-pointer unwinder stops in libc (asprintf
+# called by Open MPI), and a leak whose stack does not reach the library
+# cannot be matched by the suppressions. allocator_may_return_null: a
+# failed allocation returns NULL as malloc does, for the tests of lbknn's
+# out-of-memory paths. verify_asan_link_order=0: tests preload their own
+# shims.
+export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:fast_unwind_on_malloc=0:allocator_may_return_null=1:verify_asan_link_order=0:halt_on_error=1"
+export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
+export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+export LD_PRELOAD=$LBK_SAN_BUILD/tests/sanitize/liblbk_keep_loaded.so${LD_PRELOAD:+:$LD_PRELOAD}
+
+status=0
+(cd "$LBK_SAN_BUILD" && ctest --output-on-failure -LE 'slow|nosanitize' -j"$(nproc)" "$@") ||
+    status=1
+unset LD_PRELOAD
+found=$(find "$reports" -type f | sort)
+if [ -n "$found" ]; then
+    echo "lbknn: sanitizer reports (each file is one process):" >&2
+    for f in $found; do
+        echo "==== $f" >&2
+        cat "$f" >&2
+    done
+    status=1
+fi
+[ "$status" -eq 0 ] && echo "lbknn: sanitized suite passed, no sanitizer reports"
+exit "$status"
