@@ -673,7 +673,9 @@ void lbk_cascade_exact(__global const float *queries, const uint dim,
         float lanes[16];
         if (!lbk_cascade_block(crow, p, nr, st.coarse_t, lanes))
             continue;
-        for (uint l = 0; l < 16; l++) {
+        /* Lanes past nr are +inf, which passes while K > nr leaves
+         * coarse_t infinite: they are not rows. */
+        for (uint l = 0; l < 16 && p + l < nr; l++) {
             if (!(lanes[l] <= st.coarse_t) || lbk_cascade_ranked(&st, p + l))
                 continue;
             st.checks++;

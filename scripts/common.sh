@@ -39,3 +39,11 @@ lbk_mpi_env() {
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     export OMPI_MCA_rmaps_base_oversubscribe=1
 }
+
+# PoCL's kernel cache where PoCL puts it by default, named outright, so that
+# the tests which point XDG_CACHE_HOME at a fresh directory (to start
+# lbknn's own cache empty) do not also make PoCL compile every kernel again,
+# and the sanitized run finds the kernels the plain one built.
+lbk_pocl_cache_env() {
+    export POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/pocl/kcache}
+}

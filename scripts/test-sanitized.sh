@@ -5,9 +5,12 @@
 # it: every report goes to a file under build-sanitize/sanitizer-reports/,
 # and the run fails when one is there. Leaks inside PoCL, LLVM and Open MPI
 # are silenced by tests/sanitize/lsan.supp, which names those libraries;
-# nothing of lbknn's own code is. Tests labelled `nosanitize` stay out (each
-# says why where it is defined), as do `slow` ones. Extra arguments go to
-# ctest. scripts/test.sh runs this after the plain suite.
+# nothing of lbknn's own code is. Tests labelled `nosanitize` stay out (the
+# run lists each with its reason, given where it is defined), as do `slow`
+# ones and `oclgrind`: Oclgrind is the kernels' own bounds, race and
+# uninitialised-value checker, and their host code runs in the `ocl` tests.
+# Extra arguments go to ctest. scripts/test.sh runs this after the plain
+# suite.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES
 LBK_SAN_BUILD=${LBK_SAN_BUILD:-$LBK_ROOT/build-sanitize}
@@ -15,6 +18,7 @@ cmake -S "$LBK_ROOT" -B "$LBK_SAN_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DLBK_SANITIZE=address,undefined >/dev/null
 cmake --build "$LBK_SAN_BUILD" -j"$(nproc)"
 lbk_mpi_env
+lbk_pocl_cache_env
 
 reports=$LBK_SAN_BUILD/sanitizer-reports
 rm -rf "$reports"
@@ -31,9 +35,11 @@ export LSAN_OPTIONS="suppressions=$supp/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
 export LD_PRELOAD=$LBK_SAN_BUILD/tests/sanitize/liblbk_keep_loaded.so${LD_PRELOAD:+:$LD_PRELOAD}
 
+# The tests left out, each with its reason (lbk_nosanitize in tests/).
+sed 's/^/lbknn: not sanitized: /' "$LBK_SAN_BUILD/nosanitize.txt"
 status=0
-(cd "$LBK_SAN_BUILD" && ctest --output-on-failure -LE 'slow|nosanitize' -j"$(nproc)" "$@") ||
-    status=1
+(cd "$LBK_SAN_BUILD" && ctest --output-on-failure -LE 'slow|nosanitize|oclgrind' -j"$(nproc)" \
+    "$@") || status=1
 unset LD_PRELOAD
 found=$(find "$reports" -type f | sort)
 if [ -n "$found" ]; then

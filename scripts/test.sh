@@ -11,6 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn oclgrind
 lbk_build
 lbk_mpi_env
+lbk_pocl_cache_env
 export LBK_TEST_REQUIRE_OPENCL=1
 if [ $# -gt 0 ]; then
     cd "$LBK_BUILD"

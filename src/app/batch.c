@@ -24,9 +24,11 @@ static lbk_status broadcast_batch(lbk_run_state *s, lbk_batch *b)
     return lbk_bcast_bytes(s->comm, b->truth, b->count * sizeof *b->truth);
 }
 
-/* Engine output (shard rows) to merge candidates (global ids, labels). */
-static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
-                          lbk_candidate *out)
+/* Engine output (shard rows) to merge candidates (global ids, labels). A
+ * row the shard does not have is an engine's bug, caught here before its
+ * label or id is read. */
+static lbk_status to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
+                                lbk_candidate *out)
 {
     const uint64_t slots = res->queries * (uint64_t)res->k;
     for (uint64_t s = 0; s < slots; s++) {
@@ -36,11 +38,15 @@ static void to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
             out[s].label = -1;
             out[s].id = UINT64_MAX;
         } else {
+            LBK_FAIL_IF(idx >= shard->rows, LBK_ERR_INTERNAL,
+                        "internal: the engine answered row %lu of a shard of %llu rows",
+                        (unsigned long)idx, (unsigned long long)shard->rows);
             out[s].key = res->keys[s];
             out[s].label = shard->labels ? shard->labels[idx] : -1;
             out[s].id = lbk_dataset_id(shard, idx);
         }
     }
+    return LBK_OK;
 }
 
 lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t count,
@@ -51,7 +57,7 @@ lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t coun
         const uint64_t n = count - at < s->batch ? count - at : s->batch;
         s->result.queries = n;
         LBK_TRY(lbk_engine_query(s->engine, points + at * dim, n, &s->result));
-        to_candidates(&s->result, &s->shard, out + at * k);
+        LBK_TRY(to_candidates(&s->result, &s->shard, out + at * k));
         s->largest_search = n > s->largest_search ? n : s->largest_search;
     }
     return LBK_OK;

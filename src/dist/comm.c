@@ -219,7 +219,7 @@ lbk_status lbk_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before
 
 lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count)
 {
-    const uint64_t step = chunk_bytes / sizeof *values;
+    const uint64_t step = chunk_bytes >= sizeof *values ? chunk_bytes / sizeof *values : 1;
     for (uint64_t at = 0; at < count; at += step) {
         const int n = (int)(count - at < step ? count - at : step);
         void *send = comm->rank == 0 ? MPI_IN_PLACE : (void *)(values + at);

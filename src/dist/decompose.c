@@ -405,7 +405,9 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
     const size_t widest = (size_t)d->in->dim * sizeof(float) > d->id_size
                               ? (size_t)d->in->dim * sizeof(float)
                               : d->id_size;
-    unsigned char *pack = lbk_alloc_large((size_t)d->in->rows * widest + 1);
+    /* Whole 8-byte words: the streams are stored typed (8-byte ids too),
+     * and guard mode ends the buffer where its size ends. */
+    unsigned char *pack = lbk_alloc_large(((size_t)d->in->rows * widest + 7) / 8 * 8);
     lbk_buffer bufs[3] = {{0}};
     lbk_status st = counts && cursor && recv_counts && pack ? LBK_OK : LBK_ERR_NOMEM;
     if (st != LBK_OK)
@@ -423,7 +425,7 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
     const size_t rows_bytes[3] = {(size_t)d->in->dim * sizeof(float), d->id_size,
                                   sizeof(int32_t)};
     for (int s = 0; s < streams && st == LBK_OK; s++) {
-        bufs[s].capacity = (size_t)owned * rows_bytes[s] + 64;
+        bufs[s].capacity = (size_t)owned * rows_bytes[s];
         bufs[s].data = lbk_alloc_large(bufs[s].capacity);
         if (!bufs[s].data) {
             lbk_error("out of host memory for this rank's %llu points",

@@ -150,8 +150,12 @@ static lbk_status plan_memory(lbk_brute *e, uint64_t budget, uint64_t max_alloc)
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
     const uint64_t all = resident_bytes(e);
     e->resident = all <= budget / 2 && all <= max_alloc;
-    e->chunk = e->resident ? e->n : min_u64(e->n, min_u64(budget / 4, max_alloc) / row_bytes);
-    if (e->chunk < e->n) /* whole blocks, rounded down to stay within the budget */
+    const uint64_t chunk_limit = min_u64(budget / 4, max_alloc);
+    e->chunk = e->resident ? e->n : min_u64(e->n, chunk_limit / row_bytes);
+    /* Whole blocks, rounded down to stay within the budget; also where the
+     * whole shard fits only without its padding. */
+    if (e->chunk < e->n ||
+        (!e->resident && lbk_brute_padded_rows(e, e->chunk) * row_bytes > chunk_limit))
         e->chunk = e->chunk > e->vrows ? e->chunk / e->vrows * e->vrows : e->vrows;
     if (e->chunk > e->n)
         e->chunk = e->n;

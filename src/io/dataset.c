@@ -158,14 +158,14 @@ static lbk_status read_rows(const lbk_input_spec *spec, const lbk_source_info *i
         LBK_TRY(lbk_csv_read(spec, d->dim, lo, hi, d->points,
                              spec->label_column >= 0 ? d->labels : NULL));
         break;
-    case LBK_FORMAT_NPY: LBK_TRY(lbk_npy_read(spec->path, lo, hi, d->points, NULL)); break;
+    case LBK_FORMAT_NPY: LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, d->points, NULL)); break;
     case LBK_FORMAT_FBIN:
     case LBK_FORMAT_U8BIN:
     case LBK_FORMAT_I8BIN:
     case LBK_FORMAT_IBIN:
-        LBK_TRY(lbk_bigann_read(spec->path, info->format, lo, hi, d->points, NULL));
+        LBK_TRY(lbk_bigann_read(spec->path, info->format, d->dim, lo, hi, d->points, NULL));
         break;
-    default: LBK_TRY(lbk_idx_read(spec->path, lo, hi, d->points, NULL)); break;
+    default: LBK_TRY(lbk_idx_read(spec->path, d->dim, lo, hi, d->points, NULL)); break;
     }
     if (spec->labels[0])
         return lbk_labels_read(spec->labels, info->labels_format, lo, hi, d->labels);

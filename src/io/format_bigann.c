@@ -113,14 +113,15 @@ static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_
     return LBK_OK;
 }
 
-lbk_status lbk_bigann_read(const char *path, lbk_format format, uint64_t lo, uint64_t hi,
-                           float *points, int32_t *labels)
+lbk_status lbk_bigann_read(const char *path, lbk_format format, int want_dim, uint64_t lo,
+                           uint64_t hi, float *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;
     FILE *f = NULL;
     uint64_t rows = 0;
     int dim = 0;
     LBK_TRY_GOTO(st, open_checked(path, format, &f, &rows, &dim));
+    LBK_TRY_GOTO(st, lbk_fmt_check_dim(path, (uint64_t)dim, want_dim));
     const sink out = {path, format, dim, lo, points, labels};
     st = lbk_fmt_read_records(f, path, HEADER_BYTES, (uint64_t)dim * value_bytes(format), lo, hi,
                               decode_rows, &out);

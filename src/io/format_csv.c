@@ -171,6 +171,10 @@ lbk_status lbk_csv_read(const lbk_input_spec *spec, int dim, uint64_t lo, uint64
     bool more = false;
 
     LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
+    if (more)
+        LBK_TRY_GOTO(st, lbk_fmt_check_dim(spec->path,
+                                           (uint64_t)(r.expected - (spec->label_column >= 0)),
+                                           dim));
     for (uint64_t row = 0; row < hi; row++) {
         if (!more) {
             lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",

@@ -346,7 +346,7 @@ static lbk_status decode_rows(const char *path, const idx_header *h, const unsig
     return LBK_OK;
 }
 
-lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels)
 {
     lbk_status st = LBK_OK;
@@ -355,6 +355,7 @@ lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *point
     unsigned char *buf = NULL;
 
     LBK_TRY_GOTO(st, open_checked(&s, path, labels != NULL, false, &h));
+    LBK_TRY_GOTO(st, lbk_fmt_check_dim(path, h.dim, dim));
     const uint64_t rec = h.dim * h.value_bytes;
     uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
     if (chunk_rows > hi - lo)

@@ -85,6 +85,15 @@ lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size)
     return LBK_OK;
 }
 
+lbk_status lbk_fmt_check_dim(const char *path, uint64_t got, int want)
+{
+    LBK_FAIL_IF(got != (uint64_t)want, LBK_ERR_INPUT,
+                "%s: rows of %llu values now, %d when the file was probed (changed while "
+                "reading?)",
+                path, (unsigned long long)got, want);
+    return LBK_OK;
+}
+
 #define RECORD_CHUNK_BYTES ((uint64_t)8 << 20)
 
 lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offset, uint64_t rec,

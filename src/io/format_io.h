@@ -52,6 +52,11 @@ lbk_status lbk_fmt_write(FILE *file, const char *path, const void *buf, size_t n
 /* count * size bytes, refusing sizes that overflow. */
 lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size);
 
+/* A reader's header says `got` values per row where the caller's array was
+ * sized for `want` (the file changed since it was probed): an input error,
+ * before anything is written past the array. */
+lbk_status lbk_fmt_check_dim(const char *path, uint64_t got, int want);
+
 /* Receives records [row, row + n) of a read, in buf. */
 typedef lbk_status (*lbk_fmt_decode_fn)(const void *ctx, const unsigned char *buf, uint64_t row,
                                         uint64_t n);
@@ -139,8 +144,10 @@ lbk_status lbk_csv_write(const char *path, const lbk_dataset *data);
 
 /* IDX, plain or gzip (told apart by the gzip magic, not the name). */
 lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim);
-/* Exactly one of points / labels is non-NULL. */
-lbk_status lbk_idx_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+/* Exactly one of points / labels is non-NULL; dim: the values per row the
+ * caller's array holds (the probe's; 1 for labels), checked against the
+ * header read now (lbk_fmt_check_dim). The npy and bigann readers alike. */
+lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels);
 lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows,
                                 int dim);
@@ -149,7 +156,7 @@ lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_
 /* NumPy .npy: points are 2-D float32/float64/uint8/int8, labels 1-D (or
  * N x 1) integers; exactly one of points / labels is non-NULL. */
 lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim);
-lbk_status lbk_npy_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels);
 /* Exactly one of points (float32, rows x dim) / labels (int32, rows). */
 lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *labels,
@@ -158,8 +165,8 @@ lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *l
 /* big-ann-benchmarks: FBIN, U8BIN, I8BIN points, IBIN ids or labels (dim 1);
  * exactly one of points / labels (IBIN only) is non-NULL. */
 lbk_status lbk_bigann_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
-lbk_status lbk_bigann_read(const char *path, lbk_format format, uint64_t lo, uint64_t hi,
-                           float *points, int32_t *labels);
+lbk_status lbk_bigann_read(const char *path, lbk_format format, int dim, uint64_t lo,
+                           uint64_t hi, float *points, int32_t *labels);
 /* Exactly one of points / ints (IBIN only) is non-NULL; float values must fit
  * the format (U8BIN 0..255, I8BIN -128..127, IBIN int32: integers). */
 lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,

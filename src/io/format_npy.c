@@ -338,13 +338,14 @@ static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_
     return LBK_OK;
 }
 
-lbk_status lbk_npy_read(const char *path, uint64_t lo, uint64_t hi, float *points,
+lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels)
 {
     lbk_status st = LBK_OK;
     FILE *f = NULL;
     npy_header h;
     LBK_TRY_GOTO(st, open_checked(path, labels != NULL, &f, &h));
+    LBK_TRY_GOTO(st, lbk_fmt_check_dim(path, h.shape[1], dim));
     const sink out = {path, &h, lo, points, labels};
     st = lbk_fmt_read_records(f, path, h.data_offset, h.shape[1] * h.size, lo, hi, decode_rows,
                               &out);

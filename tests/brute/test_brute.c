@@ -450,6 +450,11 @@ static const test_case cases[] = {
     {"tuned_l8_streamed", L1, 5, 3001, 301, 8, DATA_GRID, BUB, 0, 40000, 1, TUNED(tune_l8)},
     {"tuned_l4_small_batch", L2, 3, 50, 5, 17, DATA_UNIFORM, BUB, 0, 0, 0, PRE_TUNED(tune_l4)},
     {"cascade_smooth_k5", L2, 5, 4099, 64, 96, DATA_SMOOTH, BUB, 0, 0, 0, CAS(-1)},
+    /* K above the shard's rows, which are not a multiple of 16: the coarse
+     * threshold stays infinite, and the padding lanes of the last block of
+     * 16 must not be taken for rows (they were, past the caller's array). */
+    {"cascade_k_above_rows", L2, 8, 5, 7, 16, DATA_SMOOTH, BUB, 0, 0, 0, CAS(0)},
+    {"cascade_k_above_rows_tail", L2, 25, 20, 9, 64, DATA_SMOOTH, BUB, 0, 0, 0, CAS(0)},
     {"cascade_smooth_k16_tail", L2, 16, 4099, 64, 98, DATA_SMOOTH, BUB, 0, 0, 0, CAS(-1)},
     {"cascade_smooth_k1", L2, 1, 2000, 64, 64, DATA_SMOOTH, BUB, 0, 0, 0, CAS(-1)},
     {"cascade_uniform_k16", L2, 16, 4099, 64, 64, DATA_UNIFORM, BUB, 0, 0, 0, CAS(1)},

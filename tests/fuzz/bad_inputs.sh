@@ -88,8 +88,9 @@ write-fails-in-last-batch)
     # The only batch is the last: its failed write must fail the run. Every
     # write into full/ fails (the shim), the way a full disk does.
     mkdir out full
-    expect_exit 1 env LD_PRELOAD="$FAIL_WRITE" LBK_FAIL_PWRITE_DIR=/full \
-        ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+    # Added to what the sanitized run preloads and asks, not in its place.
+    expect_exit 1 env LD_PRELOAD="$FAIL_WRITE${LD_PRELOAD:+:$LD_PRELOAD}" LBK_FAIL_PWRITE_DIR=/full \
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
         "$LBKNN" run --quiet --set synthetic.points=200 --set synthetic.queries=20 \
         --set output.predictions=out/p.csv --set output.neighbors=full/nn.ivecs
     expect_err "nn.ivecs: write failed: No space left on device"

@@ -1,5 +1,6 @@
 #include "fuzz_check.h"
 
+#include "alloc_large.h"
 #include "format_io.h"
 #include "fuzz_util.h"
 
@@ -85,6 +86,6 @@ void lbk_fuzz_check_labels(const char *path, lbk_format format, uint8_t shard_by
     if (memcmp(part, whole + lo, (size_t)(hi - lo) * sizeof *part) != 0)
         lbk_fuzz_fail("the shard's labels differ from the whole read");
 cleanup:
-    free(part);
-    free(whole);
+    lbk_free_large(part);
+    lbk_free_large(whole);
 }
