@@ -40,6 +40,11 @@ static const vote_case cases[] = {
      {{0, 9, 0}, {1, 3, 1}, {1, 3, 2}, {1, 3, 3}}, 9, 0},
     {"distance_zero_tie", LBK_METRIC_LINF, LBK_WEIGHTS_DISTANCE, 4,
      {{0, 7, 0}, {0, 4, 1}, {0.5f, 4, 2}, {0.5f, 7, 3}}, 4, 0},
+    /* Zero-distance neighbours count one each: 2 for label 4 beat 1 for
+     * label 2 (weights 1/0 would tie them at +inf, and the tie would go
+     * to 2). */
+    {"distance_zero_majority", LBK_METRIC_LINF, LBK_WEIGHTS_DISTANCE, 4,
+     {{0, 2, 0}, {0, 4, 1}, {0, 4, 2}, {0.5f, 2, 3}}, 4, 0},
     /* Padding slots (shard smaller than K) do not vote. */
     {"padding_ignored", LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 4,
      {{1, 6, 0}, {2, 2, 1}, PAD, PAD}, 2, 0},
@@ -150,6 +155,42 @@ static void case_probabilities(void)
     LBK_EXPECT_EQ_DOUBLE(p[1], 0.0);
 }
 
+/* The zero-distance rule in the scores and probabilities: the neighbours
+ * at distance 0 weigh 1 each, the others 0, so every probability is finite
+ * (1/0 weights would make them inf / inf = NaN). */
+static void case_distance_zero_probabilities(void)
+{
+    const lbk_candidate list[] = {{0, 2, 10}, {1, 0, 11}, {0, 2, 12}, {0, 1, 13}, {4, 0, 14}};
+    lbk_class_score sc[5];
+    double p[3];
+    const lbk_vote_rule l2 = {LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1.0};
+    const int n = lbk_class_scores(list, 5, &l2, sc);
+    LBK_ASSERT_EQ_INT(n, 3);
+    LBK_EXPECT_EQ_INT(sc[0].label, 0);
+    LBK_EXPECT_EQ_DOUBLE(sc[0].score, 0.0);
+    LBK_EXPECT_EQ_INT(sc[1].label, 1);
+    LBK_EXPECT_EQ_DOUBLE(sc[1].score, 1.0);
+    LBK_EXPECT_EQ_INT(sc[2].label, 2);
+    LBK_EXPECT_EQ_DOUBLE(sc[2].score, 2.0);
+    LBK_EXPECT_EQ_INT(lbk_top_class(sc, n), 2);
+    lbk_class_probabilities(sc, n, 3, p);
+    LBK_EXPECT_EQ_DOUBLE(p[0], 0.0);
+    LBK_EXPECT_EQ_DOUBLE(p[1], 1.0 / 3.0);
+    LBK_EXPECT_EQ_DOUBLE(p[2], 2.0 / 3.0);
+    /* One neighbour at distance 0 (cosine: key -1): it takes everything. */
+    const lbk_candidate one[] = {{-0.5f, 0, 3}, {-1.0f, 1, 4}};
+    const lbk_vote_rule cosine = {LBK_METRIC_COSINE, LBK_WEIGHTS_DISTANCE, 1.0};
+    const int m = lbk_class_scores(one, 2, &cosine, sc);
+    LBK_ASSERT_EQ_INT(m, 2);
+    lbk_class_probabilities(sc, m, 2, p);
+    LBK_EXPECT_EQ_DOUBLE(p[0], 0.0);
+    LBK_EXPECT_EQ_DOUBLE(p[1], 1.0);
+    /* Top-5 counts with the same scores: class 0's weight 0 ranks it among
+     * the classes without neighbours. */
+    LBK_EXPECT_TRUE(lbk_in_top(sc, m, 1, 1));
+    LBK_EXPECT_FALSE(lbk_in_top(sc, m, 0, 1));
+}
+
 /* Each class's weights are summed in slot order, whatever order its slots
  * come in the list: the same doubles, bit for bit, on every rank count. */
 static void case_sum_order(void)
@@ -204,6 +245,7 @@ static void case_long_lists(void)
 static const lbk_test_case other_cases[] = {
     {"top5", case_top5},
     {"probabilities", case_probabilities},
+    {"distance_zero_probabilities", case_distance_zero_probabilities},
     {"sum_order", case_sum_order},
     {"long_lists", case_long_lists},
 };

@@ -344,7 +344,19 @@ int lbk_test_bool_(lbk_test_at at, const char *text, int want, int got, const ch
     return 0;
 }
 
-/* ---- skips ---- */
+/* ---- failures and skips without a comparison ---- */
+
+void lbk_test_fail(const char *fmt, ...)
+{
+    char why[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    run.failures++;
+    say("FAIL %s: %s", run.name ? run.name : run.prog ? run.prog : "test", why);
+    stop();
+}
 
 void lbk_test_skip(const char *fmt, ...)
 {

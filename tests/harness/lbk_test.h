@@ -82,10 +82,27 @@ void lbk_test_set_prefix(const char *prefix);
 /* Ends the case as skipped (exit 77: CTest's SKIP_RETURN_CODE), saying why. */
 void lbk_test_skip(const char *fmt, ...) LBK_TEST_PRINTF(1, 2) LBK_TEST_NORETURN;
 
-/* Skips unless the OpenCL ICD loader finds a platform with a device. */
+/* Ends the case as failed, saying why (exit 1). */
+void lbk_test_fail(const char *fmt, ...) LBK_TEST_PRINTF(1, 2) LBK_TEST_NORETURN;
+
+/* Skips unless the OpenCL ICD loader finds a platform with a device. With
+ * LBK_TEST_REQUIRE_OPENCL=1 in the environment (a CI machine that must have
+ * one) it fails instead: a lost ICD registration then fails the suite
+ * rather than skipping every device test. */
 void lbk_test_require_opencl(void);
+/* Whether LBK_TEST_REQUIRE_OPENCL is set to 1; what a failure then adds. */
+int lbk_test_opencl_required(void);
+#define LBK_TEST_REQUIRE_OPENCL_HINT                                                           \
+    "and LBK_TEST_REQUIRE_OPENCL=1 requires one (is an ICD registered under "                  \
+    "/etc/OpenCL/vendors, or OCL_ICD_VENDORS set?)"
 /* 1 when it does; otherwise 0 and why (at most n bytes) in why. */
 int lbk_test_opencl_found(char *why, size_t n);
+
+/* Device types, for lbk_test_opencl_found_type. */
+typedef enum { LBK_TEST_DEVICE_ANY, LBK_TEST_DEVICE_CPU, LBK_TEST_DEVICE_GPU } lbk_test_device_type;
+/* 1 when some platform has a device of that type (asked of the ICD loader,
+ * not of src/device); otherwise 0 and why in why. */
+int lbk_test_opencl_found_type(lbk_test_device_type type, char *why, size_t n);
 
 /* ---- random data ---- */
 

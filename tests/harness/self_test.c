@@ -93,6 +93,21 @@ static void case_needs_args(void)
     LBK_EXPECT_TRUE(lbk_test_arg(2) == NULL);
 }
 
+/* lbk_test_require_opencl: returns where a device exists; otherwise skips,
+ * or fails under LBK_TEST_REQUIRE_OPENCL=1 (CMakeLists.txt runs it with an
+ * ICD loader that finds nothing). */
+static void case_require_opencl(void)
+{
+    lbk_test_require_opencl();
+    printf("an OpenCL device was found\n");
+}
+
+static void case_fail(void)
+{
+    lbk_test_fail("failed on purpose (%d)", 1);
+    printf("not stopped\n");
+}
+
 static const lbk_test_case cases[] = {
     {"checks_pass", case_checks_pass},
     {"expect_fail", case_expect_fail},
@@ -101,6 +116,8 @@ static const lbk_test_case cases[] = {
     {"skip", case_skip},
     {"prefix", case_prefix},
     {"needs_args", case_needs_args},
+    {"require_opencl", case_require_opencl},
+    {"fail", case_fail},
 };
 
 LBK_TEST_MAIN(LBK_TEST_CASES(cases))

@@ -2,6 +2,7 @@
  * executable, one CTest test per case: `test_kdtree CASE`. Oracles: the host
  * reference builder in ref_tagsort.c and oracle_knn, neither of which shares
  * code with src/. */
+#include "bounds.h"
 #include "device.h"
 #include "kdtree.h"
 #include "lbk_shared.h"
@@ -501,6 +502,51 @@ static void test_knn(data_kind kind, int metric)
     knn_case(7, 1, kind, metric, 3, LBK_SPLIT_ROUND_ROBIN, 20);
 }
 
+/* K at the tree's limit, LBK_TREE_K_MAX = 1024 (one insertion-sorted list
+ * per work-item), against the oracle for every metric, both splits, ties
+ * (the grid) and N below K (padding); one more is refused as a
+ * configuration error that writes no result. Small N and few queries: the
+ * lists, not the data, are what is large. */
+static void test_knn_k_max(void)
+{
+    LBK_ASSERT_EQ_INT(LBK_TREE_K_MAX, 1024, "the limit README.md documents");
+    for (int metric = 0; metric < 3; metric++) {
+        knn_case(1500, 3, DATA_UNIFORM, metric, LBK_TREE_K_MAX, LBK_SPLIT_ROUND_ROBIN, 12);
+        knn_case(1100, 2, DATA_GRID, metric, LBK_TREE_K_MAX, LBK_SPLIT_WIDEST, 9);
+    }
+    knn_case(1024, 3, DATA_CLUSTERED, 0, LBK_TREE_K_MAX, LBK_SPLIT_WIDEST, 6); /* K = N */
+    knn_case(700, 3, DATA_UNIFORM, 1, LBK_TREE_K_MAX, LBK_SPLIT_ROUND_ROBIN, 6); /* K > N */
+
+    const uint32_t n = 1200;
+    float *pts = make_points(n, 3, DATA_UNIFORM);
+    lbk_kdtree *tree = build(pts, n, 3, LBK_SPLIT_ROUND_ROBIN, LBK_SORT_AUTO, false);
+    if (tree) {
+        enum { K = LBK_TREE_K_MAX + 1 };
+        float *keys = malloc(K * sizeof *keys);
+        uint32_t *idx = malloc(K * sizeof *idx);
+        LBK_ASSERT_TRUE(keys && idx, "out of memory");
+        for (int s = 0; s < K; s++) {
+            keys[s] = -1.0f;
+            idx[s] = 7;
+        }
+        lbk_knn_result r = {.queries = 1, .k = K, .keys = keys, .index = idx};
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, pts, 1, K, LBK_METRIC_L2, &r), LBK_ERR_CONFIG,
+                          "K = %d", K);
+        int untouched = 1;
+        for (int s = 0; s < K; s++)
+            untouched &= keys[s] == -1.0f && idx[s] == 7;
+        LBK_EXPECT_TRUE(untouched, "K = %d wrote results", K);
+        /* The tree is still good for K = 1024 after the refusal. */
+        lbk_knn_result ok = {.queries = 1, .k = K - 1, .keys = keys, .index = idx};
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, pts, 1, K - 1, LBK_METRIC_L2, &ok), LBK_OK);
+        LBK_EXPECT_EQ_FLOAT(keys[0], 0.0f, "the query is reference row 0");
+        free(keys);
+        free(idx);
+        lbk_kdtree_destroy(tree);
+    }
+    free(pts);
+}
+
 /* Non-finite coordinates are rejected by the dataset module; should one get
  * through, the build and the traversal must still terminate and stay in
  * bounds (their order is then unspecified). */
@@ -666,6 +712,7 @@ static const device_case device_cases[] = {
     {"corrupt", test_corrupt},
     {"empty_and_auto", test_empty_and_auto},
     {"nonfinite", test_nonfinite},
+    {"knn_k1024", test_knn_k_max},
 };
 
 static const knn_row knn_cases[] = {

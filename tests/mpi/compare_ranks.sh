@@ -1,13 +1,25 @@
 #!/bin/bash
-# Exactness across rank counts: the output files of `mpirun -n NP lbknn run`
-# must be byte-identical to those of a plain one-rank run of the same job.
+# Exactness across rank counts, and against the independent host oracle:
+# the output files of `mpirun -n NP lbknn run` must be byte-identical to
+# those of a plain one-rank run of the same job, and every neighbour,
+# distance, prediction and probability of the NP-rank run, and its report's
+# accuracy, top-5 accuracy and confusion matrix, must be what
+# tests/e2e/verify_outputs recomputes from the data set (oracle_knn and a
+# vote of its own).
 #
-# usage: compare_ranks.sh LBKNN MPIEXEC NP [--arrays npy|bin] [lbknn run arguments...]
+# usage: compare_ranks.sh LBKNN MPIEXEC VERIFY NP [--arrays npy|bin] [JOB.yaml]
+#                         [lbknn run arguments...]
 # --arrays: neighbours and distances as .npy, or as .ibin/.fbin, instead of
 # .ivecs/.fvecs (every rank writes its slices of those too).
+# Without JOB.yaml the job is the synthetic data set of the --set
+# synthetic.* arguments: `lbknn generate` writes those points to files (the
+# same generator), the one-rank run makes them in memory and the NP-rank
+# run reads the files, each rank its own rows; the oracle reads the files.
+# With JOB.yaml (a data set in generate's layout, e.g. tests/spatial's
+# spatial_data) both runs read it.
 set -u
-lbknn=$1 mpiexec=$2 np=$3
-shift 3
+lbknn=$1 mpiexec=$2 verify=$3 np=$4
+shift 4
 nn=neighbors.ivecs dd=distances.fvecs
 if [ "${1:-}" = --arrays ]; then
     case $2 in
@@ -20,6 +32,51 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-mpi.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 mkdir "$dir/one" "$dir/many"
 
+# The job's settings, for the oracle, from the arguments (not from the run):
+# the defaults of configs/default.yaml unless --set says otherwise.
+job="" k=5 metric=l2 weights=uniform temperature=0.07
+generate=() rest=()
+while [ $# -gt 0 ]; do
+    if [ "$1" = --set ] && [ $# -ge 2 ]; then
+        key=${2%%=*} value=${2#*=}
+        case $key in
+        knn.k) k=$value ;;
+        knn.metric) metric=$value ;;
+        knn.weights) weights=$value ;;
+        knn.temperature) temperature=$value ;;
+        esac
+        case $key in
+        synthetic.points | synthetic.queries | synthetic.dim | synthetic.classes | \
+            synthetic.seed | synthetic.spread)
+            generate+=("--${key#synthetic.}" "$value") ;;
+        *) rest+=(--set "$2") ;;
+        esac
+        shift 2
+    elif [ -z "$job" ] && [ "${1%.yaml}" != "$1" ] && [ -f "$1" ]; then
+        job=$1
+        shift
+    else
+        rest+=("$1")
+        shift
+    fi
+done
+if [ -n "$job" ]; then
+    [ ${#generate[@]} -eq 0 ] || { echo "synthetic.* settings with a job file"; exit 2; }
+    data=$(dirname "$job")
+    one_args=("$job" "${rest[@]}")
+else
+    data=$dir/data
+    "$lbknn" generate "$data" "${generate[@]}" >/dev/null ||
+        { echo "lbknn generate ${generate[*]} failed"; exit 1; }
+    job=$data/job.yaml
+    one_args=()
+    for ((i = 0; i < ${#generate[@]}; i += 2)); do
+        one_args+=(--set "synthetic.${generate[i]#--}=${generate[i + 1]}")
+    done
+    one_args+=("${rest[@]}")
+fi
+many_args=("$job" "${rest[@]}")
+
 outputs() {
     printf -- '--set\noutput.%s=%s\n' predictions "$1/predictions.csv" \
         probabilities "$1/probabilities.csv" neighbors "$1/$nn" distances "$1/$dd" \
@@ -28,8 +85,8 @@ outputs() {
 mapfile -t out_one < <(outputs "$dir/one")
 mapfile -t out_many < <(outputs "$dir/many")
 
-"$lbknn" run --quiet "$@" "${out_one[@]}" || { echo "one-rank run failed"; exit 1; }
-"$mpiexec" -n "$np" "$lbknn" run --quiet "$@" "${out_many[@]}" ||
+"$lbknn" run --quiet "${one_args[@]}" "${out_one[@]}" || { echo "one-rank run failed"; exit 1; }
+"$mpiexec" -n "$np" "$lbknn" run --quiet "${many_args[@]}" "${out_many[@]}" ||
     { echo "$np-rank run failed"; exit 1; }
 
 status=0
@@ -41,7 +98,7 @@ for f in predictions.csv probabilities.csv $nn $dd; do
     fi
 done
 # The report's numbers that do not depend on timing must agree too.
-for key in '^accuracy' '^correct' '^evaluated' '^confusion' '^top5_accuracy' \
+for key in '^accuracy' '^correct' '^evaluated' '^confusion' '^  - \[' '^top5_accuracy' \
     '^correct_top5'; do
     a=$(grep -E "$key" "$dir/one/report.yaml") b=$(grep -E "$key" "$dir/many/report.yaml")
     [ "$a" = "$b" ] || { echo "report '$key': '$a' vs '$b'"; status=1; }
@@ -63,5 +120,9 @@ elif [ "$batches_one" != "$batches_many" ]; then
     echo "report batches: $batches_one vs $batches_many"; status=1
 fi
 grep -q "^ranks: $np\$" "$dir/many/report.yaml" || { echo "report does not say ranks: $np"; status=1; }
-[ "$status" -eq 0 ] && echo "ok: $np ranks match one rank"
+# The NP-rank outputs against the oracle (K = $k, $metric, $weights).
+"$verify" outputs "$data" "$k" "$metric" "$weights" "$dir/many/predictions.csv" \
+    "$dir/many/$nn" "$dir/many/$dd" "$temperature" "probabilities=$dir/many/probabilities.csv" \
+    "report=$dir/many/report.yaml" || { echo "$np-rank outputs differ from the oracle"; status=1; }
+[ "$status" -eq 0 ] && echo "ok: $np ranks match one rank and the oracle"
 exit "$status"
