@@ -7,6 +7,9 @@ set -u
 LBKNN=$1 VERIFY=$2 WORK=$3 SCENARIO=$4 GATE=$5
 source "$(cd "$(dirname "$0")" && pwd)/../expect.sh"
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+# Scenarios that start lbknn's cache empty move XDG_CACHE_HOME; PoCL's
+# kernel cache, which lives under it by default, stays where it was.
+export POCL_CACHE_DIR=${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/pocl/kcache}
 
 case $SCENARIO in
 default-job)

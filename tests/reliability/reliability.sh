@@ -147,7 +147,7 @@ commit-fails-keeps-previous)
     mkdir out
     for f in p.csv n.ivecs d.fvecs r.yaml; do echo "previous $f" > out/$f; done
     # The report is renamed last; its rename fails (the shim).
-    expect_exit 1 env LD_PRELOAD="$SHIM" LBK_FAIL_RENAME_TO=r.yaml "$LBKNN" run "${SMALL[@]}" \
+    expect_exit 1 env LD_PRELOAD="$SHIM${LD_PRELOAD:+:$LD_PRELOAD}" LBK_FAIL_RENAME_TO=r.yaml "$LBKNN" run "${SMALL[@]}" \
         --set output.predictions=out/p.csv --set output.neighbors=out/n.ivecs \
         --set output.distances=out/d.fvecs --set output.report=out/r.yaml
     expect_err "out/r.yaml: cannot rename"
@@ -157,7 +157,7 @@ commit-fails-keeps-previous)
     no_partials out
     # Where nothing was there, nothing is left.
     rm out/*
-    expect_exit 1 env LD_PRELOAD="$SHIM" LBK_FAIL_RENAME_TO=r.yaml "$LBKNN" run "${SMALL[@]}" \
+    expect_exit 1 env LD_PRELOAD="$SHIM${LD_PRELOAD:+:$LD_PRELOAD}" LBK_FAIL_RENAME_TO=r.yaml "$LBKNN" run "${SMALL[@]}" \
         --set output.predictions=out/p.csv --set output.report=out/r.yaml
     no_outputs
     ;;
@@ -203,7 +203,7 @@ line-reader-oom)
     } > ref.csv
     printf '1,2,0\n' > q.csv
     printf 'reference: {path: ref.csv, label_column: 2}\nquery: {path: q.csv, label_column: 2}\nknn: {k: 1}\n' > job.yaml
-    expect_exit 1 env LD_PRELOAD="$SHIM" LBK_FAIL_REALLOC_ABOVE=65536 "$LBKNN" check job.yaml
+    expect_exit 1 env LD_PRELOAD="$SHIM${LD_PRELOAD:+:$LD_PRELOAD}" LBK_FAIL_REALLOC_ABOVE=65536 "$LBKNN" check job.yaml
     expect_err "ref.csv:6: out of memory reading a line"
     one_line
     ;;
