@@ -29,6 +29,7 @@ typedef struct {
     lbk_brute_prefilter prefilter;
     uint64_t budget;          /* bytes; small: reference chunks streamed */
     const lbk_tuning *tuning; /* NULL: derived from the device */
+    uint32_t n;               /* reference rows; 0: 200 */
 } brute_case;
 
 typedef struct {
@@ -38,6 +39,7 @@ typedef struct {
     uint64_t segment_max;     /* 0: global sorts for every level but the last */
     int metric;
     int k;
+    uint32_t n;               /* points; 0: 1100 (bitonic), 600 (the others) */
 } tree_case;
 
 /* Forced blocked-kernel shapes: each lane count, a slice shorter than the
@@ -49,43 +51,69 @@ static const lbk_tuning lanes8 = {.lanes = 8, .block_queries = 5, .block_vectors
                                   .tile_blocks = 3, .slice = 24, .segment_log2 = 16};
 static const lbk_tuning lanes16 = {.lanes = 16, .block_queries = 2, .block_vectors = 3,
                                    .tile_blocks = 1, .slice = 8, .segment_log2 = 16};
+/* Blocks of 4 x 3 = 12 rows: 37 rows fill 10 lanes-wide blocks of the 12
+ * the padding rounds to. */
+static const lbk_tuning lanes4x3 = {.lanes = 4, .block_queries = 3, .block_vectors = 3,
+                                    .tile_blocks = 2, .slice = 16, .segment_log2 = 16};
 
 static const brute_case brute_cases[] = {
-    {"brute_tiled_g1_wg64_l2_k5", LBK_DISTANCE_TILED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0, NULL},
-    {"brute_tiled_g32_wg256_l1_k16", LBK_DISTANCE_TILED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0, NULL},
+    {"brute_tiled_g1_wg64_l2_k5", LBK_DISTANCE_TILED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0, NULL, 0},
+    {"brute_tiled_g32_wg256_l1_k16", LBK_DISTANCE_TILED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0,
+     NULL, 0},
     /* K above the work-group: several bubbles per work-item. */
-    {"brute_tiled_g32_wg64_linf_k100", LBK_DISTANCE_TILED, 32, 64, 2, 100, LBK_PREFILTER_OFF, 0, NULL},
+    {"brute_tiled_g32_wg64_linf_k100", LBK_DISTANCE_TILED, 32, 64, 2, 100, LBK_PREFILTER_OFF, 0,
+     NULL, 0},
     {"brute_tiled_chunked_g32_wg256_l2_k5", LBK_DISTANCE_TILED, 32, 256, 0, 5, LBK_PREFILTER_OFF,
-     24 << 10, NULL},
+     24 << 10, NULL, 0},
     {"brute_blocked_prefilter_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5, LBK_PREFILTER_ON,
-     0, NULL},
-    {"brute_blocked_g32_wg256_l1_k16", LBK_DISTANCE_BLOCKED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0, NULL},
+     0, NULL, 0},
+    {"brute_blocked_g32_wg256_l1_k16", LBK_DISTANCE_BLOCKED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0,
+     NULL, 0},
     {"brute_blocked_lanes4_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0,
-     &lanes4},
+     &lanes4, 0},
     {"brute_blocked_lanes8_prefilter_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5,
-     LBK_PREFILTER_ON, 0, &lanes8},
+     LBK_PREFILTER_ON, 0, &lanes8, 0},
     {"brute_blocked_lanes16_g32_wg256_linf_k16", LBK_DISTANCE_BLOCKED, 32, 256, 2, 16,
-     LBK_PREFILTER_OFF, 0, &lanes16},
+     LBK_PREFILTER_OFF, 0, &lanes16, 0},
     /* The L2 cascade: coarse bounds, K' candidates, then the exact-key
      * kernel with its tails (200 rows, 40 dimensions: neither a multiple of
      * 16). */
     {"brute_blocked_cascade_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5,
-     LBK_PREFILTER_CASCADE, 0, NULL},
+     LBK_PREFILTER_CASCADE, 0, NULL, 0},
     {"brute_blocked_lanes4_cascade_g32_wg64_l2_k16", LBK_DISTANCE_BLOCKED, 32, 64, 0, 16,
-     LBK_PREFILTER_CASCADE, 0, &lanes4},
+     LBK_PREFILTER_CASCADE, 0, &lanes4, 0},
+    /* Boundary shapes (tests/boundary has them on the host): 37 rows, a
+     * multiple of no block or tile, with K above them (pads in every list,
+     * on the bubble and the sort-merge), and one-row shards. */
+    {"brute_tiled_n37_g3_wg64_l2_k50", LBK_DISTANCE_TILED, 3, 64, 0, 50, LBK_PREFILTER_OFF, 0,
+     NULL, 37},
+    {"brute_tiled_n37_g1_wg64_ip_k100", LBK_DISTANCE_TILED, 1, 64, 4, 100, LBK_PREFILTER_OFF, 0,
+     NULL, 37},
+    {"brute_blocked_lanes4x3_n37_g3_wg64_l1_k50", LBK_DISTANCE_BLOCKED, 3, 64, 1, 50,
+     LBK_PREFILTER_OFF, 0, &lanes4x3, 37},
+    {"brute_blocked_lanes4x3_cascade_n13_g1_wg64_l2_k16", LBK_DISTANCE_BLOCKED, 1, 64, 0, 16,
+     LBK_PREFILTER_CASCADE, 0, &lanes4x3, 13},
+    {"brute_blocked_prefilter_n1_g32_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 32, 64, 0, 5,
+     LBK_PREFILTER_ON, 0, NULL, 1},
+    {"brute_tiled_n1_g32_wg64_linf_k3", LBK_DISTANCE_TILED, 32, 64, 2, 3, LBK_PREFILTER_OFF, 0,
+     NULL, 1},
 };
 
 static const tree_case tree_cases[] = {
-    {"tree_bitonic_round_robin_l2_k5", LBK_SORT_BITONIC, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5},
-    {"tree_bitonic_widest_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16},
-    {"tree_radix_global_round_robin_l2_k5", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5},
-    {"tree_radix_segments_widest_linf_k16", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 4096, 2, 16},
+    {"tree_bitonic_round_robin_l2_k5", LBK_SORT_BITONIC, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0},
+    {"tree_bitonic_widest_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16, 0},
+    {"tree_radix_global_round_robin_l2_k5", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0},
+    {"tree_radix_segments_widest_linf_k16", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 4096, 2, 16, 0},
     /* GPU default: runs of at most 256 points sorted per work-item. */
     {"tree_radix_gpu_default_round_robin_l2_k40", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 256, 0,
-     40},
+     40, 0},
     /* The select builder: nodes one per work-item above runs of 64 points,
      * whole subtrees per work-item below. */
-    {"tree_select_round_robin_l2_k16", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 16},
+    {"tree_select_round_robin_l2_k16", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 16, 0},
+    /* Boundary shapes: 37 points (no power of two, partial bucket tiles)
+     * with K above them, and a one-point tree. */
+    {"tree_radix_n37_widest_l1_k50", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 8, 1, 50, 37},
+    {"tree_select_n1_round_robin_l2_k4", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 4, 1},
 };
 
 /* Uniform values with exact duplicates, so the (key, index) ties matter. */
@@ -151,7 +179,7 @@ static void run_brute(const void *row)
     const brute_case *c = row;
     /* Two tiles of dimensions (DIST_TD = 32): the tile loop's barriers
      * matter only from the second tile on. */
-    const uint32_t n = 200;
+    const uint32_t n = c->n ? c->n : 200;
     const int dim = 40;
     lbk_device *dev = open_device();
     float *ref = points(n, dim, 11), *q = points(NQ, dim, 12);
@@ -190,7 +218,7 @@ static void run_tree(const void *row)
     /* Enough points that the bitonic sort runs global steps besides blocks
      * (of at most 1024 points), and that the radix sort has runs longer than
      * 256 (global sorts) above shorter ones. */
-    const uint32_t n = c->sort == LBK_SORT_BITONIC ? 1100 : 600;
+    const uint32_t n = c->n ? c->n : c->sort == LBK_SORT_BITONIC ? 1100 : 600;
     const int dim = 3;
     lbk_device *dev = open_device();
     float *ref = points(n, dim, 21), *q = points(NQ, dim, 22);
