@@ -449,15 +449,16 @@ static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *pa
                       : sort == LBK_SORT_SELECT ? select_fits
                                                 : bitonic_fits;
     if (!fits) {
+        /* Bytes beside the MiB: near a small budget both round alike. */
+        const uint64_t need = sort == LBK_SORT_RADIX    ? radix
+                              : sort == LBK_SORT_SELECT ? select
+                                                        : bitonic;
         lbk_error("k-d tree of %llu points x %d dimensions with the %s sort needs %.1f MiB "
-                  "of device memory (largest buffer %.1f MiB); the budget is %.1f MiB and the "
-                  "device's largest allocation %.1f MiB; %s",
-                  (unsigned long long)n, dim, lbk_tree_sort_name(sort),
-                  (double)(sort == LBK_SORT_RADIX     ? radix
-                           : sort == LBK_SORT_SELECT ? select
-                                                     : bitonic) /
-                      1048576.0,
-                  (double)largest / 1048576.0, (double)budget / 1048576.0,
+                  "(%llu bytes) of device memory (largest buffer %.1f MiB); the budget is "
+                  "%.1f MiB (%llu bytes) and the device's largest allocation %.1f MiB; %s",
+                  (unsigned long long)n, dim, lbk_tree_sort_name(sort), (double)need / 1048576.0,
+                  (unsigned long long)need, (double)largest / 1048576.0,
+                  (double)budget / 1048576.0, (unsigned long long)budget,
                   (double)max_alloc / 1048576.0, lbk_device_memory_hint(dev));
         return LBK_ERR_NOMEM;
     }
