@@ -226,6 +226,27 @@ size_t lbk_bnd_compare(const float *got_k, const uint32_t *got_i, const float *w
 
 /* ---- coverage ---- */
 
+uint32_t lbk_bnd_run_case(const char *set, uint64_t seed, uint32_t index, const char *what,
+                          void (*run)(void *ctx), void *ctx)
+{
+    const char *replay = lbk_bnd_replay(set, seed, index);
+    lbk_bnd_set_shape(what);
+    const int before = lbk_test_failures();
+    run(ctx);
+    if (lbk_test_failures() == before)
+        return 0;
+    printf("FAILED %s\n    replay: %s\n", what, replay);
+    fflush(stdout);
+    return 1;
+}
+
+void lbk_bnd_set_done(uint32_t failed, const lbk_bnd_options *o, const lbk_bnd_coverage *c,
+                      size_t n)
+{
+    printf("%u of %u cases failed (seed %llu)\n", failed, o->count, (unsigned long long)o->seed);
+    lbk_bnd_coverage_report(c, n, o->whole_set);
+}
+
 void lbk_bnd_coverage_report(const lbk_bnd_coverage *c, size_t n, bool check)
 {
     printf("coverage (cases that reached each boundary%s):\n",

@@ -98,4 +98,17 @@ typedef struct {
 
 void lbk_bnd_coverage_report(const lbk_bnd_coverage *c, size_t n, bool check);
 
+/* ---- running a set ---- */
+
+/* Case `index` of `set`, described by `what`, through run(ctx): the crash
+ * handler knows it while it runs, and a failure prints it with its replay
+ * command. 1 when the case failed. */
+uint32_t lbk_bnd_run_case(const char *set, uint64_t seed, uint32_t index, const char *what,
+                          void (*run)(void *ctx), void *ctx);
+
+/* The set's last lines: how many of its cases failed, then its coverage
+ * (checked for a whole set). */
+void lbk_bnd_set_done(uint32_t failed, const lbk_bnd_options *o, const lbk_bnd_coverage *c,
+                      size_t n);
+
 #endif

@@ -373,6 +373,21 @@ static void run_case(lbk_device *dev, const shape *s, uint64_t seed, uint32_t in
     free(got_i);
 }
 
+/* run_case's arguments, for lbk_bnd_run_case. */
+typedef struct {
+    lbk_device *dev;
+    const shape *s;
+    uint64_t seed;
+    uint32_t index;
+    const char *what;
+} case_run;
+
+static void run_one(void *ctx)
+{
+    const case_run *c = ctx;
+    run_case(c->dev, c->s, c->seed, c->index, c->what);
+}
+
 static void run_set(const char *set, uint64_t seed, uint32_t groups, uint32_t group_size)
 {
     lbk_test_require_opencl();
@@ -398,19 +413,11 @@ static void run_set(const char *set, uint64_t seed, uint32_t groups, uint32_t gr
         const shape s = draw_shape(&cfg, &derived, o.seed, set, i);
         char what[768];
         describe(&s, set, i, what, sizeof what);
-        const char *replay = lbk_bnd_replay(set, o.seed, i);
-        lbk_bnd_set_shape(what);
-        const int before = lbk_test_failures();
-        run_case(dev, &s, o.seed, i, what);
-        if (lbk_test_failures() > before) {
-            printf("FAILED %s\n    replay: %s\n", what, replay);
-            fflush(stdout);
-            failed++;
-        }
+        case_run c = {dev, &s, o.seed, i, what};
+        failed += lbk_bnd_run_case(set, o.seed, i, what, run_one, &c);
     }
     lbk_device_close(dev);
-    printf("%u of %u cases failed (seed %llu)\n", failed, o.count, (unsigned long long)o.seed);
-    lbk_bnd_coverage_report(coverage, COV_COUNT, o.whole_set);
+    lbk_bnd_set_done(failed, &o, coverage, COV_COUNT);
 }
 
 static void set_default(void) { run_set("default", 20240611u, DEFAULT_GROUPS, GROUP); }
