@@ -18,6 +18,6 @@ if [ $# -gt 0 ]; then
     exec ctest --output-on-failure "$@"
 fi
 status=0
-(cd "$LBK_BUILD" && ctest --output-on-failure -LE slow -j1) || status=1
+(cd "$LBK_BUILD" && ctest --output-on-failure -LE slow -j"$(nproc)") || status=1
 bash "$LBK_ROOT/scripts/test-sanitized.sh" || status=1
 exit "$status"
