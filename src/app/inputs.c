@@ -3,7 +3,7 @@
 
 #include "inputs.h"
 
-#include "engine.h"
+#include "engine_params.h"
 #include "log.h"
 #include "normalize.h"
 #include "try.h"
@@ -192,8 +192,10 @@ static void print_check(const lbk_job *job, const lbk_input_shape *shape,
            query->labels ? ", labelled" : ", no labels",
            lbk_log_shown(lbk_input_name(job, true), shown, sizeof shown));
     const char *why = "";
+    lbk_engine_params params;
+    lbk_engine_params_from_job(job, NULL, &params);
     const lbk_engine engine =
-        lbk_engine_resolve(job, shape->dim, shape->reference_rows, &why);
+        lbk_engine_resolve(&params, shape->dim, shape->reference_rows, &why);
     printf("  knn        k=%d metric=%s weights=%s engine=%s (%s)\n", job->knn.k,
            lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights),
            lbk_engine_name(engine), why);

@@ -2,6 +2,7 @@
 
 #include "alloc_large.h"
 #include "batch.h"
+#include "engine_params.h"
 #include "log.h"
 #include "merge.h"
 #include "progress.h"
@@ -56,8 +57,10 @@ static lbk_status probe_inputs(lbk_run_state *s)
 static void resolve_plan(lbk_run_state *s)
 {
     const lbk_job *job = s->job;
+    lbk_engine_params params;
+    lbk_engine_params_from_job(job, NULL, &params);
     s->engine_kind =
-        lbk_engine_resolve(job, s->shape.dim, s->shape.reference_rows, &s->engine_why);
+        lbk_engine_resolve(&params, s->shape.dim, s->shape.reference_rows, &s->engine_why);
     s->partition = lbk_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
                                          &s->partition_why);
     s->strategy = lbk_batch_strategy_for(s->partition, job->mpi.merge);
@@ -167,8 +170,10 @@ static lbk_status redistribute(lbk_run_state *s)
 static lbk_status build_engine(lbk_run_state *s)
 {
     const double t = lbk_now();
+    lbk_engine_params params;
+    lbk_engine_params_from_job(s->job, &s->tuning, &params);
     const lbk_status st =
-        lbk_engine_create(s->device, s->job, s->engine_kind, &s->shard, &s->tuning, &s->engine);
+        lbk_engine_create(s->device, &params, s->engine_kind, &s->shard, &s->engine);
     s->phase[LBK_PHASE_BUILD] += lbk_now() - t;
     return st;
 }

@@ -12,7 +12,7 @@
 #ifndef LBK_BRUTE_H
 #define LBK_BRUTE_H
 
-#include "job.h"
+#include "enums.h"
 #include "dataset.h"
 #include "device.h"
 #include "knn.h"

@@ -33,73 +33,68 @@ struct lbk_engine_state {
     lbk_brute_timing brute_paths; /* the brute engine's path counts, every call summed */
 };
 
-lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_rows,
+lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t reference_rows,
                               const char **why)
 {
-    if (job->knn.engine == LBK_ENGINE_KDTREE) {
+    if (params->engine == LBK_ENGINE_KDTREE) {
         *why = "requested by knn.engine";
         return LBK_ENGINE_KDTREE;
     }
-    if (job->knn.engine == LBK_ENGINE_BRUTE) {
+    if (params->engine == LBK_ENGINE_BRUTE) {
         *why = "requested by knn.engine";
         return LBK_ENGINE_BRUTE;
     }
-    if (lbk_metric_is_similarity(job->knn.metric)) {
+    if (lbk_metric_is_similarity(params->metric)) {
         *why = "cosine and ip have no k-d tree bound: brute force";
         return LBK_ENGINE_BRUTE;
     }
-    if (job->knn.k > LBK_TREE_K_MAX) {
+    if (params->k > LBK_TREE_K_MAX) {
         *why = "K above the k-d tree's maximum: brute force";
         return LBK_ENGINE_BRUTE;
     }
-    return lbk_tree_is_preferred(dim, reference_rows, job->knn.k, why) ? LBK_ENGINE_KDTREE
-                                                                       : LBK_ENGINE_BRUTE;
+    return lbk_tree_is_preferred(dim, reference_rows, params->k, why) ? LBK_ENGINE_KDTREE
+                                                                      : LBK_ENGINE_BRUTE;
 }
 
-lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,
-                             const lbk_dataset *reference, const lbk_tuning *tuning,
-                             lbk_engine_state **out)
+lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
+                             const lbk_dataset *reference, lbk_engine_state **out)
 {
     lbk_status st = LBK_OK;
     lbk_engine_state *state = calloc(1, sizeof *state);
     *out = NULL;
     LBK_FAIL_IF(!state, LBK_ERR_NOMEM, "out of host memory creating the engine");
     state->engine = engine;
-    state->k = job->knn.k;
-    state->metric = job->knn.metric;
-    /* device.memory_mb may be as large as INT64_MAX: saturate, because a
-     * wrapped product would become a tiny budget (or 0, "from the device"). */
-    state->memory_budget = job->device.memory_mb > (UINT64_MAX >> 20)
-                               ? UINT64_MAX
-                               : job->device.memory_mb << 20;
+    state->k = params->k;
+    state->metric = params->metric;
+    state->memory_budget = params->memory_budget;
     /* Under an address-space limit the device's memory is what the limit
      * leaves (lbk_device_global_mem), and a budget beyond it would fail
      * inside the OpenCL runtime. */
     if (lbk_device_memory_capped(dev) && state->memory_budget > lbk_device_global_mem(dev))
         state->memory_budget = lbk_device_global_mem(dev);
     if (engine == LBK_ENGINE_BRUTE) {
-        const lbk_brute_params params = {
-            .k = job->knn.k,
-            .metric = job->knn.metric,
-            .groups = job->device.groups,
+        const lbk_brute_params brute = {
+            .k = params->k,
+            .metric = params->metric,
+            .groups = params->groups,
             .memory_budget = state->memory_budget,
-            .tuning = tuning,
+            .tuning = params->tuning,
         };
-        st = lbk_brute_create(dev, reference, &params, &state->brute);
-    } else if (lbk_metric_is_similarity(job->knn.metric) || job->knn.k > LBK_TREE_K_MAX) {
-        /* The job's checks reject these; a job built by code may not. */
+        st = lbk_brute_create(dev, reference, &brute, &state->brute);
+    } else if (lbk_metric_is_similarity(params->metric) || params->k > LBK_TREE_K_MAX) {
+        /* The job's checks reject these; parameters filled by code may not. */
         lbk_error("the k-d tree supports l2, l1 and linf with K <= %d, not %s with K = %d",
-                  LBK_TREE_K_MAX, lbk_metric_name(job->knn.metric), job->knn.k);
+                  LBK_TREE_K_MAX, lbk_metric_name(params->metric), params->k);
         st = LBK_ERR_CONFIG;
     } else {
-        const lbk_kdtree_params params = {
-            .split = job->tree.split,
-            .sort = job->tree.sort,
-            .verify = job->tree.verify,
+        const lbk_kdtree_params tree = {
+            .split = params->split,
+            .sort = params->sort,
+            .verify = params->verify,
             .memory_budget = state->memory_budget,
-            .tuning = tuning,
+            .tuning = params->tuning,
         };
-        st = lbk_kdtree_build(dev, reference, &params, &state->tree);
+        st = lbk_kdtree_build(dev, reference, &tree, &state->tree);
         if (st == LBK_OK)
             st = lbk_kdtree_prepare_query(state->tree);
     }

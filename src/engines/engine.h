@@ -1,28 +1,45 @@
 /* One interface over the two per-shard engines, and the `auto` rule that picks
- * between them. The run driver sees only this. */
+ * between them. The run driver sees only this; it knows nothing of the job
+ * file: the caller fills lbk_engine_params (the app from its job,
+ * src/app/engine_params.c; a library or benchmark from its own arguments). */
 #ifndef LBK_ENGINE_H
 #define LBK_ENGINE_H
 
-#include "job.h"
 #include "dataset.h"
 #include "device.h"
+#include "enums.h"
 #include "knn.h"
 #include "status.h"
 #include "tuning.h"
 
+#include <stdbool.h>
+#include <stdint.h>
+
 typedef struct lbk_engine_state lbk_engine_state;
 
-/* Resolve the job's knn.engine for this data: returns KDTREE or BRUTE and a
+/* What an engine needs to know, whoever asks. */
+typedef struct {
+    lbk_engine engine;       /* AUTO, KDTREE or BRUTE (the request, before lbk_engine_resolve) */
+    int k;
+    lbk_metric metric;
+    uint64_t memory_budget;  /* bytes of device memory; 0 = from the device (half of it) */
+    int groups;              /* brute force: bubble groups per query; 0 = default */
+    lbk_tree_split split;    /* k-d tree: split rule, sort and post-build check */
+    lbk_tree_sort sort;
+    bool verify;
+    const lbk_tuning *tuning; /* the device's kernel parameters (tuning.h); NULL = derived
+                                 from the device */
+} lbk_engine_params;
+
+/* Resolve params->engine for this data: returns KDTREE or BRUTE and a
  * sentence saying why (static string). `auto` never picks the tree for
  * cosine or ip, or for K above LBK_TREE_K_MAX. */
-lbk_engine lbk_engine_resolve(const lbk_job *job, int dim, uint64_t reference_rows,
+lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t reference_rows,
                               const char **why);
 
-/* `tuning`: the device's kernel parameters (tuning.h); NULL = derived from
- * the device. */
-lbk_status lbk_engine_create(lbk_device *dev, const lbk_job *job, lbk_engine engine,
-                             const lbk_dataset *reference, const lbk_tuning *tuning,
-                             lbk_engine_state **out);
+/* `engine`: KDTREE or BRUTE, as resolved. */
+lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
+                             const lbk_dataset *reference, lbk_engine_state **out);
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result);

@@ -5,12 +5,13 @@
 #ifndef LBK_KDTREE_H
 #define LBK_KDTREE_H
 
-#include "job.h"
+#include "enums.h"
 #include "dataset.h"
 #include "device.h"
 #include "status.h"
 #include "tuning.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct lbk_kdtree lbk_kdtree;

@@ -4,7 +4,6 @@
 #ifndef LBK_QUERY_H
 #define LBK_QUERY_H
 
-#include "job.h"
 #include "kdtree.h"
 #include "knn.h"
 #include "status.h"
