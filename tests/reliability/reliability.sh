@@ -281,6 +281,11 @@ signal-mpirun)
     # same), or passes on the ranks' 128+N (README: the code of the signal
     # that stopped the run); never 0 (the run finished before the signal:
     # nothing was tested) nor anything else.
+    # mpirun sends SIGKILL odls_base_sigkill_timeout seconds (default 1)
+    # after SIGTERM; on a loaded machine (the suite at -j2 beside other
+    # work) a rank was seen to need longer than 1 s to run its handler, and
+    # SIGKILL leaves partial files no program can remove (README).
+    export OMPI_MCA_odls_base_sigkill_timeout=10
     mkdir out && echo previous > out/p.csv
     tag="--set output.report=out/r-$$-1.yaml"
     "$MPIEXEC" -n 2 "$LBKNN" run "${LONG[@]}" $tag --set mpi.merge=reduce_scatter \
