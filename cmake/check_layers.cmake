@@ -1,57 +1,164 @@
 cmake_minimum_required(VERSION 3.20)
-# cmake -DROOT=<src dir> -P check_layers.cmake
-# Fails when a file of one layer includes a header of a layer it may not use
-# (cmake/layer_table.cmake), or a guarded outside header (OpenCL, MPI,
-# libyaml, zlib, lbk_shared.h) outside the layers allowed to. Every violation
-# is listed (file and the include line) before the failure.
-include(${CMAKE_CURRENT_LIST_DIR}/layer_table.cmake)
+# cmake -DROOT=<src dir> [-DTABLE=<layer table>] -P check_layers.cmake
+# Fails when a file of src/ reaches, by #include directly or through a chain
+# of project headers, a header its layer may not see (cmake/layer_table.cmake,
+# or TABLE for a test tree):
+#   - a header of a layer it may not use;
+#   - a header another layer declares private (NAME_impl.h, or listed);
+#   - a guarded header (OpenCL and NAME_cl.h, MPI, libyaml, zlib, libdeflate,
+#     lbk_shared.h) outside the layers allowed it.
+# Each violation is one line: the file, the rule, and the chain of includes
+# that reaches the header (app/run.c -> engines/a.h -> CL/cl.h). A chain is
+# not followed past its first violation.
 if(NOT ROOT)
   message(FATAL_ERROR "check_layers: pass -DROOT=<src directory>")
 endif()
+get_filename_component(ROOT ${ROOT} REALPATH)
+# The table of src/ unless a test tree brings its own.
+get_filename_component(real_src ${CMAKE_CURRENT_LIST_DIR}/../src REALPATH)
+set(own_table FALSE)
+if(TABLE)
+  set(own_table TRUE)
+  get_filename_component(TABLE ${TABLE} REALPATH)
+else()
+  set(TABLE ${CMAKE_CURRENT_LIST_DIR}/layer_table.cmake)
+endif()
+include(${TABLE})
+set(errors 0)
+
+# One line, from pieces (so the source lines stay short).
+macro(lbk_violation)
+  string(CONCAT lbk_line ${ARGN})
+  message(NOTICE "${lbk_line}")
+  math(EXPR errors "${errors} + 1")
+endmacro()
+
+# The table itself: what a layer's headers reach, its users reach too.
+foreach(layer IN LISTS LBK_LAYERS)
+  foreach(dep IN LISTS LBK_DEPS_${layer})
+    foreach(dd IN LISTS LBK_DEPS_${dep})
+      if(NOT dd IN_LIST LBK_DEPS_${layer})
+        lbk_violation("${TABLE}: layer '${layer}' uses '${dep}', which uses '${dd}', "
+                      "but may not use '${dd}'")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
 
 # Which layer owns each project header; names must be unique across layers,
 # or an include would depend on the include path's order.
-set(errors 0)
 foreach(layer IN LISTS LBK_LAYERS)
   file(GLOB headers RELATIVE ${ROOT}/${layer} ${ROOT}/${layer}/*.h)
   foreach(h IN LISTS headers)
     if(DEFINED owner_${h})
-      message(NOTICE "${ROOT}/${layer}/${h}: header name also used in layer ${owner_${h}}")
-      math(EXPR errors "${errors} + 1")
+      lbk_violation("${ROOT}/${layer}/${h}: header name also used in layer ${owner_${h}}")
     endif()
     set(owner_${h} ${layer})
   endforeach()
 endforeach()
 
-foreach(layer IN LISTS LBK_LAYERS)
-  file(GLOB files ${ROOT}/${layer}/*.c ${ROOT}/${layer}/*.h)
-  foreach(file IN LISTS files)
-    file(STRINGS ${file} lines REGEX "^[ \t]*#[ \t]*include")
-    foreach(line IN LISTS lines)
-      if(NOT line MATCHES "#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
-        continue()
-      endif()
-      set(inc ${CMAKE_MATCH_1})
-      set(why "")
-      if(DEFINED owner_${inc})
-        set(m ${owner_${inc}})
-        if(NOT m STREQUAL layer AND NOT m IN_LIST LBK_DEPS_${layer})
-          set(why "layer '${layer}' may not use layer '${m}' (${inc})")
-        endif()
-      endif()
-      foreach(g IN LISTS LBK_GUARDED)
-        if(inc MATCHES "${LBK_GUARDED_REGEX_${g}}" AND NOT layer IN_LIST LBK_GUARDED_LAYERS_${g})
-          string(JOIN ", " allowed ${LBK_GUARDED_LAYERS_${g}})
-          set(why "layer '${layer}' may not include <${inc}> (only: ${allowed})")
-        endif()
-      endforeach()
-      if(why)
-        message(NOTICE "${file}: ${why}: ${line}")
-        math(EXPR errors "${errors} + 1")
+# The private lists name headers of the tree their table describes (not of
+# the fixtures of tests/layers that borrow the real table): a listed name
+# that is gone is an error.
+if(ROOT STREQUAL real_src OR own_table)
+  foreach(layer IN LISTS LBK_LAYERS)
+    foreach(h IN LISTS LBK_PRIVATE_${layer})
+      if(NOT owner_${h} STREQUAL layer)
+        lbk_violation("${TABLE}: LBK_PRIVATE_${layer} lists ${h}, "
+                      "which is not a header of layer '${layer}'")
       endif()
     endforeach()
   endforeach()
+endif()
+
+# The direct includes of every file, as written ("x.h" and <x.h> alike).
+set(files "")
+foreach(layer IN LISTS LBK_LAYERS)
+  file(GLOB layer_files RELATIVE ${ROOT} ${ROOT}/${layer}/*.c ${ROOT}/${layer}/*.h)
+  list(APPEND files ${layer_files})
+endforeach()
+foreach(file IN LISTS files)
+  file(STRINGS ${ROOT}/${file} lines REGEX "^[ \t]*#[ \t]*include")
+  set(incs_${file} "")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]")
+      list(APPEND incs_${file} ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+endforeach()
+
+# The rules a file of `layer` breaks by reaching header `inc`, into `out`.
+function(lbk_broken_rules layer inc out)
+  set(why "")
+  if(DEFINED owner_${inc})
+    set(m ${owner_${inc}})
+    if(NOT m STREQUAL layer)
+      if(NOT m IN_LIST LBK_DEPS_${layer})
+        list(APPEND why "layer '${layer}' may not use layer '${m}' (${inc})")
+      endif()
+      if((LBK_PRIVATE_REGEX AND inc MATCHES "${LBK_PRIVATE_REGEX}") OR inc IN_LIST LBK_PRIVATE_${m})
+        list(APPEND why "layer '${layer}' may not include ${inc} (private to layer '${m}')")
+      endif()
+    endif()
+  endif()
+  set(name "<${inc}>")
+  if(DEFINED owner_${inc})
+    set(name "${inc}")
+  endif()
+  foreach(g IN LISTS LBK_GUARDED)
+    if(inc MATCHES "${LBK_GUARDED_REGEX_${g}}" AND NOT layer IN_LIST LBK_GUARDED_LAYERS_${g})
+      string(JOIN ", " allowed ${LBK_GUARDED_LAYERS_${g}})
+      list(APPEND why "layer '${layer}' may not include ${name} (only: ${allowed})")
+    endif()
+  endforeach()
+  set(${out} "${why}" PARENT_SCOPE)
+endfunction()
+
+# Breadth first over the headers `file` reaches, so each header is reported
+# with its shortest chain. Outside headers are leaves; so are the headers of
+# the file's own layer, which are checked as files of their own under the
+# same rules: what one reaches is reported once, at the last file of the
+# layer on the chain, whose include is the step to change. Returns the count.
+function(lbk_check_file file out)
+  string(REGEX REPLACE "/.*" "" layer ${file})
+  set(count 0)
+  set(queue "")
+  foreach(inc IN LISTS incs_${file})
+    if(NOT DEFINED chain_${inc})
+      set(chain_${inc} "${file}")
+      list(APPEND queue ${inc})
+    endif()
+  endforeach()
+  while(NOT queue STREQUAL "")
+    list(POP_FRONT queue inc)
+    if(DEFINED owner_${inc})
+      set(path ${owner_${inc}}/${inc})
+    else()
+      set(path ${inc})
+    endif()
+    set(chain "${chain_${inc}} -> ${path}")
+    lbk_broken_rules(${layer} ${inc} why)
+    foreach(rule IN LISTS why)
+      message(NOTICE "${ROOT}/${file}: ${rule}: ${chain}")
+      math(EXPR count "${count} + 1")
+    endforeach()
+    if(why OR NOT DEFINED owner_${inc} OR owner_${inc} STREQUAL layer)
+      continue()
+    endif()
+    foreach(next IN LISTS incs_${path})
+      if(NOT DEFINED chain_${next})
+        set(chain_${next} "${chain}")
+        list(APPEND queue ${next})
+      endif()
+    endforeach()
+  endwhile()
+  set(${out} ${count} PARENT_SCOPE)
+endfunction()
+
+foreach(file IN LISTS files)
+  lbk_check_file(${file} count)
+  math(EXPR errors "${errors} + ${count}")
 endforeach()
 if(errors GREATER 0)
-  message(FATAL_ERROR "check_layers: ${errors} layering violation(s); see cmake/layer_table.cmake")
+  message(FATAL_ERROR "check_layers: ${errors} layering violation(s); see ${TABLE}")
 endif()

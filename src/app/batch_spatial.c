@@ -1,5 +1,5 @@
 /* The spatial partition: the reference points are redistributed once so
- * that each rank owns one box of a global k-d split (dist/decompose.h), and
+ * that each rank owns one box of a global k-d split (comm/decompose.h), and
  * each rank answers its own slice of the query file in two phases per
  * batch:
  *   1. every query goes to its home rank (the box whose cell holds it),

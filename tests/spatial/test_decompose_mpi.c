@@ -1,4 +1,4 @@
-/* The spatial decomposition under mpirun -n P (src/dist/decompose.h): every
+/* The spatial decomposition under mpirun -n P (src/comm/decompose.h): every
  * rank builds its row shard of a data set that is a pure function of the
  * row, decomposes, and checks what it got: the same top tree as every other
  * rank, its leaf's exact point count, points that the planes place on it

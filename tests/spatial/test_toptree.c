@@ -1,4 +1,4 @@
-/* The spatial partition's pure pieces (src/dist/toptree.h), no MPI: the
+/* The spatial partition's pure pieces (src/comm/toptree.h), no MPI: the
  * order image, the proportional split and the tree's shape, the box key as
  * a lower bound of every point's key (against the independent oracle's key,
  * bit for bit), the walks by key and by float, and the pruned near-rank

@@ -1,5 +1,5 @@
-/* The MPI side of lbk_comm, for the dist layer's own files only: nothing
- * above this layer includes it (only dist may include <mpi.h>). */
+/* The MPI side of lbk_comm, for the comm layer's own files only: nothing
+ * above this layer includes it (only comm may include <mpi.h>). */
 #ifndef LBK_COMM_MPI_H
 #define LBK_COMM_MPI_H
 
