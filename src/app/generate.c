@@ -49,21 +49,15 @@ static lbk_status parse_u64(const char *opt, const char *value, uint64_t min, ui
 
 static lbk_status parse_format(const char *val, lbk_format *format)
 {
-    if (strcmp(val, "fvecs") == 0)
-        *format = LBK_FORMAT_FVECS;
-    else if (strcmp(val, "bvecs") == 0)
-        *format = LBK_FORMAT_BVECS;
-    else if (strcmp(val, "csv") == 0)
-        *format = LBK_FORMAT_CSV;
-    else if (strcmp(val, "idx") == 0)
-        *format = LBK_FORMAT_IDX;
-    else if (strcmp(val, "npy") == 0)
-        *format = LBK_FORMAT_NPY;
-    else if (strcmp(val, "fbin") == 0)
-        *format = LBK_FORMAT_FBIN;
-    else
-        return lbk_usage_error("--format %s: expected fvecs, bvecs, csv, idx, npy or fbin", val);
-    return LBK_OK;
+    lbk_format f = LBK_FORMAT_AUTO;
+    if (lbk_format_parse(val, &f) && lbk_format_generated(f)) {
+        *format = f;
+        return LBK_OK;
+    }
+    char names[128], fmt[192];
+    lbk_format_generated_names(", ", " or ", names, sizeof names);
+    snprintf(fmt, sizeof fmt, "--format %%s: expected %s", names);
+    return lbk_usage_error(fmt, val);
 }
 
 /* One "--option value" pair. */
@@ -149,10 +143,6 @@ static lbk_status generate_sets(const generate_args *a, lbk_dataset *ref, lbk_da
     return LBK_OK;
 }
 
-/* By lbk_format, in LBK_FORMAT_LIST order. */
-static const char *const extension[] = {"",    "fvecs", "ivecs", "bvecs", "csv",  "idx",
-                                        "txt", "npy",   "fbin",  "u8bin", "i8bin", "ibin"};
-
 /* Labels go in the points' own family of formats. */
 static lbk_format labels_format(lbk_format points)
 {
@@ -169,9 +159,9 @@ static void file_name(const generate_args *a, int i, char *out, size_t size)
     if (i == JOB_FILE)
         snprintf(out, size, "job.yaml");
     else if (i == REF_POINTS || i == QUERY_POINTS)
-        snprintf(out, size, "%s.%s", set, extension[a->format]);
+        snprintf(out, size, "%s%s", set, lbk_format_extension(a->format));
     else
-        snprintf(out, size, "%s-labels.%s", set, extension[labels_format(a->format)]);
+        snprintf(out, size, "%s-labels%s", set, lbk_format_extension(labels_format(a->format)));
 }
 
 /* Before anything is computed or written: a file that is there already

@@ -10,9 +10,13 @@
 
 const char *lbk_phase_name(lbk_phase phase)
 {
-    static const char *const names[LBK_PHASE_COUNT] = {"read",  "device", "build", "distribute",
-                                                       "query", "merge",  "output"};
-    return (unsigned)phase < LBK_PHASE_COUNT ? names[phase] : "?";
+    switch (phase) {
+#define LBK_PHASE_NAME_(constant, name) case constant: return name;
+        LBK_PHASE_LIST(LBK_PHASE_NAME_)
+#undef LBK_PHASE_NAME_
+    case LBK_PHASE_COUNT: break;
+    }
+    return "?";
 }
 
 /* Replicated references need no merge; under the spatial partition each

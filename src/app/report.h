@@ -12,16 +12,20 @@
 #include <stdint.h>
 #include <stdio.h>
 
-typedef enum {
-    LBK_PHASE_READ = 0,   /* reading the shard (and, on rank 0, the queries) */
-    LBK_PHASE_DEVICE,     /* opening the OpenCL device */
-    LBK_PHASE_BUILD,      /* uploading the shard / building the tree */
-    LBK_PHASE_DISTRIBUTE, /* broadcasting query batches */
-    LBK_PHASE_QUERY,      /* per-shard top-K on the device */
-    LBK_PHASE_MERGE,      /* the MPI K-list reduction */
-    LBK_PHASE_OUTPUT,     /* classification and writing results */
-    LBK_PHASE_COUNT
-} lbk_phase;
+/* X(constant, name in the summary and report): the phases a rank's time is
+ * split into. */
+#define LBK_PHASE_LIST(X)                                                                         \
+    X(LBK_PHASE_READ, "read")             /* reading the shard (and, on rank 0, the queries) */   \
+    X(LBK_PHASE_DEVICE, "device")         /* opening the OpenCL device */                         \
+    X(LBK_PHASE_BUILD, "build")           /* uploading the shard / building the tree */           \
+    X(LBK_PHASE_DISTRIBUTE, "distribute") /* broadcasting query batches */                        \
+    X(LBK_PHASE_QUERY, "query")           /* per-shard top-K on the device */                     \
+    X(LBK_PHASE_MERGE, "merge")           /* the MPI K-list reduction */                          \
+    X(LBK_PHASE_OUTPUT, "output")         /* classification and writing results */
+
+#define LBK_PHASE_CONSTANT_(constant, name) constant,
+typedef enum { LBK_PHASE_LIST(LBK_PHASE_CONSTANT_) LBK_PHASE_COUNT } lbk_phase;
+#undef LBK_PHASE_CONSTANT_
 
 #define LBK_DEVICE_DESC 200
 

@@ -1,8 +1,10 @@
 #include "usage.h"
 
+#include "dataset.h"
 #include "log.h"
 
-static const char usage_text[] =
+/* The help, in two parts around the formats `generate --format` writes. */
+static const char usage_head[] =
     "Usage: lbknn COMMAND [ARGS]\n"
     "\n"
     "Exact k-nearest-neighbour classification on OpenCL devices, across MPI ranks.\n"
@@ -14,7 +16,9 @@ static const char usage_text[] =
     "  check [JOB.yaml] [--set KEY=VALUE]...\n"
     "        Validate the job and read its inputs completely, without computing.\n"
     "  generate DIR [--points N] [--queries N] [--dim D] [--classes C] [--seed S]\n"
-    "           [--spread X] [--format fvecs|bvecs|csv|idx|npy|fbin] [--force]\n"
+    "           [--spread X] [--format ";
+static const char usage_tail[] =
+    "] [--force]\n"
     "        Write a seeded labelled synthetic data set (Gaussian blobs) and a job\n"
     "        file DIR/job.yaml that classifies its queries (--force: replace them).\n"
     "  devices [--type gpu|cpu|any]\n"
@@ -33,7 +37,14 @@ static const char usage_text[] =
     "128+N stopped by signal N.\n"
     "Job keys: see configs/README.md (installed under share/lbknn/configs).\n";
 
-void lbk_usage(FILE *out) { fputs(usage_text, out); }
+void lbk_usage(FILE *out)
+{
+    char formats[128];
+    lbk_format_generated_names("|", "|", formats, sizeof formats);
+    fputs(usage_head, out);
+    fputs(formats, out);
+    fputs(usage_tail, out);
+}
 
 lbk_status lbk_usage_error(const char *fmt, const char *arg)
 {

@@ -33,18 +33,24 @@ LBK_ENUM_DEFINE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
 LBK_ENUM_DEFINE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
 LBK_ENUM_DEFINE_(lbk_partition, LBK_PARTITION_LIST)
 
-void lbk_enum_join_names_last(const lbk_enum_item *items, const char *last_sep, char *buf,
-                              unsigned size)
+void lbk_enum_join(const lbk_enum_item *items, const char *sep, const char *last_sep, char *buf,
+                   unsigned size)
 {
     size_t used = 0;
     buf[0] = '\0';
     for (const lbk_enum_item *it = items; it->name && used < size; it++) {
-        const char *sep = it == items ? "" : it[1].name ? ", " : last_sep;
-        int n = snprintf(buf + used, size - used, "%s%s", sep, it->name);
+        const char *before = it == items ? "" : it[1].name ? sep : last_sep;
+        int n = snprintf(buf + used, size - used, "%s%s", before, it->name);
         if (n < 0)
             break;
         used += (size_t)n;
     }
+}
+
+void lbk_enum_join_names_last(const lbk_enum_item *items, const char *last_sep, char *buf,
+                              unsigned size)
+{
+    lbk_enum_join(items, ", ", last_sep, buf, size);
 }
 
 void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size)

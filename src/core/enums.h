@@ -108,6 +108,9 @@ void lbk_enum_join_names(const lbk_enum_item *items, char *buf, unsigned size);
 /* The same with the last two names joined by last_sep: "a, b or c". */
 void lbk_enum_join_names_last(const lbk_enum_item *items, const char *last_sep, char *buf,
                               unsigned size);
+/* The same with sep between the others: "a|b|c". */
+void lbk_enum_join(const lbk_enum_item *items, const char *sep, const char *last_sep, char *buf,
+                   unsigned size);
 
 /* The item of a NULL-terminated table (a whole enumeration's or a subset of
  * it) with this name or value; NULL when the table has none. */

@@ -4,6 +4,7 @@
 #include "kdtree_select.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "timer.h"
 #include "tree_buckets.h"
 #include "try.h"
 
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct lbk_kdtree {
     lbk_device *dev;
@@ -106,14 +106,6 @@ uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_t
 
 /* ---- buffers and launches ---- */
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-
 static lbk_status buf_alloc(builder *b, tracked *t, size_t bytes, void *host, const char *what)
 {
     cl_mem_flags flags = CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0);
@@ -155,12 +147,12 @@ static lbk_status launch(builder *b, int k, uint64_t global, size_t local)
         local = b->elementwise_local;
     if (local)
         g = lbk_round_up(g, local);
-    const double t0 = b->profile ? now_seconds() : 0.0;
+    const double t0 = b->profile ? lbk_now() : 0.0;
     cl_int err = clEnqueueNDRangeKernel(b->queue, b->kernels[k], 1, NULL, &g,
                                         local ? &local : NULL, 0, NULL, NULL);
     if (b->profile && err == CL_SUCCESS) {
         err = clFinish(b->queue);
-        b->kernel_s[k] += now_seconds() - t0;
+        b->kernel_s[k] += lbk_now() - t0;
     }
     if (err != CL_SUCCESS) {
         lbk_error("k-d tree build: launching %s over %zu work-items: OpenCL error %s",
@@ -349,10 +341,10 @@ static lbk_status sort_range(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t 
 {
     if (!b->profile)
         return sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
-    const double t0 = now_seconds();
+    const double t0 = lbk_now();
     const lbk_status st = sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
     fprintf(stderr, "kdtree profile: sort of level %2d: %.4f s\n", tag_only ? b->levels - 1 : level,
-            now_seconds() - t0);
+            lbk_now() - t0);
     return st;
 }
 
@@ -694,7 +686,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_kdtree_params *params, lbk_kdtree **out)
 {
     lbk_status st = LBK_OK;
-    const double t0 = now_seconds();
+    const double t0 = lbk_now();
     const uint64_t n = reference->rows;
 
     *out = NULL;
@@ -711,7 +703,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
         LBK_TRY_GOTO(st, build_select(dev, reference, params, tree));
     else if (n > 0)
         LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
-    tree->stats.build_s = now_seconds() - t0;
+    tree->stats.build_s = lbk_now() - t0;
     /* Compile the query program now (the device caches it): built on the
      * first query instead, it cost every rank about 23 ms of its query phase
      * even from PoCL's kernel cache, 10% of a half-size MPI slice. The

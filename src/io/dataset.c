@@ -23,30 +23,69 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
     return true;
 }
 
+/* Every format's file names, in LBK_FORMAT_LIST order (the order messages
+ * list them in): ext is the extension written (generate's file names, the
+ * one a name is known by), also a second one read as the format. IDX is
+ * also read as MNIST names it ("-ubyte", "idx3-ubyte") and gzip-compressed
+ * (".gz"; lbk_format_from_path). generate: `lbknn generate --format` writes
+ * it. */
+static const struct {
+    lbk_format format;
+    const char *ext, *also;
+    bool generate;
+} formats[] = {
+    {LBK_FORMAT_FVECS, ".fvecs", NULL, true},  {LBK_FORMAT_IVECS, ".ivecs", NULL, false},
+    {LBK_FORMAT_BVECS, ".bvecs", NULL, true},  {LBK_FORMAT_CSV, ".csv", ".tsv", true},
+    {LBK_FORMAT_IDX, ".idx", NULL, true},      {LBK_FORMAT_TEXT, ".txt", ".labels", false},
+    {LBK_FORMAT_NPY, ".npy", NULL, true},      {LBK_FORMAT_FBIN, ".fbin", NULL, true},
+    {LBK_FORMAT_U8BIN, ".u8bin", NULL, false}, {LBK_FORMAT_I8BIN, ".i8bin", NULL, false},
+    {LBK_FORMAT_IBIN, ".ibin", NULL, false},
+};
+#define FORMAT_COUNT (sizeof formats / sizeof formats[0])
+
+const char *lbk_format_extension(lbk_format format)
+{
+    for (size_t i = 0; i < FORMAT_COUNT; i++)
+        if (formats[i].format == format)
+            return formats[i].ext;
+    return "";
+}
+
+bool lbk_format_generated(lbk_format format)
+{
+    for (size_t i = 0; i < FORMAT_COUNT; i++)
+        if (formats[i].format == format)
+            return formats[i].generate;
+    return false;
+}
+
+void lbk_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size)
+{
+    lbk_enum_item items[FORMAT_COUNT + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < FORMAT_COUNT; i++)
+        if (formats[i].generate)
+            items[n++] = (lbk_enum_item){lbk_format_name(formats[i].format), formats[i].format};
+    items[n] = (lbk_enum_item){NULL, 0};
+    lbk_enum_join(items, sep, last_sep, buf, size);
+}
+
 lbk_format lbk_format_from_path(const char *path)
 {
     size_t len = strlen(path);
-    bool gz = ends_with(path, len, ".gz");
+    const bool gz = ends_with(path, len, ".gz");
     if (gz)
         len -= 3;
-    /* MNIST names: train-images-idx3-ubyte, t10k-labels.idx1-ubyte, x.idx */
-    if (ends_with(path, len, "ubyte") || ends_with(path, len, ".idx"))
+    /* MNIST names: train-images-idx3-ubyte, t10k-labels.idx1-ubyte */
+    if (ends_with(path, len, "ubyte"))
         return LBK_FORMAT_IDX;
-    if (gz)
-        return LBK_FORMAT_AUTO;  /* only IDX is read compressed */
-    static const struct {
-        const char *ext;
-        lbk_format format;
-    } table[] = {
-        {".fvecs", LBK_FORMAT_FVECS}, {".ivecs", LBK_FORMAT_IVECS}, {".bvecs", LBK_FORMAT_BVECS},
-        {".csv", LBK_FORMAT_CSV},     {".tsv", LBK_FORMAT_CSV},     {".txt", LBK_FORMAT_TEXT},
-        {".labels", LBK_FORMAT_TEXT}, {".npy", LBK_FORMAT_NPY},     {".fbin", LBK_FORMAT_FBIN},
-        {".u8bin", LBK_FORMAT_U8BIN}, {".i8bin", LBK_FORMAT_I8BIN}, {".ibin", LBK_FORMAT_IBIN},
-    };
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (ends_with(path, len, table[i].ext))
-            return table[i].format;
-    return LBK_FORMAT_AUTO;
+    lbk_format found = LBK_FORMAT_AUTO;
+    for (size_t i = 0; i < FORMAT_COUNT && found == LBK_FORMAT_AUTO; i++)
+        if (ends_with(path, len, formats[i].ext) ||
+            (formats[i].also && ends_with(path, len, formats[i].also)))
+            found = formats[i].format;
+    /* Only IDX is read compressed. */
+    return gz && found != LBK_FORMAT_IDX ? LBK_FORMAT_AUTO : found;
 }
 
 /* given, or the format the name implies. The message lists the formats to
@@ -242,12 +281,10 @@ lbk_status lbk_write_ivecs(const char *path, const int32_t *values, uint64_t row
 
 lbk_array_layout lbk_array_layout_of(const char *path)
 {
-    const size_t len = strlen(path);
-    if (ends_with(path, len, ".ibin") || ends_with(path, len, ".fbin"))
+    const lbk_format format = lbk_format_from_path(path);
+    if (format == LBK_FORMAT_IBIN || format == LBK_FORMAT_FBIN)
         return LBK_ARRAY_BIN;
-    if (ends_with(path, len, ".npy"))
-        return LBK_ARRAY_NPY;
-    return LBK_ARRAY_VECS;
+    return format == LBK_FORMAT_NPY ? LBK_ARRAY_NPY : LBK_ARRAY_VECS;
 }
 
 size_t lbk_array_header(lbk_array_layout layout, bool floats, uint64_t rows, int cols,

@@ -43,11 +43,18 @@ typedef struct {
 } lbk_source_info;
 
 /* Resolve LBK_FORMAT_AUTO from the extension (".fvecs", ".csv", "-ubyte",
- * "-ubyte.gz", ".idx", ".txt", ".npy", ".fbin", ".u8bin", ".i8bin",
- * ".ibin", ...). Returns LBK_FORMAT_AUTO when unknown.
+ * "-ubyte.gz", ".idx", ".txt", ".npy", ".fbin", ...: the format table of
+ * dataset.c). Returns LBK_FORMAT_AUTO when unknown.
  * ".tsv" is CSV: the delimiter always comes from the spec. Only IDX may be
  * gzip-compressed (recognised by content, so the name needs no ".gz"). */
 lbk_format lbk_format_from_path(const char *path);
+/* The extension a file of the format is written with (".fvecs", ".txt"; ""
+ * for AUTO). */
+const char *lbk_format_extension(lbk_format format);
+/* Whether `lbknn generate --format` writes the format; the names of those
+ * that it writes, joined as lbk_enum_join does ("fvecs|bvecs|..."). */
+bool lbk_format_generated(lbk_format format);
+void lbk_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size);
 
 lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
 

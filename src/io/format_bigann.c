@@ -4,15 +4,12 @@
  * size after the 8-byte header, so a shard reads only its own bytes. */
 #include "format_io.h"
 
-#include "alloc_large.h"
 #include "log.h"
 #include "try.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES ((size_t)8 << 20)
 #define HEADER_BYTES 8
 
 static size_t value_bytes(lbk_format format)
@@ -156,51 +153,43 @@ static lbk_status check_values(const char *path, lbk_format format, const float 
     return LBK_OK;
 }
 
-static void encode(lbk_format format, const float *points, const int32_t *ints, uint64_t at,
-                   unsigned char *p)
+typedef struct {
+    lbk_format format;
+    const float *points;
+    const int32_t *ints;
+} values;
+
+/* Records are single values here. */
+static void encode(const void *ctx, uint64_t at, uint64_t n, unsigned char *buf)
 {
-    if (format == LBK_FORMAT_U8BIN)
-        *p = (unsigned char)points[at];
-    else if (format == LBK_FORMAT_I8BIN)
-        *p = (unsigned char)(signed char)points[at];
-    else if (format == LBK_FORMAT_IBIN)
-        lbk_put_le32(p, (uint32_t)(ints ? ints[at] : (int32_t)points[at]));
-    else {
-        uint32_t bits;
-        memcpy(&bits, &points[at], sizeof bits);
-        lbk_put_le32(p, bits);
+    const values *v = ctx;
+    const size_t vb = value_bytes(v->format);
+    for (uint64_t i = 0; i < n; i++, at++) {
+        unsigned char *p = buf + i * vb;
+        if (v->format == LBK_FORMAT_U8BIN)
+            *p = (unsigned char)v->points[at];
+        else if (v->format == LBK_FORMAT_I8BIN)
+            *p = (unsigned char)(signed char)v->points[at];
+        else if (v->format == LBK_FORMAT_IBIN)
+            lbk_put_le32(p, (uint32_t)(v->ints ? v->ints[at] : (int32_t)v->points[at]));
+        else {
+            uint32_t bits;
+            memcpy(&bits, &v->points[at], sizeof bits);
+            lbk_put_le32(p, bits);
+        }
     }
 }
 
 lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,
                             const int32_t *ints, uint64_t rows, int dim)
 {
-    lbk_status st = LBK_OK;
-    FILE *file = NULL;
-    unsigned char *buf = NULL;
     unsigned char head[HEADER_BYTES];
-    const size_t vb = value_bytes(format), chunk = CHUNK_BYTES / vb;
-    const uint64_t count = rows * (uint64_t)dim;
     LBK_FAIL_IF(rows > UINT32_MAX, LBK_ERR_INPUT, "%s: %s holds at most %u rows, not %llu", path,
                 lbk_format_name(format), (unsigned)UINT32_MAX, (unsigned long long)rows);
     if (points)
         LBK_TRY(check_values(path, format, points, rows, dim));
     lbk_bigann_header(rows, (uint64_t)dim, head);
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk, vb));
-    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
-    LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, sizeof head));
-    for (uint64_t at = 0; at < count;) {
-        const size_t n = count - at < chunk ? (size_t)(count - at) : chunk;
-        for (size_t i = 0; i < n; i++)
-            encode(format, points, ints, at + i, buf + i * vb);
-        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, n * vb));
-        at += n;
-    }
-    st = lbk_fmt_close_write(file, path);
-    file = NULL;
-cleanup:
-    if (file)
-        fclose(file);
-    lbk_free_large(buf);
-    return st;
+    const values v = {format, points, ints};
+    return lbk_fmt_write_records(path, head, sizeof head, value_bytes(format),
+                                 rows * (uint64_t)dim, encode, &v);
 }

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <zlib.h>
 
-#define CHUNK_BYTES ((size_t)8 << 20)
 #define MAX_NDIMS 16
 
 enum { IDX_U8 = 0x08, IDX_I8 = 0x09, IDX_I16 = 0x0B, IDX_I32 = 0x0C, IDX_F32 = 0x0D, IDX_F64 = 0x0E };
@@ -357,9 +356,7 @@ lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, flo
     LBK_TRY_GOTO(st, open_checked(&s, path, labels != NULL, false, &h));
     LBK_TRY_GOTO(st, lbk_fmt_check_dim(path, h.dim, dim));
     const uint64_t rec = h.dim * h.value_bytes;
-    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
-    if (chunk_rows > hi - lo)
-        chunk_rows = hi - lo;
+    const uint64_t chunk_rows = lbk_fmt_chunk_rows(rec, hi - lo);
     LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
     LBK_TRY_GOTO(st, stream_seek(&s, h.header_bytes + lo * rec));
     for (uint64_t r = lo; r < hi;) {
@@ -383,20 +380,27 @@ cleanup:
     return st;
 }
 
-/* Values [at, at + n) into buf as IDX type `type`, big-endian. */
-static void encode_values(int type, const float *points, const int32_t *labels, uint64_t at,
-                          size_t n, unsigned char *buf)
+typedef struct {
+    int type;
+    const float *points;
+    const int32_t *labels;
+} values;
+
+/* Values [at, at + n) into buf as IDX type `type`, big-endian (records are
+ * single values here). */
+static void encode_values(const void *ctx, uint64_t at, uint64_t n, unsigned char *buf)
 {
-    const size_t vb = type_bytes(type);
-    for (size_t i = 0; i < n; i++) {
+    const values *v = ctx;
+    const size_t vb = type_bytes(v->type);
+    for (uint64_t i = 0; i < n; i++) {
         unsigned char *p = buf + i * vb;
-        if (type == IDX_U8) {
-            *p = (unsigned char)(points ? points[at + i] : (float)labels[at + i]);
-        } else if (type == IDX_I32) {
-            lbk_put_be32(p, (uint32_t)labels[at + i]);
+        if (v->type == IDX_U8) {
+            *p = (unsigned char)(v->points ? v->points[at + i] : (float)v->labels[at + i]);
+        } else if (v->type == IDX_I32) {
+            lbk_put_be32(p, (uint32_t)v->labels[at + i]);
         } else {
             uint32_t bits;
-            memcpy(&bits, &points[at + i], sizeof bits);
+            memcpy(&bits, &v->points[at + i], sizeof bits);
             lbk_put_be32(p, bits);
         }
     }
@@ -406,35 +410,15 @@ static void encode_values(int type, const float *points, const int32_t *labels, 
 static lbk_status write_idx(const char *path, int type, int ndims, uint64_t rows, int dim,
                             const float *points, const int32_t *labels)
 {
-    lbk_status st = LBK_OK;
-    FILE *file = NULL;
-    unsigned char *buf = NULL;
     unsigned char head[12];
-    const size_t vb = type_bytes(type);
-    const uint64_t count = rows * (uint64_t)dim;
-    const size_t chunk = CHUNK_BYTES / vb;
-
     LBK_FAIL_IF(rows > UINT32_MAX, LBK_ERR_INPUT, "%s: IDX holds at most %u rows, not %llu", path,
                 (unsigned)UINT32_MAX, (unsigned long long)rows);
     lbk_put_be32(head, (uint32_t)type << 8 | (uint32_t)ndims);
     lbk_put_be32(head + 4, (uint32_t)rows);
     lbk_put_be32(head + 8, (uint32_t)dim);
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk, vb));
-    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
-    LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, 4 + 4 * (size_t)ndims));
-    for (uint64_t at = 0; at < count;) {
-        size_t n = count - at < chunk ? (size_t)(count - at) : chunk;
-        encode_values(type, points, labels, at, n, buf);
-        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, n * vb));
-        at += n;
-    }
-    st = lbk_fmt_close_write(file, path);
-    file = NULL;
-cleanup:
-    if (file)
-        fclose(file);
-    lbk_free_large(buf);
-    return st;
+    const values v = {type, points, labels};
+    return lbk_fmt_write_records(path, head, 4 + 4 * (size_t)ndims, type_bytes(type),
+                                 rows * (uint64_t)dim, encode_values, &v);
 }
 
 lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows, int dim)

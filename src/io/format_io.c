@@ -94,7 +94,11 @@ lbk_status lbk_fmt_check_dim(const char *path, uint64_t got, int want)
     return LBK_OK;
 }
 
-#define RECORD_CHUNK_BYTES ((uint64_t)8 << 20)
+uint64_t lbk_fmt_chunk_rows(uint64_t rec, uint64_t rows)
+{
+    uint64_t n = LBK_FMT_CHUNK_BYTES / rec ? LBK_FMT_CHUNK_BYTES / rec : 1;
+    return rows && n > rows ? rows : n;
+}
 
 lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offset, uint64_t rec,
                                 uint64_t lo, uint64_t hi, lbk_fmt_decode_fn decode,
@@ -102,9 +106,7 @@ lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offs
 {
     lbk_status st = LBK_OK;
     unsigned char *buf = NULL;
-    uint64_t chunk_rows = RECORD_CHUNK_BYTES / rec ? RECORD_CHUNK_BYTES / rec : 1;
-    if (chunk_rows > hi - lo)
-        chunk_rows = hi - lo;
+    const uint64_t chunk_rows = lbk_fmt_chunk_rows(rec, hi - lo);
     LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
     LBK_TRY_GOTO(st, lbk_fmt_seek(file, path, data_offset + lo * rec));
     for (uint64_t r = lo; r < hi;) {
@@ -121,6 +123,32 @@ lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offs
         r += n;
     }
 cleanup:
+    lbk_free_large(buf);
+    return st;
+}
+
+lbk_status lbk_fmt_write_records(const char *path, const void *head, size_t head_bytes,
+                                 uint64_t rec, uint64_t rows, lbk_fmt_encode_fn encode,
+                                 const void *ctx)
+{
+    lbk_status st = LBK_OK;
+    FILE *file = NULL;
+    unsigned char *buf = NULL;
+    const uint64_t chunk_rows = lbk_fmt_chunk_rows(rec, rows);
+    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
+    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
+    LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, head_bytes));
+    for (uint64_t r = 0; r < rows;) {
+        const uint64_t n = rows - r < chunk_rows ? rows - r : chunk_rows;
+        encode(ctx, r, n, buf);
+        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, (size_t)(n * rec)));
+        r += n;
+    }
+    st = lbk_fmt_close_write(file, path);
+    file = NULL;
+cleanup:
+    if (file)
+        fclose(file);
     lbk_free_large(buf);
     return st;
 }

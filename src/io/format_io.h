@@ -57,17 +57,34 @@ lbk_status lbk_fmt_alloc(void **out, uint64_t count, size_t size);
  * before anything is written past the array. */
 lbk_status lbk_fmt_check_dim(const char *path, uint64_t got, int want);
 
+/* Records are read and written LBK_FMT_CHUNK_BYTES at a time: large enough
+ * to amortise the calls, small enough not to double the footprint of a
+ * shard. lbk_fmt_chunk_rows: the `rec`-byte records of one chunk, at least
+ * 1 and at most `rows` (when rows > 0). */
+#define LBK_FMT_CHUNK_BYTES ((uint64_t)8 << 20)
+uint64_t lbk_fmt_chunk_rows(uint64_t rec, uint64_t rows);
+
 /* Receives records [row, row + n) of a read, in buf. */
 typedef lbk_status (*lbk_fmt_decode_fn)(const void *ctx, const unsigned char *buf, uint64_t row,
                                         uint64_t n);
 
 /* Rows [lo, hi) of `rec`-byte records, record 0 at byte `data_offset`, read
- * in chunks of about 8 MiB and handed to `decode`. A file that ends early
- * (it shrank since the probe) is "PATH:ROW: truncated record (unexpected
- * end of file)". */
+ * a chunk at a time and handed to `decode`. A file that ends early (it
+ * shrank since the probe) is "PATH:ROW: truncated record (unexpected end
+ * of file)". */
 lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offset, uint64_t rec,
                                 uint64_t lo, uint64_t hi, lbk_fmt_decode_fn decode,
                                 const void *ctx);
+
+/* Fills buf with records [row, row + n) of a write. */
+typedef void (*lbk_fmt_encode_fn)(const void *ctx, uint64_t row, uint64_t n, unsigned char *buf);
+
+/* Creates path and writes `head_bytes` of head (none: 0), then `rows`
+ * records of `rec` bytes, a chunk at a time as `encode` fills them; a
+ * failed create, write or close is reported with the path. */
+lbk_status lbk_fmt_write_records(const char *path, const void *head, size_t head_bytes,
+                                 uint64_t rec, uint64_t rows, lbk_fmt_encode_fn encode,
+                                 const void *ctx);
 
 static inline uint32_t lbk_get_le32(const unsigned char *p)
 {

@@ -4,17 +4,11 @@
  * shard reads only its own bytes. */
 #include "format_io.h"
 
-#include "alloc_large.h"
 #include "log.h"
 #include "try.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Large enough to amortise the calls, small enough not to double the
- * footprint of a shard. */
-#define CHUNK_BYTES ((size_t)8 << 20)
 
 static size_t value_bytes(lbk_format format) { return format == LBK_FORMAT_BVECS ? 1 : 4; }
 
@@ -151,6 +145,13 @@ static lbk_status check_values(const char *path, lbk_format format, const float 
     return LBK_OK;
 }
 
+typedef struct {
+    lbk_format format;
+    int dim;
+    const float *points;
+    const int32_t *ints;
+} records;
+
 static void encode_record(lbk_format format, int dim, const float *points, const int32_t *ints,
                           unsigned char *rec)
 {
@@ -170,35 +171,24 @@ static void encode_record(lbk_format format, int dim, const float *points, const
     }
 }
 
+static void encode_records(const void *ctx, uint64_t row, uint64_t n, unsigned char *buf)
+{
+    const records *r = ctx;
+    const uint64_t rec = record_bytes(r->format, r->dim);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint64_t at = (row + i) * (uint64_t)r->dim;
+        encode_record(r->format, r->dim, r->points ? r->points + at : NULL,
+                      r->ints ? r->ints + at : NULL, buf + i * rec);
+    }
+}
+
 lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *points,
                             const int32_t *ints, uint64_t rows, int dim)
 {
-    lbk_status st = LBK_OK;
-    FILE *file = NULL;
-    unsigned char *buf = NULL;
     LBK_FAIL_IF(dim <= 0, LBK_ERR_INTERNAL, "%s: cannot write dimension %d", path, dim);
-    const uint64_t rec = record_bytes(format, dim);
-    uint64_t chunk_rows = CHUNK_BYTES / rec ? CHUNK_BYTES / rec : 1;
-
     if (points && format != LBK_FORMAT_FVECS)
         LBK_TRY(check_values(path, format, points, rows, dim));
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&buf, chunk_rows, (size_t)rec));
-    LBK_TRY_GOTO(st, lbk_fmt_open_write(path, &file));
-    for (uint64_t r = 0; r < rows;) {
-        uint64_t n = rows - r < chunk_rows ? rows - r : chunk_rows;
-        for (uint64_t i = 0; i < n; i++) {
-            uint64_t at = (r + i) * (uint64_t)dim;
-            encode_record(format, dim, points ? points + at : NULL, ints ? ints + at : NULL,
-                          buf + i * rec);
-        }
-        LBK_TRY_GOTO(st, lbk_fmt_write(file, path, buf, (size_t)(n * rec)));
-        r += n;
-    }
-    st = lbk_fmt_close_write(file, path);
-    file = NULL;
-cleanup:
-    if (file)
-        fclose(file);
-    lbk_free_large(buf);
-    return st;
+    const records r = {format, dim, points, ints};
+    return lbk_fmt_write_records(path, NULL, 0, record_bytes(format, dim), rows, encode_records,
+                                 &r);
 }

@@ -86,10 +86,13 @@ static void run_plain_mode(void)
     }
 }
 
-static const lbk_test_case cases[] = {
+/* Run with LBKNN_GUARD_PAGES=1, and =0 (tests/alloc/CMakeLists.txt). */
+static const lbk_test_case guard_cases[] = {
     {"guard_faults_past_end", run_guard_faults_past_end},
     {"guard_whole_array_and_free", run_guard_whole_array_and_free},
+};
+static const lbk_test_case plain_cases[] = {
     {"plain_mode", run_plain_mode},
 };
 
-LBK_TEST_MAIN(LBK_TEST_CASES(cases))
+LBK_TEST_MAIN(LBK_TEST_CASES(guard_cases), LBK_TEST_CASES(plain_cases))

@@ -480,7 +480,10 @@ static const test_case cases[] = {
      * extra rows as well: the prefilter keeps its single resident chunk. */
     {"cascade_budget_declined", L2, 5, 3001, 64, 256, DATA_SMOOTH, BUB, 0, 12000000, 3,
      CAS(-3)},
-    /* slow */
+};
+
+/* Large shapes: label slow (tests/brute/CMakeLists.txt). */
+static const test_case slow_cases[] = {
     {"slow_l2_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, BUB, 0, 0, 0, DEF},
     {"slow_sort_k1024", L2, 1024, 20000, 32, 16, DATA_GRID, SORT, 0, 0, 0, DEF},
     {"slow_l2_large", L2, 64, 100003, 200, 100, DATA_UNIFORM, BUB, 0, 0, 0, DEF},
@@ -492,4 +495,5 @@ static const lbk_test_case other_cases[] = {
     {"k_too_large", run_k_too_large},
 };
 
-LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_case), LBK_TEST_CASES(other_cases))
+LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_case), LBK_TEST_ROWS(slow_cases, run_case),
+              LBK_TEST_CASES(other_cases))

@@ -10,7 +10,7 @@ extern const lbk_test_table tk_good_cases;
 extern const lbk_test_table tk_synthetic_cases;
 /* Cosine's row normalisation (normalize_cases.c). */
 extern const lbk_test_table tk_normalize_cases;
-/* Malformed inputs (bad_cases.c); their CTest tests are dataset_bad_NAME. */
+/* Malformed inputs (bad_cases.c); their CTest tests are dataset.bad_NAME. */
 extern const lbk_test_table tk_bad_cases;
 
 #endif

@@ -40,7 +40,9 @@ typedef struct {
 
 /* Cases in an array. rows: any struct array whose first member is the case
  * name (const char *); run_row gets a pointer to the row (NULL: the rows are
- * lbk_test_case and carry their own function). */
+ * lbk_test_case and carry their own function). CMake registers the tests
+ * from the array's source (lbk_test_cases in tests/CMakeLists.txt): write
+ * each row's name first, as a string literal, {"name", ...}. */
 typedef struct {
     const void *rows;
     size_t count;

@@ -9,7 +9,8 @@
 /* Initialises MPI and *comm, runs lbk_test_main with every check's line
  * prefixed "rank R: ", and fails the run on every rank when any rank's case
  * failed; rank 0 says "CASE on P ranks: ok|FAILED" once. Frees *comm and
- * finalises MPI. */
+ * finalises MPI. --list lists the cases without MPI (the build runs it, with
+ * no mpirun). */
 int lbk_test_mpi_main(int argc, char **argv, const lbk_test_table *tables, size_t ntables,
                       lbk_comm *comm);
 

@@ -708,11 +708,15 @@ static const device_case device_cases[] = {
     {"ref_rr_select", test_ref_rr_select},
     {"select_ties", test_select_ties},
     {"invariant", test_invariant_default},
-    {"invariant_full", test_invariant_full},
     {"corrupt", test_corrupt},
     {"empty_and_auto", test_empty_and_auto},
     {"nonfinite", test_nonfinite},
     {"knn_k1024", test_knn_k_max},
+};
+
+/* Label slow (tests/kdtree/CMakeLists.txt). */
+static const device_case slow_cases[] = {
+    {"invariant_full", test_invariant_full},
 };
 
 static const knn_row knn_cases[] = {
@@ -722,4 +726,4 @@ static const knn_row knn_cases[] = {
 };
 
 LBK_TEST_MAIN(LBK_TEST_CASES(host_cases), LBK_TEST_ROWS(device_cases, run_on_device),
-              LBK_TEST_ROWS(knn_cases, run_knn))
+              LBK_TEST_ROWS(slow_cases, run_on_device), LBK_TEST_ROWS(knn_cases, run_knn))
