@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.20)
 # Run by the build for each program of lbk_test_cases (tests/CMakeLists.txt):
 # fails unless `PROGRAM --list` prints exactly the case names CMake read
 # from the program's C tables (EXPECTED, one a line), so that no case is
