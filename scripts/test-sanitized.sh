@@ -37,9 +37,36 @@ export LD_PRELOAD=$LBK_SAN_BUILD/tests/sanitize/liblbk_keep_loaded.so${LD_PRELOA
 
 # The tests left out, each with its reason (lbk_nosanitize in tests/).
 sed 's/^/lbknn: not sanitized: /' "$LBK_SAN_BUILD/nosanitize.txt"
+# tracer_crashes: the report files that say only that LeakSanitizer's own
+# tracer thread crashed while it stopped the process for the leak check
+# (google/sanitizers#1353: a thread starting or ending at exit; seen under
+# heavy load in mpi.spatial runs). That is no finding about the code, but
+# that process's leak check did not run: its test is run again.
+tracer_crashes() {
+    local f
+    for f in $(find "$reports" -type f | sort); do
+        if grep -q 'Tracer caught signal' "$f" &&
+            ! grep -v -e 'Tracer caught signal' -e 'LeakSanitizer has encountered a fatal error' \
+                -e '==HINT: ' "$f" | grep -q .; then
+            echo "$f"
+        fi
+    done
+}
 status=0
 (cd "$LBK_SAN_BUILD" && ctest --output-on-failure -LE 'slow|nosanitize|oclgrind' -j"$(nproc)" \
     "$@") || status=1
+crashes=$(tracer_crashes)
+if [ -n "$crashes" ]; then
+    aside=$LBK_SAN_BUILD/sanitizer-tracer-crashes
+    rm -rf "$aside" && mkdir -p "$aside"
+    for f in $crashes; do mv "$f" "$aside/"; done
+    echo "lbknn: LeakSanitizer's tracer crashed in $(echo "$crashes" | wc -l) process(es)" \
+        "(google/sanitizers#1353; kept in $aside); failed tests, if any, run once more" >&2
+    if [ "$status" -ne 0 ]; then
+        status=0
+        (cd "$LBK_SAN_BUILD" && ctest --output-on-failure --rerun-failed) || status=1
+    fi
+fi
 unset LD_PRELOAD
 found=$(find "$reports" -type f | sort)
 if [ -n "$found" ]; then
