@@ -55,7 +55,7 @@ typedef enum {
                                 data (tests) */
 } lbk_brute_prefilter;
 
-/* Selection: AUTO is the bubble below K = 64 (BRUTE_SORT_K_MIN in brute.c)
+/* Selection: AUTO is the bubble below K = 64 (BRUTE_SORT_K_MIN in brute_core.c)
  * and the sort-merge from there on; the others force one (tests, benchmarks). */
 typedef enum {
     LBK_SELECTION_AUTO = 0,

@@ -7,7 +7,7 @@
 /* An upper bound of the exact key from its lower bound L: L + 2c(|q|^2 +
  * |r|^2) for L2 (squared norms), L + 2c|q||r| for IP and COSINE (the bound
  * is symmetric around the dot product). The 1e-6 margins and the slack in c
- * (brute.c, prefilter_bound) cover the rounding of these sums. */
+ * (lbk_brute_prefilter_bound_c) cover the rounding of these sums. */
 static float upper_bound(const lbk_rerank *r, float lower, float qn, float rn)
 {
     if (r->metric == LBK_METRIC_COSINE || r->metric == LBK_METRIC_IP) {

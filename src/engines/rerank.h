@@ -21,7 +21,7 @@
 typedef struct {
     lbk_metric metric;
     int k, kp, dim;
-    float bound_c;          /* the bound's constant (brute.c, prefilter_bound) */
+    float bound_c;          /* the bound's constant (lbk_brute_prefilter_bound_c) */
     const float *rows;      /* the shard, row-major (the caller's points) */
     const float *rnorm;     /* the bound's norm of every shard row */
 } lbk_rerank;

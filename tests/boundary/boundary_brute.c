@@ -37,7 +37,7 @@
 enum { L2, L1, LINF, COS, IP };
 static const char *const metric_names[] = {"l2", "l1", "linf", "cosine", "ip"};
 
-/* The engine's block sizes and thresholds (src/engines/brute.c): the tiled
+/* The engine's block sizes and thresholds (src/engines/brute_*.c): the tiled
  * kernel's 32-row and 32-query tiles over 32-dimension steps, the
  * prefilter from 16 dimensions and up to K = 64, the cascade from 64
  * dimensions and below K = 64, the sort-merge from K = 64, the cascade's
@@ -154,7 +154,7 @@ static uint64_t draw_budget(lbk_test_rng *rng, const shape *s)
     const uint64_t vrows = (uint64_t)s->layout.lanes * (uint64_t)s->layout.block_vectors;
     const uint64_t groups = s->groups > 32 ? (uint64_t)s->groups : 32;
     /* A query's bytes at a chunk of `rows`, above the engine's own count
-     * (brute.c query_bytes): distance row, K-lists, selection scratch,
+     * (brute_core.c query_bytes): distance row, K-lists, selection scratch,
      * prefilter and cascade buffers. */
 #define QUERY_BYTES(rows) \
     (row + ((rows) + DIST_TR) * 4 + k * 8 + groups * (kp + 2 * kp2) * 8 + 8 + kp * 8 + row + 12)
