@@ -48,7 +48,7 @@ static lbk_status build(cuknn *c, lbk_device *dev, size_t limit, size_t *fit)
             clReleaseKernel(*slots[i]);
         *slots[i] = NULL;
         LBK_TRY(lbk_device_kernel(program, names[i], slots[i]));
-        const size_t wg = lbk_kernel_work_group_limit(dev, *slots[i]);
+        const size_t wg = lbk_device_kernel_work_group_limit(dev, *slots[i]);
         if (wg > 0 && wg < *fit)
             *fit = wg;
     }
@@ -60,7 +60,7 @@ static lbk_status prepare(void *ctx, lbk_brute *engine, uint64_t batch, uint64_t
     cuknn *c = ctx;
     lbk_device *dev = lbk_brute_device(engine);
     size_t limit = 0;
-    LBK_TRY(lbk_cl_check(clGetDeviceInfo(lbk_device_id(dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
+    LBK_TRY(lbk_device_cl_check(clGetDeviceInfo(lbk_device_id(dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
                                          sizeof limit, &limit, NULL),
                          "querying the device's maximum work-group size"));
     if (c->work_group_limit > 0 && (size_t)c->work_group_limit < limit)

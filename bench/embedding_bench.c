@@ -1,7 +1,7 @@
 /* The embedding workload with the brute engine: reference and query .npy
  * files (float32 rows, int32 labels) read through src/io, rows normalised as
  * a cosine run normalises them (lbk_normalize_rows), K neighbours by cosine
- * (or ip), softmax votes (lbk_class_scores). Reports the time of the
+ * (or ip), softmax votes (lbk_classify_scores). Reports the time of the
  * lbk_brute_query calls (all batches, end to end including transfers), the
  * kernel split, the prefilter's fallbacks, and top-1 / top-5 accuracy.
  *
@@ -63,20 +63,20 @@ static bool parse(int argc, char **argv, options *o)
 /* DIR/NAME.npy with DIR/NAME-labels.npy, normalised for cosine. */
 static lbk_status load(const options *o, const char *name, long max_rows, lbk_dataset *out)
 {
-    lbk_input_spec spec;
+    lbk_job_input_spec spec;
     memset(&spec, 0, sizeof spec);
     snprintf(spec.path, sizeof spec.path, "%s/%s.npy", o->dir, name);
     snprintf(spec.labels, sizeof spec.labels, "%s/%s-labels.npy", o->dir, name);
     spec.label_column = -1;
     spec.delimiter = ',';
     spec.header = -1;
-    lbk_source_info info;
-    lbk_status st = lbk_source_probe(&spec, &info);
+    lbk_dataset_info info;
+    lbk_status st = lbk_dataset_probe(&spec, &info);
     if (st != LBK_OK)
         return st;
     const uint64_t rows = max_rows > 0 && (uint64_t)max_rows < info.rows ? (uint64_t)max_rows
                                                                           : info.rows;
-    if ((st = lbk_source_read(&spec, 0, rows, out)) != LBK_OK)
+    if ((st = lbk_dataset_read(&spec, 0, rows, out)) != LBK_OK)
         return st;
     if (o->metric == LBK_METRIC_COSINE)
         lbk_normalize_rows(out->points, out->rows, out->dim);
@@ -90,7 +90,7 @@ static lbk_status run(lbk_brute *engine, const lbk_dataset *q, lbk_knn_result *r
     const uint64_t batch = lbk_brute_max_batch(engine);
     const int k = res->k;
     memset(sum, 0, sizeof *sum);
-    const double t0 = lbk_now();
+    const double t0 = lbk_timer_now();
     for (uint64_t off = 0; off < q->rows; off += batch) {
         const uint64_t m = q->rows - off < batch ? q->rows - off : batch;
         lbk_knn_result slice = {.queries = m, .k = k, .keys = res->keys + off * k,
@@ -102,7 +102,7 @@ static lbk_status run(lbk_brute *engine, const lbk_dataset *q, lbk_knn_result *r
         lbk_brute_last_timing(engine, &t);
         lbk_brute_timing_add(sum, &t);
     }
-    *seconds = lbk_now() - t0;
+    *seconds = lbk_timer_now() - t0;
     return LBK_OK;
 }
 
@@ -111,19 +111,19 @@ static void score(const options *o, const lbk_dataset *ref, const lbk_dataset *q
                   const lbk_knn_result *res, uint64_t *top1, uint64_t *top5)
 {
     const int k = o->k;
-    const lbk_vote_rule rule = {o->metric, LBK_WEIGHTS_SOFTMAX, o->temperature};
-    lbk_candidate *list = malloc((size_t)k * sizeof *list);
-    lbk_class_score *scores = malloc((size_t)k * sizeof *scores);
+    const lbk_classify_rule rule = {o->metric, LBK_WEIGHTS_SOFTMAX, o->temperature};
+    lbk_knn_candidate *list = malloc((size_t)k * sizeof *list);
+    lbk_classify_score *scores = malloc((size_t)k * sizeof *scores);
     *top1 = *top5 = 0;
     for (uint64_t i = 0; list && scores && i < q->rows; i++) {
         for (int s = 0; s < k; s++) {
             const uint32_t x = res->index[i * k + s];
-            list[s] = x < ref->rows ? (lbk_candidate){res->keys[i * k + s], ref->labels[x], x}
-                                    : (lbk_candidate){res->keys[i * k + s], -1, UINT64_MAX};
+            list[s] = x < ref->rows ? (lbk_knn_candidate){res->keys[i * k + s], ref->labels[x], x}
+                                    : (lbk_knn_candidate){res->keys[i * k + s], -1, UINT64_MAX};
         }
-        const int n = lbk_class_scores(list, k, &rule, scores);
-        *top1 += lbk_top_class(scores, n) == q->labels[i];
-        *top5 += lbk_in_top(scores, n, q->labels[i], 5);
+        const int n = lbk_classify_scores(list, k, &rule, scores);
+        *top1 += lbk_classify_top(scores, n) == q->labels[i];
+        *top5 += lbk_classify_in_top(scores, n, q->labels[i], 5);
     }
     free(list);
     free(scores);
@@ -143,20 +143,20 @@ int main(int argc, char **argv)
     lbk_device *dev = NULL;
     lbk_brute *engine = NULL;
     lbk_knn_result res = {0};
-    const double t_read = lbk_now();
+    const double t_read = lbk_timer_now();
     if ((st = load(&o, "reference", 0, &ref)) != LBK_OK ||
         (st = load(&o, "query", o.queries, &q)) != LBK_OK)
         goto cleanup;
-    const double read_s = lbk_now() - t_read;
+    const double read_s = lbk_timer_now() - t_read;
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
     if ((st = lbk_device_open(&req, &dev)) != LBK_OK)
         goto cleanup;
     const lbk_brute_params params = {.k = o.k, .metric = o.metric, .memory_budget = o.budget,
                                      .prefilter = o.prefilter};
-    const double t_create = lbk_now();
+    const double t_create = lbk_timer_now();
     if ((st = lbk_brute_create(dev, &ref, &params, &engine)) != LBK_OK)
         goto cleanup;
-    const double create_s = lbk_now() - t_create;
+    const double create_s = lbk_timer_now() - t_create;
     res = (lbk_knn_result){.queries = q.rows, .k = o.k};
     res.keys = malloc(q.rows * (size_t)o.k * sizeof *res.keys);
     res.index = malloc(q.rows * (size_t)o.k * sizeof *res.index);

@@ -179,11 +179,11 @@ int main(int argc, char **argv)
     const lbk_brute_params params = {
         .k = k, .metric = metric, .groups = groups, .memory_budget = budget,
         .prefilter = prefilter, .tuning = &tuning};
-    const double t_create = lbk_now();
+    const double t_create = lbk_timer_now();
     if ((st = full_sort ? lbk_cuknn_create(dev, &data, &params, &engine)
                         : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK)
         goto cleanup;
-    const double create_s = lbk_now() - t_create;
+    const double create_s = lbk_timer_now() - t_create;
     const uint64_t batch = lbk_brute_max_batch(engine);
     res.queries = nq;
     res.k = k;
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
             goto cleanup;
     }
     lbk_brute_timing sum = {0};
-    const double t0 = lbk_now();
+    const double t0 = lbk_timer_now();
     for (uint64_t off = 0; off < nq; off += batch) {
         const uint64_t m = nq - off < batch ? nq - off : batch;
         lbk_knn_result slice = {.queries = m, .k = k, .keys = res.keys + off * k,
@@ -213,7 +213,7 @@ int main(int argc, char **argv)
         lbk_brute_last_timing(engine, &t);
         lbk_brute_timing_add(&sum, &t);
     }
-    const double query_s = lbk_now() - t0;
+    const double query_s = lbk_timer_now() - t0;
 
     uint32_t correct = 0;
     for (uint32_t q = 0; q < nq; q++) {

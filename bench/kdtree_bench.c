@@ -16,7 +16,7 @@
 #include "device.h"
 #include "kdtree.h"
 #include "log.h"
-#include "query.h"
+#include "tree_query.h"
 #include "timer.h"
 
 #include <math.h>
@@ -210,10 +210,10 @@ static int cmd_query(lbk_device *dev, int argc, char **argv)
             return 1;
         double t[32];
         for (int i = 0; i < reps && i < 32; i++) {
-            const double t0 = lbk_now();
+            const double t0 = lbk_timer_now();
             if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r) != LBK_OK)
                 return 1;
-            t[i] = lbk_now() - t0;
+            t[i] = lbk_timer_now() - t0;
         }
         qsort(t, (size_t)reps, sizeof t[0], cmp_double);
         lbk_kdtree_stats st;
@@ -253,16 +253,16 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
             return 1;
         lbk_kdtree_stats st;
         lbk_kdtree_get_stats(tree, &st);
-        double t0 = lbk_now();
+        double t0 = lbk_timer_now();
         if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r) != LBK_OK)
             return 1;
-        const double tq = lbk_now() - t0;
+        const double tq = lbk_timer_now() - t0;
         lbk_kdtree_destroy(tree);
 
         const lbk_brute_params bp = {.k = k, .metric = LBK_METRIC_L2, .groups = 0,
                                      .memory_budget = 0};
         lbk_brute *brute = NULL;
-        t0 = lbk_now();
+        t0 = lbk_timer_now();
         double tb = NAN;
         if (lbk_brute_create(dev, &ds, &bp, &brute) == LBK_OK) {
             const uint64_t batch = lbk_brute_max_batch(brute);
@@ -274,7 +274,7 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
                 ok = lbk_brute_query(brute, qs + f * (uint64_t)dim, c, &part) == LBK_OK;
             }
             if (ok)
-                tb = lbk_now() - t0;
+                tb = lbk_timer_now() - t0;
             lbk_brute_destroy(brute);
         }
         printf("| %d | %llu | %llu | %d | %.3f | %.3f | %.3f | %.2f |\n", dim,

@@ -81,10 +81,10 @@ static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *
         goto cleanup;
     best->select_s = best->final_s = best->distance_s = best->wall_s = 1e30;
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up */
-        const double t0 = lbk_now();
+        const double t0 = lbk_timer_now();
         if ((st = lbk_brute_query(engine, queries, (uint64_t)o->queries, res)) != LBK_OK)
             goto cleanup;
-        const double wall = lbk_now() - t0;
+        const double wall = lbk_timer_now() - t0;
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
         if (r < 0)

@@ -51,10 +51,10 @@ static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *
     if ((st = lbk_brute_create(dev, ref, &params, &engine)) != LBK_OK)
         goto cleanup;
     for (int r = -1; r < o->reps; r++) { /* r = -1: warm-up (kernel compiles) */
-        const double t0 = lbk_now();
+        const double t0 = lbk_timer_now();
         if ((st = lbk_brute_query(engine, queries, (uint64_t)o->queries, res)) != LBK_OK)
             goto cleanup;
-        const double wall = lbk_now() - t0;
+        const double wall = lbk_timer_now() - t0;
         lbk_brute_timing t;
         lbk_brute_last_timing(engine, &t);
         if (r < 0)

@@ -15,20 +15,20 @@ static lbk_status broadcast_batch(lbk_run_state *s, lbk_batch *b)
     const uint64_t dim = (uint64_t)s->shape.dim;
     b->points = s->root ? s->queries.points + b->first * dim : s->batch_points;
     b->truth = NULL;
-    LBK_TRY(lbk_bcast_floats(s->comm, b->points, b->count * dim));
+    LBK_TRY(lbk_comm_bcast_floats(s->comm, b->points, b->count * dim));
     if (!s->shape.query_labels)
         return LBK_OK;
     b->truth = s->root ? s->queries.labels + b->first : s->batch_truth;
     if (!s->strategy->sliced)
         return LBK_OK;
-    return lbk_bcast_bytes(s->comm, b->truth, b->count * sizeof *b->truth);
+    return lbk_comm_bcast_bytes(s->comm, b->truth, b->count * sizeof *b->truth);
 }
 
 /* Engine output (shard rows) to merge candidates (global ids, labels). A
  * row the shard does not have is an engine's bug, caught here before its
  * label or id is read. */
 static lbk_status to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
-                                lbk_candidate *out)
+                                lbk_knn_candidate *out)
 {
     const uint64_t slots = res->queries * (uint64_t)res->k;
     for (uint64_t s = 0; s < slots; s++) {
@@ -50,7 +50,7 @@ static lbk_status to_candidates(const lbk_knn_result *res, const lbk_dataset *sh
 }
 
 lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t count,
-                            lbk_candidate *out)
+                            lbk_knn_candidate *out)
 {
     const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
     for (uint64_t at = 0; at < count; at += s->batch) {
@@ -66,7 +66,7 @@ lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t coun
 /* The K-lists of the batch's queries [first, first + count) in this rank's
  * references. */
 static lbk_status search_range(lbk_run_state *s, const lbk_batch *b, uint64_t first,
-                               uint64_t count, lbk_candidate *out)
+                               uint64_t count, lbk_knn_candidate *out)
 {
     s->stats.queries_phase1 += count;
     return lbk_batch_search(s, b->points + first * (uint64_t)s->shape.dim, count, out);
@@ -84,7 +84,7 @@ static lbk_status search_whole_batch(lbk_run_state *s, lbk_batch *b)
  * and those lists are already final, so they go straight to s->merged. */
 static lbk_status search_own_slice(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first, &b->slice_count);
+    lbk_merge_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first, &b->slice_count);
     return search_range(s, b, b->slice_first, b->slice_count, s->merged);
 }
 
@@ -125,7 +125,7 @@ static const lbk_batch_strategy replicate = {
     true,
     false};
 
-lbk_partition lbk_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
+lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
                                     const char **why)
 {
     if (requested != LBK_PARTITION_AUTO) {
@@ -156,7 +156,7 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
     case LBK_PARTITION_REPLICATE:
         return &replicate;
     case LBK_PARTITION_SPATIAL:
-        return &lbk_spatial_strategy;
+        return &lbk_batch_spatial_strategy;
     }
     return merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
 }
@@ -174,7 +174,7 @@ static lbk_status write_text_slice(lbk_run_state *s, text_writer write, uint64_t
 {
     uint64_t before = 0, total = len;
     if (s->strategy->sliced) {
-        const lbk_status scan = lbk_exscan_u64(s->comm, len, &before, &total);
+        const lbk_status scan = lbk_comm_exscan_u64(s->comm, len, &before, &total);
         st = st != LBK_OK ? st : scan;
     }
     if (st == LBK_OK && len > 0)
@@ -189,18 +189,18 @@ static void vote_slice(lbk_run_state *s, const lbk_batch *b, int32_t *prediction
 {
     const lbk_job *job = s->job;
     const int k = job->knn.k;
-    const lbk_vote_rule rule = {job->knn.metric, job->knn.weights, job->knn.temperature};
+    const lbk_classify_rule rule = {job->knn.metric, job->knn.weights, job->knn.temperature};
     const int32_t *truth = b->truth ? b->truth + b->slice_first : NULL;
     for (uint64_t q = 0; q < b->slice_count; q++) {
-        const int n = lbk_class_scores(s->merged + q * (uint64_t)k, k, &rule, s->scores);
-        predictions[q] = lbk_top_class(s->scores, n);
+        const int n = lbk_classify_scores(s->merged + q * (uint64_t)k, k, &rule, s->scores);
+        predictions[q] = lbk_classify_top(s->scores, n);
         if (truth) {
-            lbk_confusion_add(&s->confusion, truth[q], predictions[q]);
-            s->confusion.correct_top5 += lbk_in_top(s->scores, n, truth[q], 5);
+            lbk_classify_confusion_add(&s->confusion, truth[q], predictions[q]);
+            s->confusion.correct_top5 += lbk_classify_in_top(s->scores, n, truth[q], 5);
         }
         if (rows) {
-            lbk_class_probabilities(s->scores, n, s->classes, s->proba);
-            lbk_print_probabilities(rows, b->first + b->slice_first + q, s->proba, s->classes);
+            lbk_classify_probabilities(s->scores, n, s->classes, s->proba);
+            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + q, s->proba, s->classes);
         }
     }
 }
@@ -222,7 +222,7 @@ static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count,
     char *pred = NULL;
     size_t pred_len = 0;
     if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
-        st = lbk_format_predictions(first, count, predictions, &pred, &pred_len);
+        st = lbk_outputs_format_predictions(first, count, predictions, &pred, &pred_len);
     st = write_text_slice(s, lbk_outputs_write_text, &s->outputs.text_offset, pred, pred_len, st);
     if (s->job->output.probabilities[0])
         st = write_text_slice(s, lbk_outputs_write_probabilities, &s->outputs.proba_offset,

@@ -26,7 +26,7 @@ typedef lbk_status (*lbk_batch_step)(lbk_run_state *s, lbk_batch *b);
 /* One stage of a batch and the phase its time counts in. */
 typedef struct {
     lbk_batch_step step;
-    lbk_phase phase;
+    lbk_report_phase phase;
 } lbk_batch_stage;
 
 #define LBK_BATCH_STAGES_MAX 8
@@ -48,20 +48,20 @@ typedef struct lbk_batch_strategy {
 
 /* `auto` resolved: spatial for the k-d tree on more than one rank, shard
  * otherwise; `why` gets a static sentence. */
-lbk_partition lbk_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
+lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
                                     const char **why);
 
 /* The strategy of a resolved partition and the job's mpi.merge. */
 const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge);
 
 /* The spatial partition (batch_spatial.c), and its state's release. */
-extern const lbk_batch_strategy lbk_spatial_strategy;
-void lbk_batch_spatial_free(lbk_spatial_run *spatial);
+extern const lbk_batch_strategy lbk_batch_spatial_strategy;
+void lbk_batch_spatial_free(lbk_run_spatial *spatial);
 
 /* The K-lists of `count` query points in this rank's references, as merge
  * candidates (global ids, labels), in chunks of the run's batch. */
 lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t count,
-                            lbk_candidate *out);
+                            lbk_knn_candidate *out);
 
 /* Classify, score and write this rank's final lists, if it emits. Where
  * every rank emits, every rank must call it: it holds a collective scan. */

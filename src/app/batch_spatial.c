@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lbk_batch_spatial_free(lbk_spatial_run *sp)
+void lbk_batch_spatial_free(lbk_run_spatial *sp)
 {
     if (!sp)
         return;
@@ -29,18 +29,18 @@ void lbk_batch_spatial_free(lbk_spatial_run *sp)
     free(sp->back_counts);
     free(sp->cursor);
     free(sp->near);
-    lbk_buffer *buffers[] = {&sp->home,     &sp->row,       &sp->rows_out, &sp->rows_in,
+    lbk_exchange_buffer *buffers[] = {&sp->home,     &sp->row,       &sp->rows_out, &sp->rows_in,
                              &sp->lists_out, &sp->lists_in, &sp->extra_row, &sp->bound,
                              &sp->near_count};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
-        lbk_buffer_free(buffers[i]);
+        lbk_exchange_buffer_free(buffers[i]);
     free(sp);
 }
 
 static lbk_status spatial_alloc(lbk_run_state *s)
 {
     const size_t p = (size_t)s->comm->size;
-    lbk_spatial_run *sp = calloc(1, sizeof *sp);
+    lbk_run_spatial *sp = calloc(1, sizeof *sp);
     s->spatial = sp;
     LBK_FAIL_IF(!sp, LBK_ERR_NOMEM, "out of host memory for the spatial partition");
     sp->send_counts = calloc(p, sizeof *sp->send_counts);
@@ -59,24 +59,24 @@ static lbk_status spatial_alloc(lbk_run_state *s)
  * (key, id) order). */
 static lbk_status spatial_redistribute(lbk_run_state *s)
 {
-    const double t = lbk_now();
-    LBK_TRY(lbk_agree(s->comm, spatial_alloc(s)));
-    lbk_spatial_run *sp = s->spatial;
-    const lbk_shard_view view = {.rows = s->shard.rows,
+    const double t = lbk_timer_now();
+    LBK_TRY(lbk_comm_agree(s->comm, spatial_alloc(s)));
+    lbk_run_spatial *sp = s->spatial;
+    const lbk_decompose_shard view = {.rows = s->shard.rows,
                                  .first_row = s->shard.first_row,
                                  .total_rows = s->shape.reference_rows,
                                  .dim = s->shape.dim,
                                  .points = s->shard.points,
                                  .labels = s->shard.labels,
                                  .has_labels = s->shape.reference_labels};
-    lbk_owned_points own;
+    lbk_decompose_owned own;
     uint64_t bytes = 0;
     LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));
     lbk_dataset_free(&s->shard);
     s->shard = (lbk_dataset){.rows = own.rows, .dim = own.dim, .points = own.points,
                              .labels = own.labels, .ids = own.ids, .ids32 = own.ids32};
     sp->report.levels = lbk_toptree_levels(&sp->tree);
-    sp->report.redistribute_s = lbk_now() - t;
+    sp->report.redistribute_s = lbk_timer_now() - t;
     sp->report.redistribute_bytes = bytes;
     return LBK_OK;
 }
@@ -90,7 +90,7 @@ static uint64_t sum_counts(const uint64_t *counts, int p)
 }
 
 /* cursor[r] = the first row for rank r when rows are packed by rank. */
-static void start_cursors(lbk_spatial_run *sp, int p)
+static void start_cursors(lbk_run_spatial *sp, int p)
 {
     uint64_t at = 0;
     for (int r = 0; r < p; r++) {
@@ -103,7 +103,7 @@ static void start_cursors(lbk_spatial_run *sp, int p)
  * rank; query q's row is row[q]. */
 static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_spatial_run *sp = s->spatial;
+    lbk_run_spatial *sp = s->spatial;
     const int p = s->comm->size;
     const uint64_t dim = (uint64_t)s->shape.dim, off = b->first - s->query_first;
     const size_t row = (size_t)dim * sizeof(float);
@@ -112,11 +112,11 @@ static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
     b->slice_first = 0;
     b->slice_count = b->count;
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
-    lbk_status st = lbk_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks");
+    lbk_status st = lbk_exchange_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks");
     if (st == LBK_OK)
-        st = lbk_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t), "query rows");
+        st = lbk_exchange_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t), "query rows");
     if (st == LBK_OK)
-        st = lbk_buffer_reserve(&sp->rows_out, (size_t)b->count * row, "queries for other ranks");
+        st = lbk_exchange_buffer_reserve(&sp->rows_out, (size_t)b->count * row, "queries for other ranks");
     if (st == LBK_OK) {
         int *home = sp->home.data;
         uint64_t *at = sp->row.data;
@@ -137,10 +137,10 @@ static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
 /* The K-lists of every query received, in the order received. */
 static lbk_status search_received(lbk_run_state *s, uint64_t *answered)
 {
-    lbk_spatial_run *sp = s->spatial;
+    lbk_run_spatial *sp = s->spatial;
     const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
-    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_candidate);
-    LBK_TRY(lbk_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
+    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
     *answered += n;
     return lbk_batch_search(s, sp->rows_in.data, n, sp->lists_out.data);
 }
@@ -159,10 +159,10 @@ static lbk_status search_extra(lbk_run_state *s, lbk_batch *b)
 
 /* Collective: the K-lists back to the queries' owners, into `into`, which
  * get exactly as many from each rank as they sent it queries. */
-static lbk_status return_lists(lbk_run_state *s, lbk_buffer *into)
+static lbk_status return_lists(lbk_run_state *s, lbk_exchange_buffer *into)
 {
-    lbk_spatial_run *sp = s->spatial;
-    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_candidate);
+    lbk_run_spatial *sp = s->spatial;
+    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
     uint64_t bytes = 0;
     LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list, into,
                               sp->back_counts, &bytes));
@@ -181,16 +181,16 @@ static lbk_status return_lists(lbk_run_state *s, lbk_buffer *into)
  * into them in place: no second list buffer. */
 static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_spatial_run *sp = s->spatial;
+    lbk_run_spatial *sp = s->spatial;
     const uint64_t k = (uint64_t)s->job->knn.k;
-    const size_t lists = (size_t)s->batch * (size_t)k * sizeof(lbk_candidate);
-    lbk_buffer merged = {s->merged, lists, true};
+    const size_t lists = (size_t)s->batch * (size_t)k * sizeof(lbk_knn_candidate);
+    lbk_exchange_buffer merged = {s->merged, lists, true};
     LBK_TRY(return_lists(s, &merged));
     /* The bounds in row order, one pass down the lists: phase 2 reads them
      * by query, and reading each from its list in batch order (a row per
      * 256 bytes, out of order) cost 20-30 ms a 100k-query batch in cache
      * misses. */
-    LBK_TRY(lbk_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float), "phase-1 bounds"));
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float), "phase-1 bounds"));
     float *bound = sp->bound.data;
     for (uint64_t at = 0; at < b->count; at++)
         bound[at] = s->merged[at * k + k - 1].key;
@@ -201,7 +201,7 @@ static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
  * home list's K-th key. */
 static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
 {
-    lbk_spatial_run *sp = s->spatial;
+    lbk_run_spatial *sp = s->spatial;
     const uint64_t at = ((const uint64_t *)sp->row.data)[q];
     const float bound = ((const float *)sp->bound.data)[at];
     return lbk_toptree_near(&sp->tree, b->points + q * (uint64_t)s->shape.dim, bound,
@@ -211,13 +211,13 @@ static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
 /* Phase 2, out: each query to the other ranks within its bound. */
 static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_spatial_run *sp = s->spatial;
+    lbk_run_spatial *sp = s->spatial;
     const int p = s->comm->size;
     const uint64_t dim = (uint64_t)s->shape.dim;
     const size_t row = (size_t)dim * sizeof(float);
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
     lbk_status st =
-        lbk_buffer_reserve(&sp->near_count, (size_t)b->count * sizeof(int), "phase-2 counts");
+        lbk_exchange_buffer_reserve(&sp->near_count, (size_t)b->count * sizeof(int), "phase-2 counts");
     int *count = sp->near_count.data;
     for (uint64_t q = 0; q < b->count && st == LBK_OK; q++) {
         count[q] = near_ranks(s, b, q);
@@ -227,9 +227,9 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
     }
     const uint64_t total = sum_counts(sp->send_counts, p);
     if (st == LBK_OK)
-        st = lbk_buffer_reserve(&sp->rows_out, (size_t)total * row, "phase-2 queries");
+        st = lbk_exchange_buffer_reserve(&sp->rows_out, (size_t)total * row, "phase-2 queries");
     if (st == LBK_OK)
-        st = lbk_buffer_reserve(&sp->extra_row, (size_t)total * sizeof(uint64_t),
+        st = lbk_exchange_buffer_reserve(&sp->extra_row, (size_t)total * sizeof(uint64_t),
                                 "phase-2 list rows");
     if (st == LBK_OK) {
         uint64_t *which = sp->extra_row.data;
@@ -258,9 +258,9 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
 
 /* Row q of `lists` takes row at[q]'s list: each cycle of the permutation
  * followed once, with one list aside; at[] ends as the identity. */
-static void to_batch_order(lbk_candidate *lists, uint64_t *at, uint64_t count, int k)
+static void to_batch_order(lbk_knn_candidate *lists, uint64_t *at, uint64_t count, int k)
 {
-    lbk_candidate aside[LBK_K_MAX];
+    lbk_knn_candidate aside[LBK_K_MAX];
     const size_t list = (size_t)k * sizeof *lists;
     for (uint64_t q = 0; q < count; q++) {
         if (at[q] == q)
@@ -282,24 +282,24 @@ static void to_batch_order(lbk_candidate *lists, uint64_t *at, uint64_t count, i
  * lists put in batch order for the votes and the writes. */
 static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_spatial_run *sp = s->spatial;
+    lbk_run_spatial *sp = s->spatial;
     const int k = s->job->knn.k;
-    const size_t list = (size_t)k * sizeof(lbk_candidate);
+    const size_t list = (size_t)k * sizeof(lbk_knn_candidate);
     LBK_TRY(return_lists(s, &sp->lists_in));
     const uint64_t total = sum_counts(sp->send_counts, s->comm->size);
     const uint64_t *which = sp->extra_row.data;
-    const lbk_candidate *in = sp->lists_in.data;
-    lbk_candidate tmp[LBK_K_MAX];
+    const lbk_knn_candidate *in = sp->lists_in.data;
+    lbk_knn_candidate tmp[LBK_K_MAX];
     for (uint64_t e = 0; e < total; e++) {
-        lbk_candidate *mine = s->merged + which[e] * (uint64_t)k;
-        lbk_merge_lists(mine, in + e * (uint64_t)k, tmp, k);
+        lbk_knn_candidate *mine = s->merged + which[e] * (uint64_t)k;
+        lbk_knn_merge(mine, in + e * (uint64_t)k, tmp, k);
         memcpy(mine, tmp, list);
     }
     to_batch_order(s->merged, sp->row.data, b->count, k);
     return LBK_OK;
 }
 
-const lbk_batch_strategy lbk_spatial_strategy = {
+const lbk_batch_strategy lbk_batch_spatial_strategy = {
     spatial_redistribute,
     {{route_home, LBK_PHASE_DISTRIBUTE},
      {search_home, LBK_PHASE_QUERY},

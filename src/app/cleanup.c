@@ -79,7 +79,7 @@ void lbk_cleanup_release(void)
         die(waiting_signal);
 }
 
-void lbk_outfile_handle_signals(void)
+void lbk_cleanup_handle_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

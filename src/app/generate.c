@@ -19,7 +19,7 @@
 typedef struct {
     const char *dir;
     lbk_format format;
-    lbk_synthetic_spec spec;
+    lbk_job_synthetic_spec spec;
     bool force;                  /* replace files that exist */
 } generate_args;
 
@@ -50,12 +50,12 @@ static lbk_status parse_u64(const char *opt, const char *value, uint64_t min, ui
 static lbk_status parse_format(const char *val, lbk_format *format)
 {
     lbk_format f = LBK_FORMAT_AUTO;
-    if (lbk_format_parse(val, &f) && lbk_format_generated(f)) {
+    if (lbk_format_parse(val, &f) && lbk_dataset_format_generated(f)) {
         *format = f;
         return LBK_OK;
     }
     char names[128], fmt[192];
-    lbk_format_generated_names(", ", " or ", names, sizeof names);
+    lbk_dataset_format_generated_names(", ", " or ", names, sizeof names);
     snprintf(fmt, sizeof fmt, "--format %%s: expected %s", names);
     return lbk_usage_error(fmt, val);
 }
@@ -63,7 +63,7 @@ static lbk_status parse_format(const char *val, lbk_format *format)
 /* One "--option value" pair. */
 static lbk_status parse_option(const char *opt, const char *val, generate_args *a)
 {
-    lbk_synthetic_spec *spec = &a->spec;
+    lbk_job_synthetic_spec *spec = &a->spec;
     uint64_t v = 0;
     if (strcmp(opt, "--points") == 0) {
         LBK_TRY(parse_u64(opt, val, 1, UINT64_C(1) << 40, &v));
@@ -159,9 +159,9 @@ static void file_name(const generate_args *a, int i, char *out, size_t size)
     if (i == JOB_FILE)
         snprintf(out, size, "job.yaml");
     else if (i == REF_POINTS || i == QUERY_POINTS)
-        snprintf(out, size, "%s%s", set, lbk_format_extension(a->format));
+        snprintf(out, size, "%s%s", set, lbk_dataset_format_extension(a->format));
     else
-        snprintf(out, size, "%s-labels%s", set, lbk_format_extension(labels_format(a->format)));
+        snprintf(out, size, "%s-labels%s", set, lbk_dataset_format_extension(labels_format(a->format)));
 }
 
 /* Before anything is computed or written: a file that is there already
@@ -195,12 +195,12 @@ static lbk_status write_set(const generate_args *a, generated_files *g, const lb
         .rows = d->rows, .dim = d->dim, .first_row = 0, .points = d->points, .labels = NULL};
     LBK_TRY(lbk_outfile_create(points, points->path, "generated points", false));
     LBK_TRY(lbk_outfile_close(points));
-    LBK_TRY(lbk_write_points(lbk_outfile_write_path(points), a->format, csv ? d : &unlabelled));
+    LBK_TRY(lbk_dataset_write_points(lbk_outfile_write_path(points), a->format, csv ? d : &unlabelled));
     if (csv)
         return LBK_OK;
     LBK_TRY(lbk_outfile_create(labels, labels->path, "generated labels", false));
     LBK_TRY(lbk_outfile_close(labels));
-    return lbk_write_labels(lbk_outfile_write_path(labels), labels_format(a->format), d->labels,
+    return lbk_dataset_write_labels(lbk_outfile_write_path(labels), labels_format(a->format), d->labels,
                             d->rows);
 }
 
@@ -222,7 +222,7 @@ static void job_section(FILE *job, const generate_args *a, const lbk_dataset *d,
 static lbk_status write_job(const generate_args *a, lbk_outfile *f, const lbk_dataset *ref,
                             const lbk_dataset *query)
 {
-    const lbk_synthetic_spec *spec = &a->spec;
+    const lbk_job_synthetic_spec *spec = &a->spec;
     LBK_TRY(lbk_outfile_create(f, f->path, "the job file", false));
     LBK_TRY(lbk_outfile_close(f));
     FILE *job = fopen(lbk_outfile_write_path(f), "w");

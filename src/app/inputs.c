@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape)
+lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
 {
     memset(shape, 0, sizeof *shape);
     if (job->reference.path[0] == '\0') {
@@ -27,9 +27,9 @@ lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape)
         shape->reference_labels = shape->query_labels = true;
         return LBK_OK;
     }
-    lbk_source_info ref, query;
-    LBK_TRY(lbk_source_probe(&job->reference, &ref));
-    LBK_TRY(lbk_source_probe(&job->query, &query));
+    lbk_dataset_info ref, query;
+    LBK_TRY(lbk_dataset_probe(&job->reference, &ref));
+    LBK_TRY(lbk_dataset_probe(&job->query, &query));
     LBK_FAIL_IF(query.dim != ref.dim, LBK_ERR_INPUT,
                 "%s: queries have dimension %d but the reference points (%s) have %d",
                 job->query.path, query.dim, job->reference.path, ref.dim);
@@ -112,13 +112,13 @@ static lbk_status check_output_paths(const lbk_job *job)
 {
 #define OUTPUT_NAME_(name) "output." #name,
 #define OUTPUT_PATH_(name) job->output.name,
-    static const char *const names[] = {LBK_OUTPUT_LIST(OUTPUT_NAME_)};
-    const char *const paths[] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
+    static const char *const names[] = {LBK_JOB_OUTPUT_LIST(OUTPUT_NAME_)};
+    const char *const paths[] = {LBK_JOB_OUTPUT_LIST(OUTPUT_PATH_)};
 #undef OUTPUT_NAME_
 #undef OUTPUT_PATH_
-    output_target t[LBK_OUTPUT_COUNT];
+    output_target t[LBK_JOB_OUTPUT_COUNT];
     int n = 0;
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         if (!paths[i][0])
             continue;
         t[n].name = names[i];
@@ -132,7 +132,7 @@ static lbk_status check_output_paths(const lbk_job *job)
     return LBK_OK;
 }
 
-lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape)
+lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
 {
     const char *where = job->reference.path[0] ? job->reference.path : "synthetic.points";
     LBK_FAIL_IF(shape->reference_rows == 0, LBK_ERR_INPUT, "%s: the reference set is empty",
@@ -151,7 +151,7 @@ lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape)
                 "%s: output.probabilities needs reference labels, and none were given", where);
     const char *lists[] = {job->output.neighbors, job->output.distances};
     for (int i = 0; i < 2; i++)
-        LBK_FAIL_IF(lists[i][0] && lbk_array_layout_of(lists[i]) == LBK_ARRAY_BIN &&
+        LBK_FAIL_IF(lists[i][0] && lbk_dataset_array_layout_of(lists[i]) == LBK_ARRAY_BIN &&
                         shape->query_rows > UINT32_MAX,
                     LBK_ERR_INPUT,
                     "%s: %" PRIu64 " queries do not fit the uint32 row count of a big-ann file",
@@ -159,20 +159,20 @@ lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape)
     return check_output_paths(job);
 }
 
-lbk_status lbk_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
+lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
                          lbk_dataset *out)
 {
     if (job->reference.path[0] == '\0')
         LBK_TRY(lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out));
     else
-        LBK_TRY(lbk_source_read(is_query ? &job->query : &job->reference, lo, hi, out));
+        LBK_TRY(lbk_dataset_read(is_query ? &job->query : &job->reference, lo, hi, out));
     /* Once, here, for every rank and both sets: the rows every engine sees. */
     if (job->knn.metric == LBK_METRIC_COSINE)
         lbk_normalize_rows(out->points, out->rows, out->dim);
     return LBK_OK;
 }
 
-const char *lbk_input_name(const lbk_job *job, bool is_query)
+const char *lbk_inputs_name(const lbk_job *job, bool is_query)
 {
     /* Without reference.path both sets are synthetic, whatever query.path says. */
     if (job->reference.path[0] == '\0')
@@ -180,17 +180,17 @@ const char *lbk_input_name(const lbk_job *job, bool is_query)
     return is_query ? job->query.path : job->reference.path;
 }
 
-static void print_check(const lbk_job *job, const lbk_input_shape *shape,
+static void print_check(const lbk_job *job, const lbk_inputs_shape *shape,
                         const lbk_dataset *query)
 {
     char shown[4096];
     printf("%s: OK\n", lbk_log_shown(job->source, shown, sizeof shown));
     printf("  reference  %" PRIu64 " x %d%s  (%s)\n", shape->reference_rows, shape->dim,
            shape->reference_labels ? ", labelled" : ", no labels",
-           lbk_log_shown(lbk_input_name(job, false), shown, sizeof shown));
+           lbk_log_shown(lbk_inputs_name(job, false), shown, sizeof shown));
     printf("  queries    %" PRIu64 " x %d%s  (%s)\n", shape->query_rows, shape->dim,
            query->labels ? ", labelled" : ", no labels",
-           lbk_log_shown(lbk_input_name(job, true), shown, sizeof shown));
+           lbk_log_shown(lbk_inputs_name(job, true), shown, sizeof shown));
     const char *why = "";
     lbk_engine_params params;
     lbk_engine_params_from_job(job, NULL, &params);
@@ -201,16 +201,16 @@ static void print_check(const lbk_job *job, const lbk_input_shape *shape,
            lbk_engine_name(engine), why);
 }
 
-lbk_status lbk_check(const lbk_job *job)
+lbk_status lbk_inputs_check_command(const lbk_job *job)
 {
     lbk_status st;
-    lbk_input_shape shape;
+    lbk_inputs_shape shape;
     lbk_dataset ref = {0}, query = {0};
-    LBK_TRY(lbk_probe_inputs(job, &shape));
-    LBK_TRY(lbk_check_inputs(job, &shape));
+    LBK_TRY(lbk_inputs_probe(job, &shape));
+    LBK_TRY(lbk_inputs_check(job, &shape));
     /* Reading everything is what validates every value (NaN, ragged rows). */
-    LBK_TRY_GOTO(st, lbk_read_rows(job, false, 0, shape.reference_rows, &ref));
-    LBK_TRY_GOTO(st, lbk_read_rows(job, true, 0, shape.query_rows, &query));
+    LBK_TRY_GOTO(st, lbk_inputs_read_rows(job, false, 0, shape.reference_rows, &ref));
+    LBK_TRY_GOTO(st, lbk_inputs_read_rows(job, true, 0, shape.query_rows, &query));
     print_check(job, &shape, &query);
 cleanup:
     lbk_dataset_free(&ref);

@@ -17,26 +17,26 @@ typedef struct {
     uint64_t reference_rows, query_rows;
     int dim;
     bool reference_labels, query_labels;
-} lbk_input_shape;
+} lbk_inputs_shape;
 
 /* Rows, dimension and labels of both inputs; the dimensions must agree. */
-lbk_status lbk_probe_inputs(const lbk_job *job, lbk_input_shape *shape);
+lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape);
 
 /* A non-empty reference set, K within it, ids that fit the neighbours file,
  * reference labels for predictions, and outputs that are neither
  * directories nor input files. */
-lbk_status lbk_check_inputs(const lbk_job *job, const lbk_input_shape *shape);
+lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape);
 
 /* Rows [lo, hi) of the reference points or the queries, every value
  * checked. */
-lbk_status lbk_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
+lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
                          lbk_dataset *out);
 
 /* The input's path, or "built-in synthetic blobs", for messages and reports. */
-const char *lbk_input_name(const lbk_job *job, bool is_query);
+const char *lbk_inputs_name(const lbk_job *job, bool is_query);
 
 /* The `check` command, single process: probe and fully read both inputs,
  * check them, and print what was found. */
-lbk_status lbk_check(const lbk_job *job);
+lbk_status lbk_inputs_check_command(const lbk_job *job);
 
 #endif

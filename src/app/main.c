@@ -100,7 +100,7 @@ static lbk_cpu_threads_source share_cpu_threads(const lbk_comm *comm)
     /* The user may know better (SMT, or a deliberate overlap). */
     if (getenv("POCL_MAX_PTHREAD_COUNT"))
         return LBK_CPU_THREADS_ENVIRONMENT;
-    const long share = lbk_node_core_share(comm);
+    const long share = lbk_cpu_share(comm);
     if (share <= 0)
         return LBK_CPU_THREADS_DEVICE_DEFAULT;   /* PoCL's own default is already right */
     char value[32];
@@ -125,7 +125,7 @@ static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a)
     if (!job) {
         lbk_error("out of host memory");
         /* The other ranks are in lbk_run's first agreement. */
-        return lbk_agree(comm, LBK_ERR_NOMEM);
+        return lbk_comm_agree(comm, LBK_ERR_NOMEM);
     }
     const lbk_status load = comm->rank == 0 ? load_job(a, job) : LBK_OK;
     const lbk_status st = lbk_run(comm, load, job, &options);
@@ -140,17 +140,17 @@ static lbk_status cmd_run(int argc, char **argv)
     LBK_TRY(parse_job_args(argc, argv, true, &a));
     lbk_log_set_quiet(a.quiet);
     /* Before MPI, whose failures under too small a limit are pages long. */
-    LBK_TRY(lbk_address_space_require(START_ADDRESS_SPACE, "starting MPI and OpenCL"));
-    LBK_TRY(lbk_file_size_require(START_FILE_SIZE, "starting MPI"));
-    LBK_TRY(lbk_dist_init(NULL, NULL));
+    LBK_TRY(lbk_rlimit_as_require(START_ADDRESS_SPACE, "starting MPI and OpenCL"));
+    LBK_TRY(lbk_rlimit_fsize_require(START_FILE_SIZE, "starting MPI"));
+    LBK_TRY(lbk_comm_mpi_init(NULL, NULL));
     /* After MPI_Init, so that no handler of its own replaces ours. */
-    lbk_outfile_handle_signals();
+    lbk_cleanup_handle_signals();
     lbk_status st = lbk_comm_init(&comm);
     if (st == LBK_OK) {
         st = run_on_every_rank(&comm, &a);
         lbk_comm_free(&comm);
     }
-    lbk_dist_finalize();
+    lbk_comm_mpi_finalize();
     return st;
 }
 
@@ -163,14 +163,14 @@ static lbk_status cmd_check(int argc, char **argv)
     LBK_FAIL_IF(!job, LBK_ERR_NOMEM, "out of host memory");
     lbk_status st = load_job(&a, job);
     if (st == LBK_OK)
-        st = lbk_check(job);
+        st = lbk_inputs_check_command(job);
     free(job);
     return st;
 }
 
 static lbk_status cmd_generate(int argc, char **argv)
 {
-    lbk_outfile_handle_signals();
+    lbk_cleanup_handle_signals();
     return lbk_generate(argc, argv);
 }
 

@@ -64,6 +64,6 @@ void lbk_outfile_discard(lbk_outfile *f, bool remove);
  * files (a signal the process ignores stays ignored), and SIGXFSZ is
  * ignored, so that a file-size limit (ulimit -f) fails a write like a full
  * disk instead of killing the process. */
-void lbk_outfile_handle_signals(void);
+void lbk_cleanup_handle_signals(void);
 
 #endif

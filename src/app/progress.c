@@ -11,7 +11,7 @@ void lbk_progress_start(lbk_progress *p, bool enabled, uint64_t total_queries)
     p->enabled = enabled;
     p->drawn = false;
     p->terminal = isatty(STDERR_FILENO);
-    p->start = p->last = lbk_now();
+    p->start = p->last = lbk_timer_now();
     p->total = total_queries;
 }
 
@@ -19,7 +19,7 @@ void lbk_progress_update(lbk_progress *p, uint64_t done, uint64_t batch, uint64_
 {
     if (!p->enabled)
         return;
-    const double now = lbk_now();
+    const double now = lbk_timer_now();
     /* A log file gets a line every few seconds, a terminal a few redraws a second. */
     const double interval = p->terminal ? 0.25 : 5.0;
     if (now - p->last < interval && done < p->total)

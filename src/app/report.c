@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *lbk_phase_name(lbk_phase phase)
+const char *lbk_report_phase_name(lbk_report_phase phase)
 {
     switch (phase) {
 #define LBK_PHASE_NAME_(constant, name) case constant: return name;
-        LBK_PHASE_LIST(LBK_PHASE_NAME_)
+        LBK_REPORT_PHASE_LIST(LBK_PHASE_NAME_)
 #undef LBK_PHASE_NAME_
     case LBK_PHASE_COUNT: break;
     }
@@ -21,7 +21,7 @@ const char *lbk_phase_name(lbk_phase phase)
 
 /* Replicated references need no merge; under the spatial partition each
  * query's owner merges the lists it gets back (mpi.merge is not used). */
-static const char *merge_name(const lbk_run_report *r)
+static const char *merge_name(const lbk_report *r)
 {
     switch (r->partition) {
     case LBK_PARTITION_REPLICATE: return "none";
@@ -32,7 +32,7 @@ static const char *merge_name(const lbk_run_report *r)
     return lbk_merge_mode_name(r->job->mpi.merge);
 }
 
-static uint64_t phase2_queries(const lbk_run_report *r)
+static uint64_t phase2_queries(const lbk_report *r)
 {
     uint64_t n = 0;
     for (int i = 0; i < r->ranks; i++)
@@ -41,7 +41,7 @@ static uint64_t phase2_queries(const lbk_run_report *r)
 }
 
 /* The busiest rank's searched queries over the mean: 1 when balanced. */
-static double query_imbalance(const lbk_run_report *r)
+static double query_imbalance(const lbk_report *r)
 {
     uint64_t total = 0, most = 0;
     for (int i = 0; i < r->ranks; i++) {
@@ -55,14 +55,14 @@ static double query_imbalance(const lbk_run_report *r)
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
 /* Each rank's points, queries, bytes and memory peaks (the first 8). */
-static void print_rank_stats(FILE *out, const lbk_run_report *r)
+static void print_rank_stats(FILE *out, const lbk_report *r)
 {
     for (int i = 0; i < r->ranks && r->rank_stats; i++) {
         if (i == 8 && r->ranks > 9) {
             fprintf(out, "  ...        (%d more ranks; see the report)\n", r->ranks - 8);
             break;
         }
-        const lbk_rank_stats *st = &r->rank_stats[i];
+        const lbk_report_rank_stats *st = &r->rank_stats[i];
         fprintf(out, "  rank %-5d  points %" PRIu64 "  queries %" PRIu64, i, st->points,
                 st->queries_phase1);
         if (r->spatial)
@@ -75,9 +75,9 @@ static void print_rank_stats(FILE *out, const lbk_run_report *r)
     }
 }
 
-static void print_spatial(FILE *out, const lbk_run_report *r)
+static void print_spatial(FILE *out, const lbk_report *r)
 {
-    const lbk_spatial_report *sp = r->spatial;
+    const lbk_report_spatial *sp = r->spatial;
     if (!sp)
         return;
     fprintf(out, "  spatial    top tree %d level%s, redistribution %.3f s and %.2f MiB; phase 2 "
@@ -88,14 +88,14 @@ static void print_spatial(FILE *out, const lbk_run_report *r)
             query_imbalance(r));
 }
 
-static void print_devices(FILE *out, const lbk_run_report *r)
+static void print_devices(FILE *out, const lbk_report *r)
 {
     for (int i = 0; i < r->ranks; i++) {
         if (i == 8 && r->ranks > 9) {
             fprintf(out, "  ...        (%d more ranks; see the report)\n", r->ranks - 8);
             break;
         }
-        const lbk_rank_device *d = &r->devices[i];
+        const lbk_report_rank_device *d = &r->devices[i];
         fprintf(out, "  device     rank %d: %s", i, d->desc);
         if (d->cpu_threads > 0)
             fprintf(out, "  cpu_threads=%d (%s)", d->cpu_threads,
@@ -107,15 +107,15 @@ static void print_devices(FILE *out, const lbk_run_report *r)
     }
 }
 
-static void print_timings(FILE *out, const lbk_run_report *r)
+static void print_timings(FILE *out, const lbk_report *r)
 {
     fprintf(out, "  phase          %s\n", r->ranks > 1 ? "min / avg / max over ranks (s)" : "seconds");
     for (int p = 0; p < LBK_PHASE_COUNT; p++) {
         if (r->ranks > 1)
-            fprintf(out, "    %-11s %9.3f %9.3f %9.3f\n", lbk_phase_name((lbk_phase)p),
+            fprintf(out, "    %-11s %9.3f %9.3f %9.3f\n", lbk_report_phase_name((lbk_report_phase)p),
                     r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
         else
-            fprintf(out, "    %-11s %9.3f\n", lbk_phase_name((lbk_phase)p), r->phase_max[p]);
+            fprintf(out, "    %-11s %9.3f\n", lbk_report_phase_name((lbk_report_phase)p), r->phase_max[p]);
     }
     fprintf(out, "  total      %.3f s;  search %.3f s;  %.0f queries/s\n", r->total_s, r->search_s,
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
@@ -124,17 +124,17 @@ static void print_timings(FILE *out, const lbk_run_report *r)
 /* Paths in the summary, escaped (lbk_log_shown); longer ones end in "...". */
 #define SHOWN_MAX 4096
 
-void lbk_print_summary(FILE *out, const lbk_run_report *r)
+void lbk_report_print_summary(FILE *out, const lbk_report *r)
 {
     const lbk_job *job = r->job;
     char shown[SHOWN_MAX];
     fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION,
             lbk_log_shown(job->source, shown, sizeof shown));
     fprintf(out, "  reference  %" PRIu64 " x %d  (%s)%s\n", r->reference_rows, r->dim,
-            lbk_log_shown(lbk_input_name(job, false), shown, sizeof shown),
+            lbk_log_shown(lbk_inputs_name(job, false), shown, sizeof shown),
             r->reference_labels ? "" : "  [no labels]");
     fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
-            lbk_log_shown(lbk_input_name(job, true), shown, sizeof shown),
+            lbk_log_shown(lbk_inputs_name(job, true), shown, sizeof shown),
             r->query_labels ? "" : "  [no labels]");
     fprintf(out, "  knn        k=%d  metric=%s  weights=%s", job->knn.k,
             lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
@@ -155,7 +155,7 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
     print_spatial(out, r);
     print_rank_stats(out, r);
     if (r->confusion && r->confusion->total > 0) {
-        const lbk_confusion *c = r->confusion;
+        const lbk_classify_confusion *c = r->confusion;
         fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
                 (double)c->correct / (double)c->total, c->correct, c->total);
         fprintf(out, "  top-5      %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
@@ -165,28 +165,28 @@ void lbk_print_summary(FILE *out, const lbk_run_report *r)
     if (job->output.name[0])                                                   \
         fprintf(out, "  %-10s %s\n", #name,                                  \
                 lbk_log_shown(job->output.name, shown, sizeof shown));
-    LBK_OUTPUT_LIST(PRINT_OUTPUT_)
+    LBK_JOB_OUTPUT_LIST(PRINT_OUTPUT_)
 #undef PRINT_OUTPUT_
 }
 
-static void report_inputs(FILE *f, const lbk_run_report *r)
+static void report_inputs(FILE *f, const lbk_report *r)
 {
     const lbk_job *job = r->job;
     fprintf(f, "lbknn_version: \"%s\"\n", LBK_VERSION);
     fprintf(f, "job_file: ");
-    lbk_yaml_print_string(f, job->source);
+    lbk_job_print_string(f, job->source);
     fprintf(f, "\njob:\n");
     lbk_job_print(job, f, 2);
     fprintf(f, "inputs:\n  reference: {source: ");
-    lbk_yaml_print_string(f, lbk_input_name(job, false));
+    lbk_job_print_string(f, lbk_inputs_name(job, false));
     fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->reference_rows, r->dim,
             r->reference_labels ? "true" : "false");
     fprintf(f, "  query: {source: ");
-    lbk_yaml_print_string(f, lbk_input_name(job, true));
+    lbk_job_print_string(f, lbk_inputs_name(job, true));
     fprintf(f, ", rows: %" PRIu64 ", dim: %d, labels: %s}\n", r->query_rows, r->dim,
             r->query_labels ? "true" : "false");
     fprintf(f, "engine: {name: %s, reason: ", lbk_engine_name(r->engine));
-    lbk_yaml_print_string(f, r->engine_why);
+    lbk_job_print_string(f, r->engine_why);
     fprintf(f, ", k: %d, metric: %s, weights: %s", job->knn.k, lbk_metric_name(job->knn.metric),
             lbk_weights_name(job->knn.weights));
     if (job->knn.weights == LBK_WEIGHTS_SOFTMAX)
@@ -196,13 +196,13 @@ static void report_inputs(FILE *f, const lbk_run_report *r)
         fprintf(f, "%s\n", r->engine_detail);
 }
 
-static void report_devices(FILE *f, const lbk_run_report *r)
+static void report_devices(FILE *f, const lbk_report *r)
 {
     fprintf(f, "ranks: %d\ndevices:\n", r->ranks);
     for (int i = 0; i < r->ranks; i++) {
-        const lbk_rank_device *d = &r->devices[i];
+        const lbk_report_rank_device *d = &r->devices[i];
         fprintf(f, "  - {rank: %d, device: ", i);
-        lbk_yaml_print_string(f, d->desc);
+        lbk_job_print_string(f, d->desc);
         if (d->cpu_threads > 0)
             fprintf(f, ", cpu_threads: %d, cpu_threads_source: %s", d->cpu_threads,
                     lbk_cpu_threads_source_name(d->cpu_threads_source));
@@ -213,10 +213,10 @@ static void report_devices(FILE *f, const lbk_run_report *r)
 /* The kernel parameters each rank's device ran with, where they came from
  * (derived, tuned: the `lbknn tune` cache, job) and the cache file each
  * looked for (in tuning_cache_dir, rank 0's). */
-static void report_tuning(FILE *f, const lbk_run_report *r)
+static void report_tuning(FILE *f, const lbk_report *r)
 {
     fprintf(f, "tuning_cache_dir: ");
-    lbk_yaml_print_string(f, r->tuning_dir ? r->tuning_dir : "");
+    lbk_job_print_string(f, r->tuning_dir ? r->tuning_dir : "");
     fprintf(f, "\ntuning:\n");
     for (int i = 0; i < r->ranks; i++) {
         const lbk_tuning *t = &r->devices[i].tuning;
@@ -224,16 +224,16 @@ static void report_tuning(FILE *f, const lbk_run_report *r)
                    "tile_blocks: %d, slice: %d, segment_log2: %d, cache_file: ",
                 i, lbk_tuning_source_name(t->source), t->lanes, t->block_queries,
                 t->block_vectors, t->tile_blocks, t->slice, t->segment_log2);
-        lbk_yaml_print_string(f, r->devices[i].tuning_file);
+        lbk_job_print_string(f, r->devices[i].tuning_file);
         fprintf(f, "}\n");
     }
 }
 
-static void report_timings(FILE *f, const lbk_run_report *r)
+static void report_timings(FILE *f, const lbk_report *r)
 {
     fprintf(f, "timings_s:\n");
     for (int p = 0; p < LBK_PHASE_COUNT; p++)
-        fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n", lbk_phase_name((lbk_phase)p),
+        fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n", lbk_report_phase_name((lbk_report_phase)p),
                 r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
     fprintf(f, "  total: %.6f\n  search: %.6f\n", r->total_s, r->search_s);
     if (r->ranks > 1 && r->rank_phases) {
@@ -241,7 +241,7 @@ static void report_timings(FILE *f, const lbk_run_report *r)
         for (int i = 0; i < r->ranks; i++) {
             fprintf(f, "  - {rank: %d", i);
             for (int p = 0; p < LBK_PHASE_COUNT; p++)
-                fprintf(f, ", %s: %.6f", lbk_phase_name((lbk_phase)p),
+                fprintf(f, ", %s: %.6f", lbk_report_phase_name((lbk_report_phase)p),
                         r->rank_phases[(size_t)i * LBK_PHASE_COUNT + (size_t)p]);
             fprintf(f, "}\n");
         }
@@ -250,9 +250,9 @@ static void report_timings(FILE *f, const lbk_run_report *r)
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
 }
 
-static void report_accuracy(FILE *f, const lbk_run_report *r)
+static void report_accuracy(FILE *f, const lbk_report *r)
 {
-    const lbk_confusion *c = r->confusion;
+    const lbk_classify_confusion *c = r->confusion;
     if (!c || c->total == 0) {
         /* No score: say why (either side may lack labels). */
         fprintf(f, "accuracy: null  # %s\n",
@@ -280,10 +280,10 @@ static void report_accuracy(FILE *f, const lbk_run_report *r)
 }
 
 /* The partition and why, the merge, the spatial numbers, every rank's. */
-static void report_partition(FILE *f, const lbk_run_report *r)
+static void report_partition(FILE *f, const lbk_report *r)
 {
     fprintf(f, "partition: {name: %s, reason: ", lbk_partition_name(r->partition));
-    lbk_yaml_print_string(f, r->partition_why);
+    lbk_job_print_string(f, r->partition_why);
     fprintf(f, "}\nmerge: {mode: %s, bytes: %" PRIu64 "}\n", merge_name(r), r->merge_bytes);
     if (r->spatial) {
         const uint64_t extra = phase2_queries(r);
@@ -295,7 +295,7 @@ static void report_partition(FILE *f, const lbk_run_report *r)
     }
     fprintf(f, "rank_stats:\n");
     for (int i = 0; i < r->ranks && r->rank_stats; i++) {
-        const lbk_rank_stats *st = &r->rank_stats[i];
+        const lbk_report_rank_stats *st = &r->rank_stats[i];
         fprintf(f, "  - {rank: %d, points: %" PRIu64 ", queries_phase1: %" PRIu64
                    ", queries_phase2: %" PRIu64 ", queries_owned: %" PRIu64 ", bytes_sent: %" PRIu64
                    ", peak_rss_bytes: %" PRIu64 ", peak_device_bytes: ",
@@ -308,7 +308,7 @@ static void report_partition(FILE *f, const lbk_run_report *r)
     }
 }
 
-static void write_report_body(FILE *f, const lbk_run_report *r)
+static void write_report_body(FILE *f, const lbk_report *r)
 {
     report_inputs(f, r);
     report_devices(f, r);
@@ -319,7 +319,7 @@ static void write_report_body(FILE *f, const lbk_run_report *r)
     report_accuracy(f, r);
 }
 
-lbk_status lbk_render_report(const lbk_run_report *r, char **text, size_t *len)
+lbk_status lbk_report_render(const lbk_report *r, char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;

@@ -1,5 +1,5 @@
 /* The end-of-run summary (stdout, for people) and report (YAML, for
- * scripts), both from one lbk_run_report filled by the run driver. */
+ * scripts), both from one lbk_report filled by the run driver. */
 #ifndef LBK_REPORT_H
 #define LBK_REPORT_H
 
@@ -14,7 +14,7 @@
 
 /* X(constant, name in the summary and report): the phases a rank's time is
  * split into. */
-#define LBK_PHASE_LIST(X)                                                                         \
+#define LBK_REPORT_PHASE_LIST(X)                                                                         \
     X(LBK_PHASE_READ, "read")             /* reading the shard (and, on rank 0, the queries) */   \
     X(LBK_PHASE_DEVICE, "device")         /* opening the OpenCL device */                         \
     X(LBK_PHASE_BUILD, "build")           /* uploading the shard / building the tree */           \
@@ -23,21 +23,21 @@
     X(LBK_PHASE_MERGE, "merge")           /* the MPI K-list reduction */                          \
     X(LBK_PHASE_OUTPUT, "output")         /* classification and writing results */
 
-#define LBK_PHASE_CONSTANT_(constant, name) constant,
-typedef enum { LBK_PHASE_LIST(LBK_PHASE_CONSTANT_) LBK_PHASE_COUNT } lbk_phase;
-#undef LBK_PHASE_CONSTANT_
+#define LBK_REPORT_PHASE_CONSTANT_(constant, name) constant,
+typedef enum { LBK_REPORT_PHASE_LIST(LBK_REPORT_PHASE_CONSTANT_) LBK_PHASE_COUNT } lbk_report_phase;
+#undef LBK_REPORT_PHASE_CONSTANT_
 
-#define LBK_DEVICE_DESC 200
+#define LBK_REPORT_DEVICE_DESC 200
 
 /* One rank's device, as every rank tells the others (sent as bytes). */
 typedef struct {
-    char desc[LBK_DEVICE_DESC];          /* "<device> [index i, node rank r]" */
+    char desc[LBK_REPORT_DEVICE_DESC];          /* "<device> [index i, node rank r]" */
     int cpu_threads;                     /* a CPU device's worker threads (its compute
                                           * units); 0 for a GPU */
     lbk_cpu_threads_source cpu_threads_source;
     lbk_tuning tuning;                   /* the kernel parameters this rank ran with */
     char tuning_file[48];                /* the tuning cache file it looked for ("" = none) */
-} lbk_rank_device;
+} lbk_report_rank_device;
 
 /* One rank's work and resources, as every rank tells rank 0 (sent as
  * bytes). Under the spatial partition, queries_phase1 are the queries this
@@ -54,14 +54,14 @@ typedef struct {
                                   * model (merge.h); query broadcasts are not counted */
     uint64_t peak_rss_bytes;     /* getrusage's ru_maxrss */
     uint64_t peak_device_bytes;  /* engine's estimate; 0 = not tracked (brute force) */
-} lbk_rank_stats;
+} lbk_report_rank_stats;
 
 /* The spatial partition's numbers, over every rank. */
 typedef struct {
     int levels;                  /* of the top tree */
     double redistribute_s;       /* slowest rank's decomposition and exchange */
     uint64_t redistribute_bytes; /* sent between ranks, total */
-} lbk_spatial_report;
+} lbk_report_spatial;
 
 typedef struct {
     const lbk_job *job;
@@ -69,7 +69,7 @@ typedef struct {
     int dim;
     bool reference_labels, query_labels;
     int ranks;
-    const lbk_rank_device *devices; /* one per rank, in rank order */
+    const lbk_report_rank_device *devices; /* one per rank, in rank order */
     const char *tuning_dir;        /* `lbknn tune`'s cache directory ("" = none) */
     lbk_engine engine;
     const char *engine_why;
@@ -80,17 +80,17 @@ typedef struct {
     double total_s;                /* wall time of the whole run on rank 0 */
     double search_s;               /* wall time of the batch loop on rank 0 */
     uint64_t merge_bytes;          /* sum over ranks */
-    const lbk_confusion *confusion; /* NULL without query labels */
+    const lbk_classify_confusion *confusion; /* NULL without query labels */
     lbk_partition partition;       /* resolved: never AUTO */
     const char *partition_why;
-    const lbk_rank_stats *rank_stats; /* one per rank, in rank order */
-    const lbk_spatial_report *spatial; /* NULL unless the partition is spatial */
-} lbk_run_report;
+    const lbk_report_rank_stats *rank_stats; /* one per rank, in rank order */
+    const lbk_report_spatial *spatial; /* NULL unless the partition is spatial */
+} lbk_report;
 
-const char *lbk_phase_name(lbk_phase phase);
-void lbk_print_summary(FILE *out, const lbk_run_report *r);
+const char *lbk_report_phase_name(lbk_report_phase phase);
+void lbk_report_print_summary(FILE *out, const lbk_report *r);
 /* The report as YAML text in a malloc'd buffer (the caller writes it with the
  * other outputs, so that it too appears only when the whole run succeeded). */
-lbk_status lbk_render_report(const lbk_run_report *r, char **text, size_t *len);
+lbk_status lbk_report_render(const lbk_report *r, char **text, size_t *len);
 
 #endif

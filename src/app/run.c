@@ -45,11 +45,11 @@ static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_statu
  * phase's clock starts here on every rank: probing is reading too. */
 static lbk_status probe_inputs(lbk_run_state *s)
 {
-    s->t_read = lbk_now();
+    s->t_read = lbk_timer_now();
     if (!s->root)
         return LBK_OK;
-    LBK_TRY(lbk_probe_inputs(s->job, &s->shape));
-    return lbk_check_inputs(s->job, &s->shape);
+    LBK_TRY(lbk_inputs_probe(s->job, &s->shape));
+    return lbk_inputs_check(s->job, &s->shape);
 }
 
 /* The engine and the partition, from the job and the input's shape: the
@@ -61,7 +61,7 @@ static void resolve_plan(lbk_run_state *s)
     lbk_engine_params_from_job(job, NULL, &params);
     s->engine_kind =
         lbk_engine_resolve(&params, s->shape.dim, s->shape.reference_rows, &s->engine_why);
-    s->partition = lbk_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
+    s->partition = lbk_batch_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
                                          &s->partition_why);
     s->strategy = lbk_batch_strategy_for(s->partition, job->mpi.merge);
 }
@@ -74,17 +74,17 @@ static lbk_status read_inputs(lbk_run_state *s)
     const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
     const uint64_t p = (uint64_t)s->comm->size;
     const bool all = s->partition == LBK_PARTITION_REPLICATE;
-    lbk_status st = lbk_read_rows(s->job, false, all ? 0 : n * r / p, all ? n : n * (r + 1) / p,
+    lbk_status st = lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p, all ? n : n * (r + 1) / p,
                                   &s->shard);
     if (st == LBK_OK && s->strategy->owns_slice) {
         uint64_t count = 0;
-        lbk_query_slice(s->shape.query_rows, s->comm->size, s->comm->rank, &s->query_first,
+        lbk_merge_query_slice(s->shape.query_rows, s->comm->size, s->comm->rank, &s->query_first,
                         &count);
-        st = lbk_read_rows(s->job, true, s->query_first, s->query_first + count, &s->queries);
+        st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count, &s->queries);
     } else if (st == LBK_OK && s->root) {
-        st = lbk_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
+        st = lbk_inputs_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
     }
-    s->phase[LBK_PHASE_READ] = lbk_now() - s->t_read;
+    s->phase[LBK_PHASE_READ] = lbk_timer_now() - s->t_read;
     return st;
 }
 
@@ -108,8 +108,8 @@ static lbk_status reduce_label_max(lbk_run_state *s)
         const int32_t qmax = max_label(&s->queries);
         s->label_max = qmax > s->label_max ? qmax : s->label_max;
     }
-    LBK_TRY(lbk_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX));
-    LBK_TRY(lbk_allreduce_i32(s->comm, &ref_max, LBK_REDUCE_MAX));
+    LBK_TRY(lbk_comm_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX));
+    LBK_TRY(lbk_comm_allreduce_i32(s->comm, &ref_max, LBK_REDUCE_MAX));
     s->classes = ref_max + 1;
     return LBK_OK;
 }
@@ -120,14 +120,14 @@ static lbk_status open_device(lbk_run_state *s)
     const lbk_job *job = s->job;
     const lbk_device_request request = {job->device.type, s->comm->local_rank, job->device.list,
                                         job->device.list_len};
-    const double t = lbk_now();
+    const double t = lbk_timer_now();
     lbk_status st = lbk_device_open(&request, &s->device);
     if (st == LBK_OK) {
         lbk_tune_use_cache_dir(s->device, s->options->tune_cache_dir);
-        lbk_tuning_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning,
+        lbk_tune_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning,
                            s->tuning_file, sizeof s->tuning_file);
     }
-    s->phase[LBK_PHASE_DEVICE] = lbk_now() - t;
+    s->phase[LBK_PHASE_DEVICE] = lbk_timer_now() - t;
     s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
     if (st == LBK_OK)
         s->rank_stats = alloc_or_log((size_t)s->comm->size, sizeof *s->rank_stats,
@@ -141,7 +141,7 @@ static lbk_status open_device(lbk_run_state *s)
 /* Collective: every rank's device, and a CPU device's threads and why. */
 static lbk_status gather_devices(lbk_run_state *s)
 {
-    lbk_rank_device mine;
+    lbk_report_rank_device mine;
     memset(&mine, 0, sizeof mine);
     snprintf(mine.desc, sizeof mine.desc, "%s [index %d, node rank %d]",
              lbk_device_description(s->device), lbk_device_index(s->device),
@@ -152,7 +152,7 @@ static lbk_status gather_devices(lbk_run_state *s)
     }
     mine.tuning = s->tuning;
     snprintf(mine.tuning_file, sizeof mine.tuning_file, "%s", s->tuning_file);
-    return lbk_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
+    return lbk_comm_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
 }
 
 /* Collective, where the strategy moves the reference points (spatial):
@@ -161,20 +161,20 @@ static lbk_status redistribute(lbk_run_state *s)
 {
     if (!s->strategy->redistribute)
         return LBK_OK;
-    const double t = lbk_now();
+    const double t = lbk_timer_now();
     const lbk_status st = s->strategy->redistribute(s);
-    s->phase[LBK_PHASE_BUILD] += lbk_now() - t;
+    s->phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
     return st;
 }
 
 static lbk_status build_engine(lbk_run_state *s)
 {
-    const double t = lbk_now();
+    const double t = lbk_timer_now();
     lbk_engine_params params;
     lbk_engine_params_from_job(s->job, &s->tuning, &params);
     const lbk_status st =
         lbk_engine_create(s->device, &params, s->engine_kind, &s->shard, &s->engine);
-    s->phase[LBK_PHASE_BUILD] += lbk_now() - t;
+    s->phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
     return st;
 }
 
@@ -194,14 +194,14 @@ static lbk_status plan_batches(lbk_run_state *s)
         batch = s->job->device.batch;
     if (batch > BATCH_CAP)
         batch = BATCH_CAP;
-    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_candidate);
+    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
     if (batch > BATCH_LIST_BYTES / list_bytes)
         batch = BATCH_LIST_BYTES / list_bytes;
     if (batch > nq)
         batch = nq;
     if (batch == 0)
         batch = 1;
-    LBK_TRY(lbk_allreduce_u64(s->comm, &batch, LBK_REDUCE_MIN));
+    LBK_TRY(lbk_comm_allreduce_u64(s->comm, &batch, LBK_REDUCE_MIN));
     s->batch = batch;
     s->batches = (nq + batch - 1) / batch;
     return LBK_OK;
@@ -235,7 +235,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
 {
     const uint64_t batch = s->batch, lists = batch * (uint64_t)s->job->knn.k;
     const bool labels = s->shape.query_labels, owns = s->strategy->owns_slice;
-    lbk_status st = lbk_knn_result_alloc(&s->result, batch, s->job->knn.k);
+    lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
     if (st == LBK_OK && !owns)
         s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
@@ -251,7 +251,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
     if (st == LBK_OK && labels && s->strategy->sliced && !s->root && !owns)
         s->batch_truth = alloc_or_log(batch, sizeof *s->batch_truth, "query labels", &st);
     if (st == LBK_OK && labels)
-        st = lbk_confusion_init(&s->confusion,
+        st = lbk_classify_confusion_init(&s->confusion,
                                 s->label_max < CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);
     return st;
 }
@@ -260,7 +260,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
  * each batch then open what it made, by the names it broadcast. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
-    const lbk_output_shape shape = {s->shape.query_rows, s->classes};
+    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes};
     const bool shared = s->strategy->sliced && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
@@ -273,14 +273,14 @@ static lbk_status share_output_names(lbk_run_state *s)
 {
     if (!s->strategy->sliced)
         return LBK_OK;
-    return lbk_bcast_bytes(s->comm, &s->outputs, sizeof s->outputs);
+    return lbk_comm_bcast_bytes(s->comm, &s->outputs, sizeof s->outputs);
 }
 
-static lbk_status timed(lbk_run_state *s, lbk_phase phase, lbk_batch_step step, lbk_batch *b)
+static lbk_status timed(lbk_run_state *s, lbk_report_phase phase, lbk_batch_step step, lbk_batch *b)
 {
-    const double t = lbk_now();
+    const double t = lbk_timer_now();
     const lbk_status st = step(s, b);
-    s->phase[phase] += lbk_now() - t;
+    s->phase[phase] += lbk_timer_now() - t;
     return st;
 }
 
@@ -291,7 +291,7 @@ static lbk_status run_batch(lbk_run_state *s, lbk_batch *b)
 {
     const lbk_batch_stage *stage = s->strategy->stages;
     for (int i = 0; i < LBK_BATCH_STAGES_MAX && stage[i].step; i++)
-        LBK_TRY(lbk_agree(s->comm, timed(s, stage[i].phase, stage[i].step, b)));
+        LBK_TRY(lbk_comm_agree(s->comm, timed(s, stage[i].phase, stage[i].step, b)));
     return LBK_OK;
 }
 
@@ -312,7 +312,7 @@ static lbk_status run_batches(lbk_run_state *s)
     const uint64_t nq = s->strategy->owns_slice ? s->queries.rows : s->shape.query_rows;
     lbk_progress progress;
     lbk_progress_start(&progress, s->root && s->options->progress, nq);
-    const double t_search = lbk_now();
+    const double t_search = lbk_timer_now();
     for (uint64_t i = 0; i < s->batches; i++) {
         lbk_batch b = batch_at(s, i);
         LBK_TRY(run_batch(s, &b));
@@ -320,7 +320,7 @@ static lbk_status run_batches(lbk_run_state *s)
         lbk_progress_update(&progress, done < nq ? done : nq, i + 1, s->batches);
     }
     lbk_progress_finish(&progress);
-    s->search_s = lbk_now() - t_search;
+    s->search_s = lbk_timer_now() - t_search;
     return LBK_OK;
 }
 
@@ -343,40 +343,40 @@ static lbk_status gather_rank_stats(lbk_run_state *s)
     s->stats.points = s->shard.rows;
     s->stats.peak_rss_bytes = peak_rss_bytes();
     s->stats.peak_device_bytes = lbk_engine_peak_device_bytes(s->engine, s->largest_search);
-    LBK_TRY(lbk_allgather_bytes(s->comm, &s->stats, s->rank_stats, (int)sizeof s->stats));
+    LBK_TRY(lbk_comm_allgather_bytes(s->comm, &s->stats, s->rank_stats, (int)sizeof s->stats));
     if (!s->spatial)
         return LBK_OK;
-    lbk_spatial_report *r = &s->spatial->report;
+    lbk_report_spatial *r = &s->spatial->report;
     double lo, avg, hi;
-    LBK_TRY(lbk_reduce_stats(s->comm, &r->redistribute_s, 1, &lo, &avg, &hi));
+    LBK_TRY(lbk_comm_reduce_stats(s->comm, &r->redistribute_s, 1, &lo, &avg, &hi));
     r->redistribute_s = hi;
-    return lbk_allreduce_u64(s->comm, &r->redistribute_bytes, LBK_REDUCE_SUM);
+    return lbk_comm_allreduce_u64(s->comm, &r->redistribute_bytes, LBK_REDUCE_SUM);
 }
 
 /* Collective: accuracy over every rank's slices, timings over ranks. */
 static lbk_status reduce_results(lbk_run_state *s)
 {
-    lbk_confusion *c = &s->confusion;
-    lbk_run_report *r = &s->report;
+    lbk_classify_confusion *c = &s->confusion;
+    lbk_report *r = &s->report;
     if (s->shape.query_labels && s->strategy->sliced && s->comm->size > 1) {
         uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
-        LBK_TRY(lbk_reduce_sum_u64(s->comm, counts, 4));
-        LBK_TRY(lbk_reduce_sum_u64(s->comm, c->matrix, (uint64_t)c->classes * (uint64_t)c->classes));
+        LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, counts, 4));
+        LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, c->matrix, (uint64_t)c->classes * (uint64_t)c->classes));
         c->total = counts[0];
         c->correct = counts[1];
         c->other = counts[2];
         c->correct_top5 = counts[3];
     }
-    LBK_TRY(lbk_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
+    LBK_TRY(lbk_comm_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
                              r->phase_max));
-    LBK_TRY(lbk_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
+    LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
     LBK_TRY(gather_rank_stats(s));
-    return lbk_gather_doubles(s->comm, s->phase, LBK_PHASE_COUNT, s->rank_phases);
+    return lbk_comm_gather_doubles(s->comm, s->phase, LBK_PHASE_COUNT, s->rank_phases);
 }
 
 static void fill_report(lbk_run_state *s)
 {
-    lbk_run_report *r = &s->report;
+    lbk_report *r = &s->report;
     r->rank_phases = s->rank_phases;
     r->job = s->job;
     r->reference_rows = s->shape.reference_rows;
@@ -399,7 +399,7 @@ static void fill_report(lbk_run_state *s)
     r->partition_why = s->partition_why;
     r->rank_stats = s->rank_stats;
     r->spatial = s->spatial ? &s->spatial->report : NULL;
-    r->total_s = lbk_now() - s->t_start;
+    r->total_s = lbk_timer_now() - s->t_start;
 }
 
 /* Rank 0: the report file (a partial file, committed with the results) and
@@ -410,14 +410,14 @@ static lbk_status write_report(lbk_run_state *s)
     if (s->job->output.report[0]) {
         char *text = NULL;
         size_t len = 0;
-        lbk_status st = lbk_render_report(&s->report, &text, &len);
+        lbk_status st = lbk_report_render(&s->report, &text, &len);
         if (st == LBK_OK)
             st = lbk_outputs_write_report(&s->outputs, s->job->output.report, text, len);
         free(text);
         LBK_TRY(st);
     }
     if (!lbk_log_is_quiet())
-        lbk_print_summary(stdout, &s->report);
+        lbk_report_print_summary(stdout, &s->report);
     return LBK_OK;
 }
 
@@ -436,7 +436,7 @@ static void run_state_init(lbk_run_state *s, const lbk_comm *comm, lbk_job *job,
     s->job = job;
     s->options = options;
     s->root = comm->rank == 0;
-    s->t_start = lbk_now();
+    s->t_start = lbk_timer_now();
     s->engine_why = "";
     s->partition_why = "";
 }
@@ -445,30 +445,30 @@ static void run_state_free(lbk_run_state *s)
 {
     if (s->outputs_open && !s->committed)
         lbk_outputs_abort(&s->outputs, s->root);
-    lbk_confusion_free(&s->confusion);
+    lbk_classify_confusion_free(&s->confusion);
     lbk_engine_destroy(s->engine);
     lbk_device_close(s->device);
-    lbk_knn_result_free(&s->result);
+    lbk_engine_result_free(&s->result);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
-    lbk_free_large(s->local);
-    lbk_free_large(s->merged);
-    lbk_free_large(s->predictions);
-    lbk_free_large(s->scores);
-    lbk_free_large(s->proba);
+    lbk_alloc_large_free(s->local);
+    lbk_alloc_large_free(s->merged);
+    lbk_alloc_large_free(s->predictions);
+    lbk_alloc_large_free(s->scores);
+    lbk_alloc_large_free(s->proba);
     if (s->proba_rows)
         fclose(s->proba_rows);
     free(s->proba_text);
-    lbk_free_large(s->batch_truth);
-    lbk_free_large(s->batch_points);
-    lbk_free_large(s->devices);
-    lbk_free_large(s->rank_phases);
-    lbk_free_large(s->rank_stats);
+    lbk_alloc_large_free(s->batch_truth);
+    lbk_alloc_large_free(s->batch_points);
+    lbk_alloc_large_free(s->devices);
+    lbk_alloc_large_free(s->rank_phases);
+    lbk_alloc_large_free(s->rank_stats);
     lbk_batch_spatial_free(s->spatial);
 }
 
 /* The protocol at a glance: each line is one step every rank takes;
- * lbk_agree(comm, phase) means "do this rank's part, then agree". */
+ * lbk_comm_agree(comm, phase) means "do this rank's part, then agree". */
 lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
                    const lbk_run_options *options)
 {
@@ -477,30 +477,30 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     run_state_init(&s, comm, job, options);
     const bool root = s.root;
 
-    LBK_TRY_GOTO(st, lbk_agree(comm, load_status));              /* rank 0 loaded the job */
-    LBK_TRY_GOTO(st, lbk_bcast_job(comm, job));
-    LBK_TRY_GOTO(st, lbk_agree(comm, probe_inputs(&s)));          /* rank 0 probes, checks */
-    LBK_TRY_GOTO(st, lbk_bcast_bytes(comm, &s.shape, sizeof s.shape));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status));              /* rank 0 loaded the job */
+    LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s)));          /* rank 0 probes, checks */
+    LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.shape, sizeof s.shape));
     resolve_plan(&s);                                             /* engine, partition */
-    LBK_TRY_GOTO(st, lbk_agree(comm, read_inputs(&s)));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, reduce_label_max(&s));
-    LBK_TRY_GOTO(st, lbk_agree(comm, open_device(&s)));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
     LBK_TRY_GOTO(st, redistribute(&s));         /* spatial: points to their owners */
-    LBK_TRY_GOTO(st, lbk_agree(comm, build_engine(&s)));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, build_engine(&s)));
     LBK_TRY_GOTO(st, plan_batches(&s));
-    LBK_TRY_GOTO(st, lbk_agree(comm, alloc_batch_buffers(&s)));
-    LBK_TRY_GOTO(st, lbk_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
-    LBK_TRY_GOTO(st, lbk_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false)
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false)
                                                                  : LBK_OK));
     LBK_TRY_GOTO(st, run_batches(&s));          /* per batch: each stage, agree */
-    LBK_TRY_GOTO(st, lbk_agree(comm, lbk_batch_finish(&s)));  /* owned slices' predictions */
-    LBK_TRY_GOTO(st, lbk_agree(comm, close_outputs(&s)));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, lbk_batch_finish(&s)));  /* owned slices' predictions */
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, close_outputs(&s)));
     LBK_TRY_GOTO(st, reduce_results(&s));
-    LBK_TRY_GOTO(st, lbk_agree(comm, root ? write_report(&s) : LBK_OK));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? write_report(&s) : LBK_OK));
     /* Only now, with every rank done and agreed, do results appear. */
-    st = lbk_agree(comm, commit_outputs(&s));
+    st = lbk_comm_agree(comm, commit_outputs(&s));
 cleanup:
     run_state_free(&s);
     return st;

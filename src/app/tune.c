@@ -35,7 +35,7 @@ void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir)
         lbk_device_set_program_cache(dev, dir);
 }
 
-void lbk_tuning_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
+void lbk_tune_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
                         lbk_tuning *out, char *file, size_t file_size)
 {
     lbk_tuning_derive(dev, out);

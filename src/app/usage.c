@@ -40,7 +40,7 @@ static const char usage_tail[] =
 void lbk_usage(FILE *out)
 {
     char formats[128];
-    lbk_format_generated_names("|", "|", formats, sizeof formats);
+    lbk_dataset_format_generated_names("|", "|", formats, sizeof formats);
     fputs(usage_head, out);
     fputs(formats, out);
     fputs(usage_tail, out);

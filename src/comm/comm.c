@@ -14,14 +14,14 @@
 /* Only a testing hook changes this; everything else reads it. */
 static uint64_t chunk_bytes = DEFAULT_CHUNK_BYTES;
 
-void lbk_collective_set_chunk_bytes(uint64_t bytes)
+void lbk_comm_set_chunk_bytes(uint64_t bytes)
 {
     chunk_bytes = bytes ? bytes : DEFAULT_CHUNK_BYTES;
 }
 
-uint64_t lbk_dist_chunk_bytes(void) { return chunk_bytes; }
+uint64_t lbk_comm_chunk_bytes(void) { return chunk_bytes; }
 
-lbk_status lbk_mpi_check(int rc, const char *what)
+lbk_status lbk_comm_mpi_check(int rc, const char *what)
 {
     if (rc == MPI_SUCCESS)
         return LBK_OK;
@@ -39,7 +39,7 @@ lbk_status lbk_comm_init(lbk_comm *comm)
     MPI_Comm local = MPI_COMM_NULL;
     comm->mpi = calloc(1, sizeof *comm->mpi);
     LBK_FAIL_IF(!comm->mpi, LBK_ERR_NOMEM, "out of host memory setting up MPI");
-    LBK_MPI_COMM(comm) = MPI_COMM_NULL;
+    LBK_COMM_MPI(comm) = MPI_COMM_NULL;
     comm->rank = 0;
     comm->size = 1;
     comm->local_rank = 0;
@@ -47,24 +47,24 @@ lbk_status lbk_comm_init(lbk_comm *comm)
 
     /* A private communicator keeps our collectives from matching any that a
      * library (or a test harness) posts on MPI_COMM_WORLD. */
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &LBK_MPI_COMM(comm)),
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &LBK_COMM_MPI(comm)),
                                    "MPI_Comm_dup"));
     /* Errors come back as codes so that they are logged with their cause and
      * travel through lbk_status like every other failure. */
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_set_errhandler(LBK_MPI_COMM(comm), MPI_ERRORS_RETURN),
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_set_errhandler(LBK_COMM_MPI(comm), MPI_ERRORS_RETURN),
                                    "MPI_Comm_set_errhandler"));
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_rank(LBK_MPI_COMM(comm), &comm->rank),
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_rank(LBK_COMM_MPI(comm), &comm->rank),
                                    "MPI_Comm_rank"));
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_size(LBK_MPI_COMM(comm), &comm->size),
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_size(LBK_COMM_MPI(comm), &comm->size),
                                    "MPI_Comm_size"));
     /* The node-local rank picks the device (one device per rank on a node)
      * and the local size sizes PoCL's thread share. */
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_split_type(LBK_MPI_COMM(comm), MPI_COMM_TYPE_SHARED,
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_split_type(LBK_COMM_MPI(comm), MPI_COMM_TYPE_SHARED,
                                                        comm->rank, MPI_INFO_NULL, &local),
                                    "MPI_Comm_split_type"));
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_rank(local, &comm->local_rank),
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_rank(local, &comm->local_rank),
                                    "MPI_Comm_rank (node)"));
-    LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Comm_size(local, &comm->local_size),
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_size(local, &comm->local_size),
                                    "MPI_Comm_size (node)"));
     lbk_log_set_rank(comm->rank, comm->size);
 
@@ -80,13 +80,13 @@ void lbk_comm_free(lbk_comm *comm)
 {
     if (!comm->mpi)
         return;
-    if (LBK_MPI_COMM(comm) != MPI_COMM_NULL)
-        MPI_Comm_free(&LBK_MPI_COMM(comm));
+    if (LBK_COMM_MPI(comm) != MPI_COMM_NULL)
+        MPI_Comm_free(&LBK_COMM_MPI(comm));
     free(comm->mpi);
     comm->mpi = NULL;
 }
 
-lbk_status lbk_dist_init(int *argc, char ***argv)
+lbk_status lbk_comm_mpi_init(int *argc, char ***argv)
 {
     int provided = 0;
     LBK_FAIL_IF(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS,
@@ -94,7 +94,7 @@ lbk_status lbk_dist_init(int *argc, char ***argv)
     return LBK_OK;
 }
 
-void lbk_dist_finalize(void) { MPI_Finalize(); }
+void lbk_comm_mpi_finalize(void) { MPI_Finalize(); }
 
 /* Agreement value: 0 = OK; a rank's own failure outranks a remote status
  * it may pass on from an earlier step, so the report names the real cause. */
@@ -120,7 +120,7 @@ static lbk_status agree_decode(int v)
     return (lbk_status)(v - 3);
 }
 
-lbk_status lbk_agree(const lbk_comm *comm, lbk_status local)
+lbk_status lbk_comm_agree(const lbk_comm *comm, lbk_status local)
 {
     if (comm->size <= 1)
         return local;
@@ -131,7 +131,7 @@ lbk_status lbk_agree(const lbk_comm *comm, lbk_status local)
         int value;
         int rank;
     } mine = {agree_encode(local), comm->rank}, all = {0, 0};
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_2INT, MPI_MAXLOC, LBK_MPI_COMM(comm)),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_2INT, MPI_MAXLOC, LBK_COMM_MPI(comm)),
                           "MPI_Allreduce (failure agreement)"));
     if (all.value == 0)
         return LBK_OK;
@@ -151,7 +151,7 @@ lbk_status lbk_agree(const lbk_comm *comm, lbk_status local)
     return lbk_status_remote(cause);
 }
 
-lbk_status lbk_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes)
+lbk_status lbk_comm_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes)
 {
     if (comm->size <= 1)
         return LBK_OK;
@@ -159,25 +159,25 @@ lbk_status lbk_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes)
     const uint64_t step = chunk_bytes < (uint64_t)INT_MAX ? chunk_bytes : (uint64_t)INT_MAX;
     for (uint64_t done = 0; done < bytes;) {
         const uint64_t n = bytes - done < step ? bytes - done : step;
-        LBK_TRY(lbk_mpi_check(MPI_Bcast(p + done, (int)n, MPI_BYTE, 0, LBK_MPI_COMM(comm)),
+        LBK_TRY(lbk_comm_mpi_check(MPI_Bcast(p + done, (int)n, MPI_BYTE, 0, LBK_COMM_MPI(comm)),
                               "MPI_Bcast"));
         done += n;
     }
     return LBK_OK;
 }
 
-lbk_status lbk_bcast_floats(const lbk_comm *comm, float *data, uint64_t count)
+lbk_status lbk_comm_bcast_floats(const lbk_comm *comm, float *data, uint64_t count)
 {
     /* Every rank runs the same float format, so the bytes are the values. */
-    return lbk_bcast_bytes(comm, data, count * sizeof *data);
+    return lbk_comm_bcast_bytes(comm, data, count * sizeof *data);
 }
 
-lbk_status lbk_bcast_job(const lbk_comm *comm, lbk_job *job)
+lbk_status lbk_comm_bcast_job(const lbk_comm *comm, lbk_job *job)
 {
-    return lbk_bcast_bytes(comm, job, sizeof *job);
+    return lbk_comm_bcast_bytes(comm, job, sizeof *job);
 }
 
-static MPI_Op mpi_op(lbk_reduce_op op)
+static MPI_Op mpi_op(lbk_comm_reduce_op op)
 {
     switch (op) {
     case LBK_REDUCE_MIN: return MPI_MIN;
@@ -187,72 +187,72 @@ static MPI_Op mpi_op(lbk_reduce_op op)
     return MPI_OP_NULL;
 }
 
-lbk_status lbk_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_reduce_op op)
+lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_comm_reduce_op op)
 {
-    return lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, mpi_op(op),
-                                       LBK_MPI_COMM(comm)),
+    return lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, mpi_op(op),
+                                       LBK_COMM_MPI(comm)),
                          "MPI_Allreduce");
 }
 
-lbk_status lbk_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_reduce_op op)
+lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm_reduce_op op)
 {
-    return lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, mpi_op(op),
-                                       LBK_MPI_COMM(comm)),
+    return lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, mpi_op(op),
+                                       LBK_COMM_MPI(comm)),
                          "MPI_Allreduce");
 }
 
-lbk_status lbk_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
+lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
                           uint64_t *total)
 {
     *before = 0;
     *total = value;
     if (comm->size == 1)
         return LBK_OK;
-    LBK_TRY(lbk_mpi_check(MPI_Exscan(&value, before, 1, MPI_UINT64_T, MPI_SUM, LBK_MPI_COMM(comm)),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Exscan(&value, before, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
                           "MPI_Exscan"));
     /* MPI leaves rank 0's result undefined. */
     if (comm->rank == 0)
         *before = 0;
-    return lbk_mpi_check(MPI_Allreduce(&value, total, 1, MPI_UINT64_T, MPI_SUM, LBK_MPI_COMM(comm)),
+    return lbk_comm_mpi_check(MPI_Allreduce(&value, total, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
                          "MPI_Allreduce");
 }
 
-lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count)
+lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count)
 {
     const uint64_t step = chunk_bytes >= sizeof *values ? chunk_bytes / sizeof *values : 1;
     for (uint64_t at = 0; at < count; at += step) {
         const int n = (int)(count - at < step ? count - at : step);
         void *send = comm->rank == 0 ? MPI_IN_PLACE : (void *)(values + at);
-        LBK_TRY(lbk_mpi_check(MPI_Reduce(send, values + at, n, MPI_UINT64_T, MPI_SUM, 0,
-                                         LBK_MPI_COMM(comm)),
+        LBK_TRY(lbk_comm_mpi_check(MPI_Reduce(send, values + at, n, MPI_UINT64_T, MPI_SUM, 0,
+                                         LBK_COMM_MPI(comm)),
                               "MPI_Reduce"));
     }
     return LBK_OK;
 }
 
-lbk_status lbk_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all)
+lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all)
 {
-    return lbk_mpi_check(MPI_Gather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0,
-                                    LBK_MPI_COMM(comm)),
+    return lbk_comm_mpi_check(MPI_Gather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0,
+                                    LBK_COMM_MPI(comm)),
                          "MPI_Gather");
 }
 
-lbk_status lbk_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes)
+lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes)
 {
-    return lbk_mpi_check(MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE,
-                                       LBK_MPI_COMM(comm)),
+    return lbk_comm_mpi_check(MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE,
+                                       LBK_COMM_MPI(comm)),
                          "MPI_Allgather");
 }
 
-lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
+lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
                             double *avg, double *max)
 {
-    const MPI_Comm c = LBK_MPI_COMM(comm);
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(local, min, count, MPI_DOUBLE, MPI_MIN, c),
+    const MPI_Comm c = LBK_COMM_MPI(comm);
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, min, count, MPI_DOUBLE, MPI_MIN, c),
                           "MPI_Allreduce (min)"));
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(local, avg, count, MPI_DOUBLE, MPI_SUM, c),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, avg, count, MPI_DOUBLE, MPI_SUM, c),
                           "MPI_Allreduce (sum)"));
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(local, max, count, MPI_DOUBLE, MPI_MAX, c),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, max, count, MPI_DOUBLE, MPI_MAX, c),
                           "MPI_Allreduce (max)"));
     for (int i = 0; i < count; i++)
         avg[i] /= comm->size;

@@ -18,14 +18,14 @@ typedef struct {
     int local_rank, local_size;   /* within the node (MPI_COMM_TYPE_SHARED) */
 } lbk_comm;
 
-typedef enum { LBK_REDUCE_MIN, LBK_REDUCE_MAX, LBK_REDUCE_SUM } lbk_reduce_op;
+typedef enum { LBK_REDUCE_MIN, LBK_REDUCE_MAX, LBK_REDUCE_SUM } lbk_comm_reduce_op;
 
 /* MPI_Init_thread (funnelled: only the main thread calls MPI) and its
- * counterpart. Call lbk_dist_finalize only after lbk_dist_init succeeded. */
-lbk_status lbk_dist_init(int *argc, char ***argv);
-void lbk_dist_finalize(void);
+ * counterpart. Call lbk_comm_mpi_finalize only after lbk_comm_mpi_init succeeded. */
+lbk_status lbk_comm_mpi_init(int *argc, char ***argv);
+void lbk_comm_mpi_finalize(void);
 
-/* After lbk_dist_init (or the caller's own MPI_Init): a duplicate of the
+/* After lbk_comm_mpi_init (or the caller's own MPI_Init): a duplicate of the
  * world communicator (MPI errors on it come back as codes and become
  * LBK_ERR_MPI), node-local rank and size, and the log's rank prefix
  * (lbk_log_set_rank). */
@@ -40,36 +40,36 @@ void lbk_comm_free(lbk_comm *comm);
  * the cause's exit code, a failing rank of another class a remote one, so
  * the whole job exits with one code. Never blocks forever when a rank has
  * failed, because a failing rank still reaches the next agreement point. */
-lbk_status lbk_agree(const lbk_comm *comm, lbk_status local);
+lbk_status lbk_comm_agree(const lbk_comm *comm, lbk_status local);
 
 /* Rank 0's job to every rank. */
-lbk_status lbk_bcast_job(const lbk_comm *comm, lbk_job *job);
+lbk_status lbk_comm_bcast_job(const lbk_comm *comm, lbk_job *job);
 /* Rank 0's buffer of `count` floats to every rank (count may exceed INT_MAX). */
-lbk_status lbk_bcast_floats(const lbk_comm *comm, float *data, uint64_t count);
-lbk_status lbk_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes);
+lbk_status lbk_comm_bcast_floats(const lbk_comm *comm, float *data, uint64_t count);
+lbk_status lbk_comm_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes);
 
 /* Testing hook: the most bytes one MPI call of the merge, a broadcast or a
  * sum may carry (default 1 GiB, which keeps every MPI count far below
  * INT_MAX). Tests lower it to exercise the chunked paths with small data;
  * 0 restores the default. Not thread-safe; call it on every rank alike. */
-void lbk_collective_set_chunk_bytes(uint64_t bytes);
+void lbk_comm_set_chunk_bytes(uint64_t bytes);
 
 /* Checked small collectives for the run driver (MPI errors return codes on
  * lbknn's communicator, so every call's result must be looked at). */
-lbk_status lbk_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_reduce_op op);
-lbk_status lbk_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_reduce_op op);
+lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_comm_reduce_op op);
+lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm_reduce_op op);
 /* Sum of `value` over the ranks before this one (0 on rank 0), and over all. */
-lbk_status lbk_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
+lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
                           uint64_t *total);
 /* Element-wise sum of `count` values onto rank 0, in place. */
-lbk_status lbk_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count);
+lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count);
 /* Every rank's `count` doubles, in rank order, into `all` on rank 0. */
-lbk_status lbk_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all);
+lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all);
 /* Every rank's `bytes` bytes, in rank order, into `all` on every rank. */
-lbk_status lbk_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes);
+lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes);
 
 /* min / avg / max over ranks of each of `count` values (all ranks get them). */
-lbk_status lbk_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
+lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
                             double *avg, double *max);
 
 #endif

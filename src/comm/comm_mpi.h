@@ -11,13 +11,13 @@ struct lbk_comm_mpi {
     MPI_Comm comm;
 };
 
-#define LBK_MPI_COMM(c) ((c)->mpi->comm)
+#define LBK_COMM_MPI(c) ((c)->mpi->comm)
 
 /* LBK_OK for MPI_SUCCESS; otherwise logs "WHAT failed: <MPI's message>" and
  * returns LBK_ERR_MPI, so every MPI error becomes a status at one place. */
-lbk_status lbk_mpi_check(int rc, const char *what);
+lbk_status lbk_comm_mpi_check(int rc, const char *what);
 
-/* The most bytes one MPI call may carry (lbk_collective_set_chunk_bytes). */
-uint64_t lbk_dist_chunk_bytes(void);
+/* The most bytes one MPI call may carry (lbk_comm_set_chunk_bytes). */
+uint64_t lbk_comm_chunk_bytes(void);
 
 #endif

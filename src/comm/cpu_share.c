@@ -19,7 +19,7 @@ static long usable_cores(long online)
     return online;
 }
 
-long lbk_node_core_share(const lbk_comm *comm)
+long lbk_cpu_share(const lbk_comm *comm)
 {
     /* PoCL's CPU device starts one worker thread per online core of the node
      * in every process, whatever the process's affinity. With several ranks

@@ -9,6 +9,6 @@
 /* This rank's fair share of the node's cores for a CPU OpenCL device:
  * min(online cores / ranks on the node, cores in the rank's affinity mask),
  * at least 1; 0 when that is every online core (no limit needed). */
-long lbk_node_core_share(const lbk_comm *comm);
+long lbk_cpu_share(const lbk_comm *comm);
 
 #endif

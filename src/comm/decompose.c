@@ -26,7 +26,7 @@
 #define FIRST_BITS_MAX 16
 
 typedef struct {
-    const lbk_shard_view *in;
+    const lbk_decompose_shard *in;
     lbk_toptree *tree;
     lbk_tree_split split;
     int id_bits;
@@ -48,7 +48,7 @@ typedef struct {
 
 static void decomposer_free(decomposer *d)
 {
-    lbk_free_large(d->node_of);
+    lbk_alloc_large_free(d->node_of);
     free(d->match);
     free(d->slot);
     free(d->active);
@@ -60,7 +60,7 @@ static void decomposer_free(decomposer *d)
     free(d->box);
 }
 
-static lbk_status decomposer_alloc(decomposer *d, const lbk_shard_view *in, lbk_toptree *tree,
+static lbk_status decomposer_alloc(decomposer *d, const lbk_decompose_shard *in, lbk_toptree *tree,
                                    lbk_tree_split split)
 {
     const size_t rows = (size_t)in->rows + 1, p = (size_t)tree->ranks;
@@ -91,7 +91,7 @@ static lbk_status decomposer_alloc(decomposer *d, const lbk_shard_view *in, lbk_
 
 static uint32_t point_image(const decomposer *d, uint64_t i, int g)
 {
-    return lbk_order_image(d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
+    return lbk_toptree_order_image(d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
 }
 
 /* Where this round's digit sits: its shift within the image, or within the
@@ -171,8 +171,8 @@ static lbk_status count_and_pick(const lbk_comm *comm, decomposer *d, bool first
             d->local[(size_t)s * buckets + key_digit(d, i, s)]++;
         }
     }
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * buckets),
-                                        MPI_UINT64_T, MPI_SUM, LBK_MPI_COMM(comm)),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * buckets),
+                                        MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
                           "MPI_Allreduce (spatial plane selection)"));
     d->unique = 0;
     for (int g = 0; g < d->groups; g++)
@@ -229,8 +229,8 @@ static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
         key[2 * g] = point_image(d, i, (int)g);
         key[2 * g + 1] = d->in->first_row + i;
     }
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T, MPI_MAX,
-                                        LBK_MPI_COMM(comm)),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T, MPI_MAX,
+                                        LBK_COMM_MPI(comm)),
                           "MPI_Allreduce (spatial plane keys)"));
     for (int g = 0; g < d->groups; g++) {
         lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
@@ -249,7 +249,7 @@ static lbk_status select_round(const lbk_comm *comm, decomposer *d, int round, b
     LBK_TRY(count_and_pick(comm, d, round == 0));
     const lbk_status st = keep_matching(d, round == 0);
     /* Only the first round allocates. */
-    LBK_TRY(round == 0 ? lbk_agree(comm, st) : st);
+    LBK_TRY(round == 0 ? lbk_comm_agree(comm, st) : st);
     d->pos += d->width;
     *done = d->pos == IMAGE_BITS + d->id_bits;
     if (*done || d->unique < d->groups)
@@ -276,8 +276,8 @@ static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
             b[dim + j] = -p[j] < b[dim + j] ? -p[j] : b[dim + j];
         }
     }
-    LBK_TRY(lbk_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->box, d->groups * (int)per, MPI_FLOAT,
-                                        MPI_MIN, LBK_MPI_COMM(comm)),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->box, d->groups * (int)per, MPI_FLOAT,
+                                        MPI_MIN, LBK_COMM_MPI(comm)),
                           "MPI_Allreduce (spatial group boxes)"));
     for (int g = 0; g < d->groups; g++) {
         const float *b = d->box + (size_t)g * per;
@@ -351,7 +351,7 @@ static uint64_t leaf_points(const lbk_toptree *tree, int rank)
 static void pack_stream(const decomposer *d, int which, size_t row, uint64_t *cursor,
                         unsigned char *pack)
 {
-    const lbk_shard_view *in = d->in;
+    const lbk_decompose_shard *in = d->in;
     /* One loop per stream with typed stores: a memcpy call of `row` bytes
      * per point took most of the exchange's time. */
     const size_t dim = (size_t)in->dim;
@@ -379,7 +379,7 @@ static void pack_stream(const decomposer *d, int which, size_t row, uint64_t *cu
  * row of the widest stream); the received rows stay in `recv`. */
 static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int which,
                               unsigned char *pack, const uint64_t *counts, uint64_t *cursor,
-                              uint64_t *recv_counts, lbk_buffer *recv, uint64_t *bytes_sent)
+                              uint64_t *recv_counts, lbk_exchange_buffer *recv, uint64_t *bytes_sent)
 {
     const size_t row = which == STREAM_POINTS ? (size_t)d->in->dim * sizeof(float)
                        : which == STREAM_IDS  ? d->id_size
@@ -394,7 +394,7 @@ static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int whi
 }
 
 /* Collective: the points, ids and labels to their owners. */
-static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_points *out,
+static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_decompose_owned *out,
                               uint64_t *bytes_sent)
 {
     const size_t p = (size_t)comm->size;
@@ -408,12 +408,12 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
     /* Whole 8-byte words: the streams are stored typed (8-byte ids too),
      * and guard mode ends the buffer where its size ends. */
     unsigned char *pack = lbk_alloc_large(((size_t)d->in->rows * widest + 7) / 8 * 8);
-    lbk_buffer bufs[3] = {{0}};
+    lbk_exchange_buffer bufs[3] = {{0}};
     lbk_status st = counts && cursor && recv_counts && pack ? LBK_OK : LBK_ERR_NOMEM;
     if (st != LBK_OK)
         lbk_error("out of host memory for the spatial exchange (%zu ranks, %llu points)", p,
                   (unsigned long long)d->in->rows);
-    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (uint64_t i = 0; i < d->in->rows; i++) {
         d->node_of[i] = d->tree->nodes[d->node_of[i]].first;
         counts[d->node_of[i]]++;
@@ -433,7 +433,7 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
             st = LBK_ERR_NOMEM;
         }
     }
-    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (int s = 0; s < streams; s++)
         LBK_TRY_GOTO(st, move_stream(comm, d, s, pack, counts, cursor, recv_counts, &bufs[s],
                                      bytes_sent));
@@ -450,8 +450,8 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_owned_poi
     memset(bufs, 0, sizeof bufs);
 cleanup:
     for (int s = 0; s < 3; s++)
-        lbk_buffer_free(&bufs[s]);
-    lbk_free_large(pack);
+        lbk_exchange_buffer_free(&bufs[s]);
+    lbk_alloc_large_free(pack);
     free(counts);
     free(cursor);
     free(recv_counts);
@@ -462,23 +462,23 @@ cleanup:
  * ranges and send ascending ids, so this rank's points are in ascending id
  * order and the engine's (key, local index) order is (key, id) order. */
 static lbk_status check_owned(const lbk_comm *comm, const lbk_toptree *tree,
-                              const lbk_owned_points *own)
+                              const lbk_decompose_owned *own)
 {
     LBK_FAIL_IF(leaf_points(tree, comm->rank) != own->rows, LBK_ERR_INTERNAL,
                 "internal: spatial decomposition gave this rank %llu points, not %llu",
                 (unsigned long long)own->rows,
                 (unsigned long long)leaf_points(tree, comm->rank));
     for (uint64_t i = 1; i < own->rows; i++)
-        LBK_FAIL_IF(lbk_owned_id(own, i - 1) >= lbk_owned_id(own, i), LBK_ERR_INTERNAL,
+        LBK_FAIL_IF(lbk_decompose_owned_id(own, i - 1) >= lbk_decompose_owned_id(own, i), LBK_ERR_INTERNAL,
                     "internal: owned points out of id order (%llu then %llu)",
-                    (unsigned long long)lbk_owned_id(own, i - 1),
-                    (unsigned long long)lbk_owned_id(own, i));
+                    (unsigned long long)lbk_decompose_owned_id(own, i - 1),
+                    (unsigned long long)lbk_decompose_owned_id(own, i));
     return LBK_OK;
 }
 
 /* Collective: every rank's count and tight box, to every rank. */
 static lbk_status gather_boxes(const lbk_comm *comm, lbk_toptree *tree,
-                               const lbk_owned_points *own)
+                               const lbk_decompose_owned *own)
 {
     const int dim = own->dim;
     const size_t floats = 2 * (size_t)dim, rec = sizeof(uint64_t) + floats * sizeof(float);
@@ -487,7 +487,7 @@ static lbk_status gather_boxes(const lbk_comm *comm, lbk_toptree *tree,
     lbk_status st = mine && all && box ? LBK_OK : LBK_ERR_NOMEM;
     if (st != LBK_OK)
         lbk_error("out of host memory for the ranks' boxes (%d ranks)", comm->size);
-    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (int j = 0; j < dim; j++) {
         box[j] = INFINITY;
         box[dim + j] = -INFINITY;
@@ -500,7 +500,7 @@ static lbk_status gather_boxes(const lbk_comm *comm, lbk_toptree *tree,
         }
     memcpy(mine, &own->rows, sizeof own->rows);
     memcpy(mine + sizeof own->rows, box, floats * sizeof *box);
-    LBK_TRY_GOTO(st, lbk_allgather_bytes(comm, mine, all, (int)rec));
+    LBK_TRY_GOTO(st, lbk_comm_allgather_bytes(comm, mine, all, (int)rec));
     for (int r = 0; r < comm->size; r++) {
         const unsigned char *at = all + (size_t)r * rec;
         memcpy(&tree->owned[r], at, sizeof *tree->owned);
@@ -516,17 +516,17 @@ cleanup:
     return st;
 }
 
-void lbk_owned_points_free(lbk_owned_points *points)
+void lbk_decompose_owned_free(lbk_decompose_owned *points)
 {
-    lbk_free_large(points->points);
-    lbk_free_large(points->ids);
-    lbk_free_large(points->ids32);
-    lbk_free_large(points->labels);
+    lbk_alloc_large_free(points->points);
+    lbk_alloc_large_free(points->ids);
+    lbk_alloc_large_free(points->ids32);
+    lbk_alloc_large_free(points->labels);
     memset(points, 0, sizeof *points);
 }
 
-lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_shard_view *shard,
-                         lbk_toptree *tree, lbk_owned_points *out, uint64_t *bytes_sent)
+lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_decompose_shard *shard,
+                         lbk_toptree *tree, lbk_decompose_owned *out, uint64_t *bytes_sent)
 {
     decomposer d;
     memset(&d, 0, sizeof d);
@@ -534,18 +534,18 @@ lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_s
     lbk_status st = lbk_toptree_shape(tree, comm->size, shard->dim, shard->total_rows);
     if (st == LBK_OK)
         st = decomposer_alloc(&d, shard, tree, split);
-    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     const int levels = lbk_toptree_levels(tree);
     for (int level = 0; level < levels; level++)
         LBK_TRY_GOTO(st, split_level(comm, &d, level));
     LBK_TRY_GOTO(st, move_points(comm, &d, out, bytes_sent));
-    LBK_TRY_GOTO(st, lbk_agree(comm, check_owned(comm, tree, out)));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, check_owned(comm, tree, out)));
     st = gather_boxes(comm, tree, out);
 cleanup:
     decomposer_free(&d);
     if (st != LBK_OK) {
         lbk_toptree_free(tree);
-        lbk_owned_points_free(out);
+        lbk_decompose_owned_free(out);
     }
     return st;
 }

@@ -30,9 +30,9 @@ typedef struct {
     uint32_t *ids32;   /* rows, when every global id fits 32 bits: at 1e7 points on
                           2 ranks, 19 MiB less per rank through the build */
     int32_t *labels;   /* rows, or NULL */
-} lbk_owned_points;
+} lbk_decompose_owned;
 
-static inline uint64_t lbk_owned_id(const lbk_owned_points *points, uint64_t i)
+static inline uint64_t lbk_decompose_owned_id(const lbk_decompose_owned *points, uint64_t i)
 {
     return points->ids32 ? points->ids32[i] : points->ids[i];
 }
@@ -47,17 +47,17 @@ typedef struct {
     const int32_t *labels;
     bool has_labels;
     bool wide_ids;     /* 64-bit ids even where 32 bits would hold them (tests) */
-} lbk_shard_view;
+} lbk_decompose_shard;
 
 /* split: the top tree's dimension rule (round robin: depth mod dim;
  * widest: the widest side of the group's bounding box, ties to the highest
  * dimension). On success `tree` holds the planes and every rank's box and
  * count (the same on every rank), and `out` this rank's points in
- * ascending id order (the caller frees them with lbk_owned_points_free).
+ * ascending id order (the caller frees them with lbk_decompose_owned_free).
  * *bytes_sent: bytes this rank sent to other ranks. */
-lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_shard_view *shard,
-                         lbk_toptree *tree, lbk_owned_points *out, uint64_t *bytes_sent);
+lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_decompose_shard *shard,
+                         lbk_toptree *tree, lbk_decompose_owned *out, uint64_t *bytes_sent);
 
-void lbk_owned_points_free(lbk_owned_points *points);
+void lbk_decompose_owned_free(lbk_decompose_owned *points);
 
 #endif

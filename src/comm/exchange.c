@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what)
+lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes, const char *what)
 {
     if (bytes <= buffer->capacity && buffer->data)
         return LBK_OK;
@@ -24,7 +24,7 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
      * the peak RSS by 2 MiB, and the query phase was no faster (medians of
      * 8 interleaved P = 2 runs at 1e6: 0.202 against 0.2015 s). */
     const size_t want = bytes < 64 ? 64 : bytes;
-    lbk_free_large(buffer->data);
+    lbk_alloc_large_free(buffer->data);
     buffer->data = malloc(want);
     buffer->capacity = buffer->data ? want : 0;
     LBK_FAIL_IF(!buffer->data, LBK_ERR_NOMEM, "out of host memory for %s (%zu bytes)", what,
@@ -32,10 +32,10 @@ lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what
     return LBK_OK;
 }
 
-void lbk_buffer_free(lbk_buffer *buffer)
+void lbk_exchange_buffer_free(lbk_exchange_buffer *buffer)
 {
     if (!buffer->borrowed)
-        lbk_free_large(buffer->data);
+        lbk_alloc_large_free(buffer->data);
     buffer->data = NULL;
     buffer->capacity = 0;
 }
@@ -67,7 +67,7 @@ static void plan_free(plan *pl)
 static lbk_status plan_make(plan *pl, int p, size_t row, const uint64_t *send_counts,
                             const uint64_t *recv_counts, uint64_t largest)
 {
-    const uint64_t limit = lbk_dist_chunk_bytes() < (uint64_t)INT_MAX ? lbk_dist_chunk_bytes()
+    const uint64_t limit = lbk_comm_chunk_bytes() < (uint64_t)INT_MAX ? lbk_comm_chunk_bytes()
                                                                       : (uint64_t)INT_MAX;
     /* A round moves at most `per` rows between any two ranks, so at most
      * p * per rows leave (or reach) a rank: within the limit, or one row per
@@ -133,9 +133,9 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
         s += ns;
         r += nr;
     }
-    LBK_TRY(lbk_mpi_check(MPI_Alltoallv(staged ? pl->stage_send : send, pl->scount, pl->sdispl,
+    LBK_TRY(lbk_comm_mpi_check(MPI_Alltoallv(staged ? pl->stage_send : send, pl->scount, pl->sdispl,
                                         MPI_BYTE, staged ? pl->stage_recv : recv, pl->rcount,
-                                        pl->rdispl, MPI_BYTE, LBK_MPI_COMM(comm)),
+                                        pl->rdispl, MPI_BYTE, LBK_COMM_MPI(comm)),
                           "MPI_Alltoallv (exchange)"));
     for (int i = 0; staged && i < pl->p; i++)
         if (pl->rcount[i])
@@ -145,17 +145,17 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
 }
 
 static lbk_status exchange_one_rank(const void *send, const uint64_t *send_counts,
-                                    size_t row_bytes, lbk_buffer *recv, uint64_t *recv_counts)
+                                    size_t row_bytes, lbk_exchange_buffer *recv, uint64_t *recv_counts)
 {
     recv_counts[0] = send_counts[0];
-    LBK_TRY(lbk_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes, "received rows"));
+    LBK_TRY(lbk_exchange_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes, "received rows"));
     if (send_counts[0])
         memcpy(recv->data, send, (size_t)send_counts[0] * row_bytes);
     return LBK_OK;
 }
 
 lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *send,
-                             const uint64_t *send_counts, size_t row_bytes, lbk_buffer *recv,
+                             const uint64_t *send_counts, size_t row_bytes, lbk_exchange_buffer *recv,
                              uint64_t *recv_counts, uint64_t *bytes_sent)
 {
     const int p = comm->size;
@@ -163,9 +163,9 @@ lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *
     if (p == 1)
         return prep != LBK_OK ? prep
                               : exchange_one_rank(send, send_counts, row_bytes, recv, recv_counts);
-    LBK_TRY(lbk_agree(comm, prep));
-    LBK_TRY(lbk_mpi_check(MPI_Alltoall(send_counts, 1, MPI_UINT64_T, recv_counts, 1,
-                                       MPI_UINT64_T, LBK_MPI_COMM(comm)),
+    LBK_TRY(lbk_comm_agree(comm, prep));
+    LBK_TRY(lbk_comm_mpi_check(MPI_Alltoall(send_counts, 1, MPI_UINT64_T, recv_counts, 1,
+                                       MPI_UINT64_T, LBK_COMM_MPI(comm)),
                           "MPI_Alltoall (exchange counts)"));
     uint64_t total = 0, largest = 0;
     for (int i = 0; i < p; i++) {
@@ -175,13 +175,13 @@ lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *
         if (i != comm->rank)
             *bytes_sent += send_counts[i] * (uint64_t)row_bytes;
     }
-    LBK_TRY(lbk_allreduce_u64(comm, &largest, LBK_REDUCE_MAX));
+    LBK_TRY(lbk_comm_allreduce_u64(comm, &largest, LBK_REDUCE_MAX));
     plan pl;
     memset(&pl, 0, sizeof pl);
     lbk_status st = plan_make(&pl, p, row_bytes, send_counts, recv_counts, largest);
     if (st == LBK_OK)
-        st = lbk_buffer_reserve(recv, (size_t)total * row_bytes, "received rows");
-    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+        st = lbk_exchange_buffer_reserve(recv, (size_t)total * row_bytes, "received rows");
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (uint64_t j = 0; j < pl.rounds; j++)
         LBK_TRY_GOTO(st, plan_round(comm, &pl, send, send_counts, recv->data, recv_counts, j));
 cleanup:

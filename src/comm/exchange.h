@@ -19,13 +19,13 @@ typedef struct {
     void *data;
     size_t capacity;   /* bytes */
     bool borrowed;     /* never grown nor freed here */
-} lbk_buffer;
+} lbk_exchange_buffer;
 
 /* At least `bytes` bytes (contents not kept when it grows); logs `what`
  * when out of memory, or (borrowed) when it is too small: an internal
  * error. */
-lbk_status lbk_buffer_reserve(lbk_buffer *buffer, size_t bytes, const char *what);
-void lbk_buffer_free(lbk_buffer *buffer);
+lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes, const char *what);
+void lbk_exchange_buffer_free(lbk_exchange_buffer *buffer);
 
 /* Collective. `prep` is this rank's status so far (its packing): every rank
  * agrees on it before any data moves, and again once every receive buffer
@@ -36,7 +36,7 @@ void lbk_buffer_free(lbk_buffer *buffer);
  * (a ranks-long array the caller provides). *bytes_sent grows by the bytes
  * this rank sent to other ranks. */
 lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *send,
-                             const uint64_t *send_counts, size_t row_bytes, lbk_buffer *recv,
+                             const uint64_t *send_counts, size_t row_bytes, lbk_exchange_buffer *recv,
                              uint64_t *recv_counts, uint64_t *bytes_sent);
 
 #endif

@@ -20,14 +20,14 @@ static void merge_op(void *in, void *inout, int *len, MPI_Datatype *type)
 {
     int bytes = 0;
     MPI_Type_size(*type, &bytes);
-    int k = bytes / (int)sizeof(lbk_candidate);
-    const lbk_candidate *a = in;
-    lbk_candidate *b = inout;
+    int k = bytes / (int)sizeof(lbk_knn_candidate);
+    const lbk_knn_candidate *a = in;
+    lbk_knn_candidate *b = inout;
     for (int q = 0; q < *len; q++)
-        lbk_merge_lists_into(a + (size_t)q * k, b + (size_t)q * k, k);
+        lbk_knn_merge_into(a + (size_t)q * k, b + (size_t)q * k, k);
 }
 
-void lbk_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count)
+void lbk_merge_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count)
 {
     /* nq * r can exceed 64 bits only for absurd nq; split to stay exact. */
     uint64_t lo = (nq / (uint64_t)p) * (uint64_t)r + (nq % (uint64_t)p) * (uint64_t)r / (uint64_t)p;
@@ -37,15 +37,15 @@ void lbk_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count
     *count = hi - lo;
 }
 
-static lbk_status merge_reduce(const lbk_comm *comm, const lbk_candidate *local, uint64_t nq,
-                               int k, lbk_candidate *out, MPI_Datatype type, MPI_Op op,
+static lbk_status merge_reduce(const lbk_comm *comm, const lbk_knn_candidate *local, uint64_t nq,
+                               int k, lbk_knn_candidate *out, MPI_Datatype type, MPI_Op op,
                                uint64_t step)
 {
     for (uint64_t q = 0; q < nq; q += step) {
         uint64_t n = nq - q < step ? nq - q : step;
         size_t off = (size_t)q * (size_t)k;
-        LBK_TRY(lbk_mpi_check(MPI_Reduce(local + off, comm->rank == 0 ? out + off : NULL, (int)n,
-                                         type, op, 0, LBK_MPI_COMM(comm)),
+        LBK_TRY(lbk_comm_mpi_check(MPI_Reduce(local + off, comm->rank == 0 ? out + off : NULL, (int)n,
+                                         type, op, 0, LBK_COMM_MPI(comm)),
                               "MPI_Reduce (candidate merge)"));
     }
     return LBK_OK;
@@ -56,7 +56,7 @@ static lbk_status merge_reduce(const lbk_comm *comm, const lbk_candidate *local,
 typedef struct {
     int *counts;              /* this round's lists per rank */
     uint64_t *first, *total;  /* every rank's slice */
-    lbk_candidate *pack;      /* with several rounds: one round's pieces in rank order */
+    lbk_knn_candidate *pack;      /* with several rounds: one round's pieces in rank order */
     uint64_t per, rounds;
 } scatter_plan;
 
@@ -73,7 +73,7 @@ static lbk_status scatter_plan_make(scatter_plan *plan, int p, uint64_t nq, int 
                 "out of memory for the reduce-scatter plan (%d ranks)", p);
     uint64_t longest = 0;
     for (int r = 0; r < p; r++) {
-        lbk_query_slice(nq, p, r, &plan->first[r], &plan->total[r]);
+        lbk_merge_query_slice(nq, p, r, &plan->first[r], &plan->total[r]);
         if (plan->total[r] > longest)
             longest = plan->total[r];
     }
@@ -96,7 +96,7 @@ static void scatter_plan_free(scatter_plan *plan)
 
 /* Round j's counts, and what it sends: the caller's buffer when one round
  * does it all, else the round's pieces packed in rank order, as MPI expects. */
-static const lbk_candidate *scatter_round(scatter_plan *plan, int p, const lbk_candidate *local,
+static const lbk_knn_candidate *scatter_round(scatter_plan *plan, int p, const lbk_knn_candidate *local,
                                           size_t list, uint64_t j)
 {
     const uint64_t done = j * plan->per;
@@ -114,8 +114,8 @@ static const lbk_candidate *scatter_round(scatter_plan *plan, int p, const lbk_c
     return plan->pack ? plan->pack : local;
 }
 
-static lbk_status merge_reduce_scatter(const lbk_comm *comm, const lbk_candidate *local,
-                                       uint64_t nq, int k, lbk_candidate *out, MPI_Datatype type,
+static lbk_status merge_reduce_scatter(const lbk_comm *comm, const lbk_knn_candidate *local,
+                                       uint64_t nq, int k, lbk_knn_candidate *out, MPI_Datatype type,
                                        MPI_Op op, uint64_t step)
 {
     scatter_plan plan;
@@ -123,12 +123,12 @@ static lbk_status merge_reduce_scatter(const lbk_comm *comm, const lbk_candidate
     lbk_status st = scatter_plan_make(&plan, comm->size, nq, k, step);
     /* A rank that could not allocate its plan must not leave the others
      * waiting in MPI_Reduce_scatter: every rank learns of it first. */
-    LBK_TRY_GOTO(st, lbk_agree(comm, st));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (uint64_t j = 0; j < plan.rounds; j++) {
-        const lbk_candidate *send = scatter_round(&plan, comm->size, local, list, j);
-        LBK_TRY_GOTO(st, lbk_mpi_check(MPI_Reduce_scatter(send, out + (size_t)(j * plan.per) * list,
+        const lbk_knn_candidate *send = scatter_round(&plan, comm->size, local, list, j);
+        LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Reduce_scatter(send, out + (size_t)(j * plan.per) * list,
                                                           plan.counts, type, op,
-                                                          LBK_MPI_COMM(comm)),
+                                                          LBK_COMM_MPI(comm)),
                                        "MPI_Reduce_scatter (candidate merge)"));
     }
 
@@ -141,28 +141,28 @@ cleanup:
  * caller frees whichever of *type and *op is no longer null. */
 static lbk_status list_type_create(uint64_t list_bytes, MPI_Datatype *type, MPI_Op *op)
 {
-    LBK_TRY(lbk_mpi_check(MPI_Type_contiguous((int)list_bytes, MPI_BYTE, type),
+    LBK_TRY(lbk_comm_mpi_check(MPI_Type_contiguous((int)list_bytes, MPI_BYTE, type),
                           "MPI_Type_contiguous"));
-    LBK_TRY(lbk_mpi_check(MPI_Type_commit(type), "MPI_Type_commit"));
-    return lbk_mpi_check(MPI_Op_create(merge_op, 1, op), "MPI_Op_create");
+    LBK_TRY(lbk_comm_mpi_check(MPI_Type_commit(type), "MPI_Type_commit"));
+    return lbk_comm_mpi_check(MPI_Op_create(merge_op, 1, op), "MPI_Op_create");
 }
 
 lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
-                                const lbk_candidate *local, uint64_t nq, int k,
-                                lbk_candidate *out, uint64_t *slice_first,
+                                const lbk_knn_candidate *local, uint64_t nq, int k,
+                                lbk_knn_candidate *out, uint64_t *slice_first,
                                 uint64_t *slice_count, uint64_t *bytes_moved)
 {
     lbk_status st = LBK_OK;
     MPI_Datatype type = MPI_DATATYPE_NULL;
     MPI_Op op = MPI_OP_NULL;
-    const uint64_t list_bytes = (uint64_t)k * sizeof(lbk_candidate);
+    const uint64_t list_bytes = (uint64_t)k * sizeof(lbk_knn_candidate);
     *bytes_moved = 0;
     *slice_first = 0;
     *slice_count = 0;
     LBK_FAIL_IF(k < 1 || k > LBK_K_MAX, LBK_ERR_INTERNAL,
                 "merge of %d-candidate lists: K must be in [1, %d]", k, LBK_K_MAX);
     if (mode == LBK_MERGE_REDUCE_SCATTER)
-        lbk_query_slice(nq, comm->size, comm->rank, slice_first, slice_count);
+        lbk_merge_query_slice(nq, comm->size, comm->rank, slice_first, slice_count);
     else if (comm->rank == 0)
         *slice_count = nq;
     if (comm->size == 1) {
@@ -171,7 +171,7 @@ lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
     }
 
     /* Lists per MPI call: within the chunk limit, and a count MPI can hold. */
-    uint64_t step = lbk_dist_chunk_bytes() / list_bytes;
+    uint64_t step = lbk_comm_chunk_bytes() / list_bytes;
     step = step < 1 ? 1 : step > INT_MAX ? INT_MAX : step;
     LBK_TRY_GOTO(st, list_type_create(list_bytes, &type, &op));
     if (mode == LBK_MERGE_REDUCE_SCATTER) {

@@ -27,12 +27,12 @@
  * model, not a byte counter inside MPI: tree algorithms forward partial
  * results, so the wire total can differ by a small factor. */
 lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
-                                const lbk_candidate *local, uint64_t nq, int k,
-                                lbk_candidate *out, uint64_t *slice_first,
+                                const lbk_knn_candidate *local, uint64_t nq, int k,
+                                lbk_knn_candidate *out, uint64_t *slice_first,
                                 uint64_t *slice_count, uint64_t *bytes_moved);
 
 /* The balanced contiguous slice of nq queries that rank r of p owns in
  * reduce-scatter mode: [r*nq/p, (r+1)*nq/p). */
-void lbk_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count);
+void lbk_merge_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count);
 
 #endif

@@ -78,7 +78,7 @@ int lbk_toptree_levels(const lbk_toptree *tree)
     return levels;
 }
 
-float lbk_order_float(uint32_t image)
+float lbk_toptree_order_float(uint32_t image)
 {
     const uint32_t bits = image & 0x80000000u ? image & 0x7fffffffu : ~image;
     float x;
@@ -90,7 +90,7 @@ int lbk_toptree_owner(const lbk_toptree *tree, const float *point, uint64_t id)
 {
     const lbk_toptree_node *n = &tree->nodes[0];
     while (n->ranks > 1) {
-        const uint32_t image = lbk_order_image(point[n->dim]);
+        const uint32_t image = lbk_toptree_order_image(point[n->dim]);
         n = &tree->nodes[lbk_toptree_goes_left(n, image, id) ? n->left : n->right];
     }
     return n->first;
@@ -103,7 +103,7 @@ int lbk_toptree_home(const lbk_toptree *tree, const float *query)
         /* The right child always holds points (the plane's own point at
          * least) when its parent does; the left one may be empty. */
         const lbk_toptree_node *left = &tree->nodes[n->left];
-        const bool go_left = left->points > 0 && query[n->dim] < lbk_order_float(n->image);
+        const bool go_left = left->points > 0 && query[n->dim] < lbk_toptree_order_float(n->image);
         n = go_left ? left : &tree->nodes[n->right];
     }
     return n->first;
@@ -112,7 +112,7 @@ int lbk_toptree_home(const lbk_toptree *tree, const float *query)
 /* Subnormal results count as 0: never above what a flushing device gets. */
 static float flush(float x) { return x < FLT_MIN ? 0.0f : x; }
 
-float lbk_box_key(const float *query, const float *lo, const float *hi, int dim,
+float lbk_toptree_box_key(const float *query, const float *lo, const float *hi, int dim,
                   lbk_metric metric)
 {
     float s = 0.0f;
@@ -175,7 +175,7 @@ int lbk_toptree_near(const lbk_toptree *tree, const float *query, float bound,
         const lbk_toptree_node *n = &tree->nodes[i];
         if (n->points == 0 || (n->ranks == 1 && (n->first == skip || tree->owned[n->first] == 0)))
             continue;
-        if (lbk_box_key(query, tree->node_lo + (size_t)i * dim, tree->node_hi + (size_t)i * dim,
+        if (lbk_toptree_box_key(query, tree->node_lo + (size_t)i * dim, tree->node_hi + (size_t)i * dim,
                         tree->dim, metric) > bound)
             continue;
         if (n->ranks == 1) {

@@ -62,14 +62,14 @@ uint64_t lbk_toptree_left_points(uint64_t points, int ranks);
 
 /* The order-preserving image of a float: a < b (as floats) implies
  * image(a) < image(b); -0.0 sorts just below +0.0. No NaN reaches it (inputs
- * are checked). lbk_order_float is its inverse. */
-static inline uint32_t lbk_order_image(float x)
+ * are checked). lbk_toptree_order_float is its inverse. */
+static inline uint32_t lbk_toptree_order_image(float x)
 {
     uint32_t bits;
     memcpy(&bits, &x, sizeof bits);
     return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
 }
-float lbk_order_float(uint32_t image);
+float lbk_toptree_order_float(uint32_t image);
 
 /* True when the point (coordinate image, id) belongs to the node's left
  * child: (image, id) < (node->image, node->id). */
@@ -95,7 +95,7 @@ int lbk_toptree_home(const lbk_toptree *tree, const float *query);
  * the result never exceeds any point's key, and terms below FLT_MIN count as
  * 0 so that a device that flushes subnormals keeps that property
  * (docs/design.md, "Spatial partition"). */
-float lbk_box_key(const float *query, const float *lo, const float *hi, int dim,
+float lbk_toptree_box_key(const float *query, const float *lo, const float *hi, int dim,
                   lbk_metric metric);
 
 /* Once owned, lo and hi are set: every node's box from its ranks' boxes. */

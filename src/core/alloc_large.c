@@ -33,7 +33,7 @@ static void read_guard_setting(void)
     guard_on = v && v[0] != '\0' && strcmp(v, "0") != 0;
 }
 
-bool lbk_alloc_guarded(void)
+bool lbk_alloc_large_guarded(void)
 {
     pthread_once(&guard_once, read_guard_setting);
     return guard_on;
@@ -94,9 +94,9 @@ static void *alloc_guarded(size_t bytes)
 
 void *lbk_alloc_large(size_t bytes)
 {
-    if (lbk_alloc_guarded())
+    if (lbk_alloc_large_guarded())
         return alloc_guarded(bytes);
-    if (bytes < LBK_LARGE_BYTES)
+    if (bytes < LBK_ALLOC_LARGE_BYTES)
         return malloc(bytes ? bytes : 1);
     if (bytes > SIZE_MAX - HUGE_PAGE)
         return NULL;
@@ -111,10 +111,10 @@ void *lbk_alloc_large(size_t bytes)
     return p;
 }
 
-void lbk_free_large(void *p)
+void lbk_alloc_large_free(void *p)
 {
     guarded_map map;
-    if (p && lbk_alloc_guarded() && forget(p, &map)) {
+    if (p && lbk_alloc_large_guarded() && forget(p, &map)) {
         munmap(map.base, map.length);
         return;
     }

@@ -6,9 +6,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Like malloc, but an array of at least LBK_LARGE_BYTES is aligned to
+/* Like malloc, but an array of at least LBK_ALLOC_LARGE_BYTES is aligned to
  * 2 MiB and marked for huge pages: its first touch then faults once per
- * 2 MiB instead of once per 4 KiB. Free it with lbk_free_large (never with
+ * 2 MiB instead of once per 4 KiB. Free it with lbk_alloc_large_free (never with
  * free: in guard mode it is not malloc's).
  *
  * Guard mode (environment LBKNN_GUARD_PAGES=1, read at the first call):
@@ -20,11 +20,11 @@ void *lbk_alloc_large(size_t bytes);
 
 /* Frees what lbk_alloc_large returned (or malloc: a pointer this module did
  * not map goes to free); NULL is a no-op. */
-void lbk_free_large(void *p);
+void lbk_alloc_large_free(void *p);
 
 /* Whether guard mode is on (for the tests that check it). */
-bool lbk_alloc_guarded(void);
+bool lbk_alloc_large_guarded(void);
 
-#define LBK_LARGE_BYTES ((size_t)4 << 20)
+#define LBK_ALLOC_LARGE_BYTES ((size_t)4 << 20)
 
 #endif

@@ -50,8 +50,8 @@ static void sort_keys(uint64_t *v, int n)
 /* The similarity softmax weighs: larger is nearer. */
 static double similarity(lbk_metric metric, float key)
 {
-    return lbk_metric_is_similarity(metric) ? -(double)key
-                                            : -(double)lbk_key_to_distance(metric, key);
+    return lbk_knn_is_similarity(metric) ? -(double)key
+                                            : -(double)lbk_knn_key_to_distance(metric, key);
 }
 
 /* What the weights of one list depend on beyond each slot's own key. */
@@ -60,24 +60,24 @@ typedef struct {
     double sim_max;          /* the largest similarity of a voter */
 } list_facts;
 
-static list_facts facts_of(const lbk_candidate *list, int k, lbk_metric metric)
+static list_facts facts_of(const lbk_knn_candidate *list, int k, lbk_metric metric)
 {
     list_facts f = {false, -INFINITY};
     for (int i = 0; i < k; i++) {
         if (list[i].id == UINT64_MAX)
             continue;
-        f.any_zero |= lbk_key_to_distance(metric, list[i].key) == 0.0f;
+        f.any_zero |= lbk_knn_key_to_distance(metric, list[i].key) == 0.0f;
         const double s = similarity(metric, list[i].key);
         f.sim_max = s > f.sim_max ? s : f.sim_max;
     }
     return f;
 }
 
-static double weight_of(float key, const lbk_vote_rule *rule, const list_facts *f)
+static double weight_of(float key, const lbk_classify_rule *rule, const list_facts *f)
 {
     switch (rule->weights) {
     case LBK_WEIGHTS_DISTANCE: {
-        const double d = lbk_key_to_distance(rule->metric, key);
+        const double d = lbk_knn_key_to_distance(rule->metric, key);
         return f->any_zero ? (d == 0.0 ? 1.0 : 0.0) : 1.0 / d;
     }
     case LBK_WEIGHTS_SOFTMAX:
@@ -86,8 +86,8 @@ static double weight_of(float key, const lbk_vote_rule *rule, const list_facts *
     }
 }
 
-int lbk_class_scores(const lbk_candidate *list, int k, const lbk_vote_rule *rule,
-                     lbk_class_score *out)
+int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
+                     lbk_classify_score *out)
 {
     /* Uniform votes need no distances (the common case, once per query). */
     const list_facts facts = rule->weights == LBK_WEIGHTS_UNIFORM
@@ -102,7 +102,7 @@ int lbk_class_scores(const lbk_candidate *list, int k, const lbk_vote_rule *rule
     /* Each label's run, its weights summed in slot order. */
     int classes = 0;
     for (int i = 0; i < n;) {
-        lbk_class_score c = {key_label(keys[i]), key_slot(keys[i]), 0.0};
+        lbk_classify_score c = {key_label(keys[i]), key_slot(keys[i]), 0.0};
         for (; i < n && key_label(keys[i]) == c.label; i++)
             c.score += weight_of(list[key_slot(keys[i])].key, rule, &facts);
         out[classes++] = c;
@@ -110,7 +110,7 @@ int lbk_class_scores(const lbk_candidate *list, int k, const lbk_vote_rule *rule
     return classes;
 }
 
-int32_t lbk_top_class(const lbk_class_score *scores, int n)
+int32_t lbk_classify_top(const lbk_classify_score *scores, int n)
 {
     /* Labels ascend, so a strict '>' keeps the smallest among equal scores. */
     int32_t best = -1;
@@ -123,7 +123,7 @@ int32_t lbk_top_class(const lbk_class_score *scores, int n)
     return best;
 }
 
-bool lbk_in_top(const lbk_class_score *scores, int n, int32_t truth, int top)
+bool lbk_classify_in_top(const lbk_classify_score *scores, int n, int32_t truth, int top)
 {
     double s_truth = 0.0;
     int64_t voters_below = 0; /* classes with neighbours and a label below truth */
@@ -145,13 +145,13 @@ bool lbk_in_top(const lbk_class_score *scores, int n, int32_t truth, int top)
     return before < top;
 }
 
-int32_t lbk_vote(const lbk_candidate *list, int k, const lbk_vote_rule *rule,
-                 lbk_class_score *scratch)
+int32_t lbk_classify_vote(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
+                 lbk_classify_score *scratch)
 {
-    return lbk_top_class(scratch, lbk_class_scores(list, k, rule, scratch));
+    return lbk_classify_top(scratch, lbk_classify_scores(list, k, rule, scratch));
 }
 
-void lbk_class_probabilities(const lbk_class_score *scores, int n, int classes, double *out)
+void lbk_classify_probabilities(const lbk_classify_score *scores, int n, int classes, double *out)
 {
     double total = 0.0;
     for (int c = 0; c < classes; c++)
@@ -167,7 +167,7 @@ void lbk_class_probabilities(const lbk_class_score *scores, int n, int classes, 
         out[c] /= total;
 }
 
-lbk_status lbk_confusion_init(lbk_confusion *c, int classes)
+lbk_status lbk_classify_confusion_init(lbk_classify_confusion *c, int classes)
 {
     memset(c, 0, sizeof *c);
     if (classes <= 0)
@@ -181,7 +181,7 @@ lbk_status lbk_confusion_init(lbk_confusion *c, int classes)
     return LBK_OK;
 }
 
-void lbk_confusion_add(lbk_confusion *c, int32_t truth, int32_t predicted)
+void lbk_classify_confusion_add(lbk_classify_confusion *c, int32_t truth, int32_t predicted)
 {
     c->total++;
     c->correct += truth == predicted;
@@ -191,7 +191,7 @@ void lbk_confusion_add(lbk_confusion *c, int32_t truth, int32_t predicted)
         c->other++;
 }
 
-void lbk_confusion_free(lbk_confusion *c)
+void lbk_classify_confusion_free(lbk_classify_confusion *c)
 {
     free(c->matrix);
     memset(c, 0, sizeof *c);

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-lbk_status lbk_open_for_reading(const char *path, const char *what, lbk_status failure,
+lbk_status lbk_file_read_open(const char *path, const char *what, lbk_status failure,
                                 FILE **out)
 {
     lbk_status st = LBK_OK;

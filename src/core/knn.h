@@ -10,7 +10,7 @@
  *           products; a sum that is not a number (products overflowing to
  *           both infinities) is key +inf, after every real dot product
  *   COSINE: IP's key on rows normalised once on the host (normalize.h)
- * The reported distance is lbk_key_to_distance(key), computed once on the
+ * The reported distance is lbk_knn_key_to_distance(key), computed once on the
  * host. Ordering by the key rather than the rounded distance keeps the order
  * identical for any sharding (two keys may round to the same sqrt, but never
  * swap). Zero keys of IP and COSINE are -0 (the sum never is), of the others
@@ -31,7 +31,7 @@ typedef struct {
     float key;
     int32_t label;
     uint64_t id;         /* global reference row */
-} lbk_candidate;
+} lbk_knn_candidate;
 
 /* Per-shard engine output: for nq queries, k slots each, sorted by
  * (key, local index); missing slots key = +inf, index = UINT32_MAX. */
@@ -45,7 +45,7 @@ typedef struct {
 /* L2: the Euclidean distance; L1, Linf: the key; IP: the dot product;
  * COSINE: 1 - cos, clipped to [0, 2] as scikit-learn's cosine_distances
  * (normalised rows may give a cos a rounding above 1). */
-static inline float lbk_key_to_distance(lbk_metric metric, float key)
+static inline float lbk_knn_key_to_distance(lbk_metric metric, float key)
 {
     switch (metric) {
     case LBK_METRIC_L2: return sqrtf(key);
@@ -60,13 +60,13 @@ static inline float lbk_key_to_distance(lbk_metric metric, float key)
 
 /* Metrics whose key is a negated similarity (no k-d tree, no 1/d weights
  * for IP). */
-static inline bool lbk_metric_is_similarity(lbk_metric metric)
+static inline bool lbk_knn_is_similarity(lbk_metric metric)
 {
     return metric == LBK_METRIC_COSINE || metric == LBK_METRIC_IP;
 }
 
 /* (key, id) order: negative, 0 or positive. */
-static inline int lbk_candidate_cmp(const lbk_candidate *a, const lbk_candidate *b)
+static inline int lbk_knn_candidate_cmp(const lbk_knn_candidate *a, const lbk_knn_candidate *b)
 {
     if (a->key < b->key) return -1;
     if (a->key > b->key) return 1;
@@ -75,11 +75,11 @@ static inline int lbk_candidate_cmp(const lbk_candidate *a, const lbk_candidate 
 
 /* Merge two K-lists sorted by (key, id) into the K best (out may not alias
  * either input). Commutative and associative: the MPI merge relies on it. */
-void lbk_merge_lists(const lbk_candidate *a, const lbk_candidate *b, lbk_candidate *out, int k);
+void lbk_knn_merge(const lbk_knn_candidate *a, const lbk_knn_candidate *b, lbk_knn_candidate *out, int k);
 
 /* The same merge written over b, with no buffer: the MPI operator's inout
  * list, whatever K (no K-list on the stack). The same bytes as
- * lbk_merge_lists(a, b, out, k). */
-void lbk_merge_lists_into(const lbk_candidate *a, lbk_candidate *b, int k);
+ * lbk_knn_merge(a, b, out, k). */
+void lbk_knn_merge_into(const lbk_knn_candidate *a, lbk_knn_candidate *b, int k);
 
 #endif

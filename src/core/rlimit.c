@@ -8,7 +8,7 @@
 
 #define MIB (1024.0 * 1024.0)
 
-uint64_t lbk_address_space_limit(void)
+uint64_t lbk_rlimit_as_limit(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
@@ -16,7 +16,7 @@ uint64_t lbk_address_space_limit(void)
     return (uint64_t)rl.rlim_cur;
 }
 
-uint64_t lbk_address_space_used(void)
+uint64_t lbk_rlimit_as_used(void)
 {
     /* statm's first field: the whole virtual size, in pages. */
     unsigned long long pages = 0;
@@ -30,28 +30,28 @@ uint64_t lbk_address_space_used(void)
     return (uint64_t)pages * (uint64_t)(page > 0 ? page : 4096);
 }
 
-uint64_t lbk_address_space_room(void)
+uint64_t lbk_rlimit_as_room(void)
 {
-    const uint64_t limit = lbk_address_space_limit();
+    const uint64_t limit = lbk_rlimit_as_limit();
     if (limit == UINT64_MAX)
         return UINT64_MAX;
-    const uint64_t used = lbk_address_space_used();
+    const uint64_t used = lbk_rlimit_as_used();
     return limit > used ? limit - used : 0;
 }
 
-lbk_status lbk_address_space_require(uint64_t need, const char *what)
+lbk_status lbk_rlimit_as_require(uint64_t need, const char *what)
 {
-    const uint64_t room = lbk_address_space_room();
+    const uint64_t room = lbk_rlimit_as_room();
     if (room >= need)
         return LBK_OK;
     lbk_error("the address-space limit (ulimit -v, SGE h_vmem) of %.0f MiB leaves %.0f MiB; %s "
               "needs at least %.0f MiB: raise the limit",
-              (double)lbk_address_space_limit() / MIB, (double)room / MIB, what,
+              (double)lbk_rlimit_as_limit() / MIB, (double)room / MIB, what,
               (double)need / MIB);
     return LBK_ERR_NOMEM;
 }
 
-lbk_status lbk_file_size_require(uint64_t need, const char *what)
+lbk_status lbk_rlimit_fsize_require(uint64_t need, const char *what)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||

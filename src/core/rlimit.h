@@ -13,18 +13,18 @@
 #include <stdint.h>
 
 /* Bytes of address space the process may map (UINT64_MAX: no limit). */
-uint64_t lbk_address_space_limit(void);
+uint64_t lbk_rlimit_as_limit(void);
 /* Bytes it maps now (0 where that cannot be read). */
-uint64_t lbk_address_space_used(void);
+uint64_t lbk_rlimit_as_used(void);
 /* limit - used (UINT64_MAX without a limit; 0 when already over it). */
-uint64_t lbk_address_space_room(void);
+uint64_t lbk_rlimit_as_room(void);
 
 /* LBK_ERR_NOMEM, logged as one line naming the limit, when less than
  * `need` bytes of address space are left for `what`; LBK_OK otherwise. */
-lbk_status lbk_address_space_require(uint64_t need, const char *what);
+lbk_status lbk_rlimit_as_require(uint64_t need, const char *what);
 
 /* LBK_ERR_IO, logged as one line naming the limit,
  * when files may not grow to `need` bytes (MPI's shared-memory files). */
-lbk_status lbk_file_size_require(uint64_t need, const char *what);
+lbk_status lbk_rlimit_fsize_require(uint64_t need, const char *what);
 
 #endif

@@ -4,7 +4,7 @@
 
 #include <time.h>
 
-static inline double lbk_now(void)
+static inline double lbk_timer_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -57,7 +57,7 @@ typedef struct {
     bool is_gpu;
 } device_entry;
 
-const char *lbk_cl_error_name(cl_int err)
+const char *lbk_device_cl_error_name(cl_int err)
 {
     switch (err) {
 #define E(x) case x: return #x;
@@ -77,11 +77,11 @@ const char *lbk_cl_error_name(cl_int err)
     }
 }
 
-lbk_status lbk_cl_check(cl_int err, const char *what)
+lbk_status lbk_device_cl_check(cl_int err, const char *what)
 {
     if (err == CL_SUCCESS)
         return LBK_OK;
-    lbk_error("%s: OpenCL error %s (%d)", what, lbk_cl_error_name(err), (int)err);
+    lbk_error("%s: OpenCL error %s (%d)", what, lbk_device_cl_error_name(err), (int)err);
     return LBK_ERR_DEVICE;
 }
 
@@ -89,7 +89,7 @@ static void print_install_hint(void)
 {
     /* Under an address-space limit an installed runtime that cannot map
      * what it needs shows no platform at all: then the limit is the news. */
-    const uint64_t limit = lbk_address_space_limit();
+    const uint64_t limit = lbk_rlimit_as_limit();
     if (limit != UINT64_MAX) {
         lbk_error("no OpenCL platform could start within the address-space limit (ulimit -v, "
                   "SGE h_vmem) of %.0f MiB: raise the limit, then check with 'lbknn devices'",
@@ -111,7 +111,7 @@ static lbk_status enumerate(device_entry *entries, int *count)
     if (err == CL_PLATFORM_NOT_FOUND_KHR || nplat == 0)
         return LBK_OK;
     if (err != CL_SUCCESS)
-        return lbk_cl_check(err, "listing OpenCL platforms");
+        return lbk_device_cl_check(err, "listing OpenCL platforms");
     for (int pass = 0; pass < 2; pass++) {
         const cl_device_type want = pass == 0 ? CL_DEVICE_TYPE_GPU : (CL_DEVICE_TYPE_ALL & ~CL_DEVICE_TYPE_GPU);
         for (cl_uint p = 0; p < nplat && p < MAX_PLATFORMS; p++) {
@@ -236,9 +236,9 @@ static lbk_status create_queue(lbk_device *dev)
     cl_int err;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
     dev->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
-    LBK_TRY(lbk_cl_check(err, "creating the OpenCL context"));
+    LBK_TRY(lbk_device_cl_check(err, "creating the OpenCL context"));
     dev->queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
-    return lbk_cl_check(err, "creating the OpenCL command queue");
+    return lbk_device_cl_check(err, "creating the OpenCL command queue");
 }
 
 /* Address space an OpenCL runtime needs beyond what it maps once started:
@@ -258,11 +258,11 @@ static lbk_status create_queue(lbk_device *dev)
 static lbk_status cap_to_address_space(lbk_device *dev)
 {
     snprintf(dev->memory_hint, sizeof dev->memory_hint, "raise device.memory_mb");
-    if (lbk_address_space_limit() == UINT64_MAX)
+    if (lbk_rlimit_as_limit() == UINT64_MAX)
         return LBK_OK;
-    LBK_TRY(lbk_address_space_require(RUNTIME_RESERVE + 2 * DEVICE_MINIMUM,
+    LBK_TRY(lbk_rlimit_as_require(RUNTIME_RESERVE + 2 * DEVICE_MINIMUM,
                                       "compiling and running the OpenCL kernels"));
-    const uint64_t share = (lbk_address_space_room() - RUNTIME_RESERVE) / 2;
+    const uint64_t share = (lbk_rlimit_as_room() - RUNTIME_RESERVE) / 2;
     if (share >= dev->global_mem)
         return LBK_OK;
     dev->memory_capped = true;
@@ -272,7 +272,7 @@ static lbk_status cap_to_address_space(lbk_device *dev)
     snprintf(dev->memory_hint, sizeof dev->memory_hint,
              "raise the address-space limit (ulimit -v, SGE h_vmem: %.0f MiB, %.0f MiB of it "
              "left for the device)",
-             (double)lbk_address_space_limit() / 1048576.0, (double)share / 1048576.0);
+             (double)lbk_rlimit_as_limit() / 1048576.0, (double)share / 1048576.0);
     return LBK_OK;
 }
 
@@ -424,7 +424,7 @@ static void log_build_failure(const lbk_device *dev, cl_program program, const c
 {
     char *log = build_log(dev, program);
     lbk_error("building kernel %s (%s) failed: %s; the compiler's log follows", name, full_opts,
-              lbk_cl_error_name(err));
+              lbk_device_cl_error_name(err));
     lbk_log_text(log ? log : "(no build log)");
     free(log);
 }
@@ -436,7 +436,7 @@ static lbk_status build(lbk_device *dev, const char *name, const char *source, c
                         bool keep, cl_program *out)
 {
     lbk_status st = LBK_OK;
-    const lbk_embedded_file *shared = lbk_embedded_find("lbk_shared.h");
+    const lbk_embedded_kernels_file *shared = lbk_embedded_kernels_find("lbk_shared.h");
     LBK_FAIL_IF(!shared, LBK_ERR_INTERNAL, "internal: lbk_shared.h is not embedded");
     const size_t len = shared->length + strlen(name) + strlen(source) + 32;
     char *text = malloc(len);
@@ -451,7 +451,7 @@ static lbk_status build(lbk_device *dev, const char *name, const char *source, c
     if (keep && lbk_program_cache_load(dev, dev->program_cache, text, full_opts, out))
         goto cleanup;
     program = clCreateProgramWithSource(dev->context, 1, &src, NULL, &err);
-    LBK_TRY_GOTO(st, lbk_cl_check(err, "creating an OpenCL program"));
+    LBK_TRY_GOTO(st, lbk_device_cl_check(err, "creating an OpenCL program"));
     err = clBuildProgram(program, 1, &dev->id, full_opts, NULL, NULL);
     if (err != CL_SUCCESS) {
         log_build_failure(dev, program, name, full_opts, err);
@@ -502,7 +502,7 @@ lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const ch
 lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
                               cl_program *out)
 {
-    const lbk_embedded_file *kernel = lbk_embedded_find(file);
+    const lbk_embedded_kernels_file *kernel = lbk_embedded_kernels_find(file);
     LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
     return program_for(dev, file, kernel->source, options, false, out);
 }
@@ -510,7 +510,7 @@ lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *opt
 lbk_status lbk_device_program_kept(lbk_device *dev, const char *file, const char *options,
                                    cl_program *out)
 {
-    const lbk_embedded_file *kernel = lbk_embedded_find(file);
+    const lbk_embedded_kernels_file *kernel = lbk_embedded_kernels_find(file);
     LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
     return program_for(dev, file, kernel->source, options, true, out);
 }
@@ -520,7 +520,7 @@ lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *ou
     cl_int err;
     *out = clCreateKernel(program, name, &err);
     if (err != CL_SUCCESS) {
-        lbk_error("creating kernel %s: OpenCL error %s (%d)", name, lbk_cl_error_name(err), (int)err);
+        lbk_error("creating kernel %s: OpenCL error %s (%d)", name, lbk_device_cl_error_name(err), (int)err);
         *out = NULL;
         return LBK_ERR_DEVICE;
     }
@@ -536,7 +536,7 @@ lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, 
     *out = clCreateBuffer(dev->context, flags, bytes ? bytes : 16, bytes ? host : NULL, &err);
     if (err != CL_SUCCESS) {
         lbk_error("allocating %s (%.1f MiB) on %s: OpenCL error %s", what,
-                  (double)bytes / (1024.0 * 1024.0), dev->description, lbk_cl_error_name(err));
+                  (double)bytes / (1024.0 * 1024.0), dev->description, lbk_device_cl_error_name(err));
         *out = NULL;
         return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
                        err == CL_OUT_OF_RESOURCES
@@ -546,7 +546,7 @@ lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, 
     return LBK_OK;
 }
 
-size_t lbk_kernel_work_group_limit(const lbk_device *dev, cl_kernel kernel)
+size_t lbk_device_kernel_work_group_limit(const lbk_device *dev, cl_kernel kernel)
 {
     size_t wg = 0;
     if (clGetKernelWorkGroupInfo(kernel, dev->id, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg,
@@ -555,7 +555,7 @@ size_t lbk_kernel_work_group_limit(const lbk_device *dev, cl_kernel kernel)
     return wg;
 }
 
-void lbk_kernel_name(cl_kernel kernel, char *buf, size_t size)
+void lbk_device_kernel_name(cl_kernel kernel, char *buf, size_t size)
 {
     buf[0] = '\0';
     if (clGetKernelInfo(kernel, CL_KERNEL_FUNCTION_NAME, size, buf, NULL) != CL_SUCCESS)
@@ -563,13 +563,13 @@ void lbk_kernel_name(cl_kernel kernel, char *buf, size_t size)
     buf[size - 1] = '\0';
 }
 
-lbk_status lbk_kernel_set_args(cl_kernel kernel, const lbk_kernel_arg *args, size_t count)
+lbk_status lbk_device_kernel_set_args(cl_kernel kernel, const lbk_device_kernel_arg *args, size_t count)
 {
     char name[128];
     cl_uint expected = 0;
     cl_int err = clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof expected, &expected, NULL);
     if (err == CL_SUCCESS && expected != count) {
-        lbk_kernel_name(kernel, name, sizeof name);
+        lbk_device_kernel_name(kernel, name, sizeof name);
         lbk_error("internal: kernel %s takes %u arguments, %zu given", name, (unsigned)expected,
                   count);
         return LBK_ERR_INTERNAL;
@@ -577,9 +577,9 @@ lbk_status lbk_kernel_set_args(cl_kernel kernel, const lbk_kernel_arg *args, siz
     for (size_t i = 0; i < count; i++) {
         err = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
         if (err != CL_SUCCESS) {
-            lbk_kernel_name(kernel, name, sizeof name);
+            lbk_device_kernel_name(kernel, name, sizeof name);
             lbk_error("setting argument %zu of kernel %s: OpenCL error %s", i, name,
-                      lbk_cl_error_name(err));
+                      lbk_device_cl_error_name(err));
             return LBK_ERR_DEVICE;
         }
     }

@@ -47,26 +47,26 @@ lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, 
 
 /* Logs "what: OpenCL error CL_XXX (-n)" and returns LBK_ERR_DEVICE when err
  * is not CL_SUCCESS; LBK_OK otherwise. */
-lbk_status lbk_cl_check(cl_int err, const char *what);
-const char *lbk_cl_error_name(cl_int err);
+lbk_status lbk_device_cl_check(cl_int err, const char *what);
+const char *lbk_device_cl_error_name(cl_int err);
 
 /* The largest work-group `kernel` runs with on `dev`
  * (CL_KERNEL_WORK_GROUP_SIZE; registers or local memory may make it smaller
  * than the device's); 0 when it cannot be read. */
-size_t lbk_kernel_work_group_limit(const lbk_device *dev, cl_kernel kernel);
+size_t lbk_device_kernel_work_group_limit(const lbk_device *dev, cl_kernel kernel);
 
 /* The kernel's function name, for messages ("?" if it cannot be read). */
-void lbk_kernel_name(cl_kernel kernel, char *buf, size_t size);
+void lbk_device_kernel_name(cl_kernel kernel, char *buf, size_t size);
 
 /* One kernel argument: its size and the address of its value. */
 typedef struct {
     size_t size;
     const void *value;
-} lbk_kernel_arg;
+} lbk_device_kernel_arg;
 
 /* The argument holding the value of the lvalue x (a variable, not an
  * expression: its address is taken). */
-#define LBK_ARG(x) ((lbk_kernel_arg){sizeof(x), (const void *)&(x)})
+#define LBK_ARG(x) ((lbk_device_kernel_arg){sizeof(x), (const void *)&(x)})
 
 /* Set every argument of a kernel, in order:
  *     LBK_KERNEL_ARGS(kernel, LBK_ARG(buffer), LBK_ARG(n));
@@ -74,11 +74,11 @@ typedef struct {
  * kernel's own argument count. Errors name the kernel (read from the
  * cl_kernel) and the argument's index. */
 #define LBK_KERNEL_ARGS(kernel, ...)                                                          \
-    lbk_kernel_set_args((kernel), (const lbk_kernel_arg[]){__VA_ARGS__},                    \
-                        sizeof((const lbk_kernel_arg[]){__VA_ARGS__}) / sizeof(lbk_kernel_arg))
-lbk_status lbk_kernel_set_args(cl_kernel kernel, const lbk_kernel_arg *args, size_t count);
+    lbk_device_kernel_set_args((kernel), (const lbk_device_kernel_arg[]){__VA_ARGS__},                    \
+                        sizeof((const lbk_device_kernel_arg[]){__VA_ARGS__}) / sizeof(lbk_device_kernel_arg))
+lbk_status lbk_device_kernel_set_args(cl_kernel kernel, const lbk_device_kernel_arg *args, size_t count);
 
 /* Round `n` up to a multiple of `m`. */
-static inline size_t lbk_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+static inline size_t lbk_device_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
 #endif

@@ -9,12 +9,12 @@ typedef struct {
     const char *name;    /* file name, e.g. "brute.cl" or "lbk_shared.h" */
     const char *source;  /* NUL-terminated */
     size_t length;
-} lbk_embedded_file;
+} lbk_embedded_kernels_file;
 
-extern const lbk_embedded_file lbk_embedded_files[];
-extern const size_t lbk_embedded_file_count;
+extern const lbk_embedded_kernels_file lbk_embedded_kernels_files[];
+extern const size_t lbk_embedded_kernels_count;
 
 /* NULL when no such file was embedded. */
-const lbk_embedded_file *lbk_embedded_find(const char *name);
+const lbk_embedded_kernels_file *lbk_embedded_kernels_find(const char *name);
 
 #endif

@@ -113,7 +113,7 @@ static lbk_status build_attempt(lbk_brute *e, lbk_brute_fit *fit)
 static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
 {
     size_t dev_wg = 0;
-    LBK_TRY(lbk_cl_check(clGetDeviceInfo(lbk_device_id(e->dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
+    LBK_TRY(lbk_device_cl_check(clGetDeviceInfo(lbk_device_id(e->dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
                                          sizeof dev_wg, &dev_wg, NULL),
                          "querying the device's maximum work-group size"));
     lbk_brute_fit fit = {.limit = dev_wg};

@@ -198,7 +198,7 @@ lbk_status lbk_brute_cascade_upload(lbk_brute *e, lbk_brute_cascade_state *c, co
     LBK_TRY(host_buffer(e, c->host_refs_c, rows * dc * sizeof(float), copy_shard,
                         "the coarse shard", &c->refs_c));
     if (!lbk_device_is_cpu(e->dev) || copy_shard) { /* the buffer holds a copy */
-        lbk_free_large(c->host_refs_c);
+        lbk_alloc_large_free(c->host_refs_c);
         c->host_refs_c = NULL;
     }
     return host_buffer(e, points, (size_t)e->n * (size_t)e->dim * sizeof(float), copy_shard,
@@ -248,7 +248,7 @@ void lbk_brute_cascade_destroy(const lbk_brute *e, lbk_brute_cascade_state *c)
     void *host[] = {c->group_of, c->host_qc, c->host_qnorm_c, c->host_qeps, c->host_checks};
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
         free(host[i]);
-    lbk_free_large(c->host_refs_c);
+    lbk_alloc_large_free(c->host_refs_c);
     free(c);
 }
 
@@ -275,7 +275,7 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
         {e->qnorm, e->host_qnorm, nq * sizeof(float)},
     };
     for (size_t i = 0; i < sizeof up / sizeof up[0]; i++)
-        LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0, up[i].bytes,
+        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0, up[i].bytes,
                                                   up[i].host, 0, NULL, NULL),
                              "uploading a cascade batch"));
     const lbk_brute_bound_rows coarse = {c->queries_c, c->qnorm_c, c->refs_c, c->rnorm_c, dc,
@@ -288,7 +288,7 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
                             LBK_ARG(e->best_i), LBK_ARG(c->checks)));
     LBK_TRY(lbk_brute_launch(e, c->kernel, LBK_BRUTE_EVENT_FINAL, nb, 1, 1, 1));
     LBK_TRY(lbk_brute_read_best(e, nq, b->keys, b->index, CL_FALSE));
-    return lbk_cl_check(clEnqueueReadBuffer(queue, c->checks, CL_TRUE, 0,
+    return lbk_device_cl_check(clEnqueueReadBuffer(queue, c->checks, CL_TRUE, 0,
                                             nq * sizeof(uint32_t), c->host_checks, 0, NULL,
                                             NULL),
                         "reading the cascade's counts");

@@ -114,7 +114,7 @@ static uint64_t select_bytes(const lbk_brute *e, uint64_t rows, int chain)
 
 static uint64_t query_bytes(const lbk_brute *e, uint64_t rows, const lbk_brute_needs *needs)
 {
-    const uint64_t ldd = lbk_round_up(rows ? rows : 1, LBK_BRUTE_DIST_TR);
+    const uint64_t ldd = lbk_device_round_up(rows ? rows : 1, LBK_BRUTE_DIST_TR);
     return (uint64_t)e->dim * 4 + ldd * 4 + (uint64_t)e->k * 8 +
            select_bytes(e, rows, needs->chain) + needs->query_bytes;
 }
@@ -123,7 +123,7 @@ static uint64_t query_bytes(const lbk_brute *e, uint64_t rows, const lbk_brute_n
 uint64_t lbk_brute_resident_bytes(const lbk_brute *e, const lbk_brute_needs *needs)
 {
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
-    return lbk_round_up(e->n, e->vrows) * (row_bytes + needs->row_bytes);
+    return lbk_device_round_up(e->n, e->vrows) * (row_bytes + needs->row_bytes);
 }
 
 /* The largest batch that fits beside `ref_bytes` of shard at the current
@@ -132,7 +132,7 @@ static uint64_t fit_batch(const lbk_brute *e, uint64_t budget, uint64_t max_allo
                           uint64_t ref_bytes, const lbk_brute_needs *needs)
 {
     const uint64_t row_bytes = (uint64_t)e->dim * 4;
-    const uint64_t ldd = lbk_round_up(e->chunk, LBK_BRUTE_DIST_TR);
+    const uint64_t ldd = lbk_device_round_up(e->chunk, LBK_BRUTE_DIST_TR);
     const uint64_t min_batch = e->resident ? BRUTE_MIN_BATCH : BRUTE_STREAM_MIN_BATCH;
     uint64_t batch =
         budget > ref_bytes ? (budget - ref_bytes) / query_bytes(e, e->chunk, needs) : 0;
@@ -175,8 +175,8 @@ lbk_status lbk_brute_plan(lbk_brute *e, uint64_t budget, uint64_t max_alloc,
     const uint64_t min_batch = e->resident ? BRUTE_MIN_BATCH : BRUTE_STREAM_MIN_BATCH;
     for (;;) {
         const uint64_t ref_bytes =
-            e->resident ? all : lbk_round_up(e->chunk, e->vrows) * row_bytes;
-        const uint64_t ldd = lbk_round_up(e->chunk, LBK_BRUTE_DIST_TR);
+            e->resident ? all : lbk_device_round_up(e->chunk, e->vrows) * row_bytes;
+        const uint64_t ldd = lbk_device_round_up(e->chunk, LBK_BRUTE_DIST_TR);
         const uint64_t batch = fit_batch(e, budget, max_alloc, ref_bytes, needs);
         const bool rows_dominate = ldd * 4 > select_bytes(e, e->chunk, needs->chain);
         if ((batch >= min_batch || e->chunk <= e->vrows || !rows_dominate) && batch > 0) {
@@ -187,7 +187,7 @@ lbk_status lbk_brute_plan(lbk_brute *e, uint64_t budget, uint64_t max_alloc,
         if (e->chunk <= e->vrows)
             return plan_error(e, budget, "cannot hold even one query of");
         /* Chunks start on whole reference blocks of the blocked layout. */
-        e->chunk = min_u64(e->n, lbk_round_up((e->chunk + 1) / 2, e->vrows));
+        e->chunk = min_u64(e->n, lbk_device_round_up((e->chunk + 1) / 2, e->vrows));
         if (e->chunk == prev_chunk)
             return plan_error(e, budget, "is too small for");
         prev_chunk = e->chunk;
@@ -197,7 +197,7 @@ lbk_status lbk_brute_plan(lbk_brute *e, uint64_t budget, uint64_t max_alloc,
 /* The blocked layout is padded with zero rows to whole work-item blocks. */
 size_t lbk_brute_padded_rows(const lbk_brute *e, uint64_t rows)
 {
-    return (size_t)(e->blocked ? lbk_round_up(rows, e->vrows) : rows);
+    return (size_t)(e->blocked ? lbk_device_round_up(rows, e->vrows) : rows);
 }
 
 /* The shard's rows in the distance kernel's layout at dst: row-major for
@@ -235,7 +235,7 @@ lbk_status lbk_brute_place_refs(lbk_brute *e, const float *points, bool copy_sha
     if (e->resident && !in_place) {
         const lbk_status st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
                                                 bytes, layout, "the reference shard", &e->refs);
-        lbk_free_large(layout);
+        lbk_alloc_large_free(layout);
         return st;
     }
     e->host_refs = layout;
@@ -264,7 +264,7 @@ static void sum_squares(const float *x, size_t dim, size_t m, double *sums)
  * large for the bound arithmetic to stay finite (then the exact path runs). */
 bool lbk_brute_norms(const lbk_brute *e, const float *x, size_t rows, size_t dim, float *out)
 {
-    const bool plain = lbk_metric_is_similarity(e->metric);
+    const bool plain = lbk_knn_is_similarity(e->metric);
     double largest = 0.0, sums[4];
     for (size_t i = 0; i < rows; i++) {
         if (i % 4 == 0)
@@ -348,7 +348,7 @@ lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w,
     /* Short chains filter whole 16-float groups of their distance rows with
      * one vector compare (lbk_filter_row): a multiple of 16 per work-item. */
     if (*w <= BRUTE_VECTOR_FILTER_MAX_W)
-        scan = (uint32_t)lbk_round_up(scan, 16);
+        scan = (uint32_t)lbk_device_round_up(scan, 16);
     char options[256];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
@@ -377,7 +377,7 @@ lbk_status lbk_brute_kernel(lbk_brute *e, cl_program program, const char *name,
         *slot = NULL;
     }
     LBK_TRY(lbk_device_kernel(program, name, slot));
-    const size_t wg = lbk_kernel_work_group_limit(e->dev, *slot);
+    const size_t wg = lbk_device_kernel_work_group_limit(e->dev, *slot);
     if (wg > 0 && wg < *fit)
         *fit = wg;
     return LBK_OK;
@@ -418,9 +418,9 @@ lbk_status lbk_brute_launch(lbk_brute *e, cl_kernel kernel, lbk_brute_event kind
                                               local, 0, NULL, &ev);
     if (err != CL_SUCCESS) {
         char name[128];
-        lbk_kernel_name(kernel, name, sizeof name);
+        lbk_device_kernel_name(kernel, name, sizeof name);
         lbk_error("launching kernel %s (%zu x %zu work-items): OpenCL error %s", name, g0, g1,
-                  lbk_cl_error_name(err));
+                  lbk_device_cl_error_name(err));
         return LBK_ERR_DEVICE;
     }
     e->events[e->event_count].event = ev;
@@ -473,7 +473,7 @@ lbk_status lbk_brute_blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, 
     const size_t rows = ceil_div(ceil_div(nb, (uint64_t)e->tuning.block_queries), qt);
     const size_t cols = ceil_div(nr, e->vrows);
     const size_t lx = cols < DIST_REF_GROUP ? cols : DIST_REF_GROUP;
-    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, lbk_round_up(cols, lx), rows,
+    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, lbk_device_round_up(cols, lx), rows,
                             lx, 1);
 }
 
@@ -484,7 +484,7 @@ lbk_status lbk_brute_chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong 
         /* Blocking: the previous chunk's kernels must be done with the buffer,
          * which the in-order queue guarantees, and the host copy stays valid. */
         const size_t row_bytes = (size_t)e->dim * sizeof(float);
-        LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
+        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
                                                   lbk_brute_padded_rows(e, nr) * row_bytes,
                                                   e->host_refs + c0 * e->dim, 0, NULL, NULL),
                              "uploading a reference chunk"));
@@ -537,10 +537,10 @@ lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t 
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
     const size_t out_bytes = nq * (size_t)e->k * 4;
-    LBK_TRY(lbk_cl_check(clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys, 0,
+    LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys, 0,
                                              NULL, NULL),
                          "reading the K best keys"));
-    return lbk_cl_check(clEnqueueReadBuffer(queue, e->best_i, blocking, 0, out_bytes, index, 0,
+    return lbk_device_cl_check(clEnqueueReadBuffer(queue, e->best_i, blocking, 0, out_bytes, index, 0,
                                             NULL, NULL),
                         "reading the K best indices");
 }
@@ -569,7 +569,7 @@ void lbk_brute_core_release(lbk_brute *e)
     if (e->has_selector)
         e->selector.destroy(e->selector.ctx);
     free(e->events);
-    lbk_free_large(e->host_refs);
+    lbk_alloc_large_free(e->host_refs);
     free(e->host_rnorm);
     free(e->host_qnorm);
 }

@@ -122,7 +122,7 @@ static lbk_status run(lbk_brute *e, const lbk_brute_batch *b, lbk_brute_handoff 
     (void)down; /* nothing to hand down */
     lbk_status st = LBK_OK;
     const size_t row_bytes = (size_t)e->dim * sizeof(float);
-    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->queries,
+    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->queries,
                                                        CL_TRUE, 0, b->nq * row_bytes,
                                                        b->queries, 0, NULL, NULL),
                                   "uploading a query batch"));

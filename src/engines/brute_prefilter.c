@@ -50,7 +50,7 @@ struct lbk_brute_prefilter_state {
 float lbk_brute_prefilter_bound_c(lbk_metric metric, int dim)
 {
     const double u = ldexp(1.0, -24), n = dim;
-    if (lbk_metric_is_similarity(metric))
+    if (lbk_knn_is_similarity(metric))
         return (float)((2.0 * n * u / (1.0 - n * u) + 16.0 * u) * 1.01);
     return (float)((4.0 * dim + 64.0) * ldexp(1.0, -24) * 1.05);
 }
@@ -162,11 +162,11 @@ static lbk_status candidates(lbk_brute *e, const lbk_brute_prefilter_state *p, c
     const cl_uint nb = (cl_uint)nq;
     const lbk_brute_bound_rows rows = {e->queries, e->qnorm, e->refs, e->rnorm,
                                        (cl_uint)e->dim, p->bound_c};
-    LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
+    LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
                                               nq * (size_t)e->dim * sizeof(float), queries, 0,
                                               NULL, NULL),
                          "uploading a query batch"));
-    LBK_TRY(lbk_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
+    LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
                                               e->host_qnorm, 0, NULL, NULL),
                          "uploading the query norms"));
     const lbk_brute_bubble_set set = {p->groups, p->final, p->w, p->kp, p->best_k, p->best_i,
@@ -180,10 +180,10 @@ static lbk_status candidates(lbk_brute *e, const lbk_brute_prefilter_state *p, c
         LBK_TRY(lbk_brute_select(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
     const size_t bytes = nq * (size_t)p->kp * 4;
-    LBK_TRY(lbk_cl_check(clEnqueueReadBuffer(queue, p->best_k, CL_FALSE, 0, bytes, p->cand_k, 0,
+    LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, p->best_k, CL_FALSE, 0, bytes, p->cand_k, 0,
                                              NULL, NULL),
                          "reading the prefilter candidates"));
-    return lbk_cl_check(clEnqueueReadBuffer(queue, p->best_i, CL_TRUE, 0, bytes, p->cand_i, 0,
+    return lbk_device_cl_check(clEnqueueReadBuffer(queue, p->best_i, CL_TRUE, 0, bytes, p->cand_i, 0,
                                             NULL, NULL),
                         "reading the prefilter candidates");
 }
@@ -194,14 +194,14 @@ static void rerank(lbk_brute *e, const lbk_brute_prefilter_state *p, const lbk_b
                    lbk_brute_handoff *down)
 {
     const size_t k = (size_t)e->k, kp = (size_t)p->kp, dim = (size_t)e->dim;
-    const double t0 = lbk_now();
+    const double t0 = lbk_timer_now();
     for (uint64_t q = 0; q < b->nq; q++) {
         down->flags[q] = !lbk_rerank_query(&p->rerank, b->queries + q * dim, e->host_qnorm[q],
                                            p->cand_k + q * kp, p->cand_i + q * kp,
                                            b->keys + q * k, b->index + q * k);
         down->count += down->flags[q];
     }
-    e->timing.final_s += lbk_now() - t0;
+    e->timing.final_s += lbk_timer_now() - t0;
 }
 
 /* Rows too large for the bound arithmetic: the whole batch declined. */

@@ -6,7 +6,7 @@
 #include "kdtree_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
-#include "query.h"
+#include "tree_query.h"
 #include "try.h"
 
 #include <inttypes.h>
@@ -44,7 +44,7 @@ lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t
         *why = "requested by knn.engine";
         return LBK_ENGINE_BRUTE;
     }
-    if (lbk_metric_is_similarity(params->metric)) {
+    if (lbk_knn_is_similarity(params->metric)) {
         *why = "cosine and ip have no k-d tree bound: brute force";
         return LBK_ENGINE_BRUTE;
     }
@@ -52,7 +52,7 @@ lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t
         *why = "K above the k-d tree's maximum: brute force";
         return LBK_ENGINE_BRUTE;
     }
-    return lbk_tree_is_preferred(dim, reference_rows, params->k, why) ? LBK_ENGINE_KDTREE
+    return lbk_tree_query_is_preferred(dim, reference_rows, params->k, why) ? LBK_ENGINE_KDTREE
                                                                       : LBK_ENGINE_BRUTE;
 }
 
@@ -81,7 +81,7 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
             .tuning = params->tuning,
         };
         st = lbk_brute_create(dev, reference, &brute, &state->brute);
-    } else if (lbk_metric_is_similarity(params->metric) || params->k > LBK_TREE_K_MAX) {
+    } else if (lbk_knn_is_similarity(params->metric) || params->k > LBK_TREE_K_MAX) {
         /* The job's checks reject these; parameters filled by code may not. */
         lbk_error("the k-d tree supports l2, l1 and linf with K <= %d, not %s with K = %d",
                   LBK_TREE_K_MAX, lbk_metric_name(params->metric), params->k);
@@ -110,7 +110,7 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
 {
     if (state->brute)
         return lbk_brute_max_batch(state->brute);
-    return lbk_tree_max_batch(state->tree, state->k, state->memory_budget);
+    return lbk_tree_query_max_batch(state->tree, state->k, state->memory_budget);
 }
 
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
@@ -133,7 +133,7 @@ uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t la
     lbk_kdtree_stats stats;
     lbk_kdtree_get_stats(state->tree, &stats);
     /* lbk_tree_query's buffers: one chunk of queries and their lists. */
-    uint64_t chunk = lbk_tree_max_batch(state->tree, state->k, 0);
+    uint64_t chunk = lbk_tree_query_max_batch(state->tree, state->k, 0);
     chunk = largest_query < chunk ? largest_query : chunk;
     const uint64_t query = lbk_tree_query_bytes(state->tree, state->k, chunk);
     const uint64_t resident = lbk_kdtree_bytes(state->tree) + query;
@@ -176,7 +176,7 @@ void lbk_engine_destroy(lbk_engine_state *state)
     free(state);
 }
 
-lbk_status lbk_knn_result_alloc(lbk_knn_result *result, uint64_t queries, int k)
+lbk_status lbk_engine_result_alloc(lbk_knn_result *result, uint64_t queries, int k)
 {
     const size_t slots = (size_t)queries * (size_t)k;
     result->queries = queries;
@@ -184,17 +184,17 @@ lbk_status lbk_knn_result_alloc(lbk_knn_result *result, uint64_t queries, int k)
     result->keys = lbk_alloc_large(slots * sizeof *result->keys);
     result->index = lbk_alloc_large(slots * sizeof *result->index);
     if (!result->keys || !result->index) {
-        lbk_knn_result_free(result);
+        lbk_engine_result_free(result);
         lbk_error("out of host memory for %" PRIu64 " x %d results", queries, k);
         return LBK_ERR_NOMEM;
     }
     return LBK_OK;
 }
 
-void lbk_knn_result_free(lbk_knn_result *result)
+void lbk_engine_result_free(lbk_knn_result *result)
 {
-    lbk_free_large(result->keys);
-    lbk_free_large(result->index);
+    lbk_alloc_large_free(result->keys);
+    lbk_alloc_large_free(result->index);
     result->keys = NULL;
     result->index = NULL;
 }

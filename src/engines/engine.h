@@ -51,7 +51,7 @@ uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t la
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size);
 void lbk_engine_destroy(lbk_engine_state *state);
 
-lbk_status lbk_knn_result_alloc(lbk_knn_result *result, uint64_t queries, int k);
-void lbk_knn_result_free(lbk_knn_result *result);
+lbk_status lbk_engine_result_alloc(lbk_knn_result *result, uint64_t queries, int k);
+void lbk_engine_result_free(lbk_knn_result *result);
 
 #endif

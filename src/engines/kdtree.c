@@ -146,17 +146,17 @@ static lbk_status launch(builder *b, int k, uint64_t global, size_t local)
     if (!local && g >= b->elementwise_local)
         local = b->elementwise_local;
     if (local)
-        g = lbk_round_up(g, local);
-    const double t0 = b->profile ? lbk_now() : 0.0;
+        g = lbk_device_round_up(g, local);
+    const double t0 = b->profile ? lbk_timer_now() : 0.0;
     cl_int err = clEnqueueNDRangeKernel(b->queue, b->kernels[k], 1, NULL, &g,
                                         local ? &local : NULL, 0, NULL, NULL);
     if (b->profile && err == CL_SUCCESS) {
         err = clFinish(b->queue);
-        b->kernel_s[k] += lbk_now() - t0;
+        b->kernel_s[k] += lbk_timer_now() - t0;
     }
     if (err != CL_SUCCESS) {
         lbk_error("k-d tree build: launching %s over %zu work-items: OpenCL error %s",
-                  kernel_names[k], g, lbk_cl_error_name(err));
+                  kernel_names[k], g, lbk_device_cl_error_name(err));
         return err == CL_OUT_OF_RESOURCES || err == CL_MEM_OBJECT_ALLOCATION_FAILURE ||
                        err == CL_OUT_OF_HOST_MEMORY
                    ? LBK_ERR_NOMEM
@@ -341,10 +341,10 @@ static lbk_status sort_range(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t 
 {
     if (!b->profile)
         return sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
-    const double t0 = lbk_now();
+    const double t0 = lbk_timer_now();
     const lbk_status st = sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
     fprintf(stderr, "kdtree profile: sort of level %2d: %.4f s\n", tag_only ? b->levels - 1 : level,
-            lbk_now() - t0);
+            lbk_timer_now() - t0);
     return st;
 }
 
@@ -511,7 +511,7 @@ static lbk_status builder_kernels(builder *b)
     size_t wg = 0;
     const cl_int err = clGetKernelWorkGroupInfo(b->kernels[K_BLOCK], lbk_device_id(b->dev),
                                                 CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL);
-    LBK_TRY(lbk_cl_check(err, "querying the bitonic kernel's work-group size"));
+    LBK_TRY(lbk_device_cl_check(err, "querying the bitonic kernel's work-group size"));
     b->block_local = 1;
     while (b->block_local * 2 <= wg && b->block_local < 512)
         b->block_local *= 2;
@@ -608,7 +608,7 @@ static lbk_status build_levels(builder *b, int first_dim)
         LBK_TRY(split_level(b, l));
     const uint64_t lo_final = b->levels >= 2 ? ((uint64_t)1 << (b->levels - 2)) - 1 : 0;
     LBK_TRY(sort_range(b, lo_final, (uint32_t)lo_final, (uint32_t)(b->n - 1), 1, 0));
-    return lbk_cl_check(clFinish(b->queue), "finishing the k-d tree build");
+    return lbk_device_cl_check(clFinish(b->queue), "finishing the k-d tree build");
 }
 
 static void print_profile(const builder *b)
@@ -657,7 +657,7 @@ cleanup:
 static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference,
                                const lbk_kdtree_params *params, lbk_kdtree *tree)
 {
-    lbk_select_tree out;
+    lbk_kdtree_select_tree out;
     LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params),
                                     params->profile, &out));
     tree->points = out.points;
@@ -686,7 +686,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_kdtree_params *params, lbk_kdtree **out)
 {
     lbk_status st = LBK_OK;
-    const double t0 = lbk_now();
+    const double t0 = lbk_timer_now();
     const uint64_t n = reference->rows;
 
     *out = NULL;
@@ -703,7 +703,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
         LBK_TRY_GOTO(st, build_select(dev, reference, params, tree));
     else if (n > 0)
         LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
-    tree->stats.build_s = lbk_now() - t0;
+    tree->stats.build_s = lbk_timer_now() - t0;
     /* Compile the query program now (the device caches it): built on the
      * first query instead, it cost every rank about 23 ms of its query phase
      * even from PoCL's kernel cache, 10% of a half-size MPI slice. The
@@ -753,14 +753,14 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
         goto cleanup;
     }
     cl_command_queue q = lbk_device_queue(tree->dev);
-    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0, pts_bytes, p,
+    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0, pts_bytes, p,
                                                       0, NULL, NULL),
                                   "downloading k-d tree points"));
-    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0, (size_t)n * 4, r,
+    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0, (size_t)n * 4, r,
                                                       0, NULL, NULL),
                                   "downloading k-d tree ids"));
     if (d)
-        LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0, (size_t)n,
+        LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0, (size_t)n,
                                                           d, 0, NULL, NULL),
                                       "downloading k-d tree split dims"));
     *points = p;

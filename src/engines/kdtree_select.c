@@ -30,15 +30,15 @@ typedef struct {
 static lbk_status launch(select_build *b, cl_kernel k, uint64_t items, const char *what)
 {
     size_t g = (size_t)items, local = 1;
-    const double t0 = b->profile ? lbk_now() : 0.0;
+    const double t0 = b->profile ? lbk_timer_now() : 0.0;
     cl_int err = clEnqueueNDRangeKernel(b->queue, k, 1, NULL, &g, &local, 0, NULL, NULL);
     if (err == CL_SUCCESS && b->profile) {
         err = clFinish(b->queue);
-        fprintf(stderr, "kdtree profile: %-24s %.4f s\n", what, lbk_now() - t0);
+        fprintf(stderr, "kdtree profile: %-24s %.4f s\n", what, lbk_timer_now() - t0);
     }
     if (err != CL_SUCCESS) {
         lbk_error("k-d tree build: launching %s over %zu work-items: OpenCL error %s", what, g,
-                  lbk_cl_error_name(err));
+                  lbk_device_cl_error_name(err));
         return LBK_ERR_DEVICE;
     }
     return LBK_OK;
@@ -46,7 +46,7 @@ static lbk_status launch(select_build *b, cl_kernel k, uint64_t items, const cha
 
 /* Levels one node per work-item while the subtrees are larger than
  * segment_max, then every subtree in one launch. */
-static lbk_status run_levels(select_build *b, uint64_t segment_max, lbk_select_tree *out)
+static lbk_status run_levels(select_build *b, uint64_t segment_max, lbk_kdtree_select_tree *out)
 {
     for (cl_uint l = 0; l < b->levels; l++) {
         const uint64_t first = ((uint64_t)1 << l) - 1;
@@ -64,7 +64,7 @@ static lbk_status run_levels(select_build *b, uint64_t segment_max, lbk_select_t
         if (whole)
             break;
     }
-    return lbk_cl_check(clFinish(b->queue), "finishing the k-d tree build");
+    return lbk_device_cl_check(clFinish(b->queue), "finishing the k-d tree build");
 }
 
 static lbk_status make_kernels(select_build *b)
@@ -80,7 +80,7 @@ static lbk_status make_kernels(select_build *b)
     return lbk_device_kernel(program, "kd_sel_subtree", &b->subtree);
 }
 
-static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref, lbk_select_tree *out)
+static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref, lbk_kdtree_select_tree *out)
 {
     const size_t pts = (size_t)b->n * (size_t)b->dim * sizeof(float);
     const size_t rows = (size_t)b->n * sizeof(uint32_t);
@@ -96,24 +96,24 @@ static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref, lbk_se
     LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, rows, NULL, "k-d tree row ids",
                               &out->ids));
     LBK_TRY(LBK_KERNEL_ARGS(b->init, LBK_ARG(b->rows[0]), LBK_ARG(b->n)));
-    size_t g = (size_t)lbk_round_up((size_t)b->n, 256), local = 256;
-    return lbk_cl_check(clEnqueueNDRangeKernel(b->queue, b->init, 1, NULL, &g, &local, 0, NULL,
+    size_t g = (size_t)lbk_device_round_up((size_t)b->n, 256), local = 256;
+    return lbk_device_cl_check(clEnqueueNDRangeKernel(b->queue, b->init, 1, NULL, &g, &local, 0, NULL,
                                                NULL),
                         "launching kd_sel_init");
 }
 
 lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
-                                   uint64_t segment_max, bool profile, lbk_select_tree *out)
+                                   uint64_t segment_max, bool profile, lbk_kdtree_select_tree *out)
 {
     lbk_status st = LBK_OK;
     select_build b = {.dev = dev, .queue = lbk_device_queue(dev), .n = reference->rows,
                       .dim = reference->dim, .levels = lbk_kd_levels(reference->rows),
                       .profile = profile};
-    *out = (lbk_select_tree){0};
-    const double t_prog = lbk_now();
+    *out = (lbk_kdtree_select_tree){0};
+    const double t_prog = lbk_timer_now();
     LBK_TRY_GOTO(st, make_kernels(&b));
     if (b.profile)
-        fprintf(stderr, "kdtree profile: %-24s %.4f s\n", "program and kernels", lbk_now() - t_prog);
+        fprintf(stderr, "kdtree profile: %-24s %.4f s\n", "program and kernels", lbk_timer_now() - t_prog);
     LBK_TRY_GOTO(st, alloc_and_init(&b, reference, out));
     LBK_TRY_GOTO(st, run_levels(&b, segment_max, out));
     out->peak_bytes = lbk_kdtree_select_bytes(b.n, b.dim);
@@ -126,7 +126,7 @@ cleanup:
             clReleaseMemObject(out->points);
         if (out->ids)
             clReleaseMemObject(out->ids);
-        *out = (lbk_select_tree){0};
+        *out = (lbk_kdtree_select_tree){0};
     }
     const cl_kernel kernels[3] = {b.init, b.level, b.subtree};
     for (int i = 0; i < 3; i++)

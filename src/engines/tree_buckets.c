@@ -37,7 +37,7 @@ lbk_status lbk_tree_buckets_make(lbk_device *dev, cl_mem points, cl_mem ids, uin
                                      LBK_ARG(out->points), LBK_ARG(out->ids)));
     /* One work-item per lane of two tiles per bucket. */
     size_t global = (size_t)(((uint64_t)1 << out->level) * 2u * LBK_TREE_TILE_LANES);
-    LBK_TRY_GOTO(st, lbk_cl_check(clEnqueueNDRangeKernel(lbk_device_queue(dev), layout, 1, NULL,
+    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueNDRangeKernel(lbk_device_queue(dev), layout, 1, NULL,
                                                          &global, NULL, 0, NULL, NULL),
                                   "laying out the tree query's buckets"));
 cleanup:

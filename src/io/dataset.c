@@ -27,7 +27,7 @@ static bool ends_with(const char *s, size_t len, const char *suffix)
  * list them in): ext is the extension written (generate's file names, the
  * one a name is known by), also a second one read as the format. IDX is
  * also read as MNIST names it ("-ubyte", "idx3-ubyte") and gzip-compressed
- * (".gz"; lbk_format_from_path). generate: `lbknn generate --format` writes
+ * (".gz"; lbk_dataset_format_from_path). generate: `lbknn generate --format` writes
  * it. */
 static const struct {
     lbk_format format;
@@ -43,7 +43,7 @@ static const struct {
 };
 #define FORMAT_COUNT (sizeof formats / sizeof formats[0])
 
-const char *lbk_format_extension(lbk_format format)
+const char *lbk_dataset_format_extension(lbk_format format)
 {
     for (size_t i = 0; i < FORMAT_COUNT; i++)
         if (formats[i].format == format)
@@ -51,7 +51,7 @@ const char *lbk_format_extension(lbk_format format)
     return "";
 }
 
-bool lbk_format_generated(lbk_format format)
+bool lbk_dataset_format_generated(lbk_format format)
 {
     for (size_t i = 0; i < FORMAT_COUNT; i++)
         if (formats[i].format == format)
@@ -59,7 +59,7 @@ bool lbk_format_generated(lbk_format format)
     return false;
 }
 
-void lbk_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size)
+void lbk_dataset_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size)
 {
     lbk_enum_item items[FORMAT_COUNT + 1];
     size_t n = 0;
@@ -70,7 +70,7 @@ void lbk_format_generated_names(const char *sep, const char *last_sep, char *buf
     lbk_enum_join(items, sep, last_sep, buf, size);
 }
 
-lbk_format lbk_format_from_path(const char *path)
+lbk_format lbk_dataset_format_from_path(const char *path)
 {
     size_t len = strlen(path);
     const bool gz = ends_with(path, len, ".gz");
@@ -93,7 +93,7 @@ lbk_format lbk_format_from_path(const char *path)
 static lbk_status resolve(const char *path, lbk_format given, const char *what,
                           const lbk_enum_item *formats, lbk_format *out)
 {
-    *out = given != LBK_FORMAT_AUTO ? given : lbk_format_from_path(path);
+    *out = given != LBK_FORMAT_AUTO ? given : lbk_dataset_format_from_path(path);
     if (*out == LBK_FORMAT_AUTO) {
         char names[128];
         lbk_fmt_join_names(formats, ", ", names, sizeof names);
@@ -109,7 +109,7 @@ static lbk_status resolve(const char *path, lbk_format given, const char *what,
  * (the message has always listed them all). */
 static lbk_status resolve_points(const char *path, lbk_format given, lbk_format *out)
 {
-    return resolve(path, given, "points", lbk_points_formats, out);
+    return resolve(path, given, "points", lbk_job_points_formats, out);
 }
 
 static lbk_status resolve_labels(const char *path, lbk_format given, lbk_format *out)
@@ -128,7 +128,7 @@ static lbk_status check_readable(const char *path)
     return LBK_OK;
 }
 
-static lbk_status probe_points(const lbk_input_spec *spec, lbk_source_info *info)
+static lbk_status probe_points(const lbk_job_input_spec *spec, lbk_dataset_info *info)
 {
     const char *path = spec->path;
     switch (info->format) {
@@ -149,7 +149,7 @@ static lbk_status probe_points(const lbk_input_spec *spec, lbk_source_info *info
 }
 
 /* A separate label file: its format, and one label per point. */
-static lbk_status probe_label_file(const lbk_input_spec *spec, lbk_source_info *info)
+static lbk_status probe_label_file(const lbk_job_input_spec *spec, lbk_dataset_info *info)
 {
     uint64_t count = 0;
     LBK_TRY(check_readable(spec->labels));
@@ -161,7 +161,7 @@ static lbk_status probe_label_file(const lbk_input_spec *spec, lbk_source_info *
     return LBK_OK;
 }
 
-lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info)
+lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info)
 {
     memset(info, 0, sizeof *info);
     const char *path = spec->path;
@@ -184,7 +184,7 @@ lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info)
 }
 
 /* Points, then labels from their file when they are not a CSV column. */
-static lbk_status read_rows(const lbk_input_spec *spec, const lbk_source_info *info,
+static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_info *info,
                             uint64_t lo, uint64_t hi, lbk_dataset *d)
 {
     switch (info->format) {
@@ -211,15 +211,15 @@ static lbk_status read_rows(const lbk_input_spec *spec, const lbk_source_info *i
     return LBK_OK;
 }
 
-lbk_status lbk_source_read(const lbk_input_spec *spec, uint64_t lo, uint64_t hi,
+lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
                            lbk_dataset *out)
 {
     lbk_status st = LBK_OK;
-    lbk_source_info info;
+    lbk_dataset_info info;
     lbk_dataset d = {0};
     memset(out, 0, sizeof *out);
 
-    LBK_TRY(lbk_source_probe(spec, &info));
+    LBK_TRY(lbk_dataset_probe(spec, &info));
     LBK_FAIL_IF(lo > hi || hi > info.rows, LBK_ERR_INPUT,
                 "%s: rows [%llu, %llu) requested, but the file has %llu rows", spec->path,
                 (unsigned long long)lo, (unsigned long long)hi, (unsigned long long)info.rows);
@@ -240,7 +240,7 @@ cleanup:
     return st;
 }
 
-lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_dataset *data)
+lbk_status lbk_dataset_write_points(const char *path, lbk_format format, const lbk_dataset *data)
 {
     LBK_TRY(resolve_points(path, format, &format));
     switch (format) {
@@ -262,32 +262,32 @@ lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_datas
     }
 }
 
-lbk_status lbk_write_labels(const char *path, lbk_format format, const int32_t *labels,
+lbk_status lbk_dataset_write_labels(const char *path, lbk_format format, const int32_t *labels,
                             uint64_t rows)
 {
     LBK_TRY(resolve_labels(path, format, &format));
     return lbk_labels_write(path, format, labels, rows);
 }
 
-lbk_status lbk_write_fvecs(const char *path, const float *values, uint64_t rows, int dim)
+lbk_status lbk_dataset_write_fvecs(const char *path, const float *values, uint64_t rows, int dim)
 {
     return lbk_texmex_write(path, LBK_FORMAT_FVECS, values, NULL, rows, dim);
 }
 
-lbk_status lbk_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim)
+lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim)
 {
     return lbk_texmex_write(path, LBK_FORMAT_IVECS, NULL, values, rows, dim);
 }
 
-lbk_array_layout lbk_array_layout_of(const char *path)
+lbk_dataset_array_layout lbk_dataset_array_layout_of(const char *path)
 {
-    const lbk_format format = lbk_format_from_path(path);
+    const lbk_format format = lbk_dataset_format_from_path(path);
     if (format == LBK_FORMAT_IBIN || format == LBK_FORMAT_FBIN)
         return LBK_ARRAY_BIN;
     return format == LBK_FORMAT_NPY ? LBK_ARRAY_NPY : LBK_ARRAY_VECS;
 }
 
-size_t lbk_array_header(lbk_array_layout layout, bool floats, uint64_t rows, int cols,
+size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, uint64_t rows, int cols,
                         unsigned char *buf)
 {
     if (layout == LBK_ARRAY_BIN) {
@@ -303,9 +303,9 @@ void lbk_dataset_free(lbk_dataset *data)
 {
     if (!data)
         return;
-    lbk_free_large(data->points);
-    lbk_free_large(data->labels);
-    lbk_free_large(data->ids);
-    lbk_free_large(data->ids32);
+    lbk_alloc_large_free(data->points);
+    lbk_alloc_large_free(data->labels);
+    lbk_alloc_large_free(data->ids);
+    lbk_alloc_large_free(data->ids32);
     memset(data, 0, sizeof *data);
 }

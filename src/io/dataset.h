@@ -40,23 +40,23 @@ typedef struct {
     bool has_labels;
     lbk_format format;        /* resolved (never AUTO) */
     lbk_format labels_format; /* resolved; AUTO when labels are a CSV column or absent */
-} lbk_source_info;
+} lbk_dataset_info;
 
 /* Resolve LBK_FORMAT_AUTO from the extension (".fvecs", ".csv", "-ubyte",
  * "-ubyte.gz", ".idx", ".txt", ".npy", ".fbin", ...: the format table of
  * dataset.c). Returns LBK_FORMAT_AUTO when unknown.
  * ".tsv" is CSV: the delimiter always comes from the spec. Only IDX may be
  * gzip-compressed (recognised by content, so the name needs no ".gz"). */
-lbk_format lbk_format_from_path(const char *path);
+lbk_format lbk_dataset_format_from_path(const char *path);
 /* The extension a file of the format is written with (".fvecs", ".txt"; ""
  * for AUTO). */
-const char *lbk_format_extension(lbk_format format);
+const char *lbk_dataset_format_extension(lbk_format format);
 /* Whether `lbknn generate --format` writes the format; the names of those
  * that it writes, joined as lbk_enum_join does ("fvecs|bvecs|..."). */
-bool lbk_format_generated(lbk_format format);
-void lbk_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size);
+bool lbk_dataset_format_generated(lbk_format format);
+void lbk_dataset_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size);
 
-lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
+lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info);
 
 /* Read rows [lo, hi) of points and (if present) labels. Seekable formats
  * (fvecs/ivecs/bvecs, plain IDX, npy, the big-ann files) read only those
@@ -67,14 +67,14 @@ lbk_status lbk_source_probe(const lbk_input_spec *spec, lbk_source_info *info);
  * in binary files and the physical line number in text files. Labels are
  * non-negative int32. lo == hi is an empty shard: headers are still
  * checked. A labels file together with a CSV label_column is an error. */
-lbk_status lbk_source_read(const lbk_input_spec *spec, uint64_t lo, uint64_t hi,
+lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
                            lbk_dataset *out);
 
 /* The synthetic data set: rows [lo, hi) of the reference set (is_query =
  * false) or of the query set. Every row is a pure function of (seed, row), so
  * any shard produces exactly the rows a single process would. Labels always
  * present. */
-lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uint64_t lo,
+lbk_status lbk_synthetic_rows(const lbk_job_synthetic_spec *spec, bool is_query, uint64_t lo,
                               uint64_t hi, lbk_dataset *out);
 
 /* Writers, used by `lbknn generate`, the outputs and the tests. Each writes
@@ -84,25 +84,25 @@ lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uin
  * integer 0..255, else float; fvecs, fbin and npy (float32) write any value,
  * +inf included. Labels: ivecs, IDX, text, csv, npy (int32), ibin. I/O failures (also at close) are
  * LBK_ERR_IO naming the path. */
-lbk_status lbk_write_points(const char *path, lbk_format format, const lbk_dataset *data);
+lbk_status lbk_dataset_write_points(const char *path, lbk_format format, const lbk_dataset *data);
 /* CSV writes points and, with labels, the label as the last column. */
-lbk_status lbk_write_labels(const char *path, lbk_format format, const int32_t *labels,
+lbk_status lbk_dataset_write_labels(const char *path, lbk_format format, const int32_t *labels,
                             uint64_t rows);
-lbk_status lbk_write_fvecs(const char *path, const float *values, uint64_t rows, int dim);
-lbk_status lbk_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim);
+lbk_status lbk_dataset_write_fvecs(const char *path, const float *values, uint64_t rows, int dim);
+lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim);
 
 /* Result arrays (K values per query) written slice by slice at computed
  * offsets, laid out by the file name: ".ibin"/".fbin" big-ann-benchmarks
  * (an 8-byte header: uint32 rows, uint32 K), ".npy" NumPy (int32 ids or
  * float32 distances, shape (rows, K), C order), anything else TEXMEX
  * (".ivecs"/".fvecs": every row starts with K as int32, no file header). */
-typedef enum { LBK_ARRAY_VECS, LBK_ARRAY_BIN, LBK_ARRAY_NPY } lbk_array_layout;
-#define LBK_NPY_HEADER_MAX 256
-lbk_array_layout lbk_array_layout_of(const char *path);
+typedef enum { LBK_ARRAY_VECS, LBK_ARRAY_BIN, LBK_ARRAY_NPY } lbk_dataset_array_layout;
+#define LBK_DATASET_NPY_HEADER_MAX 256
+lbk_dataset_array_layout lbk_dataset_array_layout_of(const char *path);
 /* The file header of a rows x cols array (int32 or float32) into buf (at
- * least LBK_NPY_HEADER_MAX bytes); returns its length (0 for VECS). BIN
+ * least LBK_DATASET_NPY_HEADER_MAX bytes); returns its length (0 for VECS). BIN
  * needs rows <= UINT32_MAX. */
-size_t lbk_array_header(lbk_array_layout layout, bool floats, uint64_t rows, int cols,
+size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, uint64_t rows, int cols,
                         unsigned char *buf);
 /* The same header for a .npy file (a vector: shape (rows,)). */
 size_t lbk_npy_header(const char *descr, uint64_t rows, uint64_t cols, bool vector,

@@ -31,7 +31,7 @@ static lbk_status open_checked(const char *path, lbk_format format, FILE **f, ui
     LBK_FAIL_IF(got < sizeof head, LBK_ERR_INPUT,
                 "%s: truncated header (%zu bytes; a %s file starts with uint32 rows, uint32 dim)",
                 path, got, lbk_format_name(format));
-    const uint64_t n = lbk_get_le32(head), d = lbk_get_le32(head + 4);
+    const uint64_t n = lbk_fmt_get_le32(head), d = lbk_fmt_get_le32(head + 4);
     LBK_FAIL_IF(d == 0, LBK_ERR_INPUT, "%s: dimension 0", path);
     LBK_FAIL_IF(d > INT32_MAX, LBK_ERR_INPUT, "%s: dimension %llu is too large", path,
                 (unsigned long long)d);
@@ -67,9 +67,9 @@ static double decode(lbk_format format, const unsigned char *p)
     switch (format) {
     case LBK_FORMAT_U8BIN: return p[0];
     case LBK_FORMAT_I8BIN: return (signed char)p[0];
-    case LBK_FORMAT_IBIN: return (int32_t)lbk_get_le32(p);
+    case LBK_FORMAT_IBIN: return (int32_t)lbk_fmt_get_le32(p);
     default: {
-        const uint32_t bits = lbk_get_le32(p);
+        const uint32_t bits = lbk_fmt_get_le32(p);
         float f;
         memcpy(&f, &bits, sizeof f);
         return f;
@@ -130,8 +130,8 @@ cleanup:
 
 void lbk_bigann_header(uint64_t rows, uint64_t cols, unsigned char *buf)
 {
-    lbk_put_le32(buf, (uint32_t)rows);
-    lbk_put_le32(buf + 4, (uint32_t)cols);
+    lbk_fmt_put_le32(buf, (uint32_t)rows);
+    lbk_fmt_put_le32(buf + 4, (uint32_t)cols);
 }
 
 /* Values a format cannot hold are refused before the file is created. */
@@ -171,11 +171,11 @@ static void encode(const void *ctx, uint64_t at, uint64_t n, unsigned char *buf)
         else if (v->format == LBK_FORMAT_I8BIN)
             *p = (unsigned char)(signed char)v->points[at];
         else if (v->format == LBK_FORMAT_IBIN)
-            lbk_put_le32(p, (uint32_t)(v->ints ? v->ints[at] : (int32_t)v->points[at]));
+            lbk_fmt_put_le32(p, (uint32_t)(v->ints ? v->ints[at] : (int32_t)v->points[at]));
         else {
             uint32_t bits;
             memcpy(&bits, &v->points[at], sizeof bits);
-            lbk_put_le32(p, bits);
+            lbk_fmt_put_le32(p, bits);
         }
     }
 }

@@ -10,8 +10,8 @@
 #include <string.h>
 
 typedef struct {
-    lbk_line_reader lines;
-    const lbk_input_spec *spec;
+    lbk_fmt_line_reader lines;
+    const lbk_job_input_spec *spec;
     char delim;
     char **field;
     int field_cap;
@@ -22,7 +22,7 @@ typedef struct {
 
 static void csv_close(csv_reader *r)
 {
-    lbk_lines_close(&r->lines);
+    lbk_fmt_lines_close(&r->lines);
     free(r->field);
     memset(r, 0, sizeof *r);
 }
@@ -43,7 +43,7 @@ static lbk_status csv_split(csv_reader *r, char *line)
         char *end = strchr(p, r->delim);
         if (end)
             *end = '\0';
-        r->field[r->count++] = lbk_trim(p);
+        r->field[r->count++] = lbk_fmt_trim(p);
         if (!end)
             break;
         p = end + 1;
@@ -57,7 +57,7 @@ static lbk_status csv_next(csv_reader *r, bool *more)
 {
     char *line = NULL;
     *more = false;
-    LBK_TRY(lbk_lines_next(&r->lines, &line));
+    LBK_TRY(lbk_fmt_lines_next(&r->lines, &line));
     if (!line)
         return LBK_OK;
     LBK_TRY(csv_split(r, line));
@@ -78,14 +78,14 @@ static bool line_is_header(const csv_reader *r)
     if (r->spec->header >= 0)
         return r->spec->header == 1;
     for (int c = 0; c < r->count; c++)
-        if (!lbk_parse_number(r->field[c]))
+        if (!lbk_fmt_parse_number(r->field[c]))
             return true;
     return false;
 }
 
 /* The first line's layout: the delimiter, and room for the label column
  * and at least one point column. */
-static lbk_status check_layout(const csv_reader *r, const lbk_input_spec *spec)
+static lbk_status check_layout(const csv_reader *r, const lbk_job_input_spec *spec)
 {
     const char *path = spec->path;
     const unsigned long long first = r->lines.line;
@@ -109,14 +109,14 @@ static lbk_status check_layout(const csv_reader *r, const lbk_input_spec *spec)
 /* Opens the file, reads past the header and leaves the first data line (if
  * any, *more) split in the reader; checks the column layout. The caller
  * closes the reader, also on failure. */
-static lbk_status csv_open(csv_reader *r, const lbk_input_spec *spec, bool *more)
+static lbk_status csv_open(csv_reader *r, const lbk_job_input_spec *spec, bool *more)
 {
     memset(r, 0, sizeof *r);
     r->spec = spec;
     r->delim = spec->delimiter ? spec->delimiter : ',';
     *more = false;
 
-    LBK_TRY(lbk_lines_open(&r->lines, spec->path));
+    LBK_TRY(lbk_fmt_lines_open(&r->lines, spec->path));
     LBK_TRY(csv_next(r, more));
     LBK_FAIL_IF(!*more, LBK_ERR_INPUT, "%s: empty file", spec->path);
     LBK_TRY(check_layout(r, spec));
@@ -127,7 +127,7 @@ static lbk_status csv_open(csv_reader *r, const lbk_input_spec *spec, bool *more
     return LBK_OK;
 }
 
-lbk_status lbk_csv_probe(const lbk_input_spec *spec, uint64_t *rows, int *dim)
+lbk_status lbk_csv_probe(const lbk_job_input_spec *spec, uint64_t *rows, int *dim)
 {
     lbk_status st = LBK_OK;
     csv_reader r;
@@ -156,14 +156,14 @@ static lbk_status parse_row(const csv_reader *r, float *point, int32_t *label)
     int j = 0;
     for (int c = 0; c < r->count; c++) {
         if (c == r->spec->label_column)
-            LBK_TRY(lbk_parse_label(path, line, c + 1, r->field[c], label ? label : &unused));
+            LBK_TRY(lbk_fmt_parse_label(path, line, c + 1, r->field[c], label ? label : &unused));
         else
-            LBK_TRY(lbk_parse_float(path, line, c + 1, r->field[c], &point[j++]));
+            LBK_TRY(lbk_fmt_parse_float(path, line, c + 1, r->field[c], &point[j++]));
     }
     return LBK_OK;
 }
 
-lbk_status lbk_csv_read(const lbk_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
+lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
                         float *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;

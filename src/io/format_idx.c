@@ -172,14 +172,14 @@ static lbk_status read_header(idx_stream *s, idx_header *h)
     LBK_FAIL_IF(buf[0] != 0 || buf[1] != 0 || h->value_bytes == 0 || h->ndims < 1 ||
                     h->ndims > MAX_NDIMS,
                 LBK_ERR_INPUT, "%s: bad IDX magic number 0x%08x (expected 0x000008nn..0x00000Enn)",
-                path, (unsigned)lbk_get_be32(buf));
+                path, (unsigned)lbk_fmt_get_be32(buf));
     LBK_TRY(stream_read(s, buf, 4 * (size_t)h->ndims, &got));
     LBK_FAIL_IF(got < 4 * (size_t)h->ndims, LBK_ERR_INPUT,
                 "%s: truncated IDX header (%d sizes expected)", path, h->ndims);
-    h->rows = lbk_get_be32(buf);
+    h->rows = lbk_fmt_get_be32(buf);
     h->dim = 1;
     for (int i = 1; i < h->ndims; i++) {
-        h->dim *= lbk_get_be32(buf + 4 * i);
+        h->dim *= lbk_fmt_get_be32(buf + 4 * i);
         LBK_FAIL_IF(h->dim > INT_MAX, LBK_ERR_INPUT, "%s: IDX point dimension is too large",
                     path);
     }
@@ -303,15 +303,15 @@ static double decode_value(int type, const unsigned char *p)
     case IDX_U8: return p[0];
     case IDX_I8: return (signed char)p[0];
     case IDX_I16: return (int16_t)(uint16_t)(p[0] << 8 | p[1]);
-    case IDX_I32: return (int32_t)lbk_get_be32(p);
+    case IDX_I32: return (int32_t)lbk_fmt_get_be32(p);
     case IDX_F32: {
-        uint32_t bits = lbk_get_be32(p);
+        uint32_t bits = lbk_fmt_get_be32(p);
         float f;
         memcpy(&f, &bits, sizeof f);
         return f;
     }
     default: {
-        uint64_t bits = (uint64_t)lbk_get_be32(p) << 32 | lbk_get_be32(p + 4);
+        uint64_t bits = (uint64_t)lbk_fmt_get_be32(p) << 32 | lbk_fmt_get_be32(p + 4);
         double d;
         memcpy(&d, &bits, sizeof d);
         return d;
@@ -375,7 +375,7 @@ lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, flo
     if (stream_compressed(&s) && hi == h.rows)
         LBK_TRY_GOTO(st, gz_check_end(&s));
 cleanup:
-    lbk_free_large(buf);
+    lbk_alloc_large_free(buf);
     stream_close(&s);
     return st;
 }
@@ -397,11 +397,11 @@ static void encode_values(const void *ctx, uint64_t at, uint64_t n, unsigned cha
         if (v->type == IDX_U8) {
             *p = (unsigned char)(v->points ? v->points[at + i] : (float)v->labels[at + i]);
         } else if (v->type == IDX_I32) {
-            lbk_put_be32(p, (uint32_t)v->labels[at + i]);
+            lbk_fmt_put_be32(p, (uint32_t)v->labels[at + i]);
         } else {
             uint32_t bits;
             memcpy(&bits, &v->points[at + i], sizeof bits);
-            lbk_put_be32(p, bits);
+            lbk_fmt_put_be32(p, bits);
         }
     }
 }
@@ -413,9 +413,9 @@ static lbk_status write_idx(const char *path, int type, int ndims, uint64_t rows
     unsigned char head[12];
     LBK_FAIL_IF(rows > UINT32_MAX, LBK_ERR_INPUT, "%s: IDX holds at most %u rows, not %llu", path,
                 (unsigned)UINT32_MAX, (unsigned long long)rows);
-    lbk_put_be32(head, (uint32_t)type << 8 | (uint32_t)ndims);
-    lbk_put_be32(head + 4, (uint32_t)rows);
-    lbk_put_be32(head + 8, (uint32_t)dim);
+    lbk_fmt_put_be32(head, (uint32_t)type << 8 | (uint32_t)ndims);
+    lbk_fmt_put_be32(head + 4, (uint32_t)rows);
+    lbk_fmt_put_be32(head + 8, (uint32_t)dim);
     const values v = {type, points, labels};
     return lbk_fmt_write_records(path, head, 4 + 4 * (size_t)ndims, type_bytes(type),
                                  rows * (uint64_t)dim, encode_values, &v);

@@ -17,7 +17,7 @@
 
 lbk_status lbk_fmt_open_read(const char *path, FILE **out)
 {
-    return lbk_open_for_reading(path, NULL, LBK_ERR_INPUT, out);
+    return lbk_file_read_open(path, NULL, LBK_ERR_INPUT, out);
 }
 
 lbk_status lbk_fmt_open_write(const char *path, FILE **out)
@@ -123,7 +123,7 @@ lbk_status lbk_fmt_read_records(FILE *file, const char *path, uint64_t data_offs
         r += n;
     }
 cleanup:
-    lbk_free_large(buf);
+    lbk_alloc_large_free(buf);
     return st;
 }
 
@@ -149,7 +149,7 @@ lbk_status lbk_fmt_write_records(const char *path, const void *head, size_t head
 cleanup:
     if (file)
         fclose(file);
-    lbk_free_large(buf);
+    lbk_alloc_large_free(buf);
     return st;
 }
 
@@ -163,14 +163,14 @@ void lbk_fmt_join_names(const lbk_enum_item *formats, const char *last_sep, char
 
 /* ---- lines -------------------------------------------------------------- */
 
-lbk_status lbk_lines_open(lbk_line_reader *reader, const char *path)
+lbk_status lbk_fmt_lines_open(lbk_fmt_line_reader *reader, const char *path)
 {
     memset(reader, 0, sizeof *reader);
     reader->path = path;
     return lbk_fmt_open_read(path, &reader->file);
 }
 
-void lbk_lines_close(lbk_line_reader *reader)
+void lbk_fmt_lines_close(lbk_fmt_line_reader *reader)
 {
     if (reader->file)
         fclose(reader->file);
@@ -179,7 +179,7 @@ void lbk_lines_close(lbk_line_reader *reader)
 }
 
 /* One physical line into reader->buf; *line = NULL at end of file. */
-static lbk_status read_physical(lbk_line_reader *reader, char **line)
+static lbk_status read_physical(lbk_fmt_line_reader *reader, char **line)
 {
     *line = NULL;
     errno = 0;
@@ -225,7 +225,7 @@ static bool is_blank(const char *s)
     return true;
 }
 
-lbk_status lbk_lines_next(lbk_line_reader *reader, char **line)
+lbk_status lbk_fmt_lines_next(lbk_fmt_line_reader *reader, char **line)
 {
     uint64_t first_blank = 0;
     *line = NULL;
@@ -252,7 +252,7 @@ static bool is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
 }
 
-char *lbk_trim(char *s)
+char *lbk_fmt_trim(char *s)
 {
     while (is_space(*s))
         s++;
@@ -262,7 +262,7 @@ char *lbk_trim(char *s)
     return s;
 }
 
-bool lbk_parse_number(const char *field)
+bool lbk_fmt_parse_number(const char *field)
 {
     char *end = NULL;
     if (!*field)
@@ -297,7 +297,7 @@ static void log_at(const char *path, uint64_t row, int col, const char *what, co
         lbk_error("%s:%llu%s: %s", path, (unsigned long long)row, where, what);
 }
 
-lbk_status lbk_parse_float(const char *path, uint64_t row, int col, const char *field,
+lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const char *field,
                            float *out)
 {
     char *end = NULL;
@@ -316,7 +316,7 @@ lbk_status lbk_parse_float(const char *path, uint64_t row, int col, const char *
     return LBK_OK;
 }
 
-lbk_status lbk_parse_label(const char *path, uint64_t row, int col, const char *field,
+lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const char *field,
                            int32_t *out)
 {
     char *end = NULL;
@@ -326,7 +326,7 @@ lbk_status lbk_parse_label(const char *path, uint64_t row, int col, const char *
     if (!*field)
         why = "empty label";
     else if (*end != '\0')
-        why = lbk_parse_number(field) ? "label is not an integer" : "label is not a number";
+        why = lbk_fmt_parse_number(field) ? "label is not an integer" : "label is not a number";
     else if (v < 0)
         why = "negative label";
     else if (errno == ERANGE || v > INT32_MAX)

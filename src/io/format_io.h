@@ -86,22 +86,22 @@ lbk_status lbk_fmt_write_records(const char *path, const void *head, size_t head
                                  uint64_t rec, uint64_t rows, lbk_fmt_encode_fn encode,
                                  const void *ctx);
 
-static inline uint32_t lbk_get_le32(const unsigned char *p)
+static inline uint32_t lbk_fmt_get_le32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
-static inline uint32_t lbk_get_be32(const unsigned char *p)
+static inline uint32_t lbk_fmt_get_be32(const unsigned char *p)
 {
     return (uint32_t)p[3] | (uint32_t)p[2] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[0] << 24;
 }
-static inline void lbk_put_le32(unsigned char *p, uint32_t v)
+static inline void lbk_fmt_put_le32(unsigned char *p, uint32_t v)
 {
     p[0] = (unsigned char)v;
     p[1] = (unsigned char)(v >> 8);
     p[2] = (unsigned char)(v >> 16);
     p[3] = (unsigned char)(v >> 24);
 }
-static inline void lbk_put_be32(unsigned char *p, uint32_t v)
+static inline void lbk_fmt_put_be32(unsigned char *p, uint32_t v)
 {
     p[3] = (unsigned char)v;
     p[2] = (unsigned char)(v >> 8);
@@ -122,23 +122,23 @@ typedef struct {
     char *buf;
     size_t cap;
     uint64_t line;  /* physical number of the line last returned, 1-based */
-} lbk_line_reader;
+} lbk_fmt_line_reader;
 
-lbk_status lbk_lines_open(lbk_line_reader *reader, const char *path);
-void lbk_lines_close(lbk_line_reader *reader);
+lbk_status lbk_fmt_lines_open(lbk_fmt_line_reader *reader, const char *path);
+void lbk_fmt_lines_close(lbk_fmt_line_reader *reader);
 /* The next non-blank line, without its line ending ("\n" or "\r\n"), or
  * *line = NULL at the end. Blank lines are allowed only at the end of the
  * file; one followed by data is an error at the blank line. */
-lbk_status lbk_lines_next(lbk_line_reader *reader, char **line);
+lbk_status lbk_fmt_lines_next(lbk_fmt_line_reader *reader, char **line);
 
 /* Strips leading and trailing blanks in place. */
-char *lbk_trim(char *s);
+char *lbk_fmt_trim(char *s);
 /* Whole-field parses of trimmed text. */
-bool lbk_parse_number(const char *field);
+bool lbk_fmt_parse_number(const char *field);
 /* Logs "PATH:ROW[:COL]: what" (col <= 0: no column) on failure. */
-lbk_status lbk_parse_float(const char *path, uint64_t row, int col, const char *field,
+lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const char *field,
                            float *out);
-lbk_status lbk_parse_label(const char *path, uint64_t row, int col, const char *field,
+lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const char *field,
                            int32_t *out);
 
 /* ---- formats ------------------------------------------------------------ */
@@ -153,9 +153,9 @@ lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_
 lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *points,
                             const int32_t *ints, uint64_t rows, int dim);
 
-lbk_status lbk_csv_probe(const lbk_input_spec *spec, uint64_t *rows, int *dim);
+lbk_status lbk_csv_probe(const lbk_job_input_spec *spec, uint64_t *rows, int *dim);
 /* labels non-NULL only when spec->label_column >= 0. */
-lbk_status lbk_csv_read(const lbk_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
+lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
                         float *points, int32_t *labels);
 lbk_status lbk_csv_write(const char *path, const lbk_dataset *data);
 

@@ -12,15 +12,15 @@
 /* Text labels: the header line, if any, is the first line and is not an
  * integer. TEXT files never have one, so a stray word there is reported.
  * The caller closes the reader, also on failure. */
-static lbk_status text_open(lbk_line_reader *lines, const char *path, lbk_format format,
+static lbk_status text_open(lbk_fmt_line_reader *lines, const char *path, lbk_format format,
                             char **line)
 {
     *line = NULL;
-    LBK_TRY(lbk_lines_open(lines, path));
-    LBK_TRY(lbk_lines_next(lines, line));
+    LBK_TRY(lbk_fmt_lines_open(lines, path));
+    LBK_TRY(lbk_fmt_lines_next(lines, line));
     LBK_FAIL_IF(!*line, LBK_ERR_INPUT, "%s: empty file", path);
-    if (format == LBK_FORMAT_CSV && !lbk_parse_number(lbk_trim(*line))) {
-        LBK_TRY(lbk_lines_next(lines, line));
+    if (format == LBK_FORMAT_CSV && !lbk_fmt_parse_number(lbk_fmt_trim(*line))) {
+        LBK_TRY(lbk_fmt_lines_next(lines, line));
         LBK_FAIL_IF(!*line, LBK_ERR_INPUT, "%s: no labels after the header line", path);
     }
     return LBK_OK;
@@ -29,17 +29,17 @@ static lbk_status text_open(lbk_line_reader *lines, const char *path, lbk_format
 static lbk_status text_probe(const char *path, lbk_format format, uint64_t *rows)
 {
     lbk_status st = LBK_OK;
-    lbk_line_reader lines;
+    lbk_fmt_line_reader lines;
     char *line = NULL;
     uint64_t n = 0;
     st = text_open(&lines, path, format, &line);
     while (st == LBK_OK && line) {
         n++;
-        st = lbk_lines_next(&lines, &line);
+        st = lbk_fmt_lines_next(&lines, &line);
     }
     if (st == LBK_OK)
         *rows = n;
-    lbk_lines_close(&lines);
+    lbk_fmt_lines_close(&lines);
     return st;
 }
 
@@ -47,7 +47,7 @@ static lbk_status text_read(const char *path, lbk_format format, uint64_t lo, ui
                             int32_t *labels)
 {
     lbk_status st = LBK_OK;
-    lbk_line_reader lines;
+    lbk_fmt_line_reader lines;
     char *line = NULL;
     LBK_TRY_GOTO(st, text_open(&lines, path, format, &line));
     for (uint64_t row = 0; row < hi; row++) {
@@ -58,13 +58,13 @@ static lbk_status text_read(const char *path, lbk_format format, uint64_t lo, ui
             goto cleanup;
         }
         if (row >= lo)
-            LBK_TRY_GOTO(st, lbk_parse_label(path, lines.line, 0, lbk_trim(line),
+            LBK_TRY_GOTO(st, lbk_fmt_parse_label(path, lines.line, 0, lbk_fmt_trim(line),
                                              &labels[row - lo]));
         if (row + 1 < hi)
-            LBK_TRY_GOTO(st, lbk_lines_next(&lines, &line));
+            LBK_TRY_GOTO(st, lbk_fmt_lines_next(&lines, &line));
     }
 cleanup:
-    lbk_lines_close(&lines);
+    lbk_fmt_lines_close(&lines);
     return st;
 }
 
@@ -88,7 +88,7 @@ lbk_status lbk_labels_probe(const char *path, lbk_format format, uint64_t *rows)
                     path, dim);
         return LBK_OK;
     default:
-        lbk_fmt_join_names(lbk_labels_formats, " or ", formats, sizeof formats);
+        lbk_fmt_join_names(lbk_job_labels_formats, " or ", formats, sizeof formats);
         lbk_error("%s: labels cannot be read as %s (use %s)", path, lbk_format_name(format),
                   formats);
         return LBK_ERR_INPUT;

@@ -210,7 +210,7 @@ static lbk_status read_header(FILE *f, const char *path, npy_header *h)
                 path, major, pre[7]);
     const size_t prefix = major == 1 ? 10 : 12;
     LBK_FAIL_IF(got < prefix, LBK_ERR_INPUT, "%s: truncated .npy header", path);
-    const uint32_t len = major == 1 ? (uint32_t)pre[8] | (uint32_t)pre[9] << 8 : lbk_get_le32(pre + 8);
+    const uint32_t len = major == 1 ? (uint32_t)pre[8] | (uint32_t)pre[9] << 8 : lbk_fmt_get_le32(pre + 8);
     LBK_FAIL_IF(len > MAX_HEADER, LBK_ERR_INPUT, "%s: .npy header of %u bytes is too long",
                 path, (unsigned)len);
     char text[MAX_HEADER + 1];
@@ -360,7 +360,7 @@ cleanup:
 size_t lbk_npy_header(const char *descr, uint64_t rows, uint64_t cols, bool vector,
                       unsigned char *buf)
 {
-    char dict[LBK_NPY_HEADER_MAX];
+    char dict[LBK_DATASET_NPY_HEADER_MAX];
     int n = vector ? snprintf(dict, sizeof dict,
                               "{'descr': '%s', 'fortran_order': False, 'shape': (%llu,), }",
                               descr, (unsigned long long)rows)
@@ -384,7 +384,7 @@ lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *l
 {
     lbk_status st = LBK_OK;
     FILE *file = NULL;
-    unsigned char head[LBK_NPY_HEADER_MAX];
+    unsigned char head[LBK_DATASET_NPY_HEADER_MAX];
     const size_t len = lbk_npy_header(points ? "<f4" : "<i4", rows, (uint64_t)dim, !points, head);
     LBK_TRY(lbk_fmt_open_write(path, &file));
     LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, len));

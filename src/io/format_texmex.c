@@ -29,7 +29,7 @@ static lbk_status probe_open(FILE *file, const char *path, lbk_format format, ui
     LBK_TRY(lbk_fmt_read(file, path, head, sizeof head, &got));
     LBK_FAIL_IF(got < sizeof head, LBK_ERR_INPUT, "%s:1: truncated record (file is %llu bytes)",
                 path, (unsigned long long)size);
-    const int32_t d = (int32_t)lbk_get_le32(head);
+    const int32_t d = (int32_t)lbk_fmt_get_le32(head);
     LBK_FAIL_IF(d <= 0, LBK_ERR_INPUT, "%s:1: invalid dimension %d (must be at least 1)", path,
                 (int)d);
     const uint64_t rec = record_bytes(format, d);
@@ -56,7 +56,7 @@ lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows,
 static lbk_status decode_record(const char *path, lbk_format format, int dim, uint64_t row,
                                 const unsigned char *rec, float *points, int32_t *ints)
 {
-    const int32_t d = (int32_t)lbk_get_le32(rec);
+    const int32_t d = (int32_t)lbk_fmt_get_le32(rec);
     LBK_FAIL_IF(d != dim, LBK_ERR_INPUT,
                 "%s:%llu: record has dimension %d, but the first record has %d", path,
                 (unsigned long long)row, (int)d, dim);
@@ -65,13 +65,13 @@ static lbk_status decode_record(const char *path, lbk_format format, int dim, ui
         if (format == LBK_FORMAT_BVECS) {
             points[j] = (float)v[j];
         } else if (format == LBK_FORMAT_IVECS) {
-            int32_t x = (int32_t)lbk_get_le32(v + 4 * (size_t)j);
+            int32_t x = (int32_t)lbk_fmt_get_le32(v + 4 * (size_t)j);
             if (ints)
                 ints[j] = x;
             else
                 points[j] = (float)x;
         } else {
-            uint32_t bits = lbk_get_le32(v + 4 * (size_t)j);
+            uint32_t bits = lbk_fmt_get_le32(v + 4 * (size_t)j);
             float x;
             memcpy(&x, &bits, sizeof x);
             LBK_FAIL_IF(!isfinite(x), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)",
@@ -155,18 +155,18 @@ typedef struct {
 static void encode_record(lbk_format format, int dim, const float *points, const int32_t *ints,
                           unsigned char *rec)
 {
-    lbk_put_le32(rec, (uint32_t)dim);
+    lbk_fmt_put_le32(rec, (uint32_t)dim);
     unsigned char *v = rec + 4;
     for (int j = 0; j < dim; j++) {
         if (format == LBK_FORMAT_BVECS) {
             v[j] = (unsigned char)points[j];
         } else if (format == LBK_FORMAT_IVECS) {
             int32_t x = ints ? ints[j] : (int32_t)points[j];
-            lbk_put_le32(v + 4 * (size_t)j, (uint32_t)x);
+            lbk_fmt_put_le32(v + 4 * (size_t)j, (uint32_t)x);
         } else {
             uint32_t bits;
             memcpy(&bits, &points[j], sizeof bits);
-            lbk_put_le32(v + 4 * (size_t)j, bits);
+            lbk_fmt_put_le32(v + 4 * (size_t)j, bits);
         }
     }
 }

@@ -44,7 +44,7 @@ static double centre(uint64_t seed, int cls, int j)
     return CENTRE_SCALE * unit(splitmix64(key ^ splitmix64((uint64_t)j)));
 }
 
-static void make_row(const lbk_synthetic_spec *spec, uint64_t stream, uint64_t row, float *point,
+static void make_row(const lbk_job_synthetic_spec *spec, uint64_t stream, uint64_t row, float *point,
                      int32_t *label)
 {
     const uint64_t key = splitmix64(splitmix64(spec->seed ^ stream) ^ (row * GOLDEN));
@@ -62,7 +62,7 @@ static void make_row(const lbk_synthetic_spec *spec, uint64_t stream, uint64_t r
     }
 }
 
-lbk_status lbk_synthetic_rows(const lbk_synthetic_spec *spec, bool is_query, uint64_t lo,
+lbk_status lbk_synthetic_rows(const lbk_job_synthetic_spec *spec, bool is_query, uint64_t lo,
                               uint64_t hi, lbk_dataset *out)
 {
     lbk_status st = LBK_OK;

@@ -14,22 +14,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LBK_MAX_DEVICE_LIST 64
+#define LBK_JOB_MAX_DEVICE_LIST 64
 
 /* The result files a job may ask for, by their key in the job's `output`
  * section (also the member of lbk_job.output holding the path; empty = not
  * wanted). Every list of outputs (schema, checks, writers, report) comes
  * from this one. */
-#define LBK_OUTPUT_LIST(X)                                                     \
+#define LBK_JOB_OUTPUT_LIST(X)                                                     \
     X(predictions) X(probabilities) X(neighbors) X(distances) X(report)
-#define LBK_OUTPUT_COUNT_(name) +1
-enum { LBK_OUTPUT_COUNT = 0 LBK_OUTPUT_LIST(LBK_OUTPUT_COUNT_) };
-#undef LBK_OUTPUT_COUNT_
+#define LBK_JOB_OUTPUT_COUNT_(name) +1
+enum { LBK_JOB_OUTPUT_COUNT = 0 LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_COUNT_) };
+#undef LBK_JOB_OUTPUT_COUNT_
 
 /* The formats a points file and a label file may be given as (subsets of
  * lbk_format_items, AUTO first, in the order messages list them). */
-extern const lbk_enum_item lbk_points_formats[];
-extern const lbk_enum_item lbk_labels_formats[];
+extern const lbk_enum_item lbk_job_points_formats[];
+extern const lbk_enum_item lbk_job_labels_formats[];
 
 /* One data source: points, and labels either in a separate file or as a CSV
  * column of the points file. An empty path means "not given". */
@@ -41,7 +41,7 @@ typedef struct {
     int label_column;   /* CSV: 0-based column holding the label; -1 = none */
     char delimiter;     /* CSV: ',' by default */
     int header;         /* CSV: -1 auto-detect, 0 no header, 1 header */
-} lbk_input_spec;
+} lbk_job_input_spec;
 
 /* The built-in data set used when reference.path is not given: seeded
  * Gaussian blobs, generated row by row so any shard can make its own rows. */
@@ -52,14 +52,14 @@ typedef struct {
     int classes;
     uint64_t seed;
     double spread;      /* per-coordinate standard deviation of a blob (centres in [0, 6.25)^dim) */
-} lbk_synthetic_spec;
+} lbk_job_synthetic_spec;
 
 typedef struct {
     char source[LBK_PATH_MAX];      /* job file path, or "<built-in default>" */
 
-    lbk_input_spec reference;
-    lbk_input_spec query;
-    lbk_synthetic_spec synthetic;
+    lbk_job_input_spec reference;
+    lbk_job_input_spec query;
+    lbk_job_synthetic_spec synthetic;
 
     struct {
         int k;
@@ -74,7 +74,7 @@ typedef struct {
         uint64_t batch;             /* queries per batch; 0 = from memory budget */
         int groups;                 /* brute: bubble groups G per query; 0 = default */
         uint64_t memory_mb;         /* device memory budget; 0 = from the device */
-        int list[LBK_MAX_DEVICE_LIST]; /* explicit device indices, per local rank */
+        int list[LBK_JOB_MAX_DEVICE_LIST]; /* explicit device indices, per local rank */
         int list_len;
     } device;
 
@@ -103,9 +103,9 @@ typedef struct {
     } mpi;
 
     struct {
-#define LBK_OUTPUT_FIELD_(name) char name[LBK_PATH_MAX];
-        LBK_OUTPUT_LIST(LBK_OUTPUT_FIELD_)
-#undef LBK_OUTPUT_FIELD_
+#define LBK_JOB_OUTPUT_FIELD_(name) char name[LBK_PATH_MAX];
+        LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_FIELD_)
+#undef LBK_JOB_OUTPUT_FIELD_
     } output;
 } lbk_job;
 
@@ -137,7 +137,7 @@ lbk_status lbk_job_validate(const lbk_job *job);
 
 /* A YAML double-quoted scalar that any YAML reader accepts, whatever the
  * bytes of s (shared by the job printer and the run report). */
-void lbk_yaml_print_string(FILE *f, const char *s);
+void lbk_job_print_string(FILE *f, const char *s);
 
 /* Write the job back as YAML, every key, each line prefixed by `indent`
  * spaces (used in the report and by `check`). Loading the output gives the

@@ -12,7 +12,7 @@
 static const yaml_mark_t nowhere = {0, 0, 0};
 
 static lbk_status range_error(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
-                              const lbk_key_desc *d)
+                              const lbk_job_key_desc *d)
 {
     if (d->max == INT64_MAX || (d->max == INT_MAX && d->kind != LBK_KEY_U64)) {
         if (d->min == 0)
@@ -24,7 +24,7 @@ static lbk_status range_error(const lbk_job_ctx *c, yaml_mark_t mark, const char
 }
 
 lbk_status lbk_job_check_int(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
-                             const lbk_key_desc *d, int64_t v, bool overflow)
+                             const lbk_job_key_desc *d, int64_t v, bool overflow)
 {
     if (overflow || v < d->min || v > d->max)
         return range_error(c, mark, key, d);
@@ -42,13 +42,13 @@ lbk_status lbk_job_check_positive(const lbk_job_ctx *c, yaml_mark_t mark, const 
 lbk_status lbk_job_check_list_len(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
                                   int len)
 {
-    if (len < 0 || len > LBK_MAX_DEVICE_LIST)
-        return lbk_job_fail(c, mark, "%s has more than %d entries", key, LBK_MAX_DEVICE_LIST);
+    if (len < 0 || len > LBK_JOB_MAX_DEVICE_LIST)
+        return lbk_job_fail(c, mark, "%s has more than %d entries", key, LBK_JOB_MAX_DEVICE_LIST);
     return LBK_OK;
 }
 
 lbk_status lbk_job_check_device(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
-                                const lbk_key_desc *d, int64_t v, bool overflow)
+                                const lbk_job_key_desc *d, int64_t v, bool overflow)
 {
     if (overflow || v < d->min || v > d->max)
         return lbk_job_fail(c, mark, "%s entries must be device indices >= 0", key);
@@ -58,7 +58,7 @@ lbk_status lbk_job_check_device(const lbk_job_ctx *c, yaml_mark_t mark, const ch
 bool lbk_job_delimiter_ok(char ch) { return ch != '\0' && !strchr("\"\r\n.+-0123456789eE", ch); }
 
 static lbk_status check_device_list(const lbk_job_ctx *c, const lbk_job *job,
-                                    const lbk_key_desc *d, const char *key)
+                                    const lbk_job_key_desc *d, const char *key)
 {
     LBK_TRY(lbk_job_check_list_len(c, nowhere, key, job->device.list_len));
     for (int j = 0; j < job->device.list_len; j++)
@@ -67,10 +67,10 @@ static lbk_status check_device_list(const lbk_job_ctx *c, const lbk_job *job,
 }
 
 /* One key's value on the struct: what parsing it would have allowed. */
-static lbk_status check_field(const lbk_job_ctx *c, const lbk_job *job, const lbk_key_desc *d,
+static lbk_status check_field(const lbk_job_ctx *c, const lbk_job *job, const lbk_job_key_desc *d,
                               const char *key)
 {
-    const void *p = lbk_key_cfield(job, d);
+    const void *p = lbk_job_key_cfield(job, d);
     int v = 0;
     switch (d->kind) {
     case LBK_KEY_INT: return lbk_job_check_int(c, nowhere, key, d, *(const int *)p, false);
@@ -108,13 +108,13 @@ static lbk_status check_fields(const lbk_job_ctx *c, const lbk_job *job)
 {
     for (int i = 0; i < lbk_job_key_count; i++) {
         char key[64];
-        lbk_key_name(&lbk_job_keys[i], key, sizeof key);
+        lbk_job_key_name(&lbk_job_keys[i], key, sizeof key);
         LBK_TRY(check_field(c, job, &lbk_job_keys[i], key));
     }
     return LBK_OK;
 }
 
-static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job, const lbk_input_spec *in,
+static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job, const lbk_job_input_spec *in,
                               int section)
 {
     const char *name = lbk_job_sections[section].name;
@@ -142,9 +142,9 @@ static lbk_status check_outputs_differ(const lbk_job_ctx *c, const lbk_job *job)
     const struct {
         const char *name;
         const char *path;
-    } out[] = {LBK_OUTPUT_LIST(OUTPUT_ENTRY_)};
+    } out[] = {LBK_JOB_OUTPUT_LIST(OUTPUT_ENTRY_)};
 #undef OUTPUT_ENTRY_
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         for (int j = 0; j < i; j++)
             if (out[i].path[0] && strcmp(out[i].path, out[j].path) == 0)
                 return lbk_job_fail(c, lbk_job_mark_of(c, job, out[i].path),

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-static void input_defaults(lbk_input_spec *in)
+static void input_defaults(lbk_job_input_spec *in)
 {
     in->format = LBK_FORMAT_AUTO;
     in->labels_format = LBK_FORMAT_AUTO;

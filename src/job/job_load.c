@@ -13,24 +13,24 @@ static lbk_status apply_section(lbk_job_ctx *c, int section, const yaml_node_t *
                                 lbk_job *job)
 {
     const char *name = lbk_job_sections[section].name;
-    if (lbk_yaml_is_null(map))
+    if (lbk_job_yaml_is_null(map))
         return LBK_OK;
     if (map->type != YAML_MAPPING_NODE)
         return lbk_job_fail(c, map->start_mark, "section '%s' must be a mapping, not %s", name,
-                            lbk_yaml_kind(map));
+                            lbk_job_yaml_kind(map));
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
          p++) {
         const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
         const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
             return lbk_job_fail(c, k->start_mark, "keys in section '%s' must be names, not %s",
-                                name, lbk_yaml_kind(k));
-        const int idx = lbk_job_find_key(section, lbk_yaml_text(k));
+                                name, lbk_job_yaml_kind(k));
+        const int idx = lbk_job_find_key(section, lbk_job_yaml_text(k));
         if (idx < 0) {
             char allowed[256];
             lbk_job_join_keys(section, allowed, sizeof allowed);
             return lbk_job_fail(c, k->start_mark, "unknown key '%.64s' in section '%s' (keys: %s)",
-                                lbk_yaml_text(k), name, allowed);
+                                lbk_job_yaml_text(k), name, allowed);
         }
         if (c->key_seen[idx])
             return lbk_job_fail(c, k->start_mark, "duplicate key '%s.%s'", name,
@@ -47,26 +47,26 @@ static lbk_status apply_root(lbk_job_ctx *c, const yaml_node_t *root, lbk_job *j
     char sections[128];
     lbk_enum_join_names(lbk_job_sections, sections, sizeof sections);
     c->root_mark = root->start_mark;
-    if (lbk_yaml_is_null(root))
+    if (lbk_job_yaml_is_null(root))
         return LBK_OK;
     if (root->type != YAML_MAPPING_NODE)
         return lbk_job_fail(c, root->start_mark, "a job must be a mapping of sections (%s), not %s",
-                            sections, lbk_yaml_kind(root));
+                            sections, lbk_job_yaml_kind(root));
     for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
          p < root->data.mapping.pairs.top; p++) {
         const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
         const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)
             return lbk_job_fail(c, k->start_mark, "section names must be names, not %s",
-                                lbk_yaml_kind(k));
-        const lbk_enum_item *sec = lbk_enum_find_name(lbk_job_sections, lbk_yaml_text(k));
+                                lbk_job_yaml_kind(k));
+        const lbk_enum_item *sec = lbk_enum_find_name(lbk_job_sections, lbk_job_yaml_text(k));
         if (!sec)
             return lbk_job_fail(c, k->start_mark, "unknown key '%.64s' (sections: %s)",
-                                lbk_yaml_text(k), sections);
+                                lbk_job_yaml_text(k), sections);
         if (c->section_seen[sec->value])
             return lbk_job_fail(c, k->start_mark, "duplicate key '%s'", sec->name);
         c->section_seen[sec->value] = true;
-        c->section_mark[sec->value] = lbk_yaml_is_null(v) ? k->start_mark : v->start_mark;
+        c->section_mark[sec->value] = lbk_job_yaml_is_null(v) ? k->start_mark : v->start_mark;
         LBK_TRY(apply_section(c, sec->value, v, job));
     }
     return LBK_OK;
@@ -143,7 +143,7 @@ lbk_status lbk_job_load(const char *path, lbk_job *job)
     c->has_marks = true;
     lbk_job_dir(path, c->base_dir, sizeof c->base_dir);
 
-    LBK_TRY_GOTO(st, lbk_open_for_reading(path, "job file", LBK_ERR_CONFIG, &f));
+    LBK_TRY_GOTO(st, lbk_file_read_open(path, "job file", LBK_ERR_CONFIG, &f));
     st = parse_file(c, f, job);
 cleanup:
     if (f)

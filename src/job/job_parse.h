@@ -69,20 +69,20 @@ bool lbk_job_resolve_path(const char *base_dir, const char *text, char *out, siz
 
 /* Parses n as the value of key d and stores it; the job changes only when
  * the value is valid. */
-lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                                lbk_job *job);
 
 /* ---- job_check.c: the rules ---------------------------------------------- */
 
 /* Per-key ranges, shared by parsing (at the value's mark) and validation. */
 lbk_status lbk_job_check_int(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
-                             const lbk_key_desc *d, int64_t v, bool overflow);
+                             const lbk_job_key_desc *d, int64_t v, bool overflow);
 lbk_status lbk_job_check_positive(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
                                   double v);
 lbk_status lbk_job_check_list_len(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
                                   int len);
 lbk_status lbk_job_check_device(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
-                                const lbk_key_desc *d, int64_t v, bool overflow);
+                                const lbk_job_key_desc *d, int64_t v, bool overflow);
 /* A delimiter that can occur inside a number or a line would make CSV
  * parsing ambiguous. */
 bool lbk_job_delimiter_ok(char ch);
@@ -91,12 +91,12 @@ lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job);
 
 /* ---- libyaml nodes ------------------------------------------------------- */
 
-static inline const char *lbk_yaml_text(const yaml_node_t *n)
+static inline const char *lbk_job_yaml_text(const yaml_node_t *n)
 {
     return (const char *)n->data.scalar.value;
 }
 
-static inline const char *lbk_yaml_kind(const yaml_node_t *n)
+static inline const char *lbk_job_yaml_kind(const yaml_node_t *n)
 {
     switch (n->type) {
     case YAML_MAPPING_NODE: return "a mapping";
@@ -106,11 +106,11 @@ static inline const char *lbk_yaml_kind(const yaml_node_t *n)
 }
 
 /* YAML's null: an empty or ~/null plain scalar (a quoted "" is a string). */
-static inline bool lbk_yaml_is_null(const yaml_node_t *n)
+static inline bool lbk_job_yaml_is_null(const yaml_node_t *n)
 {
     if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
         return false;
-    const char *s = lbk_yaml_text(n);
+    const char *s = lbk_job_yaml_text(n);
     return s[0] == '\0' || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
            strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
 }

@@ -53,7 +53,7 @@ static bool yaml_printable(uint32_t cp)
  * points are exact). Bytes that are not UTF-8 at all cannot be spelt in
  * YAML: they become \xNN, i.e. U+00NN, and load back as a different path;
  * job files cannot hold such paths either, only --set can. */
-void lbk_yaml_print_string(FILE *f, const char *s)
+void lbk_job_print_string(FILE *f, const char *s)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
@@ -89,9 +89,9 @@ void lbk_yaml_print_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static void print_value(FILE *f, const lbk_job *job, const lbk_key_desc *d)
+static void print_value(FILE *f, const lbk_job *job, const lbk_job_key_desc *d)
 {
-    const void *p = lbk_key_cfield(job, d);
+    const void *p = lbk_job_key_cfield(job, d);
     switch (d->kind) {
     case LBK_KEY_INT: fprintf(f, "%d", *(const int *)p); break;
     case LBK_KEY_U64: fprintf(f, "%" PRIu64, *(const uint64_t *)p); break;
@@ -111,14 +111,14 @@ static void print_value(FILE *f, const lbk_job *job, const lbk_key_desc *d)
     }
     case LBK_KEY_CHAR: {
         char s[2] = {*(const char *)p, '\0'};
-        lbk_yaml_print_string(f, s);
+        lbk_job_print_string(f, s);
         break;
     }
     case LBK_KEY_IN_PATH:
-    case LBK_KEY_OUT_PATH: lbk_yaml_print_string(f, (const char *)p); break;
+    case LBK_KEY_OUT_PATH: lbk_job_print_string(f, (const char *)p); break;
     case LBK_KEY_DEV_LIST:
         fputc('[', f);
-        for (int j = 0; j < job->device.list_len && j < LBK_MAX_DEVICE_LIST; j++)
+        for (int j = 0; j < job->device.list_len && j < LBK_JOB_MAX_DEVICE_LIST; j++)
             fprintf(f, "%s%d", j ? ", " : "", job->device.list[j]);
         fputc(']', f);
         break;
@@ -132,7 +132,7 @@ void lbk_job_print(const lbk_job *job, void *file, int indent)
         indent = 0;
     int section = -1;
     for (int i = 0; i < lbk_job_key_count; i++) {
-        const lbk_key_desc *d = &lbk_job_keys[i];
+        const lbk_job_key_desc *d = &lbk_job_keys[i];
         if (d->section != section) {
             section = d->section;
             fprintf(f, "%*s%s:\n", indent, "", lbk_job_sections[section].name);

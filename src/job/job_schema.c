@@ -27,12 +27,12 @@ const lbk_enum_item lbk_job_sections[] = {LBK_JOB_SECTION_LIST(SECTION_ITEM_){NU
     static const char format_name_##constant[] __attribute__((unused)) = name;
 LBK_FORMAT_LIST(FORMAT_NAME_)
 #define FORMAT_(constant) {format_name_##constant, constant}
-const lbk_enum_item lbk_points_formats[] = {
+const lbk_enum_item lbk_job_points_formats[] = {
     FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_FVECS), FORMAT_(LBK_FORMAT_IVECS),
     FORMAT_(LBK_FORMAT_BVECS), FORMAT_(LBK_FORMAT_CSV), FORMAT_(LBK_FORMAT_IDX),
     FORMAT_(LBK_FORMAT_NPY), FORMAT_(LBK_FORMAT_FBIN), FORMAT_(LBK_FORMAT_U8BIN),
     FORMAT_(LBK_FORMAT_I8BIN), FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
-const lbk_enum_item lbk_labels_formats[] = {
+const lbk_enum_item lbk_job_labels_formats[] = {
     FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_IVECS), FORMAT_(LBK_FORMAT_IDX),
     FORMAT_(LBK_FORMAT_TEXT), FORMAT_(LBK_FORMAT_CSV), FORMAT_(LBK_FORMAT_NPY),
     FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
@@ -43,15 +43,15 @@ const lbk_enum_item lbk_labels_formats[] = {
     {LBK_SEC_##SEC, #member, LBK_KEY_##kind, offsetof(lbk_job, sec.member), min, max, items},
 #define INPUT_KEYS(SEC, sec)                                                   \
     KEY(SEC, sec, path, IN_PATH, 0, 0, NULL)                                   \
-    KEY(SEC, sec, format, ENUM, 0, 0, lbk_points_formats)                      \
+    KEY(SEC, sec, format, ENUM, 0, 0, lbk_job_points_formats)                      \
     KEY(SEC, sec, labels, IN_PATH, 0, 0, NULL)                                 \
-    KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_labels_formats)               \
+    KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_job_labels_formats)               \
     KEY(SEC, sec, label_column, INT, -1, INT_MAX, NULL)                        \
     KEY(SEC, sec, delimiter, CHAR, 0, 0, NULL)                                 \
     KEY(SEC, sec, header, HEADER, 0, 0, NULL)
 #define OUTPUT_KEY_(member) KEY(OUTPUT, output, member, OUT_PATH, 0, 0, NULL)
 
-const lbk_key_desc lbk_job_keys[] = {
+const lbk_job_key_desc lbk_job_keys[] = {
     INPUT_KEYS(REFERENCE, reference)
     INPUT_KEYS(QUERY, query)
     KEY(SYNTHETIC, synthetic, points, U64, 1, INT64_MAX, NULL)
@@ -82,7 +82,7 @@ const lbk_key_desc lbk_job_keys[] = {
     KEY(TUNING, tuning, segment_log2, INT, 0, 24, NULL)
     KEY(MPI, mpi, merge, ENUM, 0, 0, lbk_merge_mode_items)
     KEY(MPI, mpi, partition, ENUM, 0, 0, lbk_partition_items)
-    LBK_OUTPUT_LIST(OUTPUT_KEY_)
+    LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)
 };
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
 _Static_assert(N_KEYS <= LBK_JOB_MAX_KEYS, "raise LBK_JOB_MAX_KEYS");
@@ -99,24 +99,24 @@ int lbk_job_find_key(int section, const char *name)
 int lbk_job_key_at(const lbk_job *job, const void *field)
 {
     for (int i = 0; i < lbk_job_key_count; i++)
-        if (lbk_key_cfield(job, &lbk_job_keys[i]) == field)
+        if (lbk_job_key_cfield(job, &lbk_job_keys[i]) == field)
             return i;
     return -1;
 }
 
-void *lbk_key_field(lbk_job *job, const lbk_key_desc *d) { return (char *)job + d->offset; }
+void *lbk_job_key_field(lbk_job *job, const lbk_job_key_desc *d) { return (char *)job + d->offset; }
 
-const void *lbk_key_cfield(const lbk_job *job, const lbk_key_desc *d)
+const void *lbk_job_key_cfield(const lbk_job *job, const lbk_job_key_desc *d)
 {
     return (const char *)job + d->offset;
 }
 
-bool lbk_key_is_path(const lbk_key_desc *d)
+bool lbk_job_key_is_path(const lbk_job_key_desc *d)
 {
     return d->kind == LBK_KEY_IN_PATH || d->kind == LBK_KEY_OUT_PATH;
 }
 
-void lbk_key_name(const lbk_key_desc *d, char *buf, size_t size)
+void lbk_job_key_name(const lbk_job_key_desc *d, char *buf, size_t size)
 {
     snprintf(buf, size, "%s.%s", lbk_job_sections[d->section].name, d->name);
 }

@@ -25,9 +25,9 @@
     X(MPI, mpi)                                                                \
     X(OUTPUT, output)
 
-#define LBK_SEC_CONSTANT_(constant, member) LBK_SEC_##constant,
-enum { LBK_JOB_SECTION_LIST(LBK_SEC_CONSTANT_) LBK_SEC_COUNT };
-#undef LBK_SEC_CONSTANT_
+#define LBK_JOB_SEC_CONSTANT_(constant, member) LBK_SEC_##constant,
+enum { LBK_JOB_SECTION_LIST(LBK_JOB_SEC_CONSTANT_) LBK_SEC_COUNT };
+#undef LBK_JOB_SEC_CONSTANT_
 
 /* The section names as an item table (value = section), NULL-terminated. */
 extern const lbk_enum_item lbk_job_sections[];
@@ -43,21 +43,21 @@ typedef enum {
     LBK_KEY_IN_PATH,  /* data file: relative paths resolve against the job file */
     LBK_KEY_OUT_PATH, /* output file: relative paths stay relative to the cwd */
     LBK_KEY_DEV_LIST  /* device.list + device.list_len */
-} lbk_key_kind;
+} lbk_job_key_kind;
 
 typedef struct {
     int section;
     const char *name;
-    lbk_key_kind kind;
+    lbk_job_key_kind kind;
     size_t offset;
     int64_t min, max;
     const lbk_enum_item *items; /* LBK_KEY_ENUM: terminated by a NULL name */
-} lbk_key_desc;
+} lbk_job_key_desc;
 
 /* The keys in print order (grouped by section); a parse records one mark
  * per key, so the table has a fixed upper bound. */
 enum { LBK_JOB_MAX_KEYS = 64 };
-extern const lbk_key_desc lbk_job_keys[];
+extern const lbk_job_key_desc lbk_job_keys[];
 extern const int lbk_job_key_count;
 
 /* The key's index, or -1: by section and name, or by the address of the
@@ -65,12 +65,12 @@ extern const int lbk_job_key_count;
 int lbk_job_find_key(int section, const char *name);
 int lbk_job_key_at(const lbk_job *job, const void *field);
 
-void *lbk_key_field(lbk_job *job, const lbk_key_desc *d);
-const void *lbk_key_cfield(const lbk_job *job, const lbk_key_desc *d);
-bool lbk_key_is_path(const lbk_key_desc *d);
+void *lbk_job_key_field(lbk_job *job, const lbk_job_key_desc *d);
+const void *lbk_job_key_cfield(const lbk_job *job, const lbk_job_key_desc *d);
+bool lbk_job_key_is_path(const lbk_job_key_desc *d);
 
 /* "section.key", as messages name a key. */
-void lbk_key_name(const lbk_key_desc *d, char *buf, size_t size);
+void lbk_job_key_name(const lbk_job_key_desc *d, char *buf, size_t size);
 /* "a, b, c": the keys of one section, for messages that should tell the fix. */
 void lbk_job_join_keys(int section, char *buf, size_t size);
 

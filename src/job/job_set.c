@@ -12,7 +12,7 @@ static const yaml_mark_t nowhere = {0, 0, 0};
 
 /* The key named left of the '=' and the value right of it. */
 static lbk_status split_assignment(const lbk_job_ctx *c, const char *assignment,
-                                   const lbk_key_desc **key, const char **value)
+                                   const lbk_job_key_desc **key, const char **value)
 {
     const char *eq = strchr(assignment, '=');
     if (!eq)
@@ -51,7 +51,7 @@ static yaml_node_t literal_scalar(const char *text, yaml_scalar_style_t style)
     return node;
 }
 
-static lbk_status set_from_yaml(lbk_job_ctx *c, const lbk_key_desc *d, const char *value,
+static lbk_status set_from_yaml(lbk_job_ctx *c, const lbk_job_key_desc *d, const char *value,
                                 lbk_job *job)
 {
     lbk_status st = LBK_OK;
@@ -82,7 +82,7 @@ cleanup:
 lbk_status lbk_job_set(lbk_job *job, const char *assignment)
 {
     lbk_status st = LBK_OK;
-    const lbk_key_desc *d = NULL;
+    const lbk_job_key_desc *d = NULL;
     const char *value = NULL;
     lbk_job_ctx *c = calloc(1, sizeof *c);
     LBK_FAIL_IF(!c, LBK_ERR_NOMEM, "--set %s: out of memory", assignment);
@@ -90,7 +90,7 @@ lbk_status lbk_job_set(lbk_job *job, const char *assignment)
     c->is_set = true;
 
     LBK_TRY_GOTO(st, split_assignment(c, assignment, &d, &value));
-    if (lbk_key_is_path(d)) {
+    if (lbk_job_key_is_path(d)) {
         const yaml_node_t node = literal_scalar(value, YAML_DOUBLE_QUOTED_SCALAR_STYLE);
         st = lbk_job_apply_value(c, d, &node, job);
     } else {

@@ -10,10 +10,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-typedef lbk_status (*scalar_setter)(const lbk_job_ctx *c, const lbk_key_desc *d,
+typedef lbk_status (*scalar_setter)(const lbk_job_ctx *c, const lbk_job_key_desc *d,
                                     const yaml_node_t *n, const char *key, lbk_job *job);
 
-static const char *expected_text(const lbk_key_desc *d)
+static const char *expected_text(const lbk_job_key_desc *d)
 {
     switch (d->kind) {
     case LBK_KEY_INT:
@@ -69,23 +69,23 @@ static bool parse_bool(const char *s, bool *out)
 /* A point or label file must never be NUL-truncated silently. */
 static lbk_status check_no_nul(const lbk_job_ctx *c, const yaml_node_t *n, const char *key)
 {
-    if (strlen(lbk_yaml_text(n)) != n->data.scalar.length)
+    if (strlen(lbk_job_yaml_text(n)) != n->data.scalar.length)
         return lbk_job_fail(c, n->start_mark, "%s contains a NUL character", key);
     return LBK_OK;
 }
 
-static lbk_status set_path(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_path(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                            const char *key, lbk_job *job)
 {
-    char *dst = lbk_key_field(job, d);
+    char *dst = lbk_job_key_field(job, d);
     if (n->type != YAML_SCALAR_NODE)
-        return lbk_job_fail(c, n->start_mark, "%s must be a path, not %s", key, lbk_yaml_kind(n));
-    if (lbk_yaml_is_null(n)) {
+        return lbk_job_fail(c, n->start_mark, "%s must be a path, not %s", key, lbk_job_yaml_kind(n));
+    if (lbk_job_yaml_is_null(n)) {
         dst[0] = '\0';
         return LBK_OK;
     }
     LBK_TRY(check_no_nul(c, n, key));
-    const char *text = lbk_yaml_text(n);
+    const char *text = lbk_job_yaml_text(n);
     char resolved[LBK_PATH_MAX];
     const char *base = d->kind == LBK_KEY_IN_PATH ? c->base_dir : "";
     if (!lbk_job_resolve_path(base, text, resolved, sizeof resolved))
@@ -95,31 +95,31 @@ static lbk_status set_path(const lbk_job_ctx *c, const lbk_key_desc *d, const ya
     return LBK_OK;
 }
 
-static lbk_status set_dev_list(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_dev_list(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                                const char *key, lbk_job *job)
 {
-    if (lbk_yaml_is_null(n)) {
+    if (lbk_job_yaml_is_null(n)) {
         job->device.list_len = 0;
         return LBK_OK;
     }
     if (n->type != YAML_SEQUENCE_NODE)
         return lbk_job_fail(c, n->start_mark,
                             "%s must be a sequence of device indices, e.g. [0, 1], not %s", key,
-                            lbk_yaml_kind(n));
+                            lbk_job_yaml_kind(n));
     int len = 0;
-    int list[LBK_MAX_DEVICE_LIST];
+    int list[LBK_JOB_MAX_DEVICE_LIST];
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
         const yaml_node_t *item = yaml_document_get_node(c->doc, *it);
         LBK_TRY(lbk_job_check_list_len(c, item->start_mark, key, len + 1));
         if (item->type != YAML_SCALAR_NODE)
             return lbk_job_fail(c, item->start_mark, "%s entries must be integers, not %s", key,
-                                lbk_yaml_kind(item));
+                                lbk_job_yaml_kind(item));
         int64_t v = 0;
         bool overflow;
-        if (!parse_int64(lbk_yaml_text(item), &v, &overflow) && !overflow)
+        if (!parse_int64(lbk_job_yaml_text(item), &v, &overflow) && !overflow)
             return lbk_job_fail(c, item->start_mark, "%s entries must be integers, not '%.64s'",
-                                key, lbk_yaml_text(item));
+                                key, lbk_job_yaml_text(item));
         LBK_TRY(lbk_job_check_device(c, item->start_mark, key, d, v, overflow));
         list[len++] = (int)v;
     }
@@ -128,51 +128,51 @@ static lbk_status set_dev_list(const lbk_job_ctx *c, const lbk_key_desc *d, cons
     return LBK_OK;
 }
 
-static lbk_status set_integer(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_integer(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                               const char *key, lbk_job *job)
 {
-    const char *s = lbk_yaml_text(n);
+    const char *s = lbk_job_yaml_text(n);
     int64_t v = 0;
     bool overflow;
     if (!parse_int64(s, &v, &overflow) && !overflow)
         return lbk_job_fail(c, n->start_mark, "%s must be an integer, not '%.64s'", key, s);
     LBK_TRY(lbk_job_check_int(c, n->start_mark, key, d, v, overflow));
     if (d->kind == LBK_KEY_INT)
-        *(int *)lbk_key_field(job, d) = (int)v;
+        *(int *)lbk_job_key_field(job, d) = (int)v;
     else
-        *(uint64_t *)lbk_key_field(job, d) = (uint64_t)v;
+        *(uint64_t *)lbk_job_key_field(job, d) = (uint64_t)v;
     return LBK_OK;
 }
 
-static lbk_status set_double(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_double(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                              const char *key, lbk_job *job)
 {
-    const char *s = lbk_yaml_text(n);
+    const char *s = lbk_job_yaml_text(n);
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end != '\0' || isspace((unsigned char)s[0]))
         return lbk_job_fail(c, n->start_mark, "%s must be a number, not '%.64s'", key, s);
     LBK_TRY(lbk_job_check_positive(c, n->start_mark, key, v));
-    *(double *)lbk_key_field(job, d) = v;
+    *(double *)lbk_job_key_field(job, d) = v;
     return LBK_OK;
 }
 
-static lbk_status set_bool(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_bool(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                            const char *key, lbk_job *job)
 {
     bool v;
-    if (!parse_bool(lbk_yaml_text(n), &v))
+    if (!parse_bool(lbk_job_yaml_text(n), &v))
         return lbk_job_fail(c, n->start_mark, "%s must be true or false (or yes/no), not '%.64s'",
-                            key, lbk_yaml_text(n));
-    *(bool *)lbk_key_field(job, d) = v;
+                            key, lbk_job_yaml_text(n));
+    *(bool *)lbk_job_key_field(job, d) = v;
     return LBK_OK;
 }
 
-static lbk_status set_header(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_header(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                              const char *key, lbk_job *job)
 {
-    const char *s = lbk_yaml_text(n);
+    const char *s = lbk_job_yaml_text(n);
     bool v;
     int h;
     if (strcmp(s, "auto") == 0)
@@ -182,39 +182,39 @@ static lbk_status set_header(const lbk_job_ctx *c, const lbk_key_desc *d, const 
     else
         return lbk_job_fail(c, n->start_mark, "%s must be auto, true or false, not '%.64s'", key,
                             s);
-    *(int *)lbk_key_field(job, d) = h;
+    *(int *)lbk_job_key_field(job, d) = h;
     return LBK_OK;
 }
 
-static lbk_status set_enum(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_enum(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                            const char *key, lbk_job *job)
 {
-    const lbk_enum_item *it = lbk_enum_find_name(d->items, lbk_yaml_text(n));
+    const lbk_enum_item *it = lbk_enum_find_name(d->items, lbk_job_yaml_text(n));
     if (!it) {
         char allowed[256];
         lbk_enum_join_names(d->items, allowed, sizeof allowed);
         return lbk_job_fail(c, n->start_mark, "%s must be one of %s; got '%.64s'", key, allowed,
-                            lbk_yaml_text(n));
+                            lbk_job_yaml_text(n));
     }
-    memcpy(lbk_key_field(job, d), &it->value, sizeof(int));
+    memcpy(lbk_job_key_field(job, d), &it->value, sizeof(int));
     return LBK_OK;
 }
 
-static lbk_status set_char(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+static lbk_status set_char(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                            const char *key, lbk_job *job)
 {
-    const char *s = lbk_yaml_text(n);
+    const char *s = lbk_job_yaml_text(n);
     if (strlen(s) != 1)
         return lbk_job_fail(c, n->start_mark, "%s must be exactly one character, not '%.64s'",
                             key, s);
     if (!lbk_job_delimiter_ok(s[0]))
         return lbk_job_fail(c, n->start_mark,
                             "%s cannot be '%c': it can occur inside numbers or lines", key, s[0]);
-    *(char *)lbk_key_field(job, d) = s[0];
+    *(char *)lbk_job_key_field(job, d) = s[0];
     return LBK_OK;
 }
 
-static scalar_setter scalar_setter_for(lbk_key_kind kind)
+static scalar_setter scalar_setter_for(lbk_job_key_kind kind)
 {
     switch (kind) {
     case LBK_KEY_INT:
@@ -228,20 +228,20 @@ static scalar_setter scalar_setter_for(lbk_key_kind kind)
     }
 }
 
-lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_key_desc *d, const yaml_node_t *n,
+lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                                lbk_job *job)
 {
     char key[64];
-    lbk_key_name(d, key, sizeof key);
-    if (lbk_key_is_path(d))
+    lbk_job_key_name(d, key, sizeof key);
+    if (lbk_job_key_is_path(d))
         return set_path(c, d, n, key, job);
     if (d->kind == LBK_KEY_DEV_LIST)
         return set_dev_list(c, d, n, key, job);
 
     if (n->type != YAML_SCALAR_NODE)
         return lbk_job_fail(c, n->start_mark, "%s must be %s, not %s", key, expected_text(d),
-                            lbk_yaml_kind(n));
-    if (lbk_yaml_is_null(n))
+                            lbk_job_yaml_kind(n));
+    if (lbk_job_yaml_is_null(n))
         return lbk_job_fail(c, n->start_mark, "%s has no value (expected %s)", key,
                             expected_text(d));
     LBK_TRY(check_no_nul(c, n, key));

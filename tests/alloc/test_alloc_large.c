@@ -1,6 +1,6 @@
 /* lbk_alloc_large's guard mode (LBKNN_GUARD_PAGES=1, set by CTest for the
  * guard cases): the byte right after an array of any size faults, the whole
- * array is usable, lbk_free_large releases guarded and plain (malloc'd)
+ * array is usable, lbk_alloc_large_free releases guarded and plain (malloc'd)
  * pointers alike; without the variable, arrays come from the heap. Each
  * overrun is made in a child process, whose death by SIGSEGV is the check. */
 #include "alloc_large.h"
@@ -41,7 +41,7 @@ static int overrun_faults(size_t bytes, size_t past)
 
 static void run_guard_faults_past_end(void)
 {
-    LBK_ASSERT_TRUE(lbk_alloc_guarded(), "LBKNN_GUARD_PAGES=1 must turn guard mode on");
+    LBK_ASSERT_TRUE(lbk_alloc_large_guarded(), "LBKNN_GUARD_PAGES=1 must turn guard mode on");
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         LBK_EXPECT_FALSE(overrun_faults(sizes[i], 0), "the last byte of %zu is usable",
                          sizes[i]);
@@ -52,7 +52,7 @@ static void run_guard_faults_past_end(void)
 
 static void run_guard_whole_array_and_free(void)
 {
-    LBK_ASSERT_TRUE(lbk_alloc_guarded(), "LBKNN_GUARD_PAGES=1 must turn guard mode on");
+    LBK_ASSERT_TRUE(lbk_alloc_large_guarded(), "LBKNN_GUARD_PAGES=1 must turn guard mode on");
     void *arrays[sizeof sizes / sizeof *sizes];
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         arrays[i] = lbk_alloc_large(sizes[i]);
@@ -62,27 +62,27 @@ static void run_guard_whole_array_and_free(void)
     /* Freed out of order, with plain heap pointers in between: each goes
      * where it came from. */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i += 2)
-        lbk_free_large(arrays[i]);
-    lbk_free_large(malloc(100));
-    lbk_free_large(NULL);
+        lbk_alloc_large_free(arrays[i]);
+    lbk_alloc_large_free(malloc(100));
+    lbk_alloc_large_free(NULL);
     for (size_t i = 1; i < sizeof sizes / sizeof *sizes; i += 2)
-        lbk_free_large(arrays[i]);
+        lbk_alloc_large_free(arrays[i]);
     void *empty = lbk_alloc_large(0);
     LBK_EXPECT_TRUE(empty != NULL, "0 bytes is not NULL");
-    lbk_free_large(empty);
+    lbk_alloc_large_free(empty);
 }
 
 static void run_plain_mode(void)
 {
-    LBK_ASSERT_FALSE(lbk_alloc_guarded(), "guard mode must be off without LBKNN_GUARD_PAGES");
+    LBK_ASSERT_FALSE(lbk_alloc_large_guarded(), "guard mode must be off without LBKNN_GUARD_PAGES");
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         unsigned char *p = lbk_alloc_large(sizes[i]);
         LBK_ASSERT_TRUE(p != NULL, "allocating %zu bytes", sizes[i]);
         memset(p, 1, sizes[i]);
-        if (sizes[i] >= LBK_LARGE_BYTES)
+        if (sizes[i] >= LBK_ALLOC_LARGE_BYTES)
             LBK_EXPECT_EQ_U64((uint64_t)((uintptr_t)p % ((uintptr_t)2 << 20)), 0,
                               "a large array starts on a 2 MiB boundary");
-        lbk_free_large(p);
+        lbk_alloc_large_free(p);
     }
 }
 

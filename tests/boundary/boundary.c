@@ -76,7 +76,7 @@ const char *lbk_bnd_replay(const char *set, uint64_t seed, uint32_t index)
     const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = '\0';
     snprintf(replay_line, sizeof replay_line, "%s%s %s --seed %llu --case %u",
-             lbk_alloc_guarded() ? "LBKNN_GUARD_PAGES=1 " : "", len > 0 ? exe : "PROGRAM", set,
+             lbk_alloc_large_guarded() ? "LBKNN_GUARD_PAGES=1 " : "", len > 0 ? exe : "PROGRAM", set,
              (unsigned long long)seed, index);
     compose_crash_text("a case");
     return replay_line;
@@ -124,7 +124,7 @@ void *lbk_bnd_alloc(size_t bytes)
     return p;
 }
 
-void lbk_bnd_free(void *p) { lbk_free_large(p); }
+void lbk_bnd_free(void *p) { lbk_alloc_large_free(p); }
 
 float *lbk_bnd_copy(const float *x, size_t n)
 {

@@ -22,7 +22,7 @@
 #include "kdtree.h"
 #include "knn_oracle.h"
 #include "lbk_test.h"
-#include "query.h"
+#include "tree_query.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,7 +78,7 @@ static shape draw_shape(uint64_t seed, const char *set, uint32_t index)
      * tiles; the others: radix runs per work-item. The default set takes
      * its counts from a fixed list of such edges: the builder and the query
      * launch their small kernels with the runtime's choice of work-group
-     * (src/engines/kdtree.c launch, query.c), for which PoCL compiles each
+     * (src/engines/kdtree.c launch, tree_query.c), for which PoCL compiles each
      * kernel again (about half a second on a cold cache) for every new
      * global size. */
     if (slow) {

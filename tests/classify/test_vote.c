@@ -15,7 +15,7 @@ typedef struct {
     lbk_metric metric;
     lbk_weights weights;
     int k;
-    lbk_candidate list[8];
+    lbk_knn_candidate list[8];
     int32_t expected;
     double temperature; /* softmax only */
 } vote_case;
@@ -86,71 +86,71 @@ static const vote_case cases[] = {
 static void run_vote(const void *row)
 {
     const vote_case *c = row;
-    const lbk_vote_rule rule = {c->metric, c->weights, c->temperature};
-    lbk_class_score scratch[8];
-    LBK_EXPECT_EQ_INT(lbk_vote(c->list, c->k, &rule, scratch), c->expected);
+    const lbk_classify_rule rule = {c->metric, c->weights, c->temperature};
+    lbk_classify_score scratch[8];
+    LBK_EXPECT_EQ_INT(lbk_classify_vote(c->list, c->k, &rule, scratch), c->expected);
 }
 
-/* lbk_in_top: classes ranked by score, then by the smaller label; classes
+/* lbk_classify_in_top: classes ranked by score, then by the smaller label; classes
  * without neighbours score 0 and rank by label among the zeros. */
 static void case_top5(void)
 {
-    const lbk_class_score s[] = {{2, 0, 3.0}, {4, 0, 1.0}, {7, 0, 2.0}, {9, 0, 1.0}};
+    const lbk_classify_score s[] = {{2, 0, 3.0}, {4, 0, 1.0}, {7, 0, 2.0}, {9, 0, 1.0}};
     /* Ranks: 2 (3.0), 7 (2.0), 4 and 9 (1.0: 4 first), then 0, 1, 3, ... */
-    LBK_EXPECT_TRUE(lbk_in_top(s, 4, 2, 1));
-    LBK_EXPECT_FALSE(lbk_in_top(s, 4, 7, 1));
-    LBK_EXPECT_TRUE(lbk_in_top(s, 4, 7, 2));
-    LBK_EXPECT_TRUE(lbk_in_top(s, 4, 9, 4));
-    LBK_EXPECT_FALSE(lbk_in_top(s, 4, 9, 3));
-    LBK_EXPECT_TRUE(lbk_in_top(s, 4, 0, 5));  /* the first class without neighbours */
-    LBK_EXPECT_FALSE(lbk_in_top(s, 4, 1, 5)); /* the sixth */
-    LBK_EXPECT_FALSE(lbk_in_top(s, 4, 3, 5));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(s, 4, 2, 1));
+    LBK_EXPECT_FALSE(lbk_classify_in_top(s, 4, 7, 1));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(s, 4, 7, 2));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(s, 4, 9, 4));
+    LBK_EXPECT_FALSE(lbk_classify_in_top(s, 4, 9, 3));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(s, 4, 0, 5));  /* the first class without neighbours */
+    LBK_EXPECT_FALSE(lbk_classify_in_top(s, 4, 1, 5)); /* the sixth */
+    LBK_EXPECT_FALSE(lbk_classify_in_top(s, 4, 3, 5));
     /* Fewer than 5 classes voted: the smallest labels fill the top 5. */
-    const lbk_class_score one[] = {{5, 0, 1.0}};
-    LBK_EXPECT_TRUE(lbk_in_top(one, 1, 5, 5));
-    LBK_EXPECT_TRUE(lbk_in_top(one, 1, 3, 5));
-    LBK_EXPECT_FALSE(lbk_in_top(one, 1, 4, 5));
-    LBK_EXPECT_FALSE(lbk_in_top(one, 1, 6, 5));
+    const lbk_classify_score one[] = {{5, 0, 1.0}};
+    LBK_EXPECT_TRUE(lbk_classify_in_top(one, 1, 5, 5));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(one, 1, 3, 5));
+    LBK_EXPECT_FALSE(lbk_classify_in_top(one, 1, 4, 5));
+    LBK_EXPECT_FALSE(lbk_classify_in_top(one, 1, 6, 5));
     /* A class whose weights are all 0 (zero-distance rule) ranks by label
      * among the zeros too. */
-    const lbk_class_score zero[] = {{1, 0, 0.0}, {3, 0, 2.0}};
-    LBK_EXPECT_TRUE(lbk_in_top(zero, 2, 1, 3));  /* 3, 0, 1 */
-    LBK_EXPECT_FALSE(lbk_in_top(zero, 2, 1, 2));
-    LBK_EXPECT_TRUE(lbk_in_top(zero, 2, 0, 2));
+    const lbk_classify_score zero[] = {{1, 0, 0.0}, {3, 0, 2.0}};
+    LBK_EXPECT_TRUE(lbk_classify_in_top(zero, 2, 1, 3));  /* 3, 0, 1 */
+    LBK_EXPECT_FALSE(lbk_classify_in_top(zero, 2, 1, 2));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(zero, 2, 0, 2));
 }
 
 /* Class scores and probabilities, as scikit-learn's predict_proba: uniform
  * counts over K, distance weights normalised, zero total all zeros. */
 static void case_probabilities(void)
 {
-    const lbk_candidate list[] = {{1, 2, 10}, {4, 0, 11}, {4, 2, 12}, PAD};
-    lbk_class_score sc[4];
+    const lbk_knn_candidate list[] = {{1, 2, 10}, {4, 0, 11}, {4, 2, 12}, PAD};
+    lbk_classify_score sc[4];
     double p[4];
-    const lbk_vote_rule uniform = {LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 1.0};
-    int n = lbk_class_scores(list, 4, &uniform, sc);
+    const lbk_classify_rule uniform = {LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 1.0};
+    int n = lbk_classify_scores(list, 4, &uniform, sc);
     LBK_ASSERT_EQ_INT(n, 2);
     LBK_EXPECT_EQ_INT(sc[0].label, 0);
     LBK_EXPECT_EQ_DOUBLE(sc[0].score, 1.0);
     LBK_EXPECT_EQ_INT(sc[1].label, 2);
     LBK_EXPECT_EQ_DOUBLE(sc[1].score, 2.0);
-    lbk_class_probabilities(sc, n, 4, p);
+    lbk_classify_probabilities(sc, n, 4, p);
     LBK_EXPECT_EQ_DOUBLE(p[0], 1.0 / 3.0);
     LBK_EXPECT_EQ_DOUBLE(p[1], 0.0);
     LBK_EXPECT_EQ_DOUBLE(p[2], 2.0 / 3.0);
     LBK_EXPECT_EQ_DOUBLE(p[3], 0.0);
     /* Distances 1, 2, 2: weights 1, 0.5, 0.5 -> 0.5 / 2 for class 0. */
-    const lbk_vote_rule distance = {LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1.0};
-    n = lbk_class_scores(list, 4, &distance, sc);
-    lbk_class_probabilities(sc, n, 3, p);
+    const lbk_classify_rule distance = {LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1.0};
+    n = lbk_classify_scores(list, 4, &distance, sc);
+    lbk_classify_probabilities(sc, n, 3, p);
     LBK_EXPECT_EQ_DOUBLE(p[0], 0.25);
     LBK_EXPECT_EQ_DOUBLE(p[2], 0.75);
     /* Labels past the columns are left out; nothing to share: all zero. */
-    lbk_class_probabilities(sc, n, 1, p);
+    lbk_classify_probabilities(sc, n, 1, p);
     LBK_EXPECT_EQ_DOUBLE(p[0], 1.0);
-    const lbk_candidate pads[] = {PAD, PAD};
-    n = lbk_class_scores(pads, 2, &uniform, sc);
+    const lbk_knn_candidate pads[] = {PAD, PAD};
+    n = lbk_classify_scores(pads, 2, &uniform, sc);
     LBK_EXPECT_EQ_INT(n, 0);
-    lbk_class_probabilities(sc, n, 2, p);
+    lbk_classify_probabilities(sc, n, 2, p);
     LBK_EXPECT_EQ_DOUBLE(p[0], 0.0);
     LBK_EXPECT_EQ_DOUBLE(p[1], 0.0);
 }
@@ -160,11 +160,11 @@ static void case_probabilities(void)
  * (1/0 weights would make them inf / inf = NaN). */
 static void case_distance_zero_probabilities(void)
 {
-    const lbk_candidate list[] = {{0, 2, 10}, {1, 0, 11}, {0, 2, 12}, {0, 1, 13}, {4, 0, 14}};
-    lbk_class_score sc[5];
+    const lbk_knn_candidate list[] = {{0, 2, 10}, {1, 0, 11}, {0, 2, 12}, {0, 1, 13}, {4, 0, 14}};
+    lbk_classify_score sc[5];
     double p[3];
-    const lbk_vote_rule l2 = {LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1.0};
-    const int n = lbk_class_scores(list, 5, &l2, sc);
+    const lbk_classify_rule l2 = {LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1.0};
+    const int n = lbk_classify_scores(list, 5, &l2, sc);
     LBK_ASSERT_EQ_INT(n, 3);
     LBK_EXPECT_EQ_INT(sc[0].label, 0);
     LBK_EXPECT_EQ_DOUBLE(sc[0].score, 0.0);
@@ -172,33 +172,33 @@ static void case_distance_zero_probabilities(void)
     LBK_EXPECT_EQ_DOUBLE(sc[1].score, 1.0);
     LBK_EXPECT_EQ_INT(sc[2].label, 2);
     LBK_EXPECT_EQ_DOUBLE(sc[2].score, 2.0);
-    LBK_EXPECT_EQ_INT(lbk_top_class(sc, n), 2);
-    lbk_class_probabilities(sc, n, 3, p);
+    LBK_EXPECT_EQ_INT(lbk_classify_top(sc, n), 2);
+    lbk_classify_probabilities(sc, n, 3, p);
     LBK_EXPECT_EQ_DOUBLE(p[0], 0.0);
     LBK_EXPECT_EQ_DOUBLE(p[1], 1.0 / 3.0);
     LBK_EXPECT_EQ_DOUBLE(p[2], 2.0 / 3.0);
     /* One neighbour at distance 0 (cosine: key -1): it takes everything. */
-    const lbk_candidate one[] = {{-0.5f, 0, 3}, {-1.0f, 1, 4}};
-    const lbk_vote_rule cosine = {LBK_METRIC_COSINE, LBK_WEIGHTS_DISTANCE, 1.0};
-    const int m = lbk_class_scores(one, 2, &cosine, sc);
+    const lbk_knn_candidate one[] = {{-0.5f, 0, 3}, {-1.0f, 1, 4}};
+    const lbk_classify_rule cosine = {LBK_METRIC_COSINE, LBK_WEIGHTS_DISTANCE, 1.0};
+    const int m = lbk_classify_scores(one, 2, &cosine, sc);
     LBK_ASSERT_EQ_INT(m, 2);
-    lbk_class_probabilities(sc, m, 2, p);
+    lbk_classify_probabilities(sc, m, 2, p);
     LBK_EXPECT_EQ_DOUBLE(p[0], 0.0);
     LBK_EXPECT_EQ_DOUBLE(p[1], 1.0);
     /* Top-5 counts with the same scores: class 0's weight 0 ranks it among
      * the classes without neighbours. */
-    LBK_EXPECT_TRUE(lbk_in_top(sc, m, 1, 1));
-    LBK_EXPECT_FALSE(lbk_in_top(sc, m, 0, 1));
+    LBK_EXPECT_TRUE(lbk_classify_in_top(sc, m, 1, 1));
+    LBK_EXPECT_FALSE(lbk_classify_in_top(sc, m, 0, 1));
 }
 
 /* Each class's weights are summed in slot order, whatever order its slots
  * come in the list: the same doubles, bit for bit, on every rank count. */
 static void case_sum_order(void)
 {
-    const lbk_candidate list[] = {{-0.9f, 3, 5}, {-0.8f, 1, 2}, {-0.7f, 3, 9}, {-0.6f, 3, 1}};
-    lbk_class_score sc[4];
-    const lbk_vote_rule rule = {LBK_METRIC_COSINE, LBK_WEIGHTS_SOFTMAX, 0.07};
-    const int n = lbk_class_scores(list, 4, &rule, sc);
+    const lbk_knn_candidate list[] = {{-0.9f, 3, 5}, {-0.8f, 1, 2}, {-0.7f, 3, 9}, {-0.6f, 3, 1}};
+    lbk_classify_score sc[4];
+    const lbk_classify_rule rule = {LBK_METRIC_COSINE, LBK_WEIGHTS_SOFTMAX, 0.07};
+    const int n = lbk_classify_scores(list, 4, &rule, sc);
     LBK_ASSERT_EQ_INT(n, 2);
     double want = 0.0;
     const double cos[] = {0.9f, 0.7f, 0.6f};
@@ -214,20 +214,20 @@ static void case_sum_order(void)
 static void case_long_lists(void)
 {
     enum { KMAX = 100, LABELS = 13 };
-    lbk_candidate list[KMAX];
-    lbk_class_score sc[KMAX];
-    const lbk_vote_rule uniform = {LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 1.0};
+    lbk_knn_candidate list[KMAX];
+    lbk_classify_score sc[KMAX];
+    const lbk_classify_rule uniform = {LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 1.0};
     const int ks[] = {2, 31, 32, 33, KMAX};
     for (size_t t = 0; t < sizeof ks / sizeof ks[0]; t++) {
         const int k = ks[t];
         int count[LABELS] = {0}, first[LABELS];
         for (int i = 0; i < k; i++) {
             const int32_t label = (int32_t)((i * 7 + 3) % LABELS);
-            list[i] = (lbk_candidate){(float)i, label, (uint64_t)i};
+            list[i] = (lbk_knn_candidate){(float)i, label, (uint64_t)i};
             if (count[label]++ == 0)
                 first[label] = i;
         }
-        const int n = lbk_class_scores(list, k, &uniform, sc);
+        const int n = lbk_classify_scores(list, k, &uniform, sc);
         int c = 0;
         for (int label = 0; label < LABELS; label++) {
             if (count[label] == 0)

@@ -38,16 +38,16 @@ static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
     /* Shard bounds written out here rather than taken from the module. */
     uint64_t lo = s->n * (uint64_t)r / (uint64_t)p, hi = s->n * (uint64_t)(r + 1) / (uint64_t)p;
     size_t lists = (size_t)s->nq * (size_t)s->k;
-    lbk_candidate *local = malloc((lists ? lists : 1) * sizeof *local);
-    lbk_candidate *out = malloc((lists ? lists : 1) * sizeof *out);
-    lbk_candidate *want = malloc((size_t)s->k * sizeof *want);
-    lbk_candidate *scratch = malloc((size_t)(s->n + 1) * sizeof *scratch);
+    lbk_knn_candidate *local = malloc((lists ? lists : 1) * sizeof *local);
+    lbk_knn_candidate *out = malloc((lists ? lists : 1) * sizeof *out);
+    lbk_knn_candidate *want = malloc((size_t)s->k * sizeof *want);
+    lbk_knn_candidate *scratch = malloc((size_t)(s->n + 1) * sizeof *scratch);
     if (!LBK_EXPECT_TRUE(local && out && want && scratch, "out of memory"))
         goto cleanup;
     for (uint64_t q = 0; q < s->nq; q++)
         co_list(seed, q, lo, hi, s->levels, s->k, scratch, local + q * (size_t)s->k);
     for (size_t i = 0; i < lists; i++)
-        out[i] = (lbk_candidate){-1.0f, -7, 12345};   /* poison */
+        out[i] = (lbk_knn_candidate){-1.0f, -7, 12345};   /* poison */
 
     uint64_t first = 99, count = 99, bytes = 99;
     lbk_status st = lbk_merge_candidates(&comm, mode, local, s->nq, s->k, out, &first, &count,
@@ -95,16 +95,16 @@ static void case_merge(lbk_merge_mode mode, int chunked)
         /* Chunked: a few lists per MPI call, so the count-splitting and the
          * packed reduce-scatter rounds run with small data. */
         if (chunked)
-            lbk_collective_set_chunk_bytes((uint64_t)shapes[i].k * 16 * (1 + i % 3));
+            lbk_comm_set_chunk_bytes((uint64_t)shapes[i].k * 16 * (1 + i % 3));
         check_shape(&shapes[i], mode, 17 + i);
-        lbk_collective_set_chunk_bytes(0);
+        lbk_comm_set_chunk_bytes(0);
     }
 }
 
 static void case_agree(void)
 {
     const int last = comm.size - 1;
-    lbk_status st = lbk_agree(&comm, LBK_OK);
+    lbk_status st = lbk_comm_agree(&comm, LBK_OK);
     LBK_EXPECT_EQ_INT(st, LBK_OK, "all OK: got %s", lbk_status_name(st));
 
     /* The last rank fails and (as the real code would) says why, once. */
@@ -113,7 +113,7 @@ static void case_agree(void)
         lbk_error("injected failure for the agreement test");
         mine = LBK_ERR_INPUT;
     }
-    st = lbk_agree(&comm, mine);
+    st = lbk_comm_agree(&comm, mine);
     if (comm.rank == last)
         LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT, "failing rank got %s", lbk_status_name(st));
     else
@@ -125,17 +125,17 @@ static void case_agree(void)
      * the worst cause's, on every rank. */
     if (comm.size > 1) {
         mine = comm.rank == 0 ? LBK_ERR_IO : comm.rank == last ? LBK_ERR_INPUT : LBK_OK;
-        st = lbk_agree(&comm, mine);
+        st = lbk_comm_agree(&comm, mine);
         LBK_EXPECT_EQ_INT(lbk_status_exit_code(st), lbk_status_exit_code(LBK_ERR_IO),
                           "mixed causes: rank %d got %s", comm.rank, lbk_status_name(st));
     }
 
     /* A later step with everyone healthy agrees on OK again. */
-    st = lbk_agree(&comm, LBK_OK);
+    st = lbk_comm_agree(&comm, LBK_OK);
     LBK_EXPECT_EQ_INT(st, LBK_OK, "after recovery: got %s", lbk_status_name(st));
 
     /* A rank passing on a remote failure still fails the step. */
-    st = lbk_agree(&comm, comm.rank == 0 ? LBK_ERR_REMOTE : LBK_OK);
+    st = lbk_comm_agree(&comm, comm.rank == 0 ? LBK_ERR_REMOTE : LBK_OK);
     LBK_EXPECT_INT(st, !=, LBK_OK, "REMOTE passed on must not agree to OK");
 }
 
@@ -151,7 +151,7 @@ static void case_bcast(void)
         job.device.list_len = 2;
         job.device.list[1] = 5;
     }
-    LBK_EXPECT_EQ_INT(lbk_bcast_job(&comm, &job), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_comm_bcast_job(&comm, &job), LBK_OK);
     LBK_EXPECT_EQ_INT(job.knn.k, 42);
     LBK_EXPECT_EQ_INT(job.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
     LBK_EXPECT_EQ_U64(job.synthetic.points, UINT64_C(123456789012));
@@ -164,9 +164,9 @@ static void case_bcast(void)
     for (int i = 0; i < N; i++)
         v[i] = comm.rank == 0 ? (float)i * 0.5f : -1.0f;
     /* 100 bytes per MPI call: not a multiple of a float, on purpose. */
-    lbk_collective_set_chunk_bytes(100);
-    LBK_EXPECT_EQ_INT(lbk_bcast_floats(&comm, v, N), LBK_OK);
-    lbk_collective_set_chunk_bytes(0);
+    lbk_comm_set_chunk_bytes(100);
+    LBK_EXPECT_EQ_INT(lbk_comm_bcast_floats(&comm, v, N), LBK_OK);
+    lbk_comm_set_chunk_bytes(0);
     for (int i = 0; i < N; i++)
         if (!LBK_EXPECT_EQ_FLOAT(v[i], (float)i * 0.5f, "float %d", i))
             break;
@@ -175,7 +175,7 @@ static void case_bcast(void)
 static void case_stats(void)
 {
     double local[2] = {comm.rank + 1.0, 10.0 - comm.rank}, mn[2], avg[2], mx[2];
-    LBK_EXPECT_EQ_INT(lbk_reduce_stats(&comm, local, 2, mn, avg, mx), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_comm_reduce_stats(&comm, local, 2, mn, avg, mx), LBK_OK);
     double p = comm.size;
     LBK_EXPECT_EQ_DOUBLE(mn[0], 1.0);
     LBK_EXPECT_EQ_DOUBLE(mx[0], p);
@@ -202,7 +202,7 @@ static void expect_share(const char *what)
         want = bound;
     if (want < 1)
         want = 1;
-    const long got = lbk_node_core_share(&comm);
+    const long got = lbk_cpu_share(&comm);
     if (want >= online)
         LBK_EXPECT_EQ_INT(got, 0, "%s: the whole node is ours, so no share is set", what);
     else
@@ -229,7 +229,7 @@ static void case_threads(void)
         if (sched_setaffinity(0, sizeof one, &one) == 0) {
             expect_share("bound to one core");
             if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
-                LBK_EXPECT_EQ_INT(lbk_node_core_share(&comm), 1, "bound to one core");
+                LBK_EXPECT_EQ_INT(lbk_cpu_share(&comm), 1, "bound to one core");
             sched_setaffinity(0, sizeof saved, &saved);
         }
     }

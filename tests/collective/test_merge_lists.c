@@ -1,4 +1,4 @@
-/* lbk_merge_lists alone, against the sort-and-take-K oracle. One behaviour per
+/* lbk_knn_merge alone, against the sort-and-take-K oracle. One behaviour per
  * command-line case so that CTest reports each on its own. */
 #include "cand_oracle.h"
 #include "knn.h"
@@ -12,17 +12,17 @@
 
 /* A K-list over a random subset of ids [base, base + n) (a "shard"). */
 static void shard_list(uint64_t seed, uint64_t base, uint64_t n, int levels, int k,
-                       lbk_candidate *out)
+                       lbk_knn_candidate *out)
 {
-    lbk_candidate scratch[NMAX];
+    lbk_knn_candidate scratch[NMAX];
     co_list(seed, 0, base, base + n, levels, k, scratch, out);
 }
 
 /* The oracle: both shards' points together, sorted, first K. */
 static void oracle_two(uint64_t seed, uint64_t base_a, uint64_t na, uint64_t base_b,
-                       uint64_t nb, int levels, int k, lbk_candidate *out)
+                       uint64_t nb, int levels, int k, lbk_knn_candidate *out)
 {
-    lbk_candidate scratch[2 * NMAX];
+    lbk_knn_candidate scratch[2 * NMAX];
     for (uint64_t i = 0; i < na; i++)
         scratch[i] = co_candidate(seed, 0, base_a + i, levels);
     for (uint64_t i = 0; i < nb; i++)
@@ -32,7 +32,7 @@ static void oracle_two(uint64_t seed, uint64_t base_a, uint64_t na, uint64_t bas
 
 static void case_oracle(void)
 {
-    lbk_candidate a[KMAX], b[KMAX], got[KMAX], want[KMAX];
+    lbk_knn_candidate a[KMAX], b[KMAX], got[KMAX], want[KMAX];
     for (uint64_t seed = 1; seed <= 300; seed++) {
         int k = 1 + (int)(co_mix(seed) % KMAX);
         uint64_t na = co_mix(seed + 7) % (NMAX / 2), nb = co_mix(seed + 9) % (NMAX / 2);
@@ -42,7 +42,7 @@ static void case_oracle(void)
         uint64_t base_a = seed % 4 < 2 ? 0 : nb, base_b = seed % 4 < 2 ? na : 0;
         shard_list(seed, base_a, na, levels, k, a);
         shard_list(seed, base_b, nb, levels, k, b);
-        lbk_merge_lists(a, b, got, k);
+        lbk_knn_merge(a, b, got, k);
         oracle_two(seed, base_a, na, base_b, nb, levels, k, want);
         char what[96];
         snprintf(what, sizeof what, "seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
@@ -53,14 +53,14 @@ static void case_oracle(void)
 
 static void case_commutative(void)
 {
-    lbk_candidate a[KMAX], b[KMAX], ab[KMAX], ba[KMAX];
+    lbk_knn_candidate a[KMAX], b[KMAX], ab[KMAX], ba[KMAX];
     for (uint64_t seed = 1; seed <= 300; seed++) {
         int k = 1 + (int)(co_mix(seed) % KMAX);
         uint64_t na = co_mix(seed + 1) % NMAX / 2, nb = co_mix(seed + 2) % NMAX / 2;
         shard_list(seed, 0, na, 3, k, a);
         shard_list(seed, na, nb, 3, k, b);
-        lbk_merge_lists(a, b, ab, k);
-        lbk_merge_lists(b, a, ba, k);
+        lbk_knn_merge(a, b, ab, k);
+        lbk_knn_merge(b, a, ba, k);
         char what[64];
         snprintf(what, sizeof what, "a+b vs b+a, seed %llu k %d", (unsigned long long)seed, k);
         co_expect_lists(ab, ba, k, what);
@@ -69,7 +69,7 @@ static void case_commutative(void)
 
 static void case_associative(void)
 {
-    lbk_candidate a[KMAX], b[KMAX], c[KMAX], t[KMAX], left[KMAX], right[KMAX];
+    lbk_knn_candidate a[KMAX], b[KMAX], c[KMAX], t[KMAX], left[KMAX], right[KMAX];
     for (uint64_t seed = 1; seed <= 300; seed++) {
         int k = 1 + (int)(co_mix(seed) % KMAX);
         uint64_t na = co_mix(seed + 1) % 70, nb = co_mix(seed + 2) % 70,
@@ -78,10 +78,10 @@ static void case_associative(void)
         shard_list(seed, 0, na, levels, k, a);
         shard_list(seed, na, nb, levels, k, b);
         shard_list(seed, na + nb, nc, levels, k, c);
-        lbk_merge_lists(a, b, t, k);
-        lbk_merge_lists(t, c, left, k);
-        lbk_merge_lists(b, c, t, k);
-        lbk_merge_lists(a, t, right, k);
+        lbk_knn_merge(a, b, t, k);
+        lbk_knn_merge(t, c, left, k);
+        lbk_knn_merge(b, c, t, k);
+        lbk_knn_merge(a, t, right, k);
         char what[64];
         snprintf(what, sizeof what, "(a+b)+c vs a+(b+c), seed %llu k %d",
                  (unsigned long long)seed, k);
@@ -92,17 +92,17 @@ static void case_associative(void)
 static void case_padding(void)
 {
     enum { K = 8 };
-    lbk_candidate pads[K], a[K], got[K];
+    lbk_knn_candidate pads[K], a[K], got[K];
     for (int i = 0; i < K; i++)
         pads[i] = co_pad();
     /* Two empty shards stay empty. */
-    lbk_merge_lists(pads, pads, got, K);
+    lbk_knn_merge(pads, pads, got, K);
     co_expect_lists(got, pads, K, "pad+pad");
     /* Three real points plus an empty shard: the three, then padding. */
     shard_list(5, 10, 3, 0, K, a);
-    lbk_merge_lists(pads, a, got, K);
+    lbk_knn_merge(pads, a, got, K);
     co_expect_lists(got, a, K, "pad+list vs list");
-    lbk_merge_lists(a, pads, got, K);
+    lbk_knn_merge(a, pads, got, K);
     co_expect_lists(got, a, K, "list+pad vs list");
     /* Padding at the end. */
     LBK_EXPECT_U64(got[2].id, !=, UINT64_MAX);
@@ -115,46 +115,46 @@ static void case_ties(void)
     enum { K = 6 };
     /* All keys equal: the merged list is the K smallest ids, whichever list
      * they come from. */
-    lbk_candidate a[K], b[K], got[K];
+    lbk_knn_candidate a[K], b[K], got[K];
     uint64_t ida[K] = {1, 4, 5, 8, 20, 21}, idb[K] = {0, 2, 3, 9, 10, 11};
     for (int i = 0; i < K; i++) {
-        a[i] = (lbk_candidate){1.5f, 1, ida[i]};
-        b[i] = (lbk_candidate){1.5f, 2, idb[i]};
+        a[i] = (lbk_knn_candidate){1.5f, 1, ida[i]};
+        b[i] = (lbk_knn_candidate){1.5f, 2, idb[i]};
     }
-    lbk_merge_lists(a, b, got, K);
+    lbk_knn_merge(a, b, got, K);
     uint64_t want[K] = {0, 1, 2, 3, 4, 5};
     for (int i = 0; i < K; i++) {
         LBK_EXPECT_EQ_U64(got[i].id, want[i], "slot %d", i);
         LBK_EXPECT_EQ_INT(got[i].label, want[i] == 1 || want[i] >= 4 ? 1 : 2, "slot %d", i);
     }
     /* A smaller key beats a smaller id. */
-    a[0] = (lbk_candidate){0.5f, 1, 99};
-    lbk_merge_lists(a, b, got, K);
+    a[0] = (lbk_knn_candidate){0.5f, 1, 99};
+    lbk_knn_merge(a, b, got, K);
     LBK_EXPECT_EQ_U64(got[0].id, 99, "key must come before id");
     LBK_EXPECT_EQ_U64(got[1].id, 0, "key must come before id");
 }
 
 static void case_k1(void)
 {
-    lbk_candidate a = {2.0f, 3, 7}, b = {2.0f, 4, 6}, c = {1.0f, 5, 100}, got;
-    lbk_merge_lists(&a, &b, &got, 1);
+    lbk_knn_candidate a = {2.0f, 3, 7}, b = {2.0f, 4, 6}, c = {1.0f, 5, 100}, got;
+    lbk_knn_merge(&a, &b, &got, 1);
     LBK_EXPECT_EQ_U64(got.id, 6, "K=1 tie");
     LBK_EXPECT_EQ_INT(got.label, 4, "K=1 tie");
-    lbk_merge_lists(&a, &c, &got, 1);
+    lbk_knn_merge(&a, &c, &got, 1);
     LBK_EXPECT_EQ_U64(got.id, 100, "K=1");
-    lbk_candidate pad = co_pad();
-    lbk_merge_lists(&pad, &a, &got, 1);
+    lbk_knn_candidate pad = co_pad();
+    lbk_knn_merge(&pad, &a, &got, 1);
     LBK_EXPECT_EQ_U64(got.id, 7, "K=1 with pad");
 }
 
-/* lbk_merge_lists_into (the MPI operator's in-place merge) against the
+/* lbk_knn_merge_into (the MPI operator's in-place merge) against the
  * oracle, with negative keys (inner products), padding and ties, up to the
  * largest K. */
 static void merge_into_case(uint64_t seed, int k, uint64_t na, uint64_t nb, int levels)
 {
-    lbk_candidate *scratch = malloc((size_t)(na + nb + 1) * sizeof *scratch);
-    lbk_candidate *a = malloc((size_t)k * sizeof *a), *b = malloc((size_t)k * sizeof *b);
-    lbk_candidate *want = malloc((size_t)k * sizeof *want);
+    lbk_knn_candidate *scratch = malloc((size_t)(na + nb + 1) * sizeof *scratch);
+    lbk_knn_candidate *a = malloc((size_t)k * sizeof *a), *b = malloc((size_t)k * sizeof *b);
+    lbk_knn_candidate *want = malloc((size_t)k * sizeof *want);
     LBK_ASSERT_TRUE(scratch && a && b && want, "out of memory");
     for (uint64_t i = 0; i < na + nb; i++) {
         scratch[i] = co_candidate(seed, 0, i, levels);
@@ -167,7 +167,7 @@ static void merge_into_case(uint64_t seed, int k, uint64_t na, uint64_t nb, int 
     }
     co_take_k(scratch, (size_t)na, k, a);
     co_take_k(scratch + na, (size_t)nb, k, b);
-    lbk_merge_lists_into(a, b, k);
+    lbk_knn_merge_into(a, b, k);
     char what[96];
     snprintf(what, sizeof what, "into: seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
              k, (unsigned long long)na, (unsigned long long)nb);

@@ -102,7 +102,7 @@ static void mode_bad(const char *path)
     expect_one_error(st, log, where, fragment);
 }
 
-static void check_default_input(const lbk_input_spec *in)
+static void check_default_input(const lbk_job_input_spec *in)
 {
     LBK_EXPECT_EQ_STR(in->path, "");
     LBK_EXPECT_EQ_INT(in->format, LBK_FORMAT_AUTO);
@@ -353,7 +353,7 @@ static void mode_validate_bad(const char *path, const char *assign, const char *
     expect_one_error(st, log, where, fragment);
 }
 
-static void same_input(const char *name, const lbk_input_spec *a, const lbk_input_spec *b)
+static void same_input(const char *name, const lbk_job_input_spec *a, const lbk_job_input_spec *b)
 {
     LBK_EXPECT_EQ_STR(a->path, b->path, "%s.path differs", name);
     LBK_EXPECT_EQ_INT(a->format, b->format, "%s.format differs", name);
@@ -384,7 +384,7 @@ static void same_job(const lbk_job *a, const lbk_job *b)
     LBK_EXPECT_EQ_INT(a->device.groups, b->device.groups, "device.groups differs");
     LBK_EXPECT_EQ_U64(a->device.memory_mb, b->device.memory_mb, "device.memory_mb differs");
     LBK_EXPECT_EQ_INT(a->device.list_len, b->device.list_len, "device.list_len differs");
-    for (int i = 0; i < a->device.list_len && i < LBK_MAX_DEVICE_LIST; i++)
+    for (int i = 0; i < a->device.list_len && i < LBK_JOB_MAX_DEVICE_LIST; i++)
         LBK_EXPECT_EQ_INT(a->device.list[i], b->device.list[i], "device.list[%d] differs", i);
     LBK_EXPECT_EQ_INT(a->tree.split, b->tree.split, "tree.split differs");
     LBK_EXPECT_EQ_INT(a->tree.sort, b->tree.sort, "tree.sort differs");

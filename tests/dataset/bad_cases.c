@@ -13,23 +13,23 @@
 
 typedef struct {
     const char *name;
-    void (*setup)(lbk_input_spec *spec);
+    void (*setup)(lbk_job_input_spec *spec);
     uint64_t lo, hi;
     const char *message;
 } bad_case;
 
-static void set_path(lbk_input_spec *spec, const char *name)
+static void set_path(lbk_job_input_spec *spec, const char *name)
 {
     *spec = tk_spec(tk_path(name));
 }
 
-static void text_file(lbk_input_spec *spec, const char *name, const char *text)
+static void text_file(lbk_job_input_spec *spec, const char *name, const char *text)
 {
     set_path(spec, name);
     tk_write_text(spec->path, text);
 }
 
-static void bytes_file(lbk_input_spec *spec, const char *name, tk_bytes *w)
+static void bytes_file(lbk_job_input_spec *spec, const char *name, tk_bytes *w)
 {
     set_path(spec, name);
     tk_write_file(spec->path, w->b, w->n);
@@ -46,7 +46,7 @@ static void fvecs_records(tk_bytes *w, int rows, int dim)
     }
 }
 
-static void labels_file(lbk_input_spec *spec, const char *name, const char *text)
+static void labels_file(lbk_job_input_spec *spec, const char *name, const char *text)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
@@ -56,7 +56,7 @@ static void labels_file(lbk_input_spec *spec, const char *name, const char *text
     snprintf(spec->labels, sizeof spec->labels, "%s", path);
 }
 
-static void ivecs_labels(lbk_input_spec *spec, const char *name, int dim, int32_t second)
+static void ivecs_labels(lbk_job_input_spec *spec, const char *name, int dim, int32_t second)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
@@ -73,7 +73,7 @@ static void ivecs_labels(lbk_input_spec *spec, const char *name, int dim, int32_
 }
 
 /* MNIST-like header with the given magic and sizes, then n data bytes. */
-static void idx_file(lbk_input_spec *spec, const char *name, uint32_t magic, int ndims,
+static void idx_file(lbk_job_input_spec *spec, const char *name, uint32_t magic, int ndims,
                      const uint32_t *sizes, size_t n)
 {
     tk_bytes w = {0};
@@ -85,7 +85,7 @@ static void idx_file(lbk_input_spec *spec, const char *name, uint32_t magic, int
     bytes_file(spec, name, &w);
 }
 
-static void fvecs_truncated(lbk_input_spec *s)
+static void fvecs_truncated(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 2, 3);
@@ -94,7 +94,7 @@ static void fvecs_truncated(lbk_input_spec *s)
     bytes_file(s, "t.fvecs", &w);
 }
 
-static void fvecs_dim_mismatch(lbk_input_spec *s)
+static void fvecs_dim_mismatch(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
@@ -102,7 +102,7 @@ static void fvecs_dim_mismatch(lbk_input_spec *s)
     bytes_file(s, "d.fvecs", &w);
 }
 
-static void fvecs_nan(lbk_input_spec *s)
+static void fvecs_nan(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 1, 2);
@@ -112,7 +112,7 @@ static void fvecs_nan(lbk_input_spec *s)
     bytes_file(s, "n.fvecs", &w);
 }
 
-static void fvecs_inf_in_shard(lbk_input_spec *s)
+static void fvecs_inf_in_shard(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 2, 2);
@@ -123,7 +123,7 @@ static void fvecs_inf_in_shard(lbk_input_spec *s)
     bytes_file(s, "i.fvecs", &w);
 }
 
-static void fvecs_dim0(lbk_input_spec *s)
+static void fvecs_dim0(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     tk_le32(&w, 0);
@@ -131,10 +131,10 @@ static void fvecs_dim0(lbk_input_spec *s)
     bytes_file(s, "z.fvecs", &w);
 }
 
-static void empty_file(lbk_input_spec *s) { text_file(s, "e.fvecs", ""); }
-static void missing_file(lbk_input_spec *s) { set_path(s, "missing.fvecs"); }
+static void empty_file(lbk_job_input_spec *s) { text_file(s, "e.fvecs", ""); }
+static void missing_file(lbk_job_input_spec *s) { set_path(s, "missing.fvecs"); }
 
-static void bvecs_truncated(lbk_input_spec *s)
+static void bvecs_truncated(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     tk_le32(&w, 4);
@@ -143,58 +143,58 @@ static void bvecs_truncated(lbk_input_spec *s)
     bytes_file(s, "b.bvecs", &w);
 }
 
-static void csv_ragged(lbk_input_spec *s) { text_file(s, "r.csv", "1,2,3\n4,5,6\n7,8\n9,9,9\n"); }
-static void csv_not_number(lbk_input_spec *s) { text_file(s, "nn.csv", "x,y\n1,2\n3,4\n5,abc\n"); }
-static void csv_inf(lbk_input_spec *s) { text_file(s, "inf.csv", "1,2\ninf,3\n"); }
-static void csv_nan(lbk_input_spec *s) { text_file(s, "nan.csv", "a,b\r\n1, nan \r\n"); }
-static void csv_too_big(lbk_input_spec *s) { text_file(s, "big.csv", "1e39,2\n"); }
+static void csv_ragged(lbk_job_input_spec *s) { text_file(s, "r.csv", "1,2,3\n4,5,6\n7,8\n9,9,9\n"); }
+static void csv_not_number(lbk_job_input_spec *s) { text_file(s, "nn.csv", "x,y\n1,2\n3,4\n5,abc\n"); }
+static void csv_inf(lbk_job_input_spec *s) { text_file(s, "inf.csv", "1,2\ninf,3\n"); }
+static void csv_nan(lbk_job_input_spec *s) { text_file(s, "nan.csv", "a,b\r\n1, nan \r\n"); }
+static void csv_too_big(lbk_job_input_spec *s) { text_file(s, "big.csv", "1e39,2\n"); }
 
-static void csv_empty_field(lbk_input_spec *s)
+static void csv_empty_field(lbk_job_input_spec *s)
 {
     text_file(s, "ef.csv", "1,,3\n");
     s->header = 0;
 }
 
-static void csv_label_not_integer(lbk_input_spec *s)
+static void csv_label_not_integer(lbk_job_input_spec *s)
 {
     text_file(s, "lf.csv", "a,b,l\n1,2,3\n1,2,1.5\n");
     s->label_column = 2;
 }
 
-static void csv_label_negative(lbk_input_spec *s)
+static void csv_label_negative(lbk_job_input_spec *s)
 {
     text_file(s, "ln.csv", "1,2,-1\n");
     s->header = 0;
     s->label_column = 2;
 }
 
-static void csv_blank_middle(lbk_input_spec *s) { text_file(s, "bl.csv", "1,2\n3,4\n\n5,6\n"); }
+static void csv_blank_middle(lbk_job_input_spec *s) { text_file(s, "bl.csv", "1,2\n3,4\n\n5,6\n"); }
 
-static void csv_label_column_missing(lbk_input_spec *s)
+static void csv_label_column_missing(lbk_job_input_spec *s)
 {
     text_file(s, "lc.csv", "1,2,3\n");
     s->label_column = 5;
 }
 
-static void csv_header_only(lbk_input_spec *s) { text_file(s, "ho.csv", "x,y\n\n"); }
+static void csv_header_only(lbk_job_input_spec *s) { text_file(s, "ho.csv", "x,y\n\n"); }
 
-static void text_labels_negative(lbk_input_spec *s) { labels_file(s, "neg.txt", "1\n2\n-2\n"); }
-static void text_labels_word(lbk_input_spec *s) { labels_file(s, "w.txt", "1\ncat\n0\n"); }
-static void labels_count(lbk_input_spec *s) { labels_file(s, "few.txt", "1\n2\n"); }
-static void ivecs_labels_negative(lbk_input_spec *s) { ivecs_labels(s, "neg.ivecs", 1, -1); }
-static void ivecs_labels_dim2(lbk_input_spec *s) { ivecs_labels(s, "l2.ivecs", 2, 1); }
+static void text_labels_negative(lbk_job_input_spec *s) { labels_file(s, "neg.txt", "1\n2\n-2\n"); }
+static void text_labels_word(lbk_job_input_spec *s) { labels_file(s, "w.txt", "1\ncat\n0\n"); }
+static void labels_count(lbk_job_input_spec *s) { labels_file(s, "few.txt", "1\n2\n"); }
+static void ivecs_labels_negative(lbk_job_input_spec *s) { ivecs_labels(s, "neg.ivecs", 1, -1); }
+static void ivecs_labels_dim2(lbk_job_input_spec *s) { ivecs_labels(s, "l2.ivecs", 2, 1); }
 
-static void idx_bad_magic(lbk_input_spec *s)
+static void idx_bad_magic(lbk_job_input_spec *s)
 {
     idx_file(s, "m.idx", 0x01020803, 3, (const uint32_t[]){1, 2, 2}, 4);
 }
 
-static void idx_truncated(lbk_input_spec *s)
+static void idx_truncated(lbk_job_input_spec *s)
 {
     idx_file(s, "t-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 10);
 }
 
-static void idx_gz_truncated(lbk_input_spec *s)
+static void idx_gz_truncated(lbk_job_input_spec *s)
 {
     idx_file(s, "plain-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 10);
     const char *gz = tk_path("t.idx.gz");
@@ -205,7 +205,7 @@ static void idx_gz_truncated(lbk_input_spec *s)
 /* Two bytes past the three records the header declares, inside the gzip
  * stream: only decompressing to the end finds them (the reader, not the
  * probe). */
-static void idx_gz_trailing(lbk_input_spec *s)
+static void idx_gz_trailing(lbk_job_input_spec *s)
 {
     idx_file(s, "long-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 14);
     const char *gz = tk_path("x.idx.gz");
@@ -215,7 +215,7 @@ static void idx_gz_trailing(lbk_input_spec *s)
 
 /* A damaged checksum: the whole-file decompressor declines the file and the
  * streaming one names what is wrong. */
-static void idx_gz_bad_crc(lbk_input_spec *s)
+static void idx_gz_bad_crc(lbk_job_input_spec *s)
 {
     idx_file(s, "crc-ubyte", 0x00000803, 3, (const uint32_t[]){3, 2, 2}, 12);
     const char *gz = tk_path("c.idx.gz");
@@ -228,27 +228,27 @@ static void idx_gz_bad_crc(lbk_input_spec *s)
     set_path(s, "c.idx.gz");
 }
 
-static void idx_dim0(lbk_input_spec *s)
+static void idx_dim0(lbk_job_input_spec *s)
 {
     idx_file(s, "d0.idx", 0x00000803, 3, (const uint32_t[]){3, 0, 28}, 0);
 }
 
-static void idx_labels_as_points(lbk_input_spec *s)
+static void idx_labels_as_points(lbk_job_input_spec *s)
 {
     idx_file(s, "lbl-ubyte", 0x00000801, 1, (const uint32_t[]){3}, 3);
 }
 
-static void range_past_end(lbk_input_spec *s)
+static void range_past_end(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
     bytes_file(s, "p3.fvecs", &w);
 }
 
-static void unknown_format(lbk_input_spec *s) { text_file(s, "data.bin", "1,2\n"); }
+static void unknown_format(lbk_job_input_spec *s) { text_file(s, "data.bin", "1,2\n"); }
 
 /* A .npy file: header dict, then n little-endian float32 values (or bytes). */
-static void npy_file(lbk_input_spec *s, const char *name, const char *dict, int values,
+static void npy_file(lbk_job_input_spec *s, const char *name, const char *dict, int values,
                      float value)
 {
     tk_bytes w = {0};
@@ -258,24 +258,24 @@ static void npy_file(lbk_input_spec *s, const char *name, const char *dict, int 
     bytes_file(s, name, &w);
 }
 
-static void npy_fortran(lbk_input_spec *s)
+static void npy_fortran(lbk_job_input_spec *s)
 {
     npy_file(s, "f.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (3, 2), }", 6, 1);
 }
 
-static void npy_object(lbk_input_spec *s)
+static void npy_object(lbk_job_input_spec *s)
 {
     npy_file(s, "o.npy", "{'descr': '|O', 'fortran_order': False, 'shape': (3, 2), }", 6, 1);
 }
 
-static void npy_structured(lbk_input_spec *s)
+static void npy_structured(lbk_job_input_spec *s)
 {
     npy_file(s, "st.npy",
              "{'descr': [('x', '<f4'), ('y', '<f4')], 'fortran_order': False, 'shape': (3,), }",
              6, 1);
 }
 
-static void npy_pickle(lbk_input_spec *s)
+static void npy_pickle(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     const unsigned char pickle[] = {0x80, 0x04, 0x95, 0x10, 0x00, 0x00, 0x00, 0x00,
@@ -285,35 +285,35 @@ static void npy_pickle(lbk_input_spec *s)
     bytes_file(s, "p.npy", &w);
 }
 
-static void npy_npz(lbk_input_spec *s) { text_file(s, "z.npy", "PK\x03\x04 not an array"); }
-static void npy_no_magic(lbk_input_spec *s) { text_file(s, "m.npy", "1,2,3\n4,5,6\n"); }
+static void npy_npz(lbk_job_input_spec *s) { text_file(s, "z.npy", "PK\x03\x04 not an array"); }
+static void npy_no_magic(lbk_job_input_spec *s) { text_file(s, "m.npy", "1,2,3\n4,5,6\n"); }
 
-static void npy_3d(lbk_input_spec *s)
+static void npy_3d(lbk_job_input_spec *s)
 {
     npy_file(s, "3d.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2, 2), }", 8, 1);
 }
 
-static void npy_1d_points(lbk_input_spec *s)
+static void npy_1d_points(lbk_job_input_spec *s)
 {
     npy_file(s, "1d.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 3, 1);
 }
 
-static void npy_int32_points(lbk_input_spec *s)
+static void npy_int32_points(lbk_job_input_spec *s)
 {
     npy_file(s, "i4.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }", 6, 1);
 }
 
-static void npy_truncated(lbk_input_spec *s)
+static void npy_truncated(lbk_job_input_spec *s)
 {
     npy_file(s, "t.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", 5, 1);
 }
 
-static void npy_trailing(lbk_input_spec *s)
+static void npy_trailing(lbk_job_input_spec *s)
 {
     npy_file(s, "x.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }", 7, 1);
 }
 
-static void npy_nan(lbk_input_spec *s)
+static void npy_nan(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     tk_npy_header(&w, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 2), }");
@@ -322,12 +322,12 @@ static void npy_nan(lbk_input_spec *s)
     bytes_file(s, "n.npy", &w);
 }
 
-static void npy_no_shape(lbk_input_spec *s)
+static void npy_no_shape(lbk_job_input_spec *s)
 {
     npy_file(s, "ns.npy", "{'descr': '<f4', 'fortran_order': False}", 6, 1);
 }
 
-static void npy_labels(lbk_input_spec *s, const char *name, const char *dict, int64_t second)
+static void npy_labels(lbk_job_input_spec *s, const char *name, const char *dict, int64_t second)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
@@ -344,23 +344,23 @@ static void npy_labels(lbk_input_spec *s, const char *name, const char *dict, in
     snprintf(s->labels, sizeof s->labels, "%s", path);
 }
 
-static void npy_float_labels(lbk_input_spec *s)
+static void npy_float_labels(lbk_job_input_spec *s)
 {
     npy_labels(s, "fl.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }", 0);
 }
 
-static void npy_negative_label(lbk_input_spec *s)
+static void npy_negative_label(lbk_job_input_spec *s)
 {
     npy_labels(s, "nl.npy", "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }", -4);
 }
 
-static void npy_labels_2d(lbk_input_spec *s)
+static void npy_labels_2d(lbk_job_input_spec *s)
 {
     npy_labels(s, "l2.npy", "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }", 1);
 }
 
 /* A big-ann file: header rows, dim, then n float32 values. */
-static void bin_file(lbk_input_spec *s, const char *name, uint32_t rows, uint32_t dim, int n)
+static void bin_file(lbk_job_input_spec *s, const char *name, uint32_t rows, uint32_t dim, int n)
 {
     tk_bytes w = {0};
     tk_le32(&w, rows);
@@ -370,23 +370,23 @@ static void bin_file(lbk_input_spec *s, const char *name, uint32_t rows, uint32_
     bytes_file(s, name, &w);
 }
 
-static void fbin_truncated(lbk_input_spec *s) { bin_file(s, "t.fbin", 3, 4, 10); }
-static void fbin_trailing(lbk_input_spec *s) { bin_file(s, "x.fbin", 2, 4, 9); }
-static void fbin_dim0(lbk_input_spec *s) { bin_file(s, "d0.fbin", 3, 0, 0); }
-static void fbin_header_lies(lbk_input_spec *s) { bin_file(s, "big.fbin", 1000000000u, 2, 2); }
-static void fbin_header_overflow(lbk_input_spec *s)
+static void fbin_truncated(lbk_job_input_spec *s) { bin_file(s, "t.fbin", 3, 4, 10); }
+static void fbin_trailing(lbk_job_input_spec *s) { bin_file(s, "x.fbin", 2, 4, 9); }
+static void fbin_dim0(lbk_job_input_spec *s) { bin_file(s, "d0.fbin", 3, 0, 0); }
+static void fbin_header_lies(lbk_job_input_spec *s) { bin_file(s, "big.fbin", 1000000000u, 2, 2); }
+static void fbin_header_overflow(lbk_job_input_spec *s)
 {
     bin_file(s, "huge.fbin", 4000000000u, 2000000000u, 2);
 }
 
-static void fbin_short_header(lbk_input_spec *s)
+static void fbin_short_header(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     tk_le32(&w, 3);
     bytes_file(s, "h.fbin", &w);
 }
 
-static void fbin_inf(lbk_input_spec *s)
+static void fbin_inf(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     tk_le32(&w, 2);
@@ -398,7 +398,7 @@ static void fbin_inf(lbk_input_spec *s)
     bytes_file(s, "i.fbin", &w);
 }
 
-static void ibin_labels(lbk_input_spec *s, const char *name, uint32_t dim, int32_t second)
+static void ibin_labels(lbk_job_input_spec *s, const char *name, uint32_t dim, int32_t second)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
@@ -413,8 +413,8 @@ static void ibin_labels(lbk_input_spec *s, const char *name, uint32_t dim, int32
     snprintf(s->labels, sizeof s->labels, "%s", path);
 }
 
-static void ibin_labels_dim2(lbk_input_spec *s) { ibin_labels(s, "l2.ibin", 2, 1); }
-static void ibin_negative_label(lbk_input_spec *s) { ibin_labels(s, "n.ibin", 1, -3); }
+static void ibin_labels_dim2(lbk_job_input_spec *s) { ibin_labels(s, "l2.ibin", 2, 1); }
+static void ibin_negative_label(lbk_job_input_spec *s) { ibin_labels(s, "n.ibin", 1, -3); }
 
 static const bad_case bad[] = {
     {"fvecs_truncated", fvecs_truncated, 0, 1,
@@ -535,11 +535,11 @@ static char *expand(const char *message)
 static void run_bad(const void *row)
 {
     const bad_case *c = row;
-    lbk_input_spec spec;
+    lbk_job_input_spec spec;
     c->setup(&spec);
     lbk_dataset d = {.rows = 99};
     tk_capture_begin();
-    const lbk_status st = lbk_source_read(&spec, c->lo, c->hi, &d);
+    const lbk_status st = lbk_dataset_read(&spec, c->lo, c->hi, &d);
     char *err = tk_capture_end();
     LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
     LBK_EXPECT_TRUE(d.points == NULL);

@@ -44,14 +44,14 @@ static void roundtrip(const char *name, lbk_format format, int kind)
     make_points(kind, p, ROWS * DIM);
     lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
     const char *path = tk_path(name);
-    LBK_EXPECT_EQ_INT(lbk_write_points(path, format, &d), LBK_OK);
-    lbk_input_spec spec = tk_spec(path);
-    lbk_source_info info;
-    LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_points(path, format, &d), LBK_OK);
+    lbk_job_input_spec spec = tk_spec(path);
+    lbk_dataset_info info;
+    LBK_EXPECT_EQ_INT(lbk_dataset_probe(&spec, &info), LBK_OK);
     LBK_EXPECT_EQ_U64(info.rows, ROWS);
     LBK_EXPECT_EQ_INT(info.dim, DIM);
     LBK_EXPECT_FALSE(info.has_labels);
-    LBK_EXPECT_EQ_INT(info.format, lbk_format_from_path(path));
+    LBK_EXPECT_EQ_INT(info.format, lbk_dataset_format_from_path(path));
     tk_check_ranges(&spec, p, NULL, ROWS, DIM);
 }
 
@@ -87,7 +87,7 @@ static void case_format_from_path(void)
         {"", LBK_FORMAT_AUTO},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        LBK_EXPECT_EQ_INT(lbk_format_from_path(t[i].path), t[i].format, "path '%s'", t[i].path);
+        LBK_EXPECT_EQ_INT(lbk_dataset_format_from_path(t[i].path), t[i].format, "path '%s'", t[i].path);
     }
 }
 
@@ -133,12 +133,12 @@ static void case_csv_roundtrip(void)
     make_labels(l, ROWS);
     const char *path = tk_path("a.csv");
     lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
-    LBK_EXPECT_EQ_INT(lbk_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
-    lbk_input_spec spec = tk_spec(path);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
+    lbk_job_input_spec spec = tk_spec(path);
     tk_check_ranges(&spec, p, NULL, ROWS, DIM);
 
     d.labels = l;  /* now the label is the last column */
-    LBK_EXPECT_EQ_INT(lbk_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
     spec.label_column = DIM;
     tk_check_ranges(&spec, p, l, ROWS, DIM);
 }
@@ -165,11 +165,11 @@ static void case_fvecs_bytes(void)
     }
     const char *path = tk_path("known.fvecs");
     tk_write_file(path, w.b, w.n);
-    lbk_input_spec spec = tk_spec(path);
+    lbk_job_input_spec spec = tk_spec(path);
     tk_check_ranges(&spec, v, NULL, 3, 2);
     /* The writer produces exactly these bytes. */
     const char *out = tk_path("written.fvecs");
-    LBK_EXPECT_EQ_INT(lbk_write_fvecs(out, v, 3, 2), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_fvecs(out, v, 3, 2), LBK_OK);
     expect_file_bytes(out, &w);
     tk_free(&w);
 }
@@ -186,10 +186,10 @@ static void case_ivecs_bvecs_bytes(void)
     const char *ipath = tk_path("known.ivecs");
     tk_write_file(ipath, w.b, w.n);
     const float ivf[4] = {-7.0f, 2147483648.0f, 0.0f, 42.0f};  /* int -> float rounding */
-    lbk_input_spec spec = tk_spec(ipath);
+    lbk_job_input_spec spec = tk_spec(ipath);
     tk_check_ranges(&spec, ivf, NULL, 2, 2);
     const char *out = tk_path("written.ivecs");
-    LBK_EXPECT_EQ_INT(lbk_write_ivecs(out, iv, 2, 2), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_ivecs(out, iv, 2, 2), LBK_OK);
     expect_file_bytes(out, &w);
     tk_free(&w);
 
@@ -235,10 +235,10 @@ static void case_idx_mnist_bytes(void)
     const char *images = tk_path("train-images-idx3-ubyte");
     const char *labels = tk_path("train-labels-idx1-ubyte");
     write_mnist(images, labels, v, l);
-    lbk_input_spec spec = tk_spec(images);
+    lbk_job_input_spec spec = tk_spec(images);
     snprintf(spec.labels, sizeof spec.labels, "%s", labels);
-    lbk_source_info info;
-    LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+    lbk_dataset_info info;
+    LBK_EXPECT_EQ_INT(lbk_dataset_probe(&spec, &info), LBK_OK);
     LBK_EXPECT_EQ_U64(info.rows, 3);
     LBK_EXPECT_EQ_INT(info.dim, 4);
     LBK_EXPECT_TRUE(info.has_labels);
@@ -257,7 +257,7 @@ static void case_idx_mnist_bytes(void)
     const char *fpath = tk_path("floats.idx");
     tk_write_file(fpath, w.b, w.n);
     tk_free(&w);
-    lbk_input_spec fspec = tk_spec(fpath);
+    lbk_job_input_spec fspec = tk_spec(fpath);
     tk_check_ranges(&fspec, f, NULL, 2, 2);
 }
 
@@ -272,7 +272,7 @@ static void case_idx_gz(void)
     const char *glabels = tk_path("t10k-labels-idx1-ubyte.gz");
     tk_gzip(images, gimages);
     tk_gzip(labels, glabels);
-    lbk_input_spec spec = tk_spec(gimages);
+    lbk_job_input_spec spec = tk_spec(gimages);
     snprintf(spec.labels, sizeof spec.labels, "%s", glabels);
     tk_check_ranges(&spec, v, l, 3, 4);
 
@@ -282,9 +282,9 @@ static void case_idx_gz(void)
     lbk_dataset d = {.rows = ROWS, .dim = DIM, .points = p};
     const char *plain = tk_path("mine.idx");
     const char *gz = tk_path("mine.idx.gz");
-    LBK_EXPECT_EQ_INT(lbk_write_points(plain, LBK_FORMAT_IDX, &d), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_points(plain, LBK_FORMAT_IDX, &d), LBK_OK);
     tk_gzip(plain, gz);
-    lbk_input_spec gspec = tk_spec(gz);
+    lbk_job_input_spec gspec = tk_spec(gz);
     tk_check_ranges(&gspec, p, NULL, ROWS, DIM);
 }
 
@@ -310,7 +310,7 @@ static void case_idx_gz_two_members(void)
     memcpy(both + n0, m1, n1);
     const char *gz = tk_path("two-members-ubyte.gz");
     tk_write_file(gz, both, n0 + n1);
-    lbk_input_spec spec = tk_spec(gz);
+    lbk_job_input_spec spec = tk_spec(gz);
     tk_check_ranges(&spec, v, NULL, 3, 4);
     free(whole);
     free(m0);
@@ -326,7 +326,7 @@ static void case_labels_formats(void)
     make_labels(l, ROWS);
     l[2] = 300;   /* IDX labels then need int32, not ubyte */
     const char *points = tk_path("p.fvecs");
-    LBK_EXPECT_EQ_INT(lbk_write_fvecs(points, p, ROWS, DIM), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_fvecs(points, p, ROWS, DIM), LBK_OK);
     const struct {
         const char *name;
         lbk_format format;
@@ -337,11 +337,11 @@ static void case_labels_formats(void)
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         const char *path = tk_path(t[i].name);
-        LBK_EXPECT_EQ_INT(lbk_write_labels(path, t[i].format, l, ROWS), LBK_OK);
-        lbk_input_spec spec = tk_spec(points);
+        LBK_EXPECT_EQ_INT(lbk_dataset_write_labels(path, t[i].format, l, ROWS), LBK_OK);
+        lbk_job_input_spec spec = tk_spec(points);
         snprintf(spec.labels, sizeof spec.labels, "%s", path);
-        lbk_source_info info;
-        LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+        lbk_dataset_info info;
+        LBK_EXPECT_EQ_INT(lbk_dataset_probe(&spec, &info), LBK_OK);
         LBK_EXPECT_TRUE(info.has_labels, "%s", t[i].name);
         LBK_EXPECT_EQ_INT(info.labels_format, t[i].format, "%s", t[i].name);
         tk_check_ranges(&spec, p, l, ROWS, DIM);
@@ -353,7 +353,7 @@ static void case_labels_formats(void)
     /* A CSV label file may start with a header line. */
     const char *hdr = tk_path("h.csv");
     tk_write_text(hdr, "label\n3\n10\n300\n2\n9\n5\n1\n\n");
-    lbk_input_spec spec = tk_spec(points);
+    lbk_job_input_spec spec = tk_spec(points);
     snprintf(spec.labels, sizeof spec.labels, "%s", hdr);
     tk_check_ranges(&spec, p, l, ROWS, DIM);
 }
@@ -370,7 +370,7 @@ static void case_npy_known_bytes(void)
     const char *f4 = tk_path("f4.npy");
     tk_write_file(f4, w.b, w.n);
     tk_free(&w);
-    lbk_input_spec spec = tk_spec(f4);
+    lbk_job_input_spec spec = tk_spec(f4);
     tk_check_ranges(&spec, v, NULL, 3, 2);
 
     /* float64, big-endian float32 (version 2.0), uint8 and int8. */
@@ -421,7 +421,7 @@ static void case_npy_labels(void)
     const float p[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     const int32_t l[4] = {3, 0, 70000, 2};
     const char *points = tk_path("lp.fvecs");
-    LBK_EXPECT_EQ_INT(lbk_write_fvecs(points, p, 4, 2), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_fvecs(points, p, 4, 2), LBK_OK);
     const char *dicts[3] = {"{'descr': '<i8', 'fortran_order': False, 'shape': (4,), }",
                             "{'descr': '<i4', 'fortran_order': False, 'shape': (4, 1), }",
                             "{'descr': '<u4', 'fortran_order': True, 'shape': (4,), }"};
@@ -438,14 +438,14 @@ static void case_npy_labels(void)
         const char *path = tk_path(name);
         tk_write_file(path, w.b, w.n);
         tk_free(&w);
-        lbk_input_spec spec = tk_spec(points);
+        lbk_job_input_spec spec = tk_spec(points);
         snprintf(spec.labels, sizeof spec.labels, "%s", path);
         tk_check_ranges(&spec, p, l, 4, 2);
     }
     /* Our writer: int32 labels, read back through the extension. */
     const char *mine = tk_path("mine-labels.npy");
-    LBK_EXPECT_EQ_INT(lbk_write_labels(mine, LBK_FORMAT_AUTO, l, 4), LBK_OK);
-    lbk_input_spec spec = tk_spec(points);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_labels(mine, LBK_FORMAT_AUTO, l, 4), LBK_OK);
+    lbk_job_input_spec spec = tk_spec(points);
     snprintf(spec.labels, sizeof spec.labels, "%s", mine);
     tk_check_ranges(&spec, p, l, 4, 2);
 }
@@ -462,12 +462,12 @@ static void case_bigann_known_bytes(void)
         tk_f32le(&w, v[i]);
     const char *fbin = tk_path("base.fbin");
     tk_write_file(fbin, w.b, w.n);
-    lbk_input_spec spec = tk_spec(fbin);
+    lbk_job_input_spec spec = tk_spec(fbin);
     tk_check_ranges(&spec, v, NULL, 2, 3);
     /* The writer produces exactly these bytes. */
     lbk_dataset d = {.rows = 2, .dim = 3, .points = (float *)v};
     const char *out = tk_path("written.fbin");
-    LBK_EXPECT_EQ_INT(lbk_write_points(out, LBK_FORMAT_AUTO, &d), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_points(out, LBK_FORMAT_AUTO, &d), LBK_OK);
     expect_file_bytes(out, &w);
     tk_free(&w);
     const unsigned char bytes[6] = {0, 255, 128, 1, 0x80, 0x7f};
@@ -505,12 +505,12 @@ static void expect_csv(const char *name, const char *text, char delim, int heade
 {
     const char *path = tk_path(name);
     tk_write_text(path, text);
-    lbk_input_spec spec = tk_spec(path);
+    lbk_job_input_spec spec = tk_spec(path);
     spec.delimiter = delim;
     spec.header = header;
     spec.label_column = label_col;
-    lbk_source_info info;
-    LBK_EXPECT_EQ_INT(lbk_source_probe(&spec, &info), LBK_OK);
+    lbk_dataset_info info;
+    LBK_EXPECT_EQ_INT(lbk_dataset_probe(&spec, &info), LBK_OK);
     LBK_EXPECT_EQ_U64(info.rows, rows, "%s", name);
     LBK_EXPECT_EQ_INT(info.dim, dim, "%s", name);
     tk_check_ranges(&spec, points, labels, rows, dim);
@@ -549,7 +549,7 @@ static void case_write_errors(void)
     lbk_dataset d = {.rows = 2, .dim = 2, .points = (float *)v};
     const char *b = tk_path("bad.bvecs");
     tk_capture_begin();
-    lbk_status st = lbk_write_points(b, LBK_FORMAT_BVECS, &d);
+    lbk_status st = lbk_dataset_write_points(b, LBK_FORMAT_BVECS, &d);
     char *err = tk_capture_end();
     LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
     char want[2048];
@@ -560,13 +560,13 @@ static void case_write_errors(void)
     const float big[2] = {256, 0};
     d = (lbk_dataset){.rows = 1, .dim = 2, .points = (float *)big};
     tk_capture_begin();
-    LBK_EXPECT_EQ_INT(lbk_write_points(b, LBK_FORMAT_BVECS, &d), LBK_ERR_INPUT);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_points(b, LBK_FORMAT_BVECS, &d), LBK_ERR_INPUT);
     free(tk_capture_end());
 
     char nodir[512];
     snprintf(nodir, sizeof nodir, "%s/no/such/dir/x.fvecs", tk_dir());
     tk_capture_begin();
-    st = lbk_write_fvecs(nodir, v, 2, 2);
+    st = lbk_dataset_write_fvecs(nodir, v, 2, 2);
     err = tk_capture_end();
     LBK_EXPECT_EQ_INT(st, LBK_ERR_IO);
     snprintf(want, sizeof want, "lbknn: error: %s: cannot create: No such file or directory\n",
@@ -577,7 +577,7 @@ static void case_write_errors(void)
     /* A full device shows only when the data is flushed: fclose must be checked. */
     if (access("/dev/full", W_OK) == 0) {
         tk_capture_begin();
-        st = lbk_write_labels("/dev/full", LBK_FORMAT_TEXT, (const int32_t[]){1, 2}, 2);
+        st = lbk_dataset_write_labels("/dev/full", LBK_FORMAT_TEXT, (const int32_t[]){1, 2}, 2);
         err = tk_capture_end();
         LBK_EXPECT_EQ_INT(st, LBK_ERR_IO);
         LBK_EXPECT_EQ_STR(err, "lbknn: error: /dev/full: cannot write: No space left on device\n");
@@ -590,7 +590,7 @@ static void case_fvecs_inf_written(void)
     /* Distance outputs may carry +inf padding: the raw writer keeps it. */
     const float v[2] = {INFINITY, 1.0f};
     const char *path = tk_path("dist.fvecs");
-    LBK_EXPECT_EQ_INT(lbk_write_fvecs(path, v, 1, 2), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_dataset_write_fvecs(path, v, 1, 2), LBK_OK);
     size_t n = 0;
     char *got = tk_read_file(path, &n);
     LBK_EXPECT_EQ_U64(n, 12);

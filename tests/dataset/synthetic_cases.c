@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static lbk_synthetic_spec spec(uint64_t seed)
+static lbk_job_synthetic_spec spec(uint64_t seed)
 {
-    return (lbk_synthetic_spec){
+    return (lbk_job_synthetic_spec){
         .points = 500, .queries = 200, .dim = 7, .classes = 4, .seed = seed, .spread = 2.0};
 }
 
@@ -28,7 +28,7 @@ static bool same_rows(const lbk_dataset *a, uint64_t a_first, const lbk_dataset 
 
 static void case_ranges(void)
 {
-    lbk_synthetic_spec s = spec(42);
+    lbk_job_synthetic_spec s = spec(42);
     for (int q = 0; q < 2; q++) {
         uint64_t n = q ? s.queries : s.points;
         lbk_dataset all;
@@ -56,7 +56,7 @@ static void case_ranges(void)
 
 static void case_deterministic(void)
 {
-    lbk_synthetic_spec s = spec(7);
+    lbk_job_synthetic_spec s = spec(7);
     lbk_dataset a, b;
     LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &a), LBK_OK);
     LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &b), LBK_OK);
@@ -67,7 +67,7 @@ static void case_deterministic(void)
 
 static void case_labels_in_range(void)
 {
-    lbk_synthetic_spec s = spec(3);
+    lbk_job_synthetic_spec s = spec(3);
     lbk_dataset d;
     LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &d), LBK_OK);
     int count[4] = {0};
@@ -92,7 +92,7 @@ static void case_labels_in_range(void)
  * boxes; the test does not assume the exact centre scale). */
 static void case_blobs(void)
 {
-    lbk_synthetic_spec s = spec(11);
+    lbk_job_synthetic_spec s = spec(11);
     s.spread = 0.1;
     lbk_dataset d;
     LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, false, 0, s.points, &d), LBK_OK);
@@ -136,7 +136,7 @@ static void case_blobs(void)
 
 static void case_seeds_and_streams_differ(void)
 {
-    lbk_synthetic_spec s1 = spec(1), s2 = spec(2);
+    lbk_job_synthetic_spec s1 = spec(1), s2 = spec(2);
     lbk_dataset a, b, q;
     LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s1, false, 0, 100, &a), LBK_OK);
     LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s2, false, 0, 100, &b), LBK_OK);
@@ -156,7 +156,7 @@ static void case_seeds_and_streams_differ(void)
 
 static void case_bad_ranges(void)
 {
-    lbk_synthetic_spec s = spec(1);
+    lbk_job_synthetic_spec s = spec(1);
     lbk_dataset d;
     tk_capture_begin();
     lbk_status st = lbk_synthetic_rows(&s, true, 0, s.queries + 1, &d);

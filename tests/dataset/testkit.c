@@ -183,14 +183,14 @@ char *tk_capture_end(void)
     return text;
 }
 
-void tk_check_range(const lbk_input_spec *spec, uint64_t lo, uint64_t hi, const float *points,
+void tk_check_range(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi, const float *points,
                     const int32_t *labels, int dim)
 {
     char where[sizeof spec->path + 64];
     snprintf(where, sizeof where, "%s [%llu, %llu)", spec->path, (unsigned long long)lo,
              (unsigned long long)hi);
     lbk_dataset d;
-    if (!LBK_EXPECT_EQ_INT(lbk_source_read(spec, lo, hi, &d), LBK_OK, "reading %s", where))
+    if (!LBK_EXPECT_EQ_INT(lbk_dataset_read(spec, lo, hi, &d), LBK_OK, "reading %s", where))
         return;
     LBK_EXPECT_EQ_U64(d.rows, hi - lo, "%s", where);
     LBK_EXPECT_EQ_U64(d.first_row, lo, "%s", where);
@@ -212,7 +212,7 @@ void tk_check_range(const lbk_input_spec *spec, uint64_t lo, uint64_t hi, const 
     LBK_EXPECT_EQ_U64(d.rows, 0, "freed");
 }
 
-void tk_check_ranges(const lbk_input_spec *spec, const float *points, const int32_t *labels,
+void tk_check_ranges(const lbk_job_input_spec *spec, const float *points, const int32_t *labels,
                      uint64_t rows, int dim)
 {
     tk_check_range(spec, 0, rows, points, labels, dim);
@@ -224,9 +224,9 @@ void tk_check_ranges(const lbk_input_spec *spec, const float *points, const int3
         tk_check_range(spec, 1, rows - 2, points, labels, dim);
 }
 
-lbk_input_spec tk_spec(const char *path)
+lbk_job_input_spec tk_spec(const char *path)
 {
-    lbk_input_spec s;
+    lbk_job_input_spec s;
     memset(&s, 0, sizeof s);
     snprintf(s.path, sizeof s.path, "%s", path);
     s.format = LBK_FORMAT_AUTO;

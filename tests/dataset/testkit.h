@@ -44,12 +44,12 @@ char *tk_capture_end(void);
 
 /* Reads [lo, hi) and compares it with rows [lo, hi) of the expected arrays
  * (labels may be NULL: then the result must have none). */
-void tk_check_range(const lbk_input_spec *spec, uint64_t lo, uint64_t hi, const float *points,
+void tk_check_range(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi, const float *points,
                     const int32_t *labels, int dim);
 /* Whole, empty at both ends, first row, last row, a middle slice. */
-void tk_check_ranges(const lbk_input_spec *spec, const float *points, const int32_t *labels,
+void tk_check_ranges(const lbk_job_input_spec *spec, const float *points, const int32_t *labels,
                      uint64_t rows, int dim);
 
-lbk_input_spec tk_spec(const char *path);
+lbk_job_input_spec tk_spec(const char *path);
 
 #endif

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    {"in.fbin", LBK_FORMAT_FBIN},
                    {"in.u8bin", LBK_FORMAT_U8BIN},
                    {"in.i8bin", LBK_FORMAT_I8BIN}};
-    lbk_input_spec spec;
+    lbk_job_input_spec spec;
     memset(&spec, 0, sizeof spec);
     snprintf(spec.path, sizeof spec.path, "%s", lbk_fuzz_path(files[mode].name));
     spec.format = files[mode].format;

@@ -17,11 +17,11 @@ void lbk_fuzz_pick_shard(uint8_t byte, uint64_t rows, uint64_t *lo, uint64_t *hi
     *hi = a < b ? b : a;
 }
 
-void lbk_fuzz_check_source(const lbk_input_spec *spec, uint8_t shard_byte)
+void lbk_fuzz_check_source(const lbk_job_input_spec *spec, uint8_t shard_byte)
 {
-    lbk_source_info info;
+    lbk_dataset_info info;
     lbk_dataset whole = {0}, shard = {0};
-    if (lbk_source_probe(spec, &info) != LBK_OK)
+    if (lbk_dataset_probe(spec, &info) != LBK_OK)
         return;
     if (info.rows == 0 || info.dim <= 0)
         lbk_fuzz_fail("a probe accepted a source without rows or dimension");
@@ -33,7 +33,7 @@ void lbk_fuzz_check_source(const lbk_input_spec *spec, uint8_t shard_byte)
         lbk_fuzz_fail("cannot stat the scratch file");
     if ((double)info.rows * info.dim > 1100.0 * ((double)sb.st_size + 1.0))
         lbk_fuzz_fail("a probe promises more values than the file can hold");
-    if (lbk_source_read(spec, 0, info.rows, &whole) != LBK_OK)
+    if (lbk_dataset_read(spec, 0, info.rows, &whole) != LBK_OK)
         return;
     if (whole.rows != info.rows || whole.dim != info.dim || (whole.labels != NULL) != info.has_labels)
         lbk_fuzz_fail("the whole read disagrees with the probe");
@@ -47,7 +47,7 @@ void lbk_fuzz_check_source(const lbk_input_spec *spec, uint8_t shard_byte)
 
     uint64_t lo = 0, hi = 0;
     lbk_fuzz_pick_shard(shard_byte, info.rows, &lo, &hi);
-    if (lbk_source_read(spec, lo, hi, &shard) != LBK_OK)
+    if (lbk_dataset_read(spec, lo, hi, &shard) != LBK_OK)
         lbk_fuzz_fail("a shard of a readable source fails to read");
     if (shard.rows != hi - lo || shard.dim != whole.dim || shard.first_row != lo)
         lbk_fuzz_fail("the shard has the wrong shape");
@@ -86,6 +86,6 @@ void lbk_fuzz_check_labels(const char *path, lbk_format format, uint8_t shard_by
     if (memcmp(part, whole + lo, (size_t)(hi - lo) * sizeof *part) != 0)
         lbk_fuzz_fail("the shard's labels differ from the whole read");
 cleanup:
-    lbk_free_large(part);
-    lbk_free_large(whole);
+    lbk_alloc_large_free(part);
+    lbk_alloc_large_free(whole);
 }

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         lbk_fuzz_check_labels(path, csv ? LBK_FORMAT_CSV : LBK_FORMAT_TEXT, shard);
         return 0;
     }
-    lbk_input_spec spec;
+    lbk_job_input_spec spec;
     memset(&spec, 0, sizeof spec);
     snprintf(spec.path, sizeof spec.path, "%s", lbk_fuzz_path("in.csv"));
     spec.format = LBK_FORMAT_CSV;

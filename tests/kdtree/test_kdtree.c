@@ -9,7 +9,7 @@
 #include "knn_oracle.h"
 #include "lbk_test.h"
 #include "log.h"
-#include "query.h"
+#include "tree_query.h"
 #include "ref_tagsort.h"
 #include "tree_buckets.h"
 

@@ -12,7 +12,7 @@
 #include "kdtree.h"
 #include "knn_oracle.h"
 #include "lbk_test.h"
-#include "query.h"
+#include "tree_query.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -93,7 +93,7 @@ static uint64_t tree_hash(const lbk_toptree *t)
 
 /* This rank's points: its leaf's count, ascending ids, the input's rows,
  * placed here by the planes, inside a tight box. */
-static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk_owned_points *o)
+static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk_decompose_owned *o)
 {
     LBK_EXPECT_EQ_U64(o->rows, t->owned[comm.rank]);
     for (int i = 0; i < t->count; i++)
@@ -108,11 +108,11 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk
         float want[DIM];
         int32_t label;
         const float *p = o->points + i * DIM;
-        make_row(c->kind, lbk_owned_id(o, i), want, &label);
-        const unsigned long long id = lbk_owned_id(o, i);
+        make_row(c->kind, lbk_decompose_owned_id(o, i), want, &label);
+        const unsigned long long id = lbk_decompose_owned_id(o, i);
         if (!LBK_EXPECT_EQ_MEM(p, want, sizeof want, "row of id %llu", id) ||
-            (i > 0 && !LBK_EXPECT_U64(lbk_owned_id(o, i - 1), <, lbk_owned_id(o, i), "ascending ids")) ||
-            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, lbk_owned_id(o, i)), comm.rank, "id %llu", id))
+            (i > 0 && !LBK_EXPECT_U64(lbk_decompose_owned_id(o, i - 1), <, lbk_decompose_owned_id(o, i), "ascending ids")) ||
+            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, lbk_decompose_owned_id(o, i)), comm.rank, "id %llu", id))
             return;
         if (c->labels)
             LBK_EXPECT_EQ_INT(o->labels[i], label);
@@ -127,7 +127,7 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk
 }
 
 /* Over every rank: the same tree, and every id exactly once. */
-static void check_global(const decompose_case *c, const lbk_toptree *t, const lbk_owned_points *o)
+static void check_global(const decompose_case *c, const lbk_toptree *t, const lbk_decompose_owned *o)
 {
     uint64_t h = tree_hash(t), lo = 0, hi = 0;
     MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
@@ -137,8 +137,8 @@ static void check_global(const decompose_case *c, const lbk_toptree *t, const lb
     if (!LBK_EXPECT_TRUE(seen != NULL, "out of memory"))
         MPI_Abort(MPI_COMM_WORLD, 1);
     for (uint64_t i = 0; i < o->rows; i++)
-        if (lbk_owned_id(o, i) < c->n)
-            seen[lbk_owned_id(o, i)]++;
+        if (lbk_decompose_owned_id(o, i) < c->n)
+            seen[lbk_decompose_owned_id(o, i)]++;
     MPI_Allreduce(MPI_IN_PLACE, seen, (int)c->n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     for (uint64_t id = 0; id < c->n; id++)
         if (!LBK_EXPECT_EQ_INT(seen[id], 1, "id %llu owned once", (unsigned long long)id))
@@ -152,14 +152,14 @@ static void run_case(const void *row)
     shard s = {0};
     if (!make_shard(c, &s))
         MPI_Abort(MPI_COMM_WORLD, 1);
-    lbk_collective_set_chunk_bytes(c->chunked ? 64 : 0);
-    const lbk_shard_view view = {s.rows,   s.first, c->n, DIM, s.points, c->labels ? s.labels : NULL,
+    lbk_comm_set_chunk_bytes(c->chunked ? 64 : 0);
+    const lbk_decompose_shard view = {s.rows,   s.first, c->n, DIM, s.points, c->labels ? s.labels : NULL,
                                  c->labels != 0, c->wide_ids != 0};
     lbk_toptree tree;
-    lbk_owned_points own;
+    lbk_decompose_owned own;
     uint64_t bytes = 0;
     const lbk_status st = lbk_decompose(&comm, c->split, &view, &tree, &own, &bytes);
-    lbk_collective_set_chunk_bytes(0);
+    lbk_comm_set_chunk_bytes(0);
     if (LBK_EXPECT_EQ_INT(st, LBK_OK, "%s", lbk_status_name(st))) {
         if (own.rows > 0)
             LBK_EXPECT_TRUE(c->wide_ids ? own.ids && !own.ids32 : own.ids32 && !own.ids,
@@ -167,7 +167,7 @@ static void run_case(const void *row)
         check_owned(c, &tree, &own);
         check_global(c, &tree, &own);
         lbk_toptree_free(&tree);
-        lbk_owned_points_free(&own);
+        lbk_decompose_owned_free(&own);
     }
     free(s.points);
     free(s.labels);

@@ -37,10 +37,10 @@ static void case_order_image(void)
                             FLT_MAX,   INFINITY};
     const int n = (int)(sizeof sorted / sizeof *sorted);
     for (int i = 0; i < n; i++) {
-        LBK_EXPECT_EQ_U64(bits_of(lbk_order_float(lbk_order_image(sorted[i]))), bits_of(sorted[i]),
+        LBK_EXPECT_EQ_U64(bits_of(lbk_toptree_order_float(lbk_toptree_order_image(sorted[i]))), bits_of(sorted[i]),
                           "round trip of %g", (double)sorted[i]);
         if (i > 0)
-            LBK_EXPECT_U64(lbk_order_image(sorted[i - 1]), <, lbk_order_image(sorted[i]),
+            LBK_EXPECT_U64(lbk_toptree_order_image(sorted[i - 1]), <, lbk_toptree_order_image(sorted[i]),
                            "%g before %g", (double)sorted[i - 1], (double)sorted[i]);
     }
     lbk_test_rng rng = LBK_TEST_RNG(11);
@@ -51,7 +51,7 @@ static void case_order_image(void)
         memcpy(&b, &bb, sizeof b);
         if (isnan(a) || isnan(b))
             continue;
-        if (a < b && !LBK_EXPECT_U64(lbk_order_image(a), <, lbk_order_image(b), "%a < %a",
+        if (a < b && !LBK_EXPECT_U64(lbk_toptree_order_image(a), <, lbk_toptree_order_image(b), "%a < %a",
                                      (double)a, (double)b))
             return;
     }
@@ -139,7 +139,7 @@ static int box_key_trial(lbk_test_rng *rng, float scale, int dim, int metric)
     }
     const lbk_metric m = metric == 0 ? LBK_METRIC_L2 : metric == 1 ? LBK_METRIC_L1
                                                                    : LBK_METRIC_LINF;
-    const float bk = lbk_box_key(q, lo, hi, dim, m);
+    const float bk = lbk_toptree_box_key(q, lo, hi, dim, m);
     const float key = oracle_key(q, p, dim, metric);
     int ok = LBK_EXPECT_TRUE(bk <= key, "box key %a above the point's key %a (scale %g)",
                              (double)bk, (double)key, (double)scale);
@@ -161,10 +161,10 @@ static void case_box_key_lower_bound(void)
                     return;
     /* Inside the box: 0; integer grids: exact. */
     const float lo[3] = {0, 0, 0}, hi[3] = {2, 2, 2}, in[3] = {1, 2, 0}, out[3] = {-1, 4, 1};
-    LBK_EXPECT_EQ_FLOAT(lbk_box_key(in, lo, hi, 3, LBK_METRIC_L2), 0.0f);
-    LBK_EXPECT_EQ_FLOAT(lbk_box_key(out, lo, hi, 3, LBK_METRIC_L2), 5.0f);
-    LBK_EXPECT_EQ_FLOAT(lbk_box_key(out, lo, hi, 3, LBK_METRIC_L1), 3.0f);
-    LBK_EXPECT_EQ_FLOAT(lbk_box_key(out, lo, hi, 3, LBK_METRIC_LINF), 2.0f);
+    LBK_EXPECT_EQ_FLOAT(lbk_toptree_box_key(in, lo, hi, 3, LBK_METRIC_L2), 0.0f);
+    LBK_EXPECT_EQ_FLOAT(lbk_toptree_box_key(out, lo, hi, 3, LBK_METRIC_L2), 5.0f);
+    LBK_EXPECT_EQ_FLOAT(lbk_toptree_box_key(out, lo, hi, 3, LBK_METRIC_L1), 3.0f);
+    LBK_EXPECT_EQ_FLOAT(lbk_toptree_box_key(out, lo, hi, 3, LBK_METRIC_LINF), 2.0f);
 }
 
 static lbk_toptree_node *node(lbk_toptree *t, int i) { return &t->nodes[i]; }
@@ -178,10 +178,10 @@ static void case_walks(void)
     LBK_ASSERT_EQ_INT(node(&t, 0)->ranks, 3);
     LBK_ASSERT_EQ_INT(node(&t, 1)->ranks, 2);
     node(&t, 0)->dim = 0;
-    node(&t, 0)->image = lbk_order_image(5.0f);
+    node(&t, 0)->image = lbk_toptree_order_image(5.0f);
     node(&t, 0)->id = 4;
     node(&t, 1)->dim = 1;
-    node(&t, 1)->image = lbk_order_image(2.0f);
+    node(&t, 1)->image = lbk_toptree_order_image(2.0f);
     node(&t, 1)->id = 7;
     const float a[2] = {4.0f, 1.0f}, b[2] = {4.0f, 2.0f}, c[2] = {5.0f, 0.0f}, d[2] = {6.0f, 9.0f};
     LBK_EXPECT_EQ_INT(lbk_toptree_owner(&t, a, 9), 0);
@@ -198,7 +198,7 @@ static void case_walks(void)
     /* One point, two ranks: the left child is empty, every query goes right. */
     LBK_ASSERT_EQ_INT(lbk_toptree_shape(&t, 2, 1, 1), LBK_OK);
     LBK_EXPECT_EQ_U64(node(&t, 1)->points, 0u);
-    node(&t, 0)->image = lbk_order_image(3.0f);
+    node(&t, 0)->image = lbk_toptree_order_image(3.0f);
     const float left_of_it[1] = {-100.0f};
     LBK_EXPECT_EQ_INT(lbk_toptree_home(&t, left_of_it), 1);
     lbk_toptree_free(&t);
@@ -232,13 +232,13 @@ static void case_near_matches_scan(void)
         const uint64_t how = lbk_test_rng_below(&rng, 3);
         const float *plo = &t.lo[pick * dim], *phi = &t.hi[pick * dim];
         const float bound = how == 0   ? INFINITY
-                            : how == 1 ? lbk_box_key(q, plo, phi, dim, m)
+                            : how == 1 ? lbk_toptree_box_key(q, plo, phi, dim, m)
                                        : rng_range(&rng, 0, 30);
         int got[16], want[16], nwant = 0;
         const int ngot = lbk_toptree_near(&t, q, bound, m, skip, got);
         for (int r = 0; r < p; r++)
             if (r != skip && t.owned[r] &&
-                lbk_box_key(q, &t.lo[r * dim], &t.hi[r * dim], dim, m) <= bound)
+                lbk_toptree_box_key(q, &t.lo[r * dim], &t.hi[r * dim], dim, m) <= bound)
                 want[nwant++] = r;
         const int ok = LBK_EXPECT_EQ_INT(ngot, nwant, "trial %d", trial) &&
                        LBK_EXPECT_EQ_MEM(got, want, (size_t)nwant * sizeof *got, "trial %d", trial);

@@ -192,17 +192,17 @@ static void test_precedence(void)
     lbk_tuning derived, t;
     lbk_tuning_derive(dev, &derived);
     char file[48];
-    lbk_tuning_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_DERIVED, "no cache file yet");
     LBK_EXPECT_EQ_MEM(&t, &derived, sizeof t);
     LBK_EXPECT_TRUE(strncmp(file, "tune-", 5) == 0, "file %s", file);
     write_cache(NULL, good_params);
-    lbk_tuning_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_CACHE);
     LBK_EXPECT_EQ_INT(t.tile_blocks, 7);
     job.tuning.tile_blocks = 2;
     job.tuning.lanes = 16;
-    lbk_tuning_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_JOB);
     LBK_EXPECT_EQ_INT(t.tile_blocks, 2);
     LBK_EXPECT_EQ_INT(t.lanes, 16);
@@ -210,7 +210,7 @@ static void test_precedence(void)
     job.tuning.cache = false;
     job.tuning.tile_blocks = 0;
     job.tuning.lanes = 0;
-    lbk_tuning_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_DERIVED, "tuning.cache false");
     LBK_EXPECT_EQ_STR(file, "");
 }

@@ -1,4 +1,4 @@
-#include "output.h"
+#include "outputs.h"
 
 #include "log.h"
 #include "try.h"
@@ -11,24 +11,24 @@
 
 static const char predictions_header[] = "query,label\n";
 
-static lbk_status write_at(lbk_output_file *f, uint64_t offset, const void *data, size_t len)
+static lbk_status write_at(lbk_outputs_file *f, uint64_t offset, const void *data, size_t len)
 {
     return lbk_outfile_write_at(&f->file, offset, data, len);
 }
 
-/* out's files in LBK_OUTPUT_LIST order. */
-static void list_files(lbk_outputs *out, lbk_output_file *files[LBK_OUTPUT_COUNT])
+/* out's files in LBK_JOB_OUTPUT_LIST order. */
+static void list_files(lbk_outputs *out, lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT])
 {
     int n = 0;
 #define OUTPUT_FILE_(name) files[n++] = &out->name;
-    LBK_OUTPUT_LIST(OUTPUT_FILE_)
+    LBK_JOB_OUTPUT_LIST(OUTPUT_FILE_)
 #undef OUTPUT_FILE_
 }
 
-/* Output names in LBK_OUTPUT_LIST order, for messages. */
-static const char *const output_names[LBK_OUTPUT_COUNT] = {
+/* Output names in LBK_JOB_OUTPUT_LIST order, for messages. */
+static const char *const output_names[LBK_JOB_OUTPUT_COUNT] = {
 #define OUTPUT_NAME_(name) "output." #name,
-    LBK_OUTPUT_LIST(OUTPUT_NAME_)
+    LBK_JOB_OUTPUT_LIST(OUTPUT_NAME_)
 #undef OUTPUT_NAME_
 };
 
@@ -50,9 +50,9 @@ static char *probabilities_header(int classes, size_t *len)
 
 /* Every file's header length (every rank: they place the rows), and the
  * creator's header bytes. */
-static lbk_status write_headers(lbk_outputs *out, const lbk_output_shape *shape, bool create)
+static lbk_status write_headers(lbk_outputs *out, const lbk_outputs_shape *shape, bool create)
 {
-    unsigned char head[LBK_NPY_HEADER_MAX];
+    unsigned char head[LBK_DATASET_NPY_HEADER_MAX];
     size_t len = 0;
     lbk_status st = LBK_OK;
     out->predictions.header_len = sizeof predictions_header - 1;
@@ -67,27 +67,27 @@ static lbk_status write_headers(lbk_outputs *out, const lbk_output_shape *shape,
         free(ph);
         LBK_TRY(st);
     }
-    len = lbk_array_header(out->neighbors_layout, false, shape->queries, out->k, head);
+    len = lbk_dataset_array_header(out->neighbors_layout, false, shape->queries, out->k, head);
     out->neighbors.header_len = len;
     if (create && out->neighbors.file.fd >= 0 && len > 0)
         LBK_TRY(write_at(&out->neighbors, 0, head, len));
-    len = lbk_array_header(out->distances_layout, true, shape->queries, out->k, head);
+    len = lbk_dataset_array_header(out->distances_layout, true, shape->queries, out->k, head);
     out->distances.header_len = len;
     if (create && out->distances.file.fd >= 0 && len > 0)
         LBK_TRY(write_at(&out->distances, 0, head, len));
     return LBK_OK;
 }
 
-static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
                            bool create, bool shared)
 {
-    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
 #define OUTPUT_PATH_(name) job->output.name,
-    const char *const paths[LBK_OUTPUT_COUNT] = {LBK_OUTPUT_LIST(OUTPUT_PATH_)};
+    const char *const paths[LBK_JOB_OUTPUT_COUNT] = {LBK_JOB_OUTPUT_LIST(OUTPUT_PATH_)};
 #undef OUTPUT_PATH_
     list_files(out, files);
     /* The report is made whole at the end, by lbk_outputs_write_report. */
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         if (files[i] == &out->report || paths[i][0] == '\0')
             continue;
         if (create)
@@ -98,20 +98,20 @@ static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outpu
     return write_headers(out, shape, create);
 }
 
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
                             bool create, bool shared)
 {
-    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
     if (create) {
         memset(out, 0, sizeof *out);
         out->k = job->knn.k;
         out->metric = job->knn.metric;
         out->classes = shape->classes;
-        out->neighbors_layout = lbk_array_layout_of(job->output.neighbors);
-        out->distances_layout = lbk_array_layout_of(job->output.distances);
+        out->neighbors_layout = lbk_dataset_array_layout_of(job->output.neighbors);
+        out->distances_layout = lbk_dataset_array_layout_of(job->output.distances);
     }
     list_files(out, files);
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         files[i]->file.fd = -1;
     const lbk_status st = open_all(out, job, shape, create, shared);
     if (st != LBK_OK)
@@ -131,7 +131,7 @@ bool lbk_outputs_want_probabilities(const lbk_outputs *out)
 
 /* One row of a result array: K values, after K as int32 in the TEXMEX
  * layout; returns the row's bytes. */
-static size_t array_row(lbk_array_layout layout, int k, const void *values, unsigned char *row)
+static size_t array_row(lbk_dataset_array_layout layout, int k, const void *values, unsigned char *row)
 {
     size_t at = 0;
     if (layout == LBK_ARRAY_VECS) {
@@ -144,7 +144,7 @@ static size_t array_row(lbk_array_layout layout, int k, const void *values, unsi
 }
 
 /* count rows of K values (ints or floats) into f at rows [first, ...). */
-static lbk_status write_array(lbk_output_file *f, lbk_array_layout layout, int k,
+static lbk_status write_array(lbk_outputs_file *f, lbk_dataset_array_layout layout, int k,
                               uint64_t first, uint64_t count, const void *values)
 {
     const size_t record = (size_t)k * 4 + (layout == LBK_ARRAY_VECS ? 4 : 0);
@@ -159,7 +159,7 @@ static lbk_status write_array(lbk_output_file *f, lbk_array_layout layout, int k
 }
 
 lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
-                                   const lbk_candidate *lists)
+                                   const lbk_knn_candidate *lists)
 {
     lbk_status st = LBK_OK;
     const int k = out->k;
@@ -174,10 +174,10 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
         goto cleanup;
     }
     for (size_t s = 0; s < slots; s++) {
-        const lbk_candidate *c = &lists[s];
+        const lbk_knn_candidate *c = &lists[s];
         const bool pad = c->id == UINT64_MAX;
         ids[s] = pad ? -1 : (int32_t)c->id;
-        dist[s] = pad ? INFINITY : lbk_key_to_distance(out->metric, c->key);
+        dist[s] = pad ? INFINITY : lbk_knn_key_to_distance(out->metric, c->key);
     }
     if (out->neighbors.file.fd >= 0)
         LBK_TRY_GOTO(st, write_array(&out->neighbors, out->neighbors_layout, k, first, count, ids));
@@ -189,7 +189,7 @@ cleanup:
     return st;
 }
 
-lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
+lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
                                   char **text, size_t *len)
 {
     /* 20 digits of query, 11 of label, a comma and a newline. */
@@ -216,7 +216,7 @@ lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char 
     return write_at(&out->predictions, out->predictions.header_len + offset, text, len);
 }
 
-void lbk_print_probabilities(FILE *f, uint64_t query, const double *p, int classes)
+void lbk_outputs_print_probabilities(FILE *f, uint64_t query, const double *p, int classes)
 {
     fprintf(f, "%" PRIu64, query);
     for (int c = 0; c < classes; c++) {
@@ -236,15 +236,15 @@ lbk_status lbk_outputs_write_probabilities(lbk_outputs *out, uint64_t offset, co
     return write_at(&out->probabilities, out->probabilities.header_len + offset, text, len);
 }
 
-static lbk_status close_one(lbk_output_file *f) { return lbk_outfile_close(&f->file); }
+static lbk_status close_one(lbk_outputs_file *f) { return lbk_outfile_close(&f->file); }
 
 lbk_status lbk_outputs_close(lbk_outputs *out)
 {
-    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
     lbk_status st = LBK_OK;
     list_files(out, files);
     /* Every file is closed; the first failure is the one reported. */
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++) {
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         const lbk_status closed = close_one(files[i]);
         st = st != LBK_OK ? st : closed;
     }
@@ -254,7 +254,7 @@ lbk_status lbk_outputs_close(lbk_outputs *out)
 lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const char *text,
                                     size_t len)
 {
-    lbk_output_file *f = &out->report;
+    lbk_outputs_file *f = &out->report;
     f->file.fd = -1;
     if (path[0] == '\0')
         return LBK_OK;
@@ -267,21 +267,21 @@ lbk_status lbk_outputs_write_report(lbk_outputs *out, const char *path, const ch
 lbk_status lbk_outputs_commit(lbk_outputs *out)
 {
     /* The report goes last: a report on disk means every result is in place. */
-    lbk_output_file *all[LBK_OUTPUT_COUNT];
-    lbk_outfile *files[LBK_OUTPUT_COUNT];
+    lbk_outputs_file *all[LBK_JOB_OUTPUT_COUNT];
+    lbk_outfile *files[LBK_JOB_OUTPUT_COUNT];
     int n = 0;
     list_files(out, all);
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         if (all[i] != &out->report)
             files[n++] = &all[i]->file;
     files[n] = &out->report.file;
-    return lbk_outfile_commit(files, LBK_OUTPUT_COUNT);
+    return lbk_outfile_commit(files, LBK_JOB_OUTPUT_COUNT);
 }
 
 void lbk_outputs_abort(lbk_outputs *out, bool remove_files)
 {
-    lbk_output_file *files[LBK_OUTPUT_COUNT];
+    lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
     list_files(out, files);
-    for (int i = 0; i < LBK_OUTPUT_COUNT; i++)
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         lbk_outfile_discard(&files[i]->file, remove_files);
 }

@@ -1,4 +1,4 @@
-#include "query.h"
+#include "tree_query.h"
 
 #include "kdtree_cl.h"
 #include "lbk_shared.h"
@@ -21,7 +21,7 @@ uint64_t lbk_tree_query_bytes(const lbk_kdtree *tree, int k, uint64_t queries)
     return queries * bytes_per_query(tree, k);
 }
 
-uint64_t lbk_tree_max_batch(const lbk_kdtree *tree, int k, uint64_t memory_budget)
+uint64_t lbk_tree_query_max_batch(const lbk_kdtree *tree, int k, uint64_t memory_budget)
 {
     const lbk_device *dev = lbk_kdtree_device(tree);
     const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(dev);
@@ -187,10 +187,10 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     cl_int err = clEnqueueWriteBuffer(queue, qs->qbuf, CL_FALSE, 0,
                                       (size_t)(count * (uint64_t)dim * 4), batch_q, 0, NULL,
                                       NULL);
-    LBK_TRY(lbk_cl_check(err, "uploading tree queries"));
+    LBK_TRY(lbk_device_cl_check(err, "uploading tree queries"));
     err = clEnqueueWriteBuffer(queue, qs->obuf, CL_FALSE, 0, (size_t)(count * 4), order, 0, NULL,
                                NULL);
-    LBK_TRY(lbk_cl_check(err, "uploading the tree queries' order"));
+    LBK_TRY(lbk_device_cl_check(err, "uploading the tree queries' order"));
     const lbk_tree_buckets *buckets = lbk_kdtree_buckets(tree);
     const cl_mem points = lbk_kdtree_points(tree), ids = lbk_kdtree_ids(tree);
     const cl_mem dims = lbk_kdtree_split_dims(tree);
@@ -204,15 +204,15 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
                             LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf)));
     size_t global = (size_t)count;
     err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
-    LBK_TRY(lbk_cl_check(err, "launching the tree query kernel"));
+    LBK_TRY(lbk_device_cl_check(err, "launching the tree query kernel"));
     const size_t out_bytes = (size_t)(count * (uint64_t)k * 4);
     const uint64_t out = first * (uint64_t)k;
     err = clEnqueueReadBuffer(queue, qs->kbuf, CL_FALSE, 0, out_bytes, result->keys + out, 0,
                               NULL, NULL);
-    LBK_TRY(lbk_cl_check(err, "reading tree query keys"));
+    LBK_TRY(lbk_device_cl_check(err, "reading tree query keys"));
     err = clEnqueueReadBuffer(queue, qs->ibuf, CL_TRUE, 0, out_bytes, result->index + out, 0,
                               NULL, NULL);
-    LBK_TRY(lbk_cl_check(err, "reading tree query rows"));
+    LBK_TRY(lbk_device_cl_check(err, "reading tree query rows"));
     return LBK_OK;
 }
 
@@ -222,7 +222,7 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
     lbk_status st = LBK_OK;
     LBK_FAIL_IF(k < 1 || k > LBK_TREE_K_MAX, LBK_ERR_CONFIG,
                 "tree query: k = %d is outside 1..%d", k, LBK_TREE_K_MAX);
-    LBK_FAIL_IF(lbk_metric_is_similarity(metric), LBK_ERR_CONFIG,
+    LBK_FAIL_IF(lbk_knn_is_similarity(metric), LBK_ERR_CONFIG,
                 "tree query: the k-d tree supports l2, l1 and linf, not %s",
                 lbk_metric_name(metric));
     if (nq == 0)
@@ -232,7 +232,7 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
         return LBK_OK;
     }
     LBK_TRY(lbk_kdtree_prepare_query(tree));
-    uint64_t batch = lbk_tree_max_batch(tree, k, 0);
+    uint64_t batch = lbk_tree_query_max_batch(tree, k, 0);
     if (batch > nq)
         batch = nq;
     query_state qs = {0};
@@ -251,7 +251,7 @@ cleanup:
  * N = 1e5 (8-D: 0.33x of brute's time, 10-D: 1.7x) and up to 10 at N = 1e6
  * (10-D: 0.55x, 12-D: 3.3x); K = 100 instead of 16 did not move it (8-D at
  * N = 1e5: 0.32x). */
-bool lbk_tree_is_preferred(int dim, uint64_t rows, int k, const char **why)
+bool lbk_tree_query_is_preferred(int dim, uint64_t rows, int k, const char **why)
 {
     (void)k;
     const int limit = rows >= 1000000 ? 10 : 8;

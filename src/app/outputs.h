@@ -1,15 +1,15 @@
 /* Result files: predictions CSV (query,label), class probabilities CSV
  * (query,p0,p1,...), neighbours and distances (K per query: the ground-truth
  * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy;
- * dataset.h, lbk_array_layout).
+ * dataset.h, lbk_dataset_array_layout).
  * Every file is written under a partial name of this run's own and renamed
  * only when the whole run succeeded, so a failed run leaves no output file
  * and changes none that was there (outfile.h; an output that is not a
  * regular file, such as /dev/null or a FIFO, is written in place). Writes go
  * to explicit offsets, so with reduce_scatter every rank writes its own slice
  * of the same file (which must then be on a file system all ranks share). */
-#ifndef LBK_OUTPUT_H
-#define LBK_OUTPUT_H
+#ifndef LBK_OUTPUTS_H
+#define LBK_OUTPUTS_H
 
 #include "dataset.h"
 #include "job.h"
@@ -25,17 +25,17 @@
 typedef struct {
     lbk_outfile file;             /* file.fd -1 when closed or not requested */
     size_t header_len;            /* bytes before the first row (CSV line, array header) */
-} lbk_output_file;
+} lbk_outputs_file;
 
-/* One file per entry of LBK_OUTPUT_LIST (job.h), under the same name. */
+/* One file per entry of LBK_JOB_OUTPUT_LIST (job.h), under the same name. */
 typedef struct {
-#define LBK_OUTPUT_FILE_(name) lbk_output_file name;
-    LBK_OUTPUT_LIST(LBK_OUTPUT_FILE_)
-#undef LBK_OUTPUT_FILE_
+#define LBK_OUTPUTS_FILE_(name) lbk_outputs_file name;
+    LBK_JOB_OUTPUT_LIST(LBK_OUTPUTS_FILE_)
+#undef LBK_OUTPUTS_FILE_
     int k;
     lbk_metric metric;
     int classes;                  /* probabilities: columns p0 .. p(classes - 1) */
-    lbk_array_layout neighbors_layout, distances_layout;
+    lbk_dataset_array_layout neighbors_layout, distances_layout;
     uint64_t text_offset;         /* predictions: bytes written so far (all ranks) */
     uint64_t proba_offset;        /* probabilities: the same */
 } lbk_outputs;
@@ -44,32 +44,32 @@ typedef struct {
 typedef struct {
     uint64_t queries;             /* rows of the neighbours and distances arrays */
     int classes;                  /* reference labels 0 .. classes - 1 */
-} lbk_output_shape;
+} lbk_outputs_shape;
 
 /* Creator (rank 0): create the partial files, truncated, write the headers
  * (CSV lines, array headers); `shared` when other ranks will write slices of
  * them. Others (slices of each batch): `out` as the creator filled it
  * (broadcast), open what it made. Every output but the report, which
  * lbk_outputs_write_report makes whole at the end. */
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_output_shape *shape,
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
                             bool create, bool shared);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
 bool lbk_outputs_want_probabilities(const lbk_outputs *out);
 
 /* Neighbours and distances of queries [first, first + count). */
 lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
-                                   const lbk_candidate *lists);
+                                   const lbk_knn_candidate *lists);
 
 /* Render predictions of queries [first, first + count) as CSV lines into a
  * malloc'd buffer; *len gets its size. */
-lbk_status lbk_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
+lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
                                   char **text, size_t *len);
 /* Write rendered text at byte `offset` past the header. */
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len);
 
 /* One query's probabilities row "query,p0,...,p(classes-1)\n" (%.9g each). */
-void lbk_print_probabilities(FILE *f, uint64_t query, const double *p, int classes);
+void lbk_outputs_print_probabilities(FILE *f, uint64_t query, const double *p, int classes);
 /* Write rendered probability rows at byte `offset` past the header. */
 lbk_status lbk_outputs_write_probabilities(lbk_outputs *out, uint64_t offset, const char *text,
                                            size_t len);
