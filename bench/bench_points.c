@@ -96,9 +96,10 @@ int main(int argc, char **argv)
     FILE *f = fopen(job, "w");
     if (!f)
         return perror(job), 1;
-    fprintf(f, "# bench_points %s: %llu reference rows, %llu queries, %d-D\n"
-               "reference: {path: reference.fvecs, labels: reference-labels.ivecs}\n"
-               "query: {path: query.fvecs, labels: query-labels.ivecs}\n",
+    fprintf(f,
+            "# bench_points %s: %llu reference rows, %llu queries, %d-D\n"
+            "reference: {path: reference.fvecs, labels: reference-labels.ivecs}\n"
+            "query: {path: query.fvecs, labels: query-labels.ivecs}\n",
             argv[2], (unsigned long long)n, (unsigned long long)nq, dim);
     return fclose(f) != 0;
 }

@@ -14,8 +14,8 @@ extern const char lbk_cuknn_select_cl[];
 typedef struct {
     int k;
     int work_group_limit;
-    uint32_t sort_s;         /* block: a power of two >= max(256, 2K) */
-    uint32_t sort_w;         /* work-items per block (<= S/2) */
+    uint32_t sort_s; /* block: a power of two >= max(256, 2K) */
+    uint32_t sort_w; /* work-items per block (<= S/2) */
     cl_kernel k_matrix, k_lists;
     cl_mem surv_k, surv_i, surv2_k, surv2_i;
 } cuknn;
@@ -61,8 +61,8 @@ static lbk_status prepare(void *ctx, lbk_brute *engine, uint64_t batch, uint64_t
     lbk_device *dev = lbk_brute_device(engine);
     size_t limit = 0;
     LBK_TRY(lbk_device_cl_check(clGetDeviceInfo(lbk_device_id(dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
-                                         sizeof limit, &limit, NULL),
-                         "querying the device's maximum work-group size"));
+                                                sizeof limit, &limit, NULL),
+                                "querying the device's maximum work-group size"));
     if (c->work_group_limit > 0 && (size_t)c->work_group_limit < limit)
         limit = (size_t)c->work_group_limit;
     /* A kernel's own limit can be lower than the device's: rebuild with it. */

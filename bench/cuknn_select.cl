@@ -42,9 +42,9 @@ inline void cuknn_sort_block(__local float *sk, __local uint *sx, __global float
 
 /* Work-group (b, q): block b (S columns) of row q of the distance matrix;
  * column c is reference base + c. */
-__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1)))
-void lbk_sort_matrix(__global const float *dist, const ulong ldd, const uint nr,
-                     const uint base, __global float *out_k, __global uint *out_i)
+__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1))) void
+lbk_sort_matrix(__global const float *dist, const ulong ldd, const uint nr, const uint base,
+                __global float *out_k, __global uint *out_i)
 {
     __local float sk[LBK_SORT_S];
     __local uint sx[LBK_SORT_S];
@@ -64,10 +64,10 @@ void lbk_sort_matrix(__global const float *dist, const ulong ldd, const uint nr,
  * `count` candidates of row q of in); block b's K smallest go to row q of out
  * (stride blocks * K). With use_prev there is exactly one block and out may be
  * best itself: everything is read before the first barrier. */
-__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1)))
-void lbk_sort_lists(__global const float *in_k, __global const uint *in_i, const uint count,
-                    const uint use_prev, __global const float *best_k,
-                    __global const uint *best_i, __global float *out_k, __global uint *out_i)
+__kernel __attribute__((reqd_work_group_size(LBK_SORT_W, 1, 1))) void
+lbk_sort_lists(__global const float *in_k, __global const uint *in_i, const uint count,
+               const uint use_prev, __global const float *best_k, __global const uint *best_i,
+               __global float *out_k, __global uint *out_i)
 {
     __local float sk[LBK_SORT_S];
     __local uint sx[LBK_SORT_S];

@@ -74,8 +74,8 @@ static lbk_status load(const options *o, const char *name, long max_rows, lbk_da
     lbk_status st = lbk_dataset_probe(&spec, &info);
     if (st != LBK_OK)
         return st;
-    const uint64_t rows = max_rows > 0 && (uint64_t)max_rows < info.rows ? (uint64_t)max_rows
-                                                                          : info.rows;
+    const uint64_t rows =
+        max_rows > 0 && (uint64_t)max_rows < info.rows ? (uint64_t)max_rows : info.rows;
     if ((st = lbk_dataset_read(&spec, 0, rows, out)) != LBK_OK)
         return st;
     if (o->metric == LBK_METRIC_COSINE)
@@ -93,8 +93,8 @@ static lbk_status run(lbk_brute *engine, const lbk_dataset *q, lbk_knn_result *r
     const double t0 = lbk_timer_now();
     for (uint64_t off = 0; off < q->rows; off += batch) {
         const uint64_t m = q->rows - off < batch ? q->rows - off : batch;
-        lbk_knn_result slice = {.queries = m, .k = k, .keys = res->keys + off * k,
-                                .index = res->index + off * k};
+        lbk_knn_result slice = {
+            .queries = m, .k = k, .keys = res->keys + off * k, .index = res->index + off * k};
         lbk_status st = lbk_brute_query(engine, q->points + off * q->dim, m, &slice);
         if (st != LBK_OK)
             return st;
@@ -151,8 +151,8 @@ int main(int argc, char **argv)
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
     if ((st = lbk_device_open(&req, &dev)) != LBK_OK)
         goto cleanup;
-    const lbk_brute_params params = {.k = o.k, .metric = o.metric, .memory_budget = o.budget,
-                                     .prefilter = o.prefilter};
+    const lbk_brute_params params = {
+        .k = o.k, .metric = o.metric, .memory_budget = o.budget, .prefilter = o.prefilter};
     const double t_create = lbk_timer_now();
     if ((st = lbk_brute_create(dev, &ref, &params, &engine)) != LBK_OK)
         goto cleanup;
@@ -165,8 +165,8 @@ int main(int argc, char **argv)
         goto cleanup;
     }
     /* Warm-up: PoCL compiles each kernel for its launch shape on first use. */
-    lbk_knn_result warm = {.queries = q.rows < 64 ? q.rows : 64, .k = o.k, .keys = res.keys,
-                           .index = res.index};
+    lbk_knn_result warm = {
+        .queries = q.rows < 64 ? q.rows : 64, .k = o.k, .keys = res.keys, .index = res.index};
     if ((st = lbk_brute_query(engine, q.points, warm.queries, &warm)) != LBK_OK)
         goto cleanup;
     lbk_brute_timing t;

@@ -13,8 +13,8 @@
 #include "cuknn_baseline.h"
 #include "device.h"
 #include "log.h"
-#include "tuning.h"
 #include "timer.h"
+#include "tuning.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -176,9 +176,12 @@ int main(int argc, char **argv)
     tuning.slice = slice ? slice : tuning.slice;
     char tuned[128];
     lbk_tuning_format(&tuning, tuned, sizeof tuned);
-    const lbk_brute_params params = {
-        .k = k, .metric = metric, .groups = groups, .memory_budget = budget,
-        .prefilter = prefilter, .tuning = &tuning};
+    const lbk_brute_params params = {.k = k,
+                                     .metric = metric,
+                                     .groups = groups,
+                                     .memory_budget = budget,
+                                     .prefilter = prefilter,
+                                     .tuning = &tuning};
     const double t_create = lbk_timer_now();
     if ((st = full_sort ? lbk_cuknn_create(dev, &data, &params, &engine)
                         : lbk_brute_create(dev, &data, &params, &engine)) != LBK_OK)
@@ -205,8 +208,8 @@ int main(int argc, char **argv)
     const double t0 = lbk_timer_now();
     for (uint64_t off = 0; off < nq; off += batch) {
         const uint64_t m = nq - off < batch ? nq - off : batch;
-        lbk_knn_result slice = {.queries = m, .k = k, .keys = res.keys + off * k,
-                                .index = res.index + off * k};
+        lbk_knn_result slice = {
+            .queries = m, .k = k, .keys = res.keys + off * k, .index = res.index + off * k};
         if ((st = lbk_brute_query(engine, test + off * dim, m, &slice)) != LBK_OK)
             goto cleanup;
         lbk_brute_timing t;
@@ -232,8 +235,8 @@ int main(int argc, char **argv)
     printf("device: %s\n", lbk_device_description(dev));
     printf("kernel parameters: %s\n", tuned);
     printf("references %u x %u, queries %u, K = %d, select %s, batch %llu, chunk %llu\n", n, dim,
-           nq, k, full_sort ? "full-sort" : "bubble",
-           (unsigned long long)batch, (unsigned long long)lbk_brute_chunk_rows(engine));
+           nq, k, full_sort ? "full-sort" : "bubble", (unsigned long long)batch,
+           (unsigned long long)lbk_brute_chunk_rows(engine));
     printf("create (upload + kernel build): %.3f s\n", create_s);
     printf("query time: %.3f s (kernels: distance %.3f s, select %.3f s, final %.3f s)\n",
            query_s, sum.distance_s, sum.select_s, sum.final_s);

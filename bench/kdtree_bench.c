@@ -16,8 +16,8 @@
 #include "device.h"
 #include "kdtree.h"
 #include "log.h"
-#include "tree_query.h"
 #include "timer.h"
+#include "tree_query.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -132,8 +132,8 @@ static void print_build_header(void)
            "(model) | minimum |\n|---|---|---|---|---|---|---|---|---|\n");
 }
 
-static void print_build_row(uint64_t n, int dim, const char *dist, lbk_tree_split split,
-                            double t, const lbk_kdtree_stats *st)
+static void print_build_row(uint64_t n, int dim, const char *dist, lbk_tree_split split, double t,
+                            const lbk_kdtree_stats *st)
 {
     const int levels = st->levels > 0 ? st->levels : 1;
     /* Minimum per level: read and write each point once with its row id. */
@@ -151,8 +151,8 @@ static int cmd_build(lbk_device *dev, int argc, char **argv)
     const uint64_t n = (uint64_t)atof(argv[0]);
     const bool clustered = strcmp(argv[1], "clustered") == 0;
     const lbk_tree_sort sort = parse_sort(argv[2]);
-    const lbk_tree_split split = strcmp(argv[3], "widest") == 0 ? LBK_SPLIT_WIDEST
-                                                                : LBK_SPLIT_ROUND_ROBIN;
+    const lbk_tree_split split =
+        strcmp(argv[3], "widest") == 0 ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
     const int reps = argc > 4 ? atoi(argv[4]) : 3;
     double t;
     lbk_kdtree_stats st;
@@ -196,7 +196,8 @@ static int cmd_query(lbk_device *dev, int argc, char **argv)
     const uint64_t n = (uint64_t)atof(argv[0]), nq = (uint64_t)atof(argv[1]);
     const int k = atoi(argv[2]);
     const int reps = argc > 3 ? atoi(argv[3]) : 3;
-    printf("| N | queries | K | data | build s | query s | queries/s |\n|---|---|---|---|---|---|---|\n");
+    printf("| N | queries | K | data | build s | query s | queries/s "
+           "|\n|---|---|---|---|---|---|---|\n");
     for (int c = 0; c < 2; c++) {
         float *pts = make_data(n, 3, c);
         float *qs = make_data(nq, 3, c);
@@ -259,8 +260,8 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
         const double tq = lbk_timer_now() - t0;
         lbk_kdtree_destroy(tree);
 
-        const lbk_brute_params bp = {.k = k, .metric = LBK_METRIC_L2, .groups = 0,
-                                     .memory_budget = 0};
+        const lbk_brute_params bp = {
+            .k = k, .metric = LBK_METRIC_L2, .groups = 0, .memory_budget = 0};
         lbk_brute *brute = NULL;
         t0 = lbk_timer_now();
         double tb = NAN;
@@ -269,7 +270,9 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
             bool ok = true;
             for (uint64_t f = 0; f < nq && ok; f += batch) {
                 const uint64_t c = nq - f < batch ? nq - f : batch;
-                lbk_knn_result part = {.queries = c, .k = k, .keys = r.keys + f * (uint64_t)k,
+                lbk_knn_result part = {.queries = c,
+                                       .k = k,
+                                       .keys = r.keys + f * (uint64_t)k,
                                        .index = r.index + f * (uint64_t)k};
                 ok = lbk_brute_query(brute, qs + f * (uint64_t)dim, c, &part) == LBK_OK;
             }

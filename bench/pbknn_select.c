@@ -69,8 +69,7 @@ typedef struct {
  * other users of a shared machine. */
 static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *queries,
                           const options *o, bool full_sort, int groups,
-                          lbk_brute_prefilter prefilter, lbk_knn_result *res,
-                          measurement *best)
+                          lbk_brute_prefilter prefilter, lbk_knn_result *res, measurement *best)
 {
     lbk_status st = LBK_OK;
     lbk_brute *engine = NULL;
@@ -105,8 +104,8 @@ cleanup:
 
 int main(int argc, char **argv)
 {
-    options o = {.m = {1, 8, 64}, .m_count = 3, .k = 16, .queries = 32, .dim = 64, .reps = 5,
-                 .groups = 0};
+    options o = {
+        .m = {1, 8, 64}, .m_count = 3, .k = 16, .queries = 32, .dim = 64, .reps = 5, .groups = 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -166,9 +165,9 @@ int main(int argc, char **argv)
         if ((st = write_fvecs(path, queries, (size_t)o.queries, o.dim)) != LBK_OK)
             goto cleanup;
     }
-    printf("%8s %10s %12s %12s %12s %12s %8s %12s %12s %12s %12s\n", "m", "refs",
-           "bubble_sel_ms", "bubble_fin_ms", "sort_sel_ms", "sort_fin_ms", "ratio",
-           "distance_ms", "bubble_e2e_ms", "sort_e2e_ms", "prefilt_e2e");
+    printf("%8s %10s %12s %12s %12s %12s %8s %12s %12s %12s %12s\n", "m", "refs", "bubble_sel_ms",
+           "bubble_fin_ms", "sort_sel_ms", "sort_fin_ms", "ratio", "distance_ms", "bubble_e2e_ms",
+           "sort_e2e_ms", "prefilt_e2e");
     for (int mi = 0; mi < o.m_count; mi++) {
         const size_t n = (size_t)10240 * o.m[mi];
         free(ref);
@@ -188,11 +187,11 @@ int main(int argc, char **argv)
         /* The paper's comparison is of the selection alone: both without the
          * prefilter, on the same exact distance matrix. */
         measurement bub, srt, pre;
-        if ((st = measure(dev, &data, queries, &o, false, o.groups,
-                          LBK_PREFILTER_OFF, &a, &bub)) != LBK_OK)
+        if ((st = measure(dev, &data, queries, &o, false, o.groups, LBK_PREFILTER_OFF, &a,
+                          &bub)) != LBK_OK)
             goto cleanup;
-        if ((st = measure(dev, &data, queries, &o, true, o.groups,
-                          LBK_PREFILTER_OFF, &b, &srt)) != LBK_OK)
+        if ((st = measure(dev, &data, queries, &o, true, o.groups, LBK_PREFILTER_OFF, &b,
+                          &srt)) != LBK_OK)
             goto cleanup;
         const size_t slots = (size_t)o.queries * o.k;
         if (memcmp(a.keys, b.keys, slots * 4) != 0 || memcmp(a.index, b.index, slots * 4) != 0) {
@@ -200,8 +199,8 @@ int main(int argc, char **argv)
             st = LBK_ERR_INTERNAL;
             goto cleanup;
         }
-        if ((st = measure(dev, &data, queries, &o, false, o.groups,
-                          LBK_PREFILTER_AUTO, &b, &pre)) != LBK_OK)
+        if ((st = measure(dev, &data, queries, &o, false, o.groups, LBK_PREFILTER_AUTO, &b,
+                          &pre)) != LBK_OK)
             goto cleanup;
         if (memcmp(a.keys, b.keys, slots * 4) != 0 || memcmp(a.index, b.index, slots * 4) != 0) {
             lbk_error("prefiltered and direct results differ at m = %d", o.m[mi]);
@@ -215,8 +214,8 @@ int main(int argc, char **argv)
                srt.wall_s * 1e3, pre.wall_s * 1e3);
         for (int g = 0; g < o.sweep_count; g++) {
             measurement sw;
-            if ((st = measure(dev, &data, queries, &o, false, o.sweep[g],
-                              LBK_PREFILTER_OFF, &a, &sw)) != LBK_OK)
+            if ((st = measure(dev, &data, queries, &o, false, o.sweep[g], LBK_PREFILTER_OFF, &a,
+                              &sw)) != LBK_OK)
                 goto cleanup;
             printf("#   m %d groups %4d: select %.3f ms + final %.3f ms = %.3f ms\n", o.m[mi],
                    o.sweep[g], sw.select_s * 1e3, sw.final_s * 1e3,

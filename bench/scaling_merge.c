@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     int k = argc > 2 ? atoi(argv[2]) : 16;
     size_t n = (size_t)nq * (size_t)k;
     lbk_knn_candidate *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b),
-                  *out = malloc(n * sizeof *out);
+                      *out = malloc(n * sizeof *out);
     if (!a || !b || !out)
         return 1;
 
@@ -53,12 +53,12 @@ int main(int argc, char **argv)
         for (int rep = 0; rep < 5; rep++) {
             double t0 = lbk_timer_now();
             for (uint64_t q = 0; q < nq; q++)
-                lbk_knn_merge(a + q * (uint64_t)k, b + q * (uint64_t)k, out + q * (uint64_t)k,
-                                k);
+                lbk_knn_merge(a + q * (uint64_t)k, b + q * (uint64_t)k, out + q * (uint64_t)k, k);
             t0 = lbk_timer_now() - t0;
             t = t0 < t ? t0 : t;
         }
-        printf("merge operator: %llu lists of K=%d in %.4f s (best of 5): %.1f ns/list, %.2f GB/s of input\n",
+        printf("merge operator: %llu lists of K=%d in %.4f s (best of 5): %.1f ns/list, %.2f "
+               "GB/s of input\n",
                (unsigned long long)nq, k, t, 1e9 * t / (double)nq,
                2.0 * (double)n * sizeof *a / t / 1e9);
     }

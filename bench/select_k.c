@@ -45,8 +45,8 @@ static lbk_status measure(lbk_device *dev, const lbk_dataset *ref, const float *
 {
     lbk_status st = LBK_OK;
     lbk_brute *engine = NULL;
-    const lbk_brute_params params = {.k = k, .metric = LBK_METRIC_L2,
-                                     .prefilter = LBK_PREFILTER_OFF, .selection = selection};
+    const lbk_brute_params params = {
+        .k = k, .metric = LBK_METRIC_L2, .prefilter = LBK_PREFILTER_OFF, .selection = selection};
     best->select_s = best->wall_s = 1e30;
     if ((st = lbk_brute_create(dev, ref, &params, &engine)) != LBK_OK)
         goto cleanup;
@@ -115,11 +115,11 @@ static lbk_status run_k(lbk_device *dev, const lbk_dataset *ref, const float *qu
                                       memcmp(a.index, b.index, slots * 4) == 0);
         if (bubble)
             printf("%6d %14.2f %14.2f %8.2f %14.1f %14.1f %6s\n", k, mb.select_s * 1e3,
-                   ms.select_s * 1e3, mb.select_s / ms.select_s, mb.wall_s * 1e3,
-                   ms.wall_s * 1e3, same ? "yes" : "NO");
+                   ms.select_s * 1e3, mb.select_s / ms.select_s, mb.wall_s * 1e3, ms.wall_s * 1e3,
+                   same ? "yes" : "NO");
         else
-            printf("%6d %14s %14.2f %8s %14s %14.1f %6s\n", k, "-", ms.select_s * 1e3, "-",
-                   "-", ms.wall_s * 1e3, "-");
+            printf("%6d %14s %14.2f %8s %14s %14.1f %6s\n", k, "-", ms.select_s * 1e3, "-", "-",
+                   ms.wall_s * 1e3, "-");
         fflush(stdout);
         if (!same)
             st = LBK_ERR_INTERNAL;
@@ -133,8 +133,13 @@ static lbk_status run_k(lbk_device *dev, const lbk_dataset *ref, const float *qu
 
 int main(int argc, char **argv)
 {
-    options o = {.k = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}, .k_count = 9,
-                 .refs = 81920, .queries = 64, .dim = 64, .reps = 3, .bubble_max_k = 4096};
+    options o = {.k = {16, 32, 64, 128, 256, 512, 1024, 2048, 4096},
+                 .k_count = 9,
+                 .refs = 81920,
+                 .queries = 64,
+                 .dim = 64,
+                 .reps = 3,
+                 .bubble_max_k = 4096};
     if (!parse_options(argc, argv, &o)) {
         fprintf(stderr, "usage: select_k [--k LIST] [--refs N] [--queries N] [--dim D] "
                         "[--reps R] [--bubble-max-k K]\n");

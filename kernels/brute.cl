@@ -49,10 +49,10 @@ inline floatv lbk_key_finishv(const floatv s, const int metric)
  * Padding a tile with zeros in both operands adds exact zeros (and max with
  * 0 is a no-op, and so is a 0 * 0 product), so the dimension tail needs no
  * special case. */
-__kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1)))
-void lbk_brute_distance(__global const float *queries, const uint nq,
-                        __global const float *refs, const ulong r_first, const uint nr,
-                        const uint dim, __global float *dist, const ulong ldd)
+__kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1))) void
+lbk_brute_distance(__global const float *queries, const uint nq, __global const float *refs,
+                   const ulong r_first, const uint nr, const uint dim, __global float *dist,
+                   const ulong ldd)
 {
     __local float qt[LBK_TQ][LBK_TD];
     __local float rt[LBK_TD][LBK_TR];
@@ -139,7 +139,7 @@ inline void lbk_storev(__global float *row, const uint r0, const uint nr, const 
 inline floatv lbk_boundv(const floatv dot, const float qn, const floatv rn, const float bound_c)
 {
     if (lbk_metric_negates(LBK_METRIC))
-        return -dot - bound_c * ((floatv)(qn) * rn);
+        return -dot - bound_c * ((floatv)(qn)*rn);
     const floatv norms = (floatv)(qn) + rn;
     return (norms - 2.0f * dot) - bound_c * norms;
 }
@@ -231,22 +231,22 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
 }
 
 __kernel void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
-                                __global const float *refs, const ulong block_first,
-                                const uint nr, const uint dim, __global float *dist,
-                                const ulong ldd, const uint qt)
+                                         __global const float *refs, const ulong block_first,
+                                         const uint nr, const uint dim, __global float *dist,
+                                         const ulong ldd, const uint qt)
 {
-    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0,
-                0.0f, qt);
+    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0, 0.0f,
+                qt);
 }
 
 /* The prefilter's lower bounds; rnorm holds the whole shard's norms, the
  * chunk's first at block norm_first (refs may hold only the chunk). */
 __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
-                             __global const float *refs, const ulong block_first,
-                             const uint nr, const uint dim, __global float *dist,
-                             const ulong ldd, __global const float *qnorm,
-                             __global const float *rnorm, const ulong norm_first,
-                             const float bound_c, const uint qt)
+                                      __global const float *refs, const ulong block_first,
+                                      const uint nr, const uint dim, __global float *dist,
+                                      const ulong ldd, __global const float *qnorm,
+                                      __global const float *rnorm, const ulong norm_first,
+                                      const float bound_c, const uint qt)
 {
     lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
                 norm_first, bound_c, qt);
@@ -256,8 +256,8 @@ __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint 
  * then k1 with indices i1, or base + position when i1 is null (a row of the
  * distance matrix). */
 inline void lbk_fetch(__global const float *k0, __global const uint *i0, const uint n0,
-                      __global const float *k1, __global const uint *i1, const uint base,
-                      uint p, float *key, uint *index)
+                      __global const float *k1, __global const uint *i1, const uint base, uint p,
+                      float *key, uint *index)
 {
     if (p < n0) {
         *key = k0[p];
@@ -382,16 +382,16 @@ inline void lbk_bubble_run(__global const float *k0, __global const uint *i0, co
             lbk_filter_row(k1, base, lo + t * LBK_SCAN, n, tk, ti, qk, qx, qn);
         } else
 #endif
-        for (uint s = 0; s < LBK_SCAN; s++) {
-            const uint p = lo + s * LBK_W + t;
-            if (p < n) {
-                float key;
-                uint index;
-                lbk_fetch(k0, i0, n0, k1, i1, base, p, &key, &index);
-                if (lbk_candidate_less(key, index, tk, ti))
-                    lbk_queue(key, index, qk, qx, qn);
+            for (uint s = 0; s < LBK_SCAN; s++) {
+                const uint p = lo + s * LBK_W + t;
+                if (p < n) {
+                    float key;
+                    uint index;
+                    lbk_fetch(k0, i0, n0, k1, i1, base, p, &key, &index);
+                    if (lbk_candidate_less(key, index, tk, ti))
+                        lbk_queue(key, index, qk, qx, qn);
+                }
             }
-        }
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint m = *qn;
         for (uint e = 0; e < m; e++, step++)
@@ -409,10 +409,10 @@ inline void lbk_bubble_run(__global const float *k0, __global const uint *i0, co
 
 /* Work-group (g, q): group g of row q of the distance matrix, nr columns cut
  * into groups of group_len; the K smallest go to surv[(q * groups + g) * K]. */
-__kernel __attribute__((reqd_work_group_size(LBK_W, 1, 1)))
-void lbk_bubble_groups(__global const float *dist, const ulong ldd, const uint nr,
-                       const uint group_len, const uint base, __global float *surv_k,
-                       __global uint *surv_i)
+__kernel __attribute__((reqd_work_group_size(LBK_W, 1, 1))) void
+lbk_bubble_groups(__global const float *dist, const ulong ldd, const uint nr,
+                  const uint group_len, const uint base, __global float *surv_k,
+                  __global uint *surv_i)
 {
     __local float pk[2 * LBK_W];
     __local uint px[2 * LBK_W];
@@ -432,10 +432,9 @@ void lbk_bubble_groups(__global const float *dist, const ulong ldd, const uint n
 /* Work-group q: the K smallest of best[q] (when use_prev; results of earlier
  * reference chunks) and the `count` survivors of row q, written over best[q].
  * Safe in place: best[q] is read only before the drain and written after. */
-__kernel __attribute__((reqd_work_group_size(LBK_W, 1, 1)))
-void lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i,
-                      const uint count, const uint use_prev, __global float *best_k,
-                      __global uint *best_i)
+__kernel __attribute__((reqd_work_group_size(LBK_W, 1, 1))) void
+lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i, const uint count,
+                 const uint use_prev, __global float *best_k, __global uint *best_i)
 {
     __local float pk[2 * LBK_W];
     __local uint px[2 * LBK_W];
@@ -466,10 +465,10 @@ void lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i,
  * the prefilter path instead. One work-item per work-group: its lists stay
  * in registers. */
 #define LBK_GATHER4(x, o, j) (float4)(x[o[0] + j], x[o[1] + j], x[o[2] + j], x[o[3] + j])
-#define LBK_GATHER8(x, o, j)                                                                   \
+#define LBK_GATHER8(x, o, j)                                                                     \
     (float8)(LBK_GATHER4(x, o, j), x[o[4] + j], x[o[5] + j], x[o[6] + j], x[o[7] + j])
-#define LBK_GATHER16(x, o, j)                                                                  \
-    (float16)(LBK_GATHER8(x, o, j), x[o[8] + j], x[o[9] + j], x[o[10] + j], x[o[11] + j],     \
+#define LBK_GATHER16(x, o, j)                                                                    \
+    (float16)(LBK_GATHER8(x, o, j), x[o[8] + j], x[o[9] + j], x[o[10] + j], x[o[11] + j],        \
               x[o[12] + j], x[o[13] + j], x[o[14] + j], x[o[15] + j])
 #define LBK_GATHER LBK_CAT(LBK_GATHER, LBK_VW)
 
@@ -493,9 +492,8 @@ inline void lbk_list_insert(const float key, const uint index, float *bk, uint *
 }
 
 /* The exact keys of rows ids[0 .. m) (m <= LBK_VW) into the K-list. */
-inline void lbk_cascade_flush(__global const float *q, __global const float *rows,
-                              const uint dim, const uint *ids, const uint m, float *bk,
-                              uint *bi)
+inline void lbk_cascade_flush(__global const float *q, __global const float *rows, const uint dim,
+                              const uint *ids, const uint m, float *bk, uint *bi)
 {
     ulong start[LBK_VW]; /* lanes past m repeat row ids[0] */
     for (uint l = 0; l < LBK_VW; l++)
@@ -543,8 +541,8 @@ inline void lbk_cascade_drain(lbk_cascade_state *st, __global const float *q,
  * wait for exact keys. */
 inline void lbk_cascade_check(lbk_cascade_state *st, __global const float *q,
                               __global const float *rows, const uint dim, const float qn,
-                              __global const float *rnorm, const float bound_c,
-                              const float slope, const float eps)
+                              __global const float *rnorm, const float bound_c, const float slope,
+                              const float eps)
 {
     ulong start[LBK_CHECK_BATCH]; /* slots past `pending` repeat the first row */
     float16 acc[LBK_CHECK_BATCH];
@@ -578,7 +576,6 @@ inline void lbk_cascade_check(lbk_cascade_state *st, __global const float *q,
     st->pending = 0;
 }
 
-
 /* Values p .. p + 15 of a bound row of nr into lanes (+inf past nr); false
  * when a whole block of 16 has none <= t, which one vector compare shows. */
 inline bool lbk_cascade_block(__global const float *row, const uint p, const uint nr,
@@ -600,8 +597,8 @@ inline bool lbk_cascade_block(__global const float *row, const uint p, const uin
  * values), into the exact-key queue. */
 inline void lbk_cascade_candidates(lbk_cascade_state *st, __global const float *crow,
                                    const uint nr, __global const float *q,
-                                   __global const float *rows, const uint dim,
-                                   const float slope, const float eps)
+                                   __global const float *rows, const uint dim, const float slope,
+                                   const float eps)
 {
     float ck[LBK_CASCADE_KP];
     uint ci[LBK_CASCADE_KP];
@@ -646,13 +643,12 @@ inline bool lbk_cascade_ranked(const lbk_cascade_state *st, const uint r)
     return false;
 }
 
-__kernel __attribute__((reqd_work_group_size(1, 1, 1)))
-void lbk_cascade_exact(__global const float *queries, const uint dim,
-                       __global const float *rows, const uint nr, __global const float *coarse,
-                       const ulong ldd, __global const float *qeps, const float slope,
-                       __global const float *qnorm, __global const float *rnorm,
-                       const float bound_c, const uint max_checks, __global float *best_k,
-                       __global uint *best_i, __global uint *checks)
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+lbk_cascade_exact(__global const float *queries, const uint dim, __global const float *rows,
+                  const uint nr, __global const float *coarse, const ulong ldd,
+                  __global const float *qeps, const float slope, __global const float *qnorm,
+                  __global const float *rnorm, const float bound_c, const uint max_checks,
+                  __global float *best_k, __global uint *best_i, __global uint *checks)
 {
     const uint q = get_global_id(0);
     __global const float *qrow = queries + (ulong)q * dim;

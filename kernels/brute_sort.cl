@@ -171,10 +171,10 @@ inline void lbk_sort_run(__global const float *k0, __global const uint *i0, cons
 
 /* Work-group (g, q): group g of row q of the distance matrix (as
  * lbk_bubble_groups); scratch region (q * groups + g). */
-__kernel __attribute__((reqd_work_group_size(LBK_SW, 1, 1)))
-void lbk_sort_groups(__global const float *dist, const ulong ldd, const uint nr,
-                     const uint group_len, const uint base, __global float *surv_k,
-                     __global uint *surv_i, __global float *scr_k, __global uint *scr_i)
+__kernel __attribute__((reqd_work_group_size(LBK_SW, 1, 1))) void
+lbk_sort_groups(__global const float *dist, const ulong ldd, const uint nr, const uint group_len,
+                const uint base, __global float *surv_k, __global uint *surv_i,
+                __global float *scr_k, __global uint *scr_i)
 {
     __local uint fill;
     __local float thr_k;
@@ -191,10 +191,10 @@ void lbk_sort_groups(__global const float *dist, const ulong ldd, const uint nr,
 /* Work-group q: the K smallest of best[q] (when use_prev) and the `count`
  * survivors of row q, written over best[q] (as lbk_bubble_final; best[q] is
  * read before it is written); scratch region q. */
-__kernel __attribute__((reqd_work_group_size(LBK_SW, 1, 1)))
-void lbk_sort_final(__global const float *surv_k, __global const uint *surv_i, const uint count,
-                    const uint use_prev, __global float *best_k, __global uint *best_i,
-                    __global float *scr_k, __global uint *scr_i)
+__kernel __attribute__((reqd_work_group_size(LBK_SW, 1, 1))) void
+lbk_sort_final(__global const float *surv_k, __global const uint *surv_i, const uint count,
+               const uint use_prev, __global float *best_k, __global uint *best_i,
+               __global float *scr_k, __global uint *scr_i)
 {
     __local uint fill;
     __local float thr_k;

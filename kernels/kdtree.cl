@@ -42,9 +42,10 @@ __kernel void kd_init(__global uint *tags, __global uint *rows, __global uchar *
 
 /* ---- radix sort: 64-bit keys (tag - tag_lo) << 32 | flipped coordinate ---- */
 
-__kernel void kd_make_keys(__global const float *points, int dim, __global const uint *tags, __global const uchar *dims, int has_dims,
-                           int rr_dim, ulong lo, ulong count, uint tag_lo, int tag_only,
-                           __global ulong *keys, __global uint *perm)
+__kernel void kd_make_keys(__global const float *points, int dim, __global const uint *tags,
+                           __global const uchar *dims, int has_dims, int rr_dim, ulong lo,
+                           ulong count, uint tag_lo, int tag_only, __global ulong *keys,
+                           __global uint *perm)
 {
     const ulong i = get_global_id(0);
     if (i >= count)
@@ -142,8 +143,8 @@ __kernel void kd_radix_apply(__global const ulong *keys, __global const uint *pe
  * node and later sorts need only write the unsettled range. */
 __kernel void kd_copy_range(__global const float *points_in, __global float *points_out, int dim,
                             __global const uint *rows_in, __global uint *rows_out,
-                            __global const uchar *dims_in, __global uchar *dims_out,
-                            int has_dims, ulong lo, ulong count)
+                            __global const uchar *dims_in, __global uchar *dims_out, int has_dims,
+                            ulong lo, ulong count)
 {
     const ulong i = lo + get_global_id(0);
     if (i >= lo + count)
@@ -163,8 +164,8 @@ __kernel void kd_copy_range(__global const float *points_in, __global float *poi
  * without padding memory. */
 
 static inline bool kd_greater(__global const float *points, int dim, __global const uint *rows,
-                              __global const uint *tags, __global const uchar *dims,
-                              int has_dims, int rr_dim, ulong a, ulong b)
+                              __global const uint *tags, __global const uchar *dims, int has_dims,
+                              int rr_dim, ulong a, ulong b)
 {
     const uint ta = tags[a], tb = tags[b];
     if (ta != tb)
@@ -225,8 +226,8 @@ static inline void kd_bitonic_pair(__global float *points, int dim, __global uin
 }
 
 __kernel void kd_bitonic_step(__global float *points, int dim, __global uint *rows,
-                              __global uint *tags, __global uchar *dims, int has_dims,
-                              int rr_dim, ulong lo, ulong n, uint log_k, uint log_j)
+                              __global uint *tags, __global uchar *dims, int has_dims, int rr_dim,
+                              ulong lo, ulong n, uint log_k, uint log_j)
 {
     kd_bitonic_pair(points, dim, rows, tags, dims, has_dims, rr_dim, lo, n, log_k, log_j,
                     get_global_id(0));
@@ -238,7 +239,8 @@ __kernel void kd_bitonic_step(__global float *points, int dim, __global uint *ro
  * steps. */
 __kernel void kd_bitonic_block(__global float *points, int dim, __global uint *rows,
                                __global uint *tags, __global uchar *dims, int has_dims,
-                               int rr_dim, ulong lo, ulong n, uint log_k_first, uint log_k_last, uint log_j_first)
+                               int rr_dim, ulong lo, ulong n, uint log_k_first, uint log_k_last,
+                               uint log_j_first)
 {
     const ulong t = get_global_id(0);
     for (uint log_k = log_k_first; log_k <= log_k_last; log_k++) {

@@ -57,13 +57,13 @@ static inline void kd_sel_swap(__global float *pts, __global uint *rows, int dim
 }
 
 /* (a and b are evaluated twice: no side effects in them.) */
-#define KD_SEL_LESS(a, b)                                                                    \
-    kd_sel_less(pts + (ulong)(a) * (ulong)dim, rows[a], pts + (ulong)(b) * (ulong)dim,         \
-                rows[b], dim, level, j0)
+#define KD_SEL_LESS(a, b)                                                                        \
+    kd_sel_less(pts + (ulong)(a) * (ulong)dim, rows[a], pts + (ulong)(b) * (ulong)dim, rows[b],  \
+                dim, level, j0)
 
 /* Insertion sort of [lo, hi] (short ranges). */
-static inline void kd_sel_insertion(__global float *pts, __global uint *rows, int dim,
-                                    uint level, int j0, ulong lo, ulong hi)
+static inline void kd_sel_insertion(__global float *pts, __global uint *rows, int dim, uint level,
+                                    int j0, ulong lo, ulong hi)
 {
     for (ulong i = lo + 1; i <= hi; i++)
         for (ulong x = i; x > lo && KD_SEL_LESS(x, x - 1); x--)
@@ -71,8 +71,8 @@ static inline void kd_sel_insertion(__global float *pts, __global uint *rows, in
 }
 
 /* The median of a, b, c moved to lo (the partition's pivot). */
-static inline void kd_sel_median_to(__global float *pts, __global uint *rows, int dim,
-                                    uint level, int j0, ulong lo, ulong a, ulong b, ulong c)
+static inline void kd_sel_median_to(__global float *pts, __global uint *rows, int dim, uint level,
+                                    int j0, ulong lo, ulong a, ulong b, ulong c)
 {
     ulong m;
     if (KD_SEL_LESS(a, b))
@@ -201,7 +201,7 @@ static inline void kd_sel_split(__global const float *sp, __global const uint *s
         const uint d = (kd_flip(sp[i * (ulong)dim + (ulong)j0]) >> shift) & 255u;
         /* Arithmetic, not branches: the side is a coin flip the branch
          * predictor would lose on every point (10 % of the build). */
-        const ulong lt = d < pick, gt = d > pick, eq = 1 - lt - gt;
+        const ulong lt = d<pick, gt = d> pick, eq = 1 - lt - gt;
         more -= gt;
         const ulong to = lt * less + eq * same + gt * more;
         less += lt;
@@ -221,8 +221,8 @@ static inline void kd_sel_split(__global const float *sp, __global const uint *s
  * l mod 2. */
 static inline int kd_sel_node(__global float *p0, __global uint *r0, __global float *p1,
                               __global uint *r1, int dim, ulong n, uint levels, uint level,
-                              ulong s, ulong a, int from, bool in_place,
-                              __global float *tree, __global uint *ids)
+                              ulong s, ulong a, int from, bool in_place, __global float *tree,
+                              __global uint *ids)
 {
     const ulong size = lbk_kd_subtree_size(s, n, levels);
     const ulong k = lbk_kd_subtree_size(2 * s + 1, n, levels);

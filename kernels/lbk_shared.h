@@ -73,21 +73,21 @@ static inline lbk_u32 lbk_bit_length(lbk_u64 v)
  * can also have it for vector lanes (float16: each lane its own sequential
  * sum). With a constant metric the branches fold away. Padding with q = r =
  * 0 adds exact zeros (the sum is never -0, so s + 0 is s). */
-#define LBK_DEFINE_KEY_STEP(name, T)                                                          \
-    static inline T name(T s, T q, T r, int metric)                                           \
-    {                                                                                          \
-        if (metric == LBK_KERNEL_METRIC_COSINE || metric == LBK_KERNEL_METRIC_IP) {            \
-            const T p = q * r;                                                                 \
-            return s + p;                                                                      \
-        }                                                                                      \
-        const T d = q - r;                                                                     \
-        if (metric == LBK_KERNEL_METRIC_L2) {                                                  \
-            const T sq = d * d;                                                                \
-            return s + sq;                                                                     \
-        }                                                                                      \
-        if (metric == LBK_KERNEL_METRIC_L1)                                                    \
-            return s + LBK_FABS(d);                                                            \
-        return LBK_FMAX(s, LBK_FABS(d));                                                       \
+#define LBK_DEFINE_KEY_STEP(name, T)                                                             \
+    static inline T name(T s, T q, T r, int metric)                                              \
+    {                                                                                            \
+        if (metric == LBK_KERNEL_METRIC_COSINE || metric == LBK_KERNEL_METRIC_IP) {              \
+            const T p = q * r;                                                                   \
+            return s + p;                                                                        \
+        }                                                                                        \
+        const T d = q - r;                                                                       \
+        if (metric == LBK_KERNEL_METRIC_L2) {                                                    \
+            const T sq = d * d;                                                                  \
+            return s + sq;                                                                       \
+        }                                                                                        \
+        if (metric == LBK_KERNEL_METRIC_L1)                                                      \
+            return s + LBK_FABS(d);                                                              \
+        return LBK_FMAX(s, LBK_FABS(d));                                                         \
     }
 LBK_DEFINE_KEY_STEP(lbk_key_step, float)
 
@@ -123,7 +123,10 @@ static inline lbk_u64 lbk_pack(float key, lbk_u32 index)
 {
     return ((lbk_u64)lbk_float_bits(key) << 32) | (lbk_u64)index;
 }
-static inline float lbk_packed_key(lbk_u64 packed) { return lbk_bits_float((lbk_u32)(packed >> 32)); }
+static inline float lbk_packed_key(lbk_u64 packed)
+{
+    return lbk_bits_float((lbk_u32)(packed >> 32));
+}
 static inline lbk_u32 lbk_packed_index(lbk_u64 packed) { return (lbk_u32)packed; }
 
 /* Order-preserving bits of a float: unsigned integer order is the float
@@ -209,10 +212,12 @@ static inline lbk_u64 lbk_kd_pivot(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
 }
 
 #ifndef __OPENCL_C_VERSION__
-_Static_assert(sizeof(float) == 4 && sizeof(lbk_u32) == 4, "32-bit float and uint as on the device");
+_Static_assert(sizeof(float) == 4 && sizeof(lbk_u32) == 4,
+               "32-bit float and uint as on the device");
 _Static_assert(sizeof(lbk_u64) == 8, "64-bit ulong as on the device");
 _Static_assert(LBK_NO_INDEX == UINT32_MAX, "the pad index is the largest 32-bit index");
-_Static_assert(LBK_PACKED_PAD == 0x7f800000ffffffffull, "the packed pad: +inf above LBK_NO_INDEX");
+_Static_assert(LBK_PACKED_PAD == 0x7f800000ffffffffull,
+               "the packed pad: +inf above LBK_NO_INDEX");
 #endif
 
 #endif

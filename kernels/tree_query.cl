@@ -6,8 +6,7 @@
  * integer compare orders by (key, row). The list is in global memory, not a
  * private array, so K is not bounded by registers or stack. */
 
-static inline float tq_key(__global const float *q, __global const float *r, int dim,
-                           int metric)
+static inline float tq_key(__global const float *q, __global const float *r, int dim, int metric)
 {
     float s = 0.0f;
     /* One loop per metric, so the metric is not tested per dimension. */
@@ -58,8 +57,8 @@ static inline bool tq_visit_far(float delta, int metric, ulong worst)
  * candidate is the pad, which no list takes. One work-item per bucket
  * lane (two tiles' worth). */
 __kernel void tq_bucket_layout(__global const float *tree, __global const uint *ids, ulong n,
-                               int dim, uint bucket_level, ulong twos,
-                               __global float *bucket_pts, __global uint *bucket_ids)
+                               int dim, uint bucket_level, ulong twos, __global float *bucket_pts,
+                               __global uint *bucket_ids)
 {
     const ulong g = get_global_id(0), buckets = (ulong)1 << bucket_level;
     if (g >= buckets * 2 * LBK_TREE_TILE_LANES)
@@ -76,8 +75,8 @@ __kernel void tq_bucket_layout(__global const float *tree, __global const uint *
     const ulong lane = j % LBK_TREE_TILE_LANES;
     __global float *dst = bucket_pts + tile * (ulong)dim * LBK_TREE_TILE_LANES + lane;
     for (int d = 0; d < dim; d++)
-        dst[(ulong)d * LBK_TREE_TILE_LANES] = present ? tree[x * (ulong)dim + (ulong)d]
-                                                      : LBK_INFINITY;
+        dst[(ulong)d * LBK_TREE_TILE_LANES] =
+            present ? tree[x * (ulong)dim + (ulong)d] : LBK_INFINITY;
     bucket_ids[tile * LBK_TREE_TILE_LANES + lane] = present ? ids[x] : LBK_NO_INDEX;
 }
 
@@ -178,8 +177,8 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                 if (from_parent) {
                     next = close_child;
                 } else if (prev == close_child) {
-                    worst = tq_insert(list, k,
-                                      lbk_pack(tq_key(q, node, dim, metric), ids[curr]), worst);
+                    worst = tq_insert(list, k, lbk_pack(tq_key(q, node, dim, metric), ids[curr]),
+                                      worst);
                     if ((ulong)far_child < n && tq_visit_far(delta, metric, worst))
                         next = far_child;
                 }

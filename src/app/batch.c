@@ -84,7 +84,8 @@ static lbk_status search_whole_batch(lbk_run_state *s, lbk_batch *b)
  * and those lists are already final, so they go straight to s->merged. */
 static lbk_status search_own_slice(lbk_run_state *s, lbk_batch *b)
 {
-    lbk_merge_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first, &b->slice_count);
+    lbk_merge_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first,
+                          &b->slice_count);
     return search_range(s, b, b->slice_first, b->slice_count, s->merged);
 }
 
@@ -101,32 +102,29 @@ static lbk_status merge_lists(lbk_run_state *s, lbk_batch *b)
     return st;
 }
 
-static const lbk_batch_strategy shard_reduce = {
-    NULL,
-    {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
-     {search_whole_batch, LBK_PHASE_QUERY},
-     {merge_lists, LBK_PHASE_MERGE},
-     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
-    false,
-    false};
-static const lbk_batch_strategy shard_reduce_scatter = {
-    NULL,
-    {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
-     {search_whole_batch, LBK_PHASE_QUERY},
-     {merge_lists, LBK_PHASE_MERGE},
-     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
-    true,
-    false};
-static const lbk_batch_strategy replicate = {
-    NULL,
-    {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
-     {search_own_slice, LBK_PHASE_QUERY},
-     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
-    true,
-    false};
+static const lbk_batch_strategy shard_reduce = {NULL,
+                                                {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+                                                 {search_whole_batch, LBK_PHASE_QUERY},
+                                                 {merge_lists, LBK_PHASE_MERGE},
+                                                 {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                false,
+                                                false};
+static const lbk_batch_strategy shard_reduce_scatter = {NULL,
+                                                        {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+                                                         {search_whole_batch, LBK_PHASE_QUERY},
+                                                         {merge_lists, LBK_PHASE_MERGE},
+                                                         {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                        true,
+                                                        false};
+static const lbk_batch_strategy replicate = {NULL,
+                                             {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+                                              {search_own_slice, LBK_PHASE_QUERY},
+                                              {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                             true,
+                                             false};
 
 lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
-                                    const char **why)
+                                          const char **why)
 {
     if (requested != LBK_PARTITION_AUTO) {
         *why = "requested by mpi.partition";
@@ -150,13 +148,10 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
 {
     /* A switch, so that -Wswitch points here when a partition is added. */
     switch (partition) {
-    case LBK_PARTITION_AUTO:   /* resolved before this is asked */
-    case LBK_PARTITION_SHARD:
-        break;
-    case LBK_PARTITION_REPLICATE:
-        return &replicate;
-    case LBK_PARTITION_SPATIAL:
-        return &lbk_batch_spatial_strategy;
+    case LBK_PARTITION_AUTO: /* resolved before this is asked */
+    case LBK_PARTITION_SHARD: break;
+    case LBK_PARTITION_REPLICATE: return &replicate;
+    case LBK_PARTITION_SPATIAL: return &lbk_batch_spatial_strategy;
     }
     return merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
 }
@@ -200,7 +195,8 @@ static void vote_slice(lbk_run_state *s, const lbk_batch *b, int32_t *prediction
         }
         if (rows) {
             lbk_classify_probabilities(s->scores, n, s->classes, s->proba);
-            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + q, s->proba, s->classes);
+            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + q, s->proba,
+                                            s->classes);
         }
     }
 }
@@ -225,8 +221,8 @@ static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count,
         st = lbk_outputs_format_predictions(first, count, predictions, &pred, &pred_len);
     st = write_text_slice(s, lbk_outputs_write_text, &s->outputs.text_offset, pred, pred_len, st);
     if (s->job->output.probabilities[0])
-        st = write_text_slice(s, lbk_outputs_write_probabilities, &s->outputs.proba_offset,
-                              proba, proba_len, st);
+        st = write_text_slice(s, lbk_outputs_write_probabilities, &s->outputs.proba_offset, proba,
+                              proba_len, st);
     free(pred);
     return st;
 }

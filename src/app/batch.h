@@ -14,9 +14,9 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t first, count;            /* queries [first, first + count) of the query file */
-    float *points;                    /* the batch's query points on this rank */
-    int32_t *truth;                   /* their labels, where this rank scores them; or NULL */
+    uint64_t first, count;             /* queries [first, first + count) of the query file */
+    float *points;                     /* the batch's query points on this rank */
+    int32_t *truth;                    /* their labels, where this rank scores them; or NULL */
     uint64_t slice_first, slice_count; /* the final lists this rank holds in s->merged:
                                         * queries first + slice_first, ... */
 } lbk_batch;
@@ -49,7 +49,7 @@ typedef struct lbk_batch_strategy {
 /* `auto` resolved: spatial for the k-d tree on more than one rank, shard
  * otherwise; `why` gets a static sentence. */
 lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
-                                    const char **why);
+                                          const char **why);
 
 /* The strategy of a resolved partition and the job's mpi.merge. */
 const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge);

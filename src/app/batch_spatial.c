@@ -29,9 +29,9 @@ void lbk_batch_spatial_free(lbk_run_spatial *sp)
     free(sp->back_counts);
     free(sp->cursor);
     free(sp->near);
-    lbk_exchange_buffer *buffers[] = {&sp->home,     &sp->row,       &sp->rows_out, &sp->rows_in,
-                             &sp->lists_out, &sp->lists_in, &sp->extra_row, &sp->bound,
-                             &sp->near_count};
+    lbk_exchange_buffer *buffers[] = {&sp->home,      &sp->row,       &sp->rows_out,
+                                      &sp->rows_in,   &sp->lists_out, &sp->lists_in,
+                                      &sp->extra_row, &sp->bound,     &sp->near_count};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         lbk_exchange_buffer_free(buffers[i]);
     free(sp);
@@ -63,18 +63,22 @@ static lbk_status spatial_redistribute(lbk_run_state *s)
     LBK_TRY(lbk_comm_agree(s->comm, spatial_alloc(s)));
     lbk_run_spatial *sp = s->spatial;
     const lbk_decompose_shard view = {.rows = s->shard.rows,
-                                 .first_row = s->shard.first_row,
-                                 .total_rows = s->shape.reference_rows,
-                                 .dim = s->shape.dim,
-                                 .points = s->shard.points,
-                                 .labels = s->shard.labels,
-                                 .has_labels = s->shape.reference_labels};
+                                      .first_row = s->shard.first_row,
+                                      .total_rows = s->shape.reference_rows,
+                                      .dim = s->shape.dim,
+                                      .points = s->shard.points,
+                                      .labels = s->shard.labels,
+                                      .has_labels = s->shape.reference_labels};
     lbk_decompose_owned own;
     uint64_t bytes = 0;
     LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));
     lbk_dataset_free(&s->shard);
-    s->shard = (lbk_dataset){.rows = own.rows, .dim = own.dim, .points = own.points,
-                             .labels = own.labels, .ids = own.ids, .ids32 = own.ids32};
+    s->shard = (lbk_dataset){.rows = own.rows,
+                             .dim = own.dim,
+                             .points = own.points,
+                             .labels = own.labels,
+                             .ids = own.ids,
+                             .ids32 = own.ids32};
     sp->report.levels = lbk_toptree_levels(&sp->tree);
     sp->report.redistribute_s = lbk_timer_now() - t;
     sp->report.redistribute_bytes = bytes;
@@ -112,11 +116,14 @@ static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
     b->slice_first = 0;
     b->slice_count = b->count;
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
-    lbk_status st = lbk_exchange_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks");
+    lbk_status st =
+        lbk_exchange_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks");
     if (st == LBK_OK)
-        st = lbk_exchange_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t), "query rows");
+        st = lbk_exchange_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t),
+                                         "query rows");
     if (st == LBK_OK)
-        st = lbk_exchange_buffer_reserve(&sp->rows_out, (size_t)b->count * row, "queries for other ranks");
+        st = lbk_exchange_buffer_reserve(&sp->rows_out, (size_t)b->count * row,
+                                         "queries for other ranks");
     if (st == LBK_OK) {
         int *home = sp->home.data;
         uint64_t *at = sp->row.data;
@@ -140,7 +147,8 @@ static lbk_status search_received(lbk_run_state *s, uint64_t *answered)
     lbk_run_spatial *sp = s->spatial;
     const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
     const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
-    LBK_TRY(lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
+    LBK_TRY(
+        lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
     *answered += n;
     return lbk_batch_search(s, sp->rows_in.data, n, sp->lists_out.data);
 }
@@ -190,7 +198,8 @@ static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
      * by query, and reading each from its list in batch order (a row per
      * 256 bytes, out of order) cost 20-30 ms a 100k-query batch in cache
      * misses. */
-    LBK_TRY(lbk_exchange_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float), "phase-1 bounds"));
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float),
+                                        "phase-1 bounds"));
     float *bound = sp->bound.data;
     for (uint64_t at = 0; at < b->count; at++)
         bound[at] = s->merged[at * k + k - 1].key;
@@ -216,8 +225,8 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
     const uint64_t dim = (uint64_t)s->shape.dim;
     const size_t row = (size_t)dim * sizeof(float);
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
-    lbk_status st =
-        lbk_exchange_buffer_reserve(&sp->near_count, (size_t)b->count * sizeof(int), "phase-2 counts");
+    lbk_status st = lbk_exchange_buffer_reserve(&sp->near_count, (size_t)b->count * sizeof(int),
+                                                "phase-2 counts");
     int *count = sp->near_count.data;
     for (uint64_t q = 0; q < b->count && st == LBK_OK; q++) {
         count[q] = near_ranks(s, b, q);
@@ -230,7 +239,7 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
         st = lbk_exchange_buffer_reserve(&sp->rows_out, (size_t)total * row, "phase-2 queries");
     if (st == LBK_OK)
         st = lbk_exchange_buffer_reserve(&sp->extra_row, (size_t)total * sizeof(uint64_t),
-                                "phase-2 list rows");
+                                         "phase-2 list rows");
     if (st == LBK_OK) {
         uint64_t *which = sp->extra_row.data;
         const uint64_t *rows = sp->row.data;
@@ -299,14 +308,13 @@ static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
     return LBK_OK;
 }
 
-const lbk_batch_strategy lbk_batch_spatial_strategy = {
-    spatial_redistribute,
-    {{route_home, LBK_PHASE_DISTRIBUTE},
-     {search_home, LBK_PHASE_QUERY},
-     {return_home, LBK_PHASE_MERGE},
-     {route_extra, LBK_PHASE_DISTRIBUTE},
-     {search_extra, LBK_PHASE_QUERY},
-     {return_extra, LBK_PHASE_MERGE},
-     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
-    true,
-    true};
+const lbk_batch_strategy lbk_batch_spatial_strategy = {spatial_redistribute,
+                                                       {{route_home, LBK_PHASE_DISTRIBUTE},
+                                                        {search_home, LBK_PHASE_QUERY},
+                                                        {return_home, LBK_PHASE_MERGE},
+                                                        {route_extra, LBK_PHASE_DISTRIBUTE},
+                                                        {search_extra, LBK_PHASE_QUERY},
+                                                        {return_extra, LBK_PHASE_MERGE},
+                                                        {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                       true,
+                                                       true};

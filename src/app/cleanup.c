@@ -11,7 +11,7 @@
 /* The partial files of one commit, and of a second one being set up. */
 #define SLOTS (2 * LBK_OUTFILE_MAX)
 
-static char names[SLOTS][sizeof ((lbk_outfile *)0)->temp];
+static char names[SLOTS][sizeof((lbk_outfile *)0)->temp];
 static volatile sig_atomic_t in_use[SLOTS];
 static volatile sig_atomic_t held;
 static volatile sig_atomic_t waiting_signal;

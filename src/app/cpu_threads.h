@@ -7,9 +7,9 @@
 #define LBK_CPU_THREADS_H
 
 typedef enum {
-    LBK_CPU_THREADS_DEVICE_DEFAULT,   /* nothing set: the device's own choice */
-    LBK_CPU_THREADS_ENVIRONMENT,      /* the user's POCL_MAX_PTHREAD_COUNT */
-    LBK_CPU_THREADS_NODE_SHARE        /* set here: lbk_cpu_share */
+    LBK_CPU_THREADS_DEVICE_DEFAULT, /* nothing set: the device's own choice */
+    LBK_CPU_THREADS_ENVIRONMENT,    /* the user's POCL_MAX_PTHREAD_COUNT */
+    LBK_CPU_THREADS_NODE_SHARE      /* set here: lbk_cpu_share */
 } lbk_cpu_threads_source;
 
 /* "device default", "environment", "node share" */

@@ -20,7 +20,7 @@ typedef struct {
     const char *dir;
     lbk_format format;
     lbk_job_synthetic_spec spec;
-    bool force;                  /* replace files that exist */
+    bool force; /* replace files that exist */
 } generate_args;
 
 /* What generate writes: the points and labels of both sets (labels in the
@@ -161,7 +161,8 @@ static void file_name(const generate_args *a, int i, char *out, size_t size)
     else if (i == REF_POINTS || i == QUERY_POINTS)
         snprintf(out, size, "%s%s", set, lbk_dataset_format_extension(a->format));
     else
-        snprintf(out, size, "%s-labels%s", set, lbk_dataset_format_extension(labels_format(a->format)));
+        snprintf(out, size, "%s-labels%s", set,
+                 lbk_dataset_format_extension(labels_format(a->format)));
 }
 
 /* Before anything is computed or written: a file that is there already
@@ -195,13 +196,14 @@ static lbk_status write_set(const generate_args *a, generated_files *g, const lb
         .rows = d->rows, .dim = d->dim, .first_row = 0, .points = d->points, .labels = NULL};
     LBK_TRY(lbk_outfile_create(points, points->path, "generated points", false));
     LBK_TRY(lbk_outfile_close(points));
-    LBK_TRY(lbk_dataset_write_points(lbk_outfile_write_path(points), a->format, csv ? d : &unlabelled));
+    LBK_TRY(lbk_dataset_write_points(lbk_outfile_write_path(points), a->format,
+                                     csv ? d : &unlabelled));
     if (csv)
         return LBK_OK;
     LBK_TRY(lbk_outfile_create(labels, labels->path, "generated labels", false));
     LBK_TRY(lbk_outfile_close(labels));
-    return lbk_dataset_write_labels(lbk_outfile_write_path(labels), labels_format(a->format), d->labels,
-                            d->rows);
+    return lbk_dataset_write_labels(lbk_outfile_write_path(labels), labels_format(a->format),
+                                    d->labels, d->rows);
 }
 
 /* One set's section of job.yaml. */
@@ -227,8 +229,9 @@ static lbk_status write_job(const generate_args *a, lbk_outfile *f, const lbk_da
     LBK_TRY(lbk_outfile_close(f));
     FILE *job = fopen(lbk_outfile_write_path(f), "w");
     LBK_FAIL_IF(!job, LBK_ERR_IO, "%s: cannot write: %s", f->path, strerror(errno));
-    fprintf(job, "# Written by lbknn generate: %" PRIu64 " reference and %" PRIu64
-                 " query points, %d dims, %d classes, seed %" PRIu64 ", spread %g\n",
+    fprintf(job,
+            "# Written by lbknn generate: %" PRIu64 " reference and %" PRIu64
+            " query points, %d dims, %d classes, seed %" PRIu64 ", spread %g\n",
             spec->points, spec->queries, spec->dim, spec->classes, spec->seed, spec->spread);
     job_section(job, a, ref, false);
     job_section(job, a, query, true);
@@ -278,7 +281,7 @@ lbk_status lbk_generate(int argc, char **argv)
         for (int i = 0; i < FILE_COUNT; i++)
             lbk_outfile_discard(&g.files[i], true);
         if (made_dir)
-            rmdir(a.dir);  /* only if empty: never what was there */
+            rmdir(a.dir); /* only if empty: never what was there */
         return st;
     }
     if (!lbk_log_is_quiet()) {

@@ -44,7 +44,7 @@ lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
 /* One output as the checks see it: where it lands (its directory's real
  * path and its name), and what is there now. */
 typedef struct {
-    const char *name;             /* "output.neighbors" */
+    const char *name; /* "output.neighbors" */
     const char *path;
     char target[PATH_MAX + LBK_PATH_MAX];
     bool exists;
@@ -160,7 +160,7 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
 }
 
 lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
-                         lbk_dataset *out)
+                                lbk_dataset *out)
 {
     if (job->reference.path[0] == '\0')
         LBK_TRY(lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out));

@@ -30,7 +30,7 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape);
 /* Rows [lo, hi) of the reference points or the queries, every value
  * checked. */
 lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
-                         lbk_dataset *out);
+                                lbk_dataset *out);
 
 /* The input's path, or "built-in synthetic blobs", for messages and reports. */
 const char *lbk_inputs_name(const lbk_job *job, bool is_query);

@@ -7,8 +7,8 @@
 #include "inputs.h"
 #include "job.h"
 #include "log.h"
-#include "rlimit.h"
 #include "outfile.h"
+#include "rlimit.h"
 #include "run.h"
 #include "try.h"
 #include "tune.h"
@@ -102,7 +102,7 @@ static lbk_cpu_threads_source share_cpu_threads(const lbk_comm *comm)
         return LBK_CPU_THREADS_ENVIRONMENT;
     const long share = lbk_cpu_share(comm);
     if (share <= 0)
-        return LBK_CPU_THREADS_DEVICE_DEFAULT;   /* PoCL's own default is already right */
+        return LBK_CPU_THREADS_DEVICE_DEFAULT; /* PoCL's own default is already right */
     char value[32];
     snprintf(value, sizeof value, "%ld", share);
     if (setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0) {
@@ -189,9 +189,10 @@ static lbk_status cmd_devices(int argc, char **argv)
             else
                 return lbk_usage_error("--type %s: expected gpu, cpu or any", t);
         } else {
-            return lbk_usage_error(strcmp(argv[i], "--type") == 0 ? "%s needs gpu, cpu or any"
-                                                               : "unknown argument '%s' for devices",
-                               argv[i]);
+            return lbk_usage_error(strcmp(argv[i], "--type") == 0
+                                       ? "%s needs gpu, cpu or any"
+                                       : "unknown argument '%s' for devices",
+                                   argv[i]);
         }
     }
     return lbk_device_list(stdout, &req);

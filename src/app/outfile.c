@@ -111,7 +111,8 @@ static lbk_status open_direct(lbk_outfile *f, const struct stat *sb, const char 
                 f->path, what);
     const int own = S_ISREG(sb->st_mode) ? own_stream_for(sb) : -1;
     f->direct = true;
-    f->fd = own >= 0 ? fcntl(own, F_DUPFD_CLOEXEC, 0) : open(f->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    f->fd = own >= 0 ? fcntl(own, F_DUPFD_CLOEXEC, 0)
+                     : open(f->path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
     LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot open %s: %s", f->path, what, strerror(errno));
     return LBK_OK;
 }
@@ -122,7 +123,7 @@ lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what
     char name[sizeof f->path];
     LBK_FAIL_IF(strlen(path) >= sizeof name, LBK_ERR_CONFIG, "%s: %s's path is too long", path,
                 what);
-    snprintf(name, sizeof name, "%s", path);  /* path may be f->path itself */
+    snprintf(name, sizeof name, "%s", path); /* path may be f->path itself */
     memset(f, 0, sizeof *f);
     f->fd = -1;
     snprintf(f->path, sizeof f->path, "%s", name);
@@ -188,7 +189,7 @@ void lbk_outfile_discard(lbk_outfile *f, bool remove)
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
-    f->unnamed = false;  /* closed, it is gone */
+    f->unnamed = false; /* closed, it is gone */
     if (remove && f->temp[0]) {
         unlink(f->temp);
         lbk_cleanup_forget(f->temp);
@@ -199,7 +200,7 @@ void lbk_outfile_discard(lbk_outfile *f, bool remove)
 /* ---- commit --------------------------------------------------------------- */
 
 typedef struct {
-    char backup[sizeof ((lbk_outfile *)0)->temp + sizeof backup_suffix];
+    char backup[sizeof((lbk_outfile *)0)->temp + sizeof backup_suffix];
     bool existed, saved, renamed;
 } commit_slot;
 
@@ -249,7 +250,8 @@ static void roll_back(lbk_outfile *const *files, commit_slot *slots, int count)
             unlink(files[i]->path);
         else
             lbk_error("%s: now holds this run's result; its previous version could not be "
-                      "kept (no hard links here)", files[i]->path);
+                      "kept (no hard links here)",
+                      files[i]->path);
         slots[i].saved = false;
     }
 }
@@ -261,8 +263,8 @@ static lbk_status rename_all(lbk_outfile *const *files, commit_slot *slots, int 
         if (!f->temp[0])
             continue;
         if (rename(f->temp, f->path) != 0) {
-            lbk_error("%s: cannot rename %s into place: %s; no output file was changed",
-                      f->path, f->temp, strerror(errno));
+            lbk_error("%s: cannot rename %s into place: %s; no output file was changed", f->path,
+                      f->temp, strerror(errno));
             return LBK_ERR_IO;
         }
         slots[i].renamed = true;

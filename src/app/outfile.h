@@ -29,13 +29,13 @@
 #define LBK_OUTFILE_MAX 8
 
 typedef struct {
-    char path[LBK_PATH_MAX + 32];    /* where it goes */
-    char temp[LBK_PATH_MAX + 64];    /* its partial file; "" when unnamed, direct or done */
-    char fd_path[32];                /* unnamed: /proc/self/fd/N, its only name */
-    int fd;                          /* -1 when closed (an unnamed file stays open) */
-    bool unnamed;                    /* O_TMPFILE, named at the commit */
-    bool direct;                     /* written in place (not a regular file) */
-    uint64_t written;                /* direct: bytes written so far */
+    char path[LBK_PATH_MAX + 32]; /* where it goes */
+    char temp[LBK_PATH_MAX + 64]; /* its partial file; "" when unnamed, direct or done */
+    char fd_path[32];             /* unnamed: /proc/self/fd/N, its only name */
+    int fd;                       /* -1 when closed (an unnamed file stays open) */
+    bool unnamed;                 /* O_TMPFILE, named at the commit */
+    bool direct;                  /* written in place (not a regular file) */
+    uint64_t written;             /* direct: bytes written so far */
 } lbk_outfile;
 
 /* Creator: the partial file for path (or path itself when direct), open for

@@ -57,7 +57,8 @@ static lbk_status write_headers(lbk_outputs *out, const lbk_outputs_shape *shape
     lbk_status st = LBK_OK;
     out->predictions.header_len = sizeof predictions_header - 1;
     if (create && out->predictions.file.fd >= 0)
-        LBK_TRY(write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1));
+        LBK_TRY(
+            write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1));
     if (out->probabilities.file.fd >= 0) {
         char *ph = probabilities_header(out->classes, &len);
         LBK_FAIL_IF(!ph, LBK_ERR_NOMEM, "out of host memory for the probabilities header");
@@ -131,7 +132,8 @@ bool lbk_outputs_want_probabilities(const lbk_outputs *out)
 
 /* One row of a result array: K values, after K as int32 in the TEXMEX
  * layout; returns the row's bytes. */
-static size_t array_row(lbk_dataset_array_layout layout, int k, const void *values, unsigned char *row)
+static size_t array_row(lbk_dataset_array_layout layout, int k, const void *values,
+                        unsigned char *row)
 {
     size_t at = 0;
     if (layout == LBK_ARRAY_VECS) {
@@ -180,7 +182,8 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
         dist[s] = pad ? INFINITY : lbk_knn_key_to_distance(out->metric, c->key);
     }
     if (out->neighbors.file.fd >= 0)
-        LBK_TRY_GOTO(st, write_array(&out->neighbors, out->neighbors_layout, k, first, count, ids));
+        LBK_TRY_GOTO(st,
+                     write_array(&out->neighbors, out->neighbors_layout, k, first, count, ids));
     if (out->distances.file.fd >= 0)
         st = write_array(&out->distances, out->distances_layout, k, first, count, dist);
 cleanup:
@@ -190,7 +193,7 @@ cleanup:
 }
 
 lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
-                                  char **text, size_t *len)
+                                          char **text, size_t *len)
 {
     /* 20 digits of query, 11 of label, a comma and a newline. */
     const size_t cap = count * 34 + 1;
@@ -208,8 +211,7 @@ lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const 
     return LBK_OK;
 }
 
-lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
-                                  size_t len)
+lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text, size_t len)
 {
     if (out->predictions.file.fd < 0 || len == 0)
         return LBK_OK;
@@ -221,7 +223,7 @@ void lbk_outputs_print_probabilities(FILE *f, uint64_t query, const double *p, i
     fprintf(f, "%" PRIu64, query);
     for (int c = 0; c < classes; c++) {
         if (p[c] == 0.0)
-            fputs(",0", f);  /* most columns: short, and no "-0" */
+            fputs(",0", f); /* most columns: short, and no "-0" */
         else
             fprintf(f, ",%.9g", p[c]);
     }

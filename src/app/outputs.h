@@ -23,8 +23,8 @@
 #include <stdio.h>
 
 typedef struct {
-    lbk_outfile file;             /* file.fd -1 when closed or not requested */
-    size_t header_len;            /* bytes before the first row (CSV line, array header) */
+    lbk_outfile file;  /* file.fd -1 when closed or not requested */
+    size_t header_len; /* bytes before the first row (CSV line, array header) */
 } lbk_outputs_file;
 
 /* One file per entry of LBK_JOB_OUTPUT_LIST (job.h), under the same name. */
@@ -34,16 +34,16 @@ typedef struct {
 #undef LBK_OUTPUTS_FILE_
     int k;
     lbk_metric metric;
-    int classes;                  /* probabilities: columns p0 .. p(classes - 1) */
+    int classes; /* probabilities: columns p0 .. p(classes - 1) */
     lbk_dataset_array_layout neighbors_layout, distances_layout;
-    uint64_t text_offset;         /* predictions: bytes written so far (all ranks) */
-    uint64_t proba_offset;        /* probabilities: the same */
+    uint64_t text_offset;  /* predictions: bytes written so far (all ranks) */
+    uint64_t proba_offset; /* probabilities: the same */
 } lbk_outputs;
 
 /* What the files' headers and row offsets depend on beyond the job. */
 typedef struct {
-    uint64_t queries;             /* rows of the neighbours and distances arrays */
-    int classes;                  /* reference labels 0 .. classes - 1 */
+    uint64_t queries; /* rows of the neighbours and distances arrays */
+    int classes;      /* reference labels 0 .. classes - 1 */
 } lbk_outputs_shape;
 
 /* Creator (rank 0): create the partial files, truncated, write the headers
@@ -63,7 +63,7 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
 /* Render predictions of queries [first, first + count) as CSV lines into a
  * malloc'd buffer; *len gets its size. */
 lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
-                                  char **text, size_t *len);
+                                          char **text, size_t *len);
 /* Write rendered text at byte `offset` past the header. */
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len);

@@ -28,7 +28,9 @@ void lbk_progress_update(lbk_progress *p, uint64_t done, uint64_t batch, uint64_
     const double elapsed = now - p->start;
     const double rate = elapsed > 0 ? (double)done / elapsed : 0.0;
     const double eta = rate > 0 ? (double)(p->total - done) / rate : 0.0;
-    fprintf(stderr, "%sbatch %" PRIu64 "/%" PRIu64 "  %" PRIu64 "/%" PRIu64 " queries  %.0f q/s  ETA %.0f s%s",
+    fprintf(stderr,
+            "%sbatch %" PRIu64 "/%" PRIu64 "  %" PRIu64 "/%" PRIu64
+            " queries  %.0f q/s  ETA %.0f s%s",
             p->terminal ? "\r" : "", batch, batches, done, p->total, rate, eta,
             p->terminal ? "   " : "\n");
     fflush(stderr);

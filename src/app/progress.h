@@ -9,7 +9,7 @@
 typedef struct {
     bool enabled;
     bool drawn;
-    bool terminal;        /* redraw in place with \r; otherwise one line per update */
+    bool terminal; /* redraw in place with \r; otherwise one line per update */
     double start, last;
     uint64_t total;
 } lbk_progress;

@@ -11,7 +11,8 @@
 const char *lbk_report_phase_name(lbk_report_phase phase)
 {
     switch (phase) {
-#define LBK_PHASE_NAME_(constant, name) case constant: return name;
+#define LBK_PHASE_NAME_(constant, name)                                                          \
+    case constant: return name;
         LBK_REPORT_PHASE_LIST(LBK_PHASE_NAME_)
 #undef LBK_PHASE_NAME_
     case LBK_PHASE_COUNT: break;
@@ -80,8 +81,9 @@ static void print_spatial(FILE *out, const lbk_report *r)
     const lbk_report_spatial *sp = r->spatial;
     if (!sp)
         return;
-    fprintf(out, "  spatial    top tree %d level%s, redistribution %.3f s and %.2f MiB; phase 2 "
-                 "for %.2f%% of the queries; busiest rank %.2fx the mean\n",
+    fprintf(out,
+            "  spatial    top tree %d level%s, redistribution %.3f s and %.2f MiB; phase 2 "
+            "for %.2f%% of the queries; busiest rank %.2fx the mean\n",
             sp->levels, sp->levels == 1 ? "" : "s", sp->redistribute_s,
             mib(sp->redistribute_bytes),
             r->query_rows ? 100.0 * (double)phase2_queries(r) / (double)r->query_rows : 0.0,
@@ -109,16 +111,19 @@ static void print_devices(FILE *out, const lbk_report *r)
 
 static void print_timings(FILE *out, const lbk_report *r)
 {
-    fprintf(out, "  phase          %s\n", r->ranks > 1 ? "min / avg / max over ranks (s)" : "seconds");
+    fprintf(out, "  phase          %s\n",
+            r->ranks > 1 ? "min / avg / max over ranks (s)" : "seconds");
     for (int p = 0; p < LBK_PHASE_COUNT; p++) {
         if (r->ranks > 1)
-            fprintf(out, "    %-11s %9.3f %9.3f %9.3f\n", lbk_report_phase_name((lbk_report_phase)p),
-                    r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
+            fprintf(out, "    %-11s %9.3f %9.3f %9.3f\n",
+                    lbk_report_phase_name((lbk_report_phase)p), r->phase_min[p], r->phase_avg[p],
+                    r->phase_max[p]);
         else
-            fprintf(out, "    %-11s %9.3f\n", lbk_report_phase_name((lbk_report_phase)p), r->phase_max[p]);
+            fprintf(out, "    %-11s %9.3f\n", lbk_report_phase_name((lbk_report_phase)p),
+                    r->phase_max[p]);
     }
-    fprintf(out, "  total      %.3f s;  search %.3f s;  %.0f queries/s\n", r->total_s, r->search_s,
-            r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
+    fprintf(out, "  total      %.3f s;  search %.3f s;  %.0f queries/s\n", r->total_s,
+            r->search_s, r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
 }
 
 /* Paths in the summary, escaped (lbk_log_shown); longer ones end in "...". */
@@ -144,9 +149,10 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
     fprintf(out, "  engine     %s  (%s)\n", lbk_engine_name(r->engine), r->engine_why);
     if (r->engine_detail[0])
         fprintf(out, "             %s\n", r->engine_detail);
-    fprintf(out, "  ranks      %d  partition=%s  merge=%s  batches=%" PRIu64 " x %" PRIu64 " queries\n",
-            r->ranks, lbk_partition_name(r->partition), merge_name(r), r->batches,
-            r->batch_size);
+    fprintf(out,
+            "  ranks      %d  partition=%s  merge=%s  batches=%" PRIu64 " x %" PRIu64
+            " queries\n",
+            r->ranks, lbk_partition_name(r->partition), merge_name(r), r->batches, r->batch_size);
     fprintf(out, "             partition: %s\n", r->partition_why);
     print_devices(out, r);
     print_timings(out, r);
@@ -161,10 +167,9 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
         fprintf(out, "  top-5      %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
                 (double)c->correct_top5 / (double)c->total, c->correct_top5, c->total);
     }
-#define PRINT_OUTPUT_(name)                                                    \
-    if (job->output.name[0])                                                   \
-        fprintf(out, "  %-10s %s\n", #name,                                  \
-                lbk_log_shown(job->output.name, shown, sizeof shown));
+#define PRINT_OUTPUT_(name)                                                                      \
+    if (job->output.name[0])                                                                     \
+        fprintf(out, "  %-10s %s\n", #name, lbk_log_shown(job->output.name, shown, sizeof shown));
     LBK_JOB_OUTPUT_LIST(PRINT_OUTPUT_)
 #undef PRINT_OUTPUT_
 }
@@ -220,8 +225,9 @@ static void report_tuning(FILE *f, const lbk_report *r)
     fprintf(f, "\ntuning:\n");
     for (int i = 0; i < r->ranks; i++) {
         const lbk_tuning *t = &r->devices[i].tuning;
-        fprintf(f, "  - {rank: %d, source: %s, lanes: %d, block_queries: %d, block_vectors: %d, "
-                   "tile_blocks: %d, slice: %d, segment_log2: %d, cache_file: ",
+        fprintf(f,
+                "  - {rank: %d, source: %s, lanes: %d, block_queries: %d, block_vectors: %d, "
+                "tile_blocks: %d, slice: %d, segment_log2: %d, cache_file: ",
                 i, lbk_tuning_source_name(t->source), t->lanes, t->block_queries,
                 t->block_vectors, t->tile_blocks, t->slice, t->segment_log2);
         lbk_job_print_string(f, r->devices[i].tuning_file);
@@ -233,8 +239,9 @@ static void report_timings(FILE *f, const lbk_report *r)
 {
     fprintf(f, "timings_s:\n");
     for (int p = 0; p < LBK_PHASE_COUNT; p++)
-        fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n", lbk_report_phase_name((lbk_report_phase)p),
-                r->phase_min[p], r->phase_avg[p], r->phase_max[p]);
+        fprintf(f, "  %s: {min: %.6f, avg: %.6f, max: %.6f}\n",
+                lbk_report_phase_name((lbk_report_phase)p), r->phase_min[p], r->phase_avg[p],
+                r->phase_max[p]);
     fprintf(f, "  total: %.6f\n  search: %.6f\n", r->total_s, r->search_s);
     if (r->ranks > 1 && r->rank_phases) {
         fprintf(f, "rank_timings_s:\n");
@@ -287,18 +294,21 @@ static void report_partition(FILE *f, const lbk_report *r)
     fprintf(f, "}\nmerge: {mode: %s, bytes: %" PRIu64 "}\n", merge_name(r), r->merge_bytes);
     if (r->spatial) {
         const uint64_t extra = phase2_queries(r);
-        fprintf(f, "spatial: {top_tree_levels: %d, redistribute_s: %.6f, redistribute_bytes: %" PRIu64
-                   ", query_imbalance: %.4f, queries_phase2: %" PRIu64 ", phase2_fraction: %.6f}\n",
-                r->spatial->levels, r->spatial->redistribute_s, r->spatial->redistribute_bytes,
-                query_imbalance(r), extra,
-                r->query_rows ? (double)extra / (double)r->query_rows : 0.0);
+        fprintf(
+            f,
+            "spatial: {top_tree_levels: %d, redistribute_s: %.6f, redistribute_bytes: %" PRIu64
+            ", query_imbalance: %.4f, queries_phase2: %" PRIu64 ", phase2_fraction: %.6f}\n",
+            r->spatial->levels, r->spatial->redistribute_s, r->spatial->redistribute_bytes,
+            query_imbalance(r), extra,
+            r->query_rows ? (double)extra / (double)r->query_rows : 0.0);
     }
     fprintf(f, "rank_stats:\n");
     for (int i = 0; i < r->ranks && r->rank_stats; i++) {
         const lbk_report_rank_stats *st = &r->rank_stats[i];
-        fprintf(f, "  - {rank: %d, points: %" PRIu64 ", queries_phase1: %" PRIu64
-                   ", queries_phase2: %" PRIu64 ", queries_owned: %" PRIu64 ", bytes_sent: %" PRIu64
-                   ", peak_rss_bytes: %" PRIu64 ", peak_device_bytes: ",
+        fprintf(f,
+                "  - {rank: %d, points: %" PRIu64 ", queries_phase1: %" PRIu64
+                ", queries_phase2: %" PRIu64 ", queries_owned: %" PRIu64 ", bytes_sent: %" PRIu64
+                ", peak_rss_bytes: %" PRIu64 ", peak_device_bytes: ",
                 i, st->points, st->queries_phase1, st->queries_phase2, st->queries_owned,
                 st->bytes_sent, st->peak_rss_bytes);
         if (st->peak_device_bytes)

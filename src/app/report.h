@@ -14,29 +14,31 @@
 
 /* X(constant, name in the summary and report): the phases a rank's time is
  * split into. */
-#define LBK_REPORT_PHASE_LIST(X)                                                                         \
-    X(LBK_PHASE_READ, "read")             /* reading the shard (and, on rank 0, the queries) */   \
-    X(LBK_PHASE_DEVICE, "device")         /* opening the OpenCL device */                         \
-    X(LBK_PHASE_BUILD, "build")           /* uploading the shard / building the tree */           \
-    X(LBK_PHASE_DISTRIBUTE, "distribute") /* broadcasting query batches */                        \
-    X(LBK_PHASE_QUERY, "query")           /* per-shard top-K on the device */                     \
-    X(LBK_PHASE_MERGE, "merge")           /* the MPI K-list reduction */                          \
+#define LBK_REPORT_PHASE_LIST(X)                                                                 \
+    X(LBK_PHASE_READ, "read")             /* reading the shard (and, on rank 0, the queries) */  \
+    X(LBK_PHASE_DEVICE, "device")         /* opening the OpenCL device */                        \
+    X(LBK_PHASE_BUILD, "build")           /* uploading the shard / building the tree */          \
+    X(LBK_PHASE_DISTRIBUTE, "distribute") /* broadcasting query batches */                       \
+    X(LBK_PHASE_QUERY, "query")           /* per-shard top-K on the device */                    \
+    X(LBK_PHASE_MERGE, "merge")           /* the MPI K-list reduction */                         \
     X(LBK_PHASE_OUTPUT, "output")         /* classification and writing results */
 
 #define LBK_REPORT_PHASE_CONSTANT_(constant, name) constant,
-typedef enum { LBK_REPORT_PHASE_LIST(LBK_REPORT_PHASE_CONSTANT_) LBK_PHASE_COUNT } lbk_report_phase;
+typedef enum {
+    LBK_REPORT_PHASE_LIST(LBK_REPORT_PHASE_CONSTANT_) LBK_PHASE_COUNT
+} lbk_report_phase;
 #undef LBK_REPORT_PHASE_CONSTANT_
 
 #define LBK_REPORT_DEVICE_DESC 200
 
 /* One rank's device, as every rank tells the others (sent as bytes). */
 typedef struct {
-    char desc[LBK_REPORT_DEVICE_DESC];          /* "<device> [index i, node rank r]" */
-    int cpu_threads;                     /* a CPU device's worker threads (its compute
+    char desc[LBK_REPORT_DEVICE_DESC]; /* "<device> [index i, node rank r]" */
+    int cpu_threads;                   /* a CPU device's worker threads (its compute
                                           * units); 0 for a GPU */
     lbk_cpu_threads_source cpu_threads_source;
-    lbk_tuning tuning;                   /* the kernel parameters this rank ran with */
-    char tuning_file[48];                /* the tuning cache file it looked for ("" = none) */
+    lbk_tuning tuning;    /* the kernel parameters this rank ran with */
+    char tuning_file[48]; /* the tuning cache file it looked for ("" = none) */
 } lbk_report_rank_device;
 
 /* One rank's work and resources, as every rank tells rank 0 (sent as
@@ -45,15 +47,15 @@ typedef struct {
  * other ranks' bounds (phase 2); otherwise queries_phase1 counts every query
  * it searched. */
 typedef struct {
-    uint64_t points;             /* reference points this rank searched */
+    uint64_t points; /* reference points this rank searched */
     uint64_t queries_phase1, queries_phase2;
-    uint64_t queries_owned;      /* queries this rank answered (voted, wrote) */
-    uint64_t owned_phase2; /* of those, the ones that went to phase 2 */
-    uint64_t bytes_sent;         /* query-time bytes sent to other ranks: the spatial
+    uint64_t queries_owned;     /* queries this rank answered (voted, wrote) */
+    uint64_t owned_phase2;      /* of those, the ones that went to phase 2 */
+    uint64_t bytes_sent;        /* query-time bytes sent to other ranks: the spatial
                                   * exchanges' queries and K-lists, or the K-list merge's
                                   * model (merge.h); query broadcasts are not counted */
-    uint64_t peak_rss_bytes;     /* getrusage's ru_maxrss */
-    uint64_t peak_device_bytes;  /* engine's estimate; 0 = not tracked (brute force) */
+    uint64_t peak_rss_bytes;    /* getrusage's ru_maxrss */
+    uint64_t peak_device_bytes; /* engine's estimate; 0 = not tracked (brute force) */
 } lbk_report_rank_stats;
 
 /* The spatial partition's numbers, over every rank. */
@@ -70,21 +72,22 @@ typedef struct {
     bool reference_labels, query_labels;
     int ranks;
     const lbk_report_rank_device *devices; /* one per rank, in rank order */
-    const char *tuning_dir;        /* `lbknn tune`'s cache directory ("" = none) */
+    const char *tuning_dir;                /* `lbknn tune`'s cache directory ("" = none) */
     lbk_engine engine;
     const char *engine_why;
     char engine_detail[256];
     uint64_t batches, batch_size;
     double phase_min[LBK_PHASE_COUNT], phase_avg[LBK_PHASE_COUNT], phase_max[LBK_PHASE_COUNT];
-    const double *rank_phases;     /* ranks * LBK_PHASE_COUNT: who was slow, when min and max differ */
-    double total_s;                /* wall time of the whole run on rank 0 */
-    double search_s;               /* wall time of the batch loop on rank 0 */
-    uint64_t merge_bytes;          /* sum over ranks */
+    const double
+        *rank_phases;     /* ranks * LBK_PHASE_COUNT: who was slow, when min and max differ */
+    double total_s;       /* wall time of the whole run on rank 0 */
+    double search_s;      /* wall time of the batch loop on rank 0 */
+    uint64_t merge_bytes; /* sum over ranks */
     const lbk_classify_confusion *confusion; /* NULL without query labels */
-    lbk_partition partition;       /* resolved: never AUTO */
+    lbk_partition partition;                 /* resolved: never AUTO */
     const char *partition_why;
     const lbk_report_rank_stats *rank_stats; /* one per rank, in rank order */
-    const lbk_report_spatial *spatial; /* NULL unless the partition is spatial */
+    const lbk_report_spatial *spatial;       /* NULL unless the partition is spatial */
 } lbk_report;
 
 const char *lbk_report_phase_name(lbk_report_phase phase);

@@ -62,7 +62,7 @@ static void resolve_plan(lbk_run_state *s)
     s->engine_kind =
         lbk_engine_resolve(&params, s->shape.dim, s->shape.reference_rows, &s->engine_why);
     s->partition = lbk_batch_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
-                                         &s->partition_why);
+                                               &s->partition_why);
     s->strategy = lbk_batch_strategy_for(s->partition, job->mpi.merge);
 }
 
@@ -74,13 +74,14 @@ static lbk_status read_inputs(lbk_run_state *s)
     const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
     const uint64_t p = (uint64_t)s->comm->size;
     const bool all = s->partition == LBK_PARTITION_REPLICATE;
-    lbk_status st = lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p, all ? n : n * (r + 1) / p,
-                                  &s->shard);
+    lbk_status st = lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p,
+                                         all ? n : n * (r + 1) / p, &s->shard);
     if (st == LBK_OK && s->strategy->owns_slice) {
         uint64_t count = 0;
         lbk_merge_query_slice(s->shape.query_rows, s->comm->size, s->comm->rank, &s->query_first,
-                        &count);
-        st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count, &s->queries);
+                              &count);
+        st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count,
+                                  &s->queries);
     } else if (st == LBK_OK && s->root) {
         st = lbk_inputs_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
     }
@@ -124,8 +125,8 @@ static lbk_status open_device(lbk_run_state *s)
     lbk_status st = lbk_device_open(&request, &s->device);
     if (st == LBK_OK) {
         lbk_tune_use_cache_dir(s->device, s->options->tune_cache_dir);
-        lbk_tune_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning,
-                           s->tuning_file, sizeof s->tuning_file);
+        lbk_tune_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning, s->tuning_file,
+                         sizeof s->tuning_file);
     }
     s->phase[LBK_PHASE_DEVICE] = lbk_timer_now() - t;
     s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
@@ -144,8 +145,7 @@ static lbk_status gather_devices(lbk_run_state *s)
     lbk_report_rank_device mine;
     memset(&mine, 0, sizeof mine);
     snprintf(mine.desc, sizeof mine.desc, "%s [index %d, node rank %d]",
-             lbk_device_description(s->device), lbk_device_index(s->device),
-             s->comm->local_rank);
+             lbk_device_description(s->device), lbk_device_index(s->device), s->comm->local_rank);
     if (!lbk_device_is_gpu(s->device)) {
         mine.cpu_threads = lbk_device_compute_units(s->device);
         mine.cpu_threads_source = s->options->cpu_threads;
@@ -246,13 +246,13 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
     if (st == LBK_OK)
         st = alloc_vote_buffers(s);
     if (st == LBK_OK && !s->root && !owns)
-        s->batch_points = alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float),
-                                       "query batch", &st);
+        s->batch_points =
+            alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float), "query batch", &st);
     if (st == LBK_OK && labels && s->strategy->sliced && !s->root && !owns)
         s->batch_truth = alloc_or_log(batch, sizeof *s->batch_truth, "query labels", &st);
     if (st == LBK_OK && labels)
-        st = lbk_classify_confusion_init(&s->confusion,
-                                s->label_max < CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);
+        st = lbk_classify_confusion_init(
+            &s->confusion, s->label_max < CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);
     return st;
 }
 
@@ -276,7 +276,8 @@ static lbk_status share_output_names(lbk_run_state *s)
     return lbk_comm_bcast_bytes(s->comm, &s->outputs, sizeof s->outputs);
 }
 
-static lbk_status timed(lbk_run_state *s, lbk_report_phase phase, lbk_batch_step step, lbk_batch *b)
+static lbk_status timed(lbk_run_state *s, lbk_report_phase phase, lbk_batch_step step,
+                        lbk_batch *b)
 {
     const double t = lbk_timer_now();
     const lbk_status st = step(s, b);
@@ -361,14 +362,15 @@ static lbk_status reduce_results(lbk_run_state *s)
     if (s->shape.query_labels && s->strategy->sliced && s->comm->size > 1) {
         uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, counts, 4));
-        LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, c->matrix, (uint64_t)c->classes * (uint64_t)c->classes));
+        LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, c->matrix,
+                                        (uint64_t)c->classes * (uint64_t)c->classes));
         c->total = counts[0];
         c->correct = counts[1];
         c->other = counts[2];
         c->correct_top5 = counts[3];
     }
     LBK_TRY(lbk_comm_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
-                             r->phase_max));
+                                  r->phase_max));
     LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
     LBK_TRY(gather_rank_stats(s));
     return lbk_comm_gather_doubles(s->comm, s->phase, LBK_PHASE_COUNT, s->rank_phases);
@@ -477,25 +479,25 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     run_state_init(&s, comm, job, options);
     const bool root = s.root;
 
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status));              /* rank 0 loaded the job */
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status)); /* rank 0 loaded the job */
     LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s)));          /* rank 0 probes, checks */
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */
     LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.shape, sizeof s.shape));
-    resolve_plan(&s);                                             /* engine, partition */
+    resolve_plan(&s); /* engine, partition */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, reduce_label_max(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
-    LBK_TRY_GOTO(st, redistribute(&s));         /* spatial: points to their owners */
+    LBK_TRY_GOTO(st, redistribute(&s)); /* spatial: points to their owners */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, build_engine(&s)));
     LBK_TRY_GOTO(st, plan_batches(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false)
-                                                                 : LBK_OK));
-    LBK_TRY_GOTO(st, run_batches(&s));          /* per batch: each stage, agree */
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, lbk_batch_finish(&s)));  /* owned slices' predictions */
+    LBK_TRY_GOTO(
+        st, lbk_comm_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false) : LBK_OK));
+    LBK_TRY_GOTO(st, run_batches(&s)); /* per batch: each stage, agree */
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, lbk_batch_finish(&s))); /* owned slices' predictions */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, close_outputs(&s)));
     LBK_TRY_GOTO(st, reduce_results(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? write_report(&s) : LBK_OK));

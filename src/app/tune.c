@@ -12,9 +12,9 @@
 /* The job's non-zero tuning keys over `t`; true when any was set. */
 static bool apply_job(const lbk_job *job, lbk_tuning *t)
 {
-    const int from_job[6] = {job->tuning.lanes,       job->tuning.block_queries,
+    const int from_job[6] = {job->tuning.lanes,         job->tuning.block_queries,
                              job->tuning.block_vectors, job->tuning.tile_blocks,
-                             job->tuning.slice,       job->tuning.segment_log2};
+                             job->tuning.slice,         job->tuning.segment_log2};
     int *field[6] = {&t->lanes,       &t->block_queries, &t->block_vectors,
                      &t->tile_blocks, &t->slice,         &t->segment_log2};
     bool any = false;
@@ -36,7 +36,7 @@ void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir)
 }
 
 void lbk_tune_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
-                        lbk_tuning *out, char *file, size_t file_size)
+                      lbk_tuning *out, char *file, size_t file_size)
 {
     lbk_tuning_derive(dev, out);
     char path[4096];

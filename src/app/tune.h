@@ -22,7 +22,7 @@ void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir);
  * gets the name of the cache file looked for in cache_dir ("" when none
  * was: no directory, or tuning.cache off). */
 void lbk_tune_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
-                        lbk_tuning *out, char *file, size_t file_size);
+                      lbk_tuning *out, char *file, size_t file_size);
 
 /* lbknn tune [--type gpu|cpu|any] [--device N]: measure the device's
  * parameters, write them to its cache file under cache_dir, print them. */

@@ -65,8 +65,8 @@ bool lbk_tune_cache_path(const char *dir, const lbk_device *dev, char *path, siz
     path[0] = '\0';
     if (!dir || !dir[0])
         return false;
-    const int n = snprintf(path, size, "%s/tune-%016llx.yaml", dir,
-                           (unsigned long long)identity_hash(id));
+    const int n =
+        snprintf(path, size, "%s/tune-%016llx.yaml", dir, (unsigned long long)identity_hash(id));
     if (n < 0 || (size_t)n >= size) {
         path[0] = '\0';
         return false;
@@ -127,7 +127,7 @@ static bool parse_int(const char *v, int *out)
 typedef struct {
     const identity *id;
     lbk_tuning t;
-    unsigned seen;           /* one bit per identity key and parameter */
+    unsigned seen; /* one bit per identity key and parameter */
     char why[160];
 } cache_read;
 

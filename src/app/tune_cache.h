@@ -21,9 +21,9 @@
 bool lbk_tune_cache_path(const char *dir, const lbk_device *dev, char *path, size_t size);
 
 typedef enum {
-    LBK_TUNE_CACHE_MISSING,  /* no file: nothing said */
-    LBK_TUNE_CACHE_USED,     /* *out holds its parameters (source CACHE) */
-    LBK_TUNE_CACHE_IGNORED   /* unreadable, malformed or foreign: warned */
+    LBK_TUNE_CACHE_MISSING, /* no file: nothing said */
+    LBK_TUNE_CACHE_USED,    /* *out holds its parameters (source CACHE) */
+    LBK_TUNE_CACHE_IGNORED  /* unreadable, malformed or foreign: warned */
 } lbk_tune_cache_result;
 
 /* Read the cache file at `path` for this device. */

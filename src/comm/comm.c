@@ -48,24 +48,26 @@ lbk_status lbk_comm_init(lbk_comm *comm)
     /* A private communicator keeps our collectives from matching any that a
      * library (or a test harness) posts on MPI_COMM_WORLD. */
     LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &LBK_COMM_MPI(comm)),
-                                   "MPI_Comm_dup"));
+                                        "MPI_Comm_dup"));
     /* Errors come back as codes so that they are logged with their cause and
      * travel through lbk_status like every other failure. */
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_set_errhandler(LBK_COMM_MPI(comm), MPI_ERRORS_RETURN),
-                                   "MPI_Comm_set_errhandler"));
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_rank(LBK_COMM_MPI(comm), &comm->rank),
-                                   "MPI_Comm_rank"));
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_size(LBK_COMM_MPI(comm), &comm->size),
-                                   "MPI_Comm_size"));
+    LBK_TRY_GOTO(
+        st, lbk_comm_mpi_check(MPI_Comm_set_errhandler(LBK_COMM_MPI(comm), MPI_ERRORS_RETURN),
+                               "MPI_Comm_set_errhandler"));
+    LBK_TRY_GOTO(
+        st, lbk_comm_mpi_check(MPI_Comm_rank(LBK_COMM_MPI(comm), &comm->rank), "MPI_Comm_rank"));
+    LBK_TRY_GOTO(
+        st, lbk_comm_mpi_check(MPI_Comm_size(LBK_COMM_MPI(comm), &comm->size), "MPI_Comm_size"));
     /* The node-local rank picks the device (one device per rank on a node)
      * and the local size sizes PoCL's thread share. */
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_split_type(LBK_COMM_MPI(comm), MPI_COMM_TYPE_SHARED,
-                                                       comm->rank, MPI_INFO_NULL, &local),
-                                   "MPI_Comm_split_type"));
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_rank(local, &comm->local_rank),
-                                   "MPI_Comm_rank (node)"));
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_size(local, &comm->local_size),
-                                   "MPI_Comm_size (node)"));
+    LBK_TRY_GOTO(st,
+                 lbk_comm_mpi_check(MPI_Comm_split_type(LBK_COMM_MPI(comm), MPI_COMM_TYPE_SHARED,
+                                                        comm->rank, MPI_INFO_NULL, &local),
+                                    "MPI_Comm_split_type"));
+    LBK_TRY_GOTO(
+        st, lbk_comm_mpi_check(MPI_Comm_rank(local, &comm->local_rank), "MPI_Comm_rank (node)"));
+    LBK_TRY_GOTO(
+        st, lbk_comm_mpi_check(MPI_Comm_size(local, &comm->local_size), "MPI_Comm_size (node)"));
     lbk_log_set_rank(comm->rank, comm->size);
 
 cleanup:
@@ -131,8 +133,9 @@ lbk_status lbk_comm_agree(const lbk_comm *comm, lbk_status local)
         int value;
         int rank;
     } mine = {agree_encode(local), comm->rank}, all = {0, 0};
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_2INT, MPI_MAXLOC, LBK_COMM_MPI(comm)),
-                          "MPI_Allreduce (failure agreement)"));
+    LBK_TRY(lbk_comm_mpi_check(
+        MPI_Allreduce(&mine, &all, 1, MPI_2INT, MPI_MAXLOC, LBK_COMM_MPI(comm)),
+        "MPI_Allreduce (failure agreement)"));
     if (all.value == 0)
         return LBK_OK;
     const lbk_status cause = agree_decode(all.value);
@@ -160,7 +163,7 @@ lbk_status lbk_comm_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes
     for (uint64_t done = 0; done < bytes;) {
         const uint64_t n = bytes - done < step ? bytes - done : step;
         LBK_TRY(lbk_comm_mpi_check(MPI_Bcast(p + done, (int)n, MPI_BYTE, 0, LBK_COMM_MPI(comm)),
-                              "MPI_Bcast"));
+                                   "MPI_Bcast"));
         done += n;
     }
     return LBK_OK;
@@ -189,32 +192,33 @@ static MPI_Op mpi_op(lbk_comm_reduce_op op)
 
 lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_comm_reduce_op op)
 {
-    return lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, mpi_op(op),
-                                       LBK_COMM_MPI(comm)),
-                         "MPI_Allreduce");
+    return lbk_comm_mpi_check(
+        MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, mpi_op(op), LBK_COMM_MPI(comm)),
+        "MPI_Allreduce");
 }
 
 lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm_reduce_op op)
 {
-    return lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, mpi_op(op),
-                                       LBK_COMM_MPI(comm)),
-                         "MPI_Allreduce");
+    return lbk_comm_mpi_check(
+        MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, mpi_op(op), LBK_COMM_MPI(comm)),
+        "MPI_Allreduce");
 }
 
 lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
-                          uint64_t *total)
+                               uint64_t *total)
 {
     *before = 0;
     *total = value;
     if (comm->size == 1)
         return LBK_OK;
-    LBK_TRY(lbk_comm_mpi_check(MPI_Exscan(&value, before, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
-                          "MPI_Exscan"));
+    LBK_TRY(lbk_comm_mpi_check(
+        MPI_Exscan(&value, before, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)), "MPI_Exscan"));
     /* MPI leaves rank 0's result undefined. */
     if (comm->rank == 0)
         *before = 0;
-    return lbk_comm_mpi_check(MPI_Allreduce(&value, total, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
-                         "MPI_Allreduce");
+    return lbk_comm_mpi_check(
+        MPI_Allreduce(&value, total, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
+        "MPI_Allreduce");
 }
 
 lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count)
@@ -223,37 +227,38 @@ lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint6
     for (uint64_t at = 0; at < count; at += step) {
         const int n = (int)(count - at < step ? count - at : step);
         void *send = comm->rank == 0 ? MPI_IN_PLACE : (void *)(values + at);
-        LBK_TRY(lbk_comm_mpi_check(MPI_Reduce(send, values + at, n, MPI_UINT64_T, MPI_SUM, 0,
-                                         LBK_COMM_MPI(comm)),
-                              "MPI_Reduce"));
+        LBK_TRY(lbk_comm_mpi_check(
+            MPI_Reduce(send, values + at, n, MPI_UINT64_T, MPI_SUM, 0, LBK_COMM_MPI(comm)),
+            "MPI_Reduce"));
     }
     return LBK_OK;
 }
 
-lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all)
+lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count,
+                                   double *all)
 {
-    return lbk_comm_mpi_check(MPI_Gather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0,
-                                    LBK_COMM_MPI(comm)),
-                         "MPI_Gather");
+    return lbk_comm_mpi_check(
+        MPI_Gather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0, LBK_COMM_MPI(comm)),
+        "MPI_Gather");
 }
 
 lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes)
 {
-    return lbk_comm_mpi_check(MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE,
-                                       LBK_COMM_MPI(comm)),
-                         "MPI_Allgather");
+    return lbk_comm_mpi_check(
+        MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, LBK_COMM_MPI(comm)),
+        "MPI_Allgather");
 }
 
-lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
-                            double *avg, double *max)
+lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count,
+                                 double *min, double *avg, double *max)
 {
     const MPI_Comm c = LBK_COMM_MPI(comm);
     LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, min, count, MPI_DOUBLE, MPI_MIN, c),
-                          "MPI_Allreduce (min)"));
+                               "MPI_Allreduce (min)"));
     LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, avg, count, MPI_DOUBLE, MPI_SUM, c),
-                          "MPI_Allreduce (sum)"));
+                               "MPI_Allreduce (sum)"));
     LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, max, count, MPI_DOUBLE, MPI_MAX, c),
-                          "MPI_Allreduce (max)"));
+                               "MPI_Allreduce (max)"));
     for (int i = 0; i < count; i++)
         avg[i] /= comm->size;
     return LBK_OK;

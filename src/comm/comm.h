@@ -15,7 +15,7 @@ typedef struct lbk_comm_mpi lbk_comm_mpi;
 typedef struct {
     lbk_comm_mpi *mpi;
     int rank, size;
-    int local_rank, local_size;   /* within the node (MPI_COMM_TYPE_SHARED) */
+    int local_rank, local_size; /* within the node (MPI_COMM_TYPE_SHARED) */
 } lbk_comm;
 
 typedef enum { LBK_REDUCE_MIN, LBK_REDUCE_MAX, LBK_REDUCE_SUM } lbk_comm_reduce_op;
@@ -60,16 +60,17 @@ lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_com
 lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm_reduce_op op);
 /* Sum of `value` over the ranks before this one (0 on rank 0), and over all. */
 lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
-                          uint64_t *total);
+                               uint64_t *total);
 /* Element-wise sum of `count` values onto rank 0, in place. */
 lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count);
 /* Every rank's `count` doubles, in rank order, into `all` on rank 0. */
-lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count, double *all);
+lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count,
+                                   double *all);
 /* Every rank's `bytes` bytes, in rank order, into `all` on every rank. */
 lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes);
 
 /* min / avg / max over ranks of each of `count` values (all ranks get them). */
-lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count, double *min,
-                            double *avg, double *max);
+lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count,
+                                 double *min, double *avg, double *max);
 
 #endif

@@ -30,13 +30,13 @@ typedef struct {
     lbk_toptree *tree;
     lbk_tree_split split;
     int id_bits;
-    size_t id_size;         /* bytes of an id on the wire and in the result: 4 or 8 */
-    int *node_of;           /* each local point's node; its rank once placed */
-    uint64_t *match;        /* after the first round: the rows still matching */
+    size_t id_size;  /* bytes of an id on the wire and in the result: 4 or 8 */
+    int *node_of;    /* each local point's node; its rank once placed */
+    uint64_t *match; /* after the first round: the rows still matching */
     uint64_t matching, match_cap;
-    int *slot;              /* node -> index among the level's splitting groups, or -1 */
-    int *active;            /* the level's splitting groups (node indices) */
-    int *split_dim;         /* per group: its plane's dimension */
+    int *slot;      /* node -> index among the level's splitting groups, or -1 */
+    int *active;    /* the level's splitting groups (node indices) */
+    int *split_dim; /* per group: its plane's dimension */
     int groups;
     uint64_t *want;         /* per group: the plane point's rank among the matching points */
     uint32_t *chosen;       /* per group: this round's digit */
@@ -60,8 +60,8 @@ static void decomposer_free(decomposer *d)
     free(d->box);
 }
 
-static lbk_status decomposer_alloc(decomposer *d, const lbk_decompose_shard *in, lbk_toptree *tree,
-                                   lbk_tree_split split)
+static lbk_status decomposer_alloc(decomposer *d, const lbk_decompose_shard *in,
+                                   lbk_toptree *tree, lbk_tree_split split)
 {
     const size_t rows = (size_t)in->rows + 1, p = (size_t)tree->ranks;
     const size_t entries = p * 256 > HIST_ENTRIES ? p * 256 : HIST_ENTRIES;
@@ -91,7 +91,8 @@ static lbk_status decomposer_alloc(decomposer *d, const lbk_decompose_shard *in,
 
 static uint32_t point_image(const decomposer *d, uint64_t i, int g)
 {
-    return lbk_toptree_order_image(d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
+    return lbk_toptree_order_image(
+        d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
 }
 
 /* Where this round's digit sits: its shift within the image, or within the
@@ -171,9 +172,10 @@ static lbk_status count_and_pick(const lbk_comm *comm, decomposer *d, bool first
             d->local[(size_t)s * buckets + key_digit(d, i, s)]++;
         }
     }
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * buckets),
-                                        MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
-                          "MPI_Allreduce (spatial plane selection)"));
+    LBK_TRY(
+        lbk_comm_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * buckets),
+                                         MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
+                           "MPI_Allreduce (spatial plane selection)"));
     d->unique = 0;
     for (int g = 0; g < d->groups; g++)
         LBK_TRY(pick_bucket(d, g));
@@ -221,7 +223,7 @@ static lbk_status keep_matching(decomposer *d, bool first)
  * remaining rounds are not needed. */
 static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
 {
-    uint64_t *key = d->hist;   /* groups * 2: image, id */
+    uint64_t *key = d->hist; /* groups * 2: image, id */
     memset(key, 0, (size_t)d->groups * 2 * sizeof *key);
     for (uint64_t m = 0; m < d->matching; m++) {
         const uint64_t i = d->match[m];
@@ -229,9 +231,9 @@ static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
         key[2 * g] = point_image(d, i, (int)g);
         key[2 * g + 1] = d->in->first_row + i;
     }
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T, MPI_MAX,
-                                        LBK_COMM_MPI(comm)),
-                          "MPI_Allreduce (spatial plane keys)"));
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T,
+                                             MPI_MAX, LBK_COMM_MPI(comm)),
+                               "MPI_Allreduce (spatial plane keys)"));
     for (int g = 0; g < d->groups; g++) {
         lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
         n->image = (uint32_t)key[2 * g];
@@ -276,15 +278,15 @@ static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
             b[dim + j] = -p[j] < b[dim + j] ? -p[j] : b[dim + j];
         }
     }
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->box, d->groups * (int)per, MPI_FLOAT,
-                                        MPI_MIN, LBK_COMM_MPI(comm)),
-                          "MPI_Allreduce (spatial group boxes)"));
+    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->box, d->groups * (int)per,
+                                             MPI_FLOAT, MPI_MIN, LBK_COMM_MPI(comm)),
+                               "MPI_Allreduce (spatial group boxes)"));
     for (int g = 0; g < d->groups; g++) {
         const float *b = d->box + (size_t)g * per;
         float best = -INFINITY;
         for (int j = 0; j < dim; j++) {
             const float w = -b[dim + j] - b[j];
-            if (w >= best) {   /* ties to the highest dimension, as the local tree */
+            if (w >= best) { /* ties to the highest dimension, as the local tree */
                 best = w;
                 d->tree->nodes[d->active[g]].dim = j;
             }
@@ -309,7 +311,7 @@ static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
         d->want[d->groups++] = t->nodes[n->left].points;
     }
     if (d->groups == 0)
-        return LBK_OK;   /* every rank sees the same shape */
+        return LBK_OK; /* every rank sees the same shape */
     if (d->split == LBK_SPLIT_WIDEST)
         LBK_TRY(widest_dims(comm, d));
     else
@@ -379,7 +381,8 @@ static void pack_stream(const decomposer *d, int which, size_t row, uint64_t *cu
  * row of the widest stream); the received rows stay in `recv`. */
 static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int which,
                               unsigned char *pack, const uint64_t *counts, uint64_t *cursor,
-                              uint64_t *recv_counts, lbk_exchange_buffer *recv, uint64_t *bytes_sent)
+                              uint64_t *recv_counts, lbk_exchange_buffer *recv,
+                              uint64_t *bytes_sent)
 {
     const size_t row = which == STREAM_POINTS ? (size_t)d->in->dim * sizeof(float)
                        : which == STREAM_IDS  ? d->id_size
@@ -435,8 +438,8 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_decompose
     }
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (int s = 0; s < streams; s++)
-        LBK_TRY_GOTO(st, move_stream(comm, d, s, pack, counts, cursor, recv_counts, &bufs[s],
-                                     bytes_sent));
+        LBK_TRY_GOTO(
+            st, move_stream(comm, d, s, pack, counts, cursor, recv_counts, &bufs[s], bytes_sent));
     out->rows = 0;
     for (size_t r = 0; r < p; r++)
         out->rows += recv_counts[r];
@@ -466,11 +469,10 @@ static lbk_status check_owned(const lbk_comm *comm, const lbk_toptree *tree,
 {
     LBK_FAIL_IF(leaf_points(tree, comm->rank) != own->rows, LBK_ERR_INTERNAL,
                 "internal: spatial decomposition gave this rank %llu points, not %llu",
-                (unsigned long long)own->rows,
-                (unsigned long long)leaf_points(tree, comm->rank));
+                (unsigned long long)own->rows, (unsigned long long)leaf_points(tree, comm->rank));
     for (uint64_t i = 1; i < own->rows; i++)
-        LBK_FAIL_IF(lbk_decompose_owned_id(own, i - 1) >= lbk_decompose_owned_id(own, i), LBK_ERR_INTERNAL,
-                    "internal: owned points out of id order (%llu then %llu)",
+        LBK_FAIL_IF(lbk_decompose_owned_id(own, i - 1) >= lbk_decompose_owned_id(own, i),
+                    LBK_ERR_INTERNAL, "internal: owned points out of id order (%llu then %llu)",
                     (unsigned long long)lbk_decompose_owned_id(own, i - 1),
                     (unsigned long long)lbk_decompose_owned_id(own, i));
     return LBK_OK;
@@ -525,8 +527,9 @@ void lbk_decompose_owned_free(lbk_decompose_owned *points)
     memset(points, 0, sizeof *points);
 }
 
-lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_decompose_shard *shard,
-                         lbk_toptree *tree, lbk_decompose_owned *out, uint64_t *bytes_sent)
+lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split,
+                         const lbk_decompose_shard *shard, lbk_toptree *tree,
+                         lbk_decompose_owned *out, uint64_t *bytes_sent)
 {
     decomposer d;
     memset(&d, 0, sizeof d);

@@ -25,11 +25,11 @@
 typedef struct {
     uint64_t rows;
     int dim;
-    float *points;     /* rows * dim */
-    uint64_t *ids;     /* rows; NULL when ids32 holds them */
-    uint32_t *ids32;   /* rows, when every global id fits 32 bits: at 1e7 points on
+    float *points;   /* rows * dim */
+    uint64_t *ids;   /* rows; NULL when ids32 holds them */
+    uint32_t *ids32; /* rows, when every global id fits 32 bits: at 1e7 points on
                           2 ranks, 19 MiB less per rank through the build */
-    int32_t *labels;   /* rows, or NULL */
+    int32_t *labels; /* rows, or NULL */
 } lbk_decompose_owned;
 
 static inline uint64_t lbk_decompose_owned_id(const lbk_decompose_owned *points, uint64_t i)
@@ -46,7 +46,7 @@ typedef struct {
     const float *points;
     const int32_t *labels;
     bool has_labels;
-    bool wide_ids;     /* 64-bit ids even where 32 bits would hold them (tests) */
+    bool wide_ids; /* 64-bit ids even where 32 bits would hold them (tests) */
 } lbk_decompose_shard;
 
 /* split: the top tree's dimension rule (round robin: depth mod dim;
@@ -55,8 +55,9 @@ typedef struct {
  * count (the same on every rank), and `out` this rank's points in
  * ascending id order (the caller frees them with lbk_decompose_owned_free).
  * *bytes_sent: bytes this rank sent to other ranks. */
-lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split, const lbk_decompose_shard *shard,
-                         lbk_toptree *tree, lbk_decompose_owned *out, uint64_t *bytes_sent);
+lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split,
+                         const lbk_decompose_shard *shard, lbk_toptree *tree,
+                         lbk_decompose_owned *out, uint64_t *bytes_sent);
 
 void lbk_decompose_owned_free(lbk_decompose_owned *points);
 

@@ -11,7 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes, const char *what)
+lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes,
+                                       const char *what)
 {
     if (bytes <= buffer->capacity && buffer->data)
         return LBK_OK;
@@ -45,8 +46,8 @@ void lbk_exchange_buffer_free(lbk_exchange_buffer *buffer)
 typedef struct {
     int p;
     size_t row;
-    uint64_t per, rounds;          /* rows per rank pair and round, and rounds */
-    uint64_t *send_first, *recv_first; /* each rank's first row in send / recv */
+    uint64_t per, rounds;                   /* rows per rank pair and round, and rounds */
+    uint64_t *send_first, *recv_first;      /* each rank's first row in send / recv */
     int *scount, *sdispl, *rcount, *rdispl; /* one round's, in bytes */
     unsigned char *stage_send, *stage_recv; /* only with more than one round */
 } plan;
@@ -67,8 +68,8 @@ static void plan_free(plan *pl)
 static lbk_status plan_make(plan *pl, int p, size_t row, const uint64_t *send_counts,
                             const uint64_t *recv_counts, uint64_t largest)
 {
-    const uint64_t limit = lbk_comm_chunk_bytes() < (uint64_t)INT_MAX ? lbk_comm_chunk_bytes()
-                                                                      : (uint64_t)INT_MAX;
+    const uint64_t limit =
+        lbk_comm_chunk_bytes() < (uint64_t)INT_MAX ? lbk_comm_chunk_bytes() : (uint64_t)INT_MAX;
     /* A round moves at most `per` rows between any two ranks, so at most
      * p * per rows leave (or reach) a rank: within the limit, or one row per
      * rank when even that exceeds it (never beyond what an int counts). */
@@ -133,10 +134,11 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
         s += ns;
         r += nr;
     }
-    LBK_TRY(lbk_comm_mpi_check(MPI_Alltoallv(staged ? pl->stage_send : send, pl->scount, pl->sdispl,
-                                        MPI_BYTE, staged ? pl->stage_recv : recv, pl->rcount,
-                                        pl->rdispl, MPI_BYTE, LBK_COMM_MPI(comm)),
-                          "MPI_Alltoallv (exchange)"));
+    LBK_TRY(
+        lbk_comm_mpi_check(MPI_Alltoallv(staged ? pl->stage_send : send, pl->scount, pl->sdispl,
+                                         MPI_BYTE, staged ? pl->stage_recv : recv, pl->rcount,
+                                         pl->rdispl, MPI_BYTE, LBK_COMM_MPI(comm)),
+                           "MPI_Alltoallv (exchange)"));
     for (int i = 0; staged && i < pl->p; i++)
         if (pl->rcount[i])
             memcpy(recv + (pl->recv_first[i] + j * pl->per) * pl->row,
@@ -145,28 +147,32 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
 }
 
 static lbk_status exchange_one_rank(const void *send, const uint64_t *send_counts,
-                                    size_t row_bytes, lbk_exchange_buffer *recv, uint64_t *recv_counts)
+                                    size_t row_bytes, lbk_exchange_buffer *recv,
+                                    uint64_t *recv_counts)
 {
     recv_counts[0] = send_counts[0];
-    LBK_TRY(lbk_exchange_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes, "received rows"));
+    LBK_TRY(
+        lbk_exchange_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes, "received rows"));
     if (send_counts[0])
         memcpy(recv->data, send, (size_t)send_counts[0] * row_bytes);
     return LBK_OK;
 }
 
 lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *send,
-                             const uint64_t *send_counts, size_t row_bytes, lbk_exchange_buffer *recv,
-                             uint64_t *recv_counts, uint64_t *bytes_sent)
+                             const uint64_t *send_counts, size_t row_bytes,
+                             lbk_exchange_buffer *recv, uint64_t *recv_counts,
+                             uint64_t *bytes_sent)
 {
     const int p = comm->size;
     memset(recv_counts, 0, (size_t)p * sizeof *recv_counts);
     if (p == 1)
-        return prep != LBK_OK ? prep
-                              : exchange_one_rank(send, send_counts, row_bytes, recv, recv_counts);
+        return prep != LBK_OK
+                   ? prep
+                   : exchange_one_rank(send, send_counts, row_bytes, recv, recv_counts);
     LBK_TRY(lbk_comm_agree(comm, prep));
     LBK_TRY(lbk_comm_mpi_check(MPI_Alltoall(send_counts, 1, MPI_UINT64_T, recv_counts, 1,
-                                       MPI_UINT64_T, LBK_COMM_MPI(comm)),
-                          "MPI_Alltoall (exchange counts)"));
+                                            MPI_UINT64_T, LBK_COMM_MPI(comm)),
+                               "MPI_Alltoall (exchange counts)"));
     uint64_t total = 0, largest = 0;
     for (int i = 0; i < p; i++) {
         total += recv_counts[i];

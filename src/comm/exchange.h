@@ -17,14 +17,15 @@
  * caller's memory of a fixed size, which an exchange fills in place. */
 typedef struct {
     void *data;
-    size_t capacity;   /* bytes */
-    bool borrowed;     /* never grown nor freed here */
+    size_t capacity; /* bytes */
+    bool borrowed;   /* never grown nor freed here */
 } lbk_exchange_buffer;
 
 /* At least `bytes` bytes (contents not kept when it grows); logs `what`
  * when out of memory, or (borrowed) when it is too small: an internal
  * error. */
-lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes, const char *what);
+lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes,
+                                       const char *what);
 void lbk_exchange_buffer_free(lbk_exchange_buffer *buffer);
 
 /* Collective. `prep` is this rank's status so far (its packing): every rank
@@ -36,7 +37,8 @@ void lbk_exchange_buffer_free(lbk_exchange_buffer *buffer);
  * (a ranks-long array the caller provides). *bytes_sent grows by the bytes
  * this rank sent to other ranks. */
 lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *send,
-                             const uint64_t *send_counts, size_t row_bytes, lbk_exchange_buffer *recv,
-                             uint64_t *recv_counts, uint64_t *bytes_sent);
+                             const uint64_t *send_counts, size_t row_bytes,
+                             lbk_exchange_buffer *recv, uint64_t *recv_counts,
+                             uint64_t *bytes_sent);
 
 #endif

@@ -30,7 +30,8 @@ static void merge_op(void *in, void *inout, int *len, MPI_Datatype *type)
 void lbk_merge_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count)
 {
     /* nq * r can exceed 64 bits only for absurd nq; split to stay exact. */
-    uint64_t lo = (nq / (uint64_t)p) * (uint64_t)r + (nq % (uint64_t)p) * (uint64_t)r / (uint64_t)p;
+    uint64_t lo =
+        (nq / (uint64_t)p) * (uint64_t)r + (nq % (uint64_t)p) * (uint64_t)r / (uint64_t)p;
     uint64_t hi = (nq / (uint64_t)p) * (uint64_t)(r + 1) +
                   (nq % (uint64_t)p) * (uint64_t)(r + 1) / (uint64_t)p;
     *first = lo;
@@ -44,9 +45,9 @@ static lbk_status merge_reduce(const lbk_comm *comm, const lbk_knn_candidate *lo
     for (uint64_t q = 0; q < nq; q += step) {
         uint64_t n = nq - q < step ? nq - q : step;
         size_t off = (size_t)q * (size_t)k;
-        LBK_TRY(lbk_comm_mpi_check(MPI_Reduce(local + off, comm->rank == 0 ? out + off : NULL, (int)n,
-                                         type, op, 0, LBK_COMM_MPI(comm)),
-                              "MPI_Reduce (candidate merge)"));
+        LBK_TRY(lbk_comm_mpi_check(MPI_Reduce(local + off, comm->rank == 0 ? out + off : NULL,
+                                              (int)n, type, op, 0, LBK_COMM_MPI(comm)),
+                                   "MPI_Reduce (candidate merge)"));
     }
     return LBK_OK;
 }
@@ -54,9 +55,9 @@ static lbk_status merge_reduce(const lbk_comm *comm, const lbk_knn_candidate *lo
 /* Reduce-scatter in rounds: round j carries, for every rank r, at most `per`
  * lists of r's slice [first[r], first[r] + total[r]). */
 typedef struct {
-    int *counts;              /* this round's lists per rank */
-    uint64_t *first, *total;  /* every rank's slice */
-    lbk_knn_candidate *pack;      /* with several rounds: one round's pieces in rank order */
+    int *counts;             /* this round's lists per rank */
+    uint64_t *first, *total; /* every rank's slice */
+    lbk_knn_candidate *pack; /* with several rounds: one round's pieces in rank order */
     uint64_t per, rounds;
 } scatter_plan;
 
@@ -96,8 +97,8 @@ static void scatter_plan_free(scatter_plan *plan)
 
 /* Round j's counts, and what it sends: the caller's buffer when one round
  * does it all, else the round's pieces packed in rank order, as MPI expects. */
-static const lbk_knn_candidate *scatter_round(scatter_plan *plan, int p, const lbk_knn_candidate *local,
-                                          size_t list, uint64_t j)
+static const lbk_knn_candidate *
+scatter_round(scatter_plan *plan, int p, const lbk_knn_candidate *local, size_t list, uint64_t j)
 {
     const uint64_t done = j * plan->per;
     size_t packed = 0;
@@ -115,8 +116,8 @@ static const lbk_knn_candidate *scatter_round(scatter_plan *plan, int p, const l
 }
 
 static lbk_status merge_reduce_scatter(const lbk_comm *comm, const lbk_knn_candidate *local,
-                                       uint64_t nq, int k, lbk_knn_candidate *out, MPI_Datatype type,
-                                       MPI_Op op, uint64_t step)
+                                       uint64_t nq, int k, lbk_knn_candidate *out,
+                                       MPI_Datatype type, MPI_Op op, uint64_t step)
 {
     scatter_plan plan;
     const size_t list = (size_t)k;
@@ -126,10 +127,10 @@ static lbk_status merge_reduce_scatter(const lbk_comm *comm, const lbk_knn_candi
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     for (uint64_t j = 0; j < plan.rounds; j++) {
         const lbk_knn_candidate *send = scatter_round(&plan, comm->size, local, list, j);
-        LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Reduce_scatter(send, out + (size_t)(j * plan.per) * list,
-                                                          plan.counts, type, op,
-                                                          LBK_COMM_MPI(comm)),
-                                       "MPI_Reduce_scatter (candidate merge)"));
+        LBK_TRY_GOTO(
+            st, lbk_comm_mpi_check(MPI_Reduce_scatter(send, out + (size_t)(j * plan.per) * list,
+                                                      plan.counts, type, op, LBK_COMM_MPI(comm)),
+                                   "MPI_Reduce_scatter (candidate merge)"));
     }
 
 cleanup:
@@ -142,7 +143,7 @@ cleanup:
 static lbk_status list_type_create(uint64_t list_bytes, MPI_Datatype *type, MPI_Op *op)
 {
     LBK_TRY(lbk_comm_mpi_check(MPI_Type_contiguous((int)list_bytes, MPI_BYTE, type),
-                          "MPI_Type_contiguous"));
+                               "MPI_Type_contiguous"));
     LBK_TRY(lbk_comm_mpi_check(MPI_Type_commit(type), "MPI_Type_commit"));
     return lbk_comm_mpi_check(MPI_Op_create(merge_op, 1, op), "MPI_Op_create");
 }

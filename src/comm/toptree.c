@@ -52,8 +52,8 @@ lbk_status lbk_toptree_shape(lbk_toptree *tree, int ranks, int dim, uint64_t poi
         n->left = made;
         n->right = made + 1;
         tree->nodes[made++] = (lbk_toptree_node){n->first, lr, lp, n->depth + 1, -1, -1, 0, 0, 0};
-        tree->nodes[made++] = (lbk_toptree_node){n->first + lr, n->ranks - lr, n->points - lp,
-                                                 n->depth + 1, -1, -1, 0, 0, 0};
+        tree->nodes[made++] = (lbk_toptree_node){
+            n->first + lr, n->ranks - lr, n->points - lp, n->depth + 1, -1, -1, 0, 0, 0};
     }
     return LBK_OK;
 }
@@ -103,7 +103,8 @@ int lbk_toptree_home(const lbk_toptree *tree, const float *query)
         /* The right child always holds points (the plane's own point at
          * least) when its parent does; the left one may be empty. */
         const lbk_toptree_node *left = &tree->nodes[n->left];
-        const bool go_left = left->points > 0 && query[n->dim] < lbk_toptree_order_float(n->image);
+        const bool go_left =
+            left->points > 0 && query[n->dim] < lbk_toptree_order_float(n->image);
         n = go_left ? left : &tree->nodes[n->right];
     }
     return n->first;
@@ -113,7 +114,7 @@ int lbk_toptree_home(const lbk_toptree *tree, const float *query)
 static float flush(float x) { return x < FLT_MIN ? 0.0f : x; }
 
 float lbk_toptree_box_key(const float *query, const float *lo, const float *hi, int dim,
-                  lbk_metric metric)
+                          lbk_metric metric)
 {
     float s = 0.0f;
     for (int j = 0; j < dim; j++) {
@@ -133,7 +134,7 @@ float lbk_toptree_box_key(const float *query, const float *lo, const float *hi, 
         } else if (metric == LBK_METRIC_LINF) {
             s = gap > s ? gap : s;
         } else {
-            return -INFINITY;   /* no box bound (cosine, ip): every box may hold one */
+            return -INFINITY; /* no box bound (cosine, ip): every box may hold one */
         }
     }
     return s;
@@ -162,8 +163,8 @@ void lbk_toptree_set_node_boxes(lbk_toptree *tree)
     }
 }
 
-int lbk_toptree_near(const lbk_toptree *tree, const float *query, float bound,
-                     lbk_metric metric, int skip, int *out)
+int lbk_toptree_near(const lbk_toptree *tree, const float *query, float bound, lbk_metric metric,
+                     int skip, int *out)
 {
     /* Depth first, left before right: the ranks come out ascending. The
      * stack never holds more than one pending right child per level. */
@@ -175,8 +176,8 @@ int lbk_toptree_near(const lbk_toptree *tree, const float *query, float bound,
         const lbk_toptree_node *n = &tree->nodes[i];
         if (n->points == 0 || (n->ranks == 1 && (n->first == skip || tree->owned[n->first] == 0)))
             continue;
-        if (lbk_toptree_box_key(query, tree->node_lo + (size_t)i * dim, tree->node_hi + (size_t)i * dim,
-                        tree->dim, metric) > bound)
+        if (lbk_toptree_box_key(query, tree->node_lo + (size_t)i * dim,
+                                tree->node_hi + (size_t)i * dim, tree->dim, metric) > bound)
             continue;
         if (n->ranks == 1) {
             out[found++] = n->first;

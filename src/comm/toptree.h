@@ -22,10 +22,10 @@
 #include <string.h>
 
 typedef struct {
-    int first, ranks;      /* the rank group [first, first + ranks) */
-    uint64_t points;       /* points in the group, over all ranks */
-    int depth;             /* root 0 */
-    int left, right;       /* child nodes; -1 for a leaf (ranks == 1) */
+    int first, ranks; /* the rank group [first, first + ranks) */
+    uint64_t points;  /* points in the group, over all ranks */
+    int depth;        /* root 0 */
+    int left, right;  /* child nodes; -1 for a leaf (ranks == 1) */
     /* The plane of an inner node: split dimension, and the key of the first
      * point of the right child (the left child's point count-th point in
      * the order). Unset (dim 0, key 0) while points == 0. */
@@ -36,7 +36,7 @@ typedef struct {
 
 typedef struct {
     int ranks, dim;
-    int count;                  /* nodes: 2 * ranks - 1, parents before children */
+    int count; /* nodes: 2 * ranks - 1, parents before children */
     lbk_toptree_node *nodes;
     /* After the redistribution: each rank's point count and the tight box
      * of its points (ranks * dim each; an empty rank has lo = +inf,
@@ -96,7 +96,7 @@ int lbk_toptree_home(const lbk_toptree *tree, const float *query);
  * 0 so that a device that flushes subnormals keeps that property
  * (docs/design.md, "Spatial partition"). */
 float lbk_toptree_box_key(const float *query, const float *lo, const float *hi, int dim,
-                  lbk_metric metric);
+                          lbk_metric metric);
 
 /* Once owned, lo and hi are set: every node's box from its ranks' boxes. */
 void lbk_toptree_set_node_boxes(lbk_toptree *tree);
@@ -106,7 +106,7 @@ void lbk_toptree_set_node_boxes(lbk_toptree *tree);
  * survives), in ascending rank order, into out (room for ranks entries);
  * returns how many. Groups whose node box is beyond the bound are skipped
  * whole: a node's box holds its ranks' boxes, so its key is no larger. */
-int lbk_toptree_near(const lbk_toptree *tree, const float *query, float bound,
-                     lbk_metric metric, int skip, int *out);
+int lbk_toptree_near(const lbk_toptree *tree, const float *query, float bound, lbk_metric metric,
+                     int skip, int *out);
 
 #endif

@@ -51,13 +51,13 @@ static void sort_keys(uint64_t *v, int n)
 static double similarity(lbk_metric metric, float key)
 {
     return lbk_knn_is_similarity(metric) ? -(double)key
-                                            : -(double)lbk_knn_key_to_distance(metric, key);
+                                         : -(double)lbk_knn_key_to_distance(metric, key);
 }
 
 /* What the weights of one list depend on beyond each slot's own key. */
 typedef struct {
-    bool any_zero;           /* some voter at distance 0 */
-    double sim_max;          /* the largest similarity of a voter */
+    bool any_zero;  /* some voter at distance 0 */
+    double sim_max; /* the largest similarity of a voter */
 } list_facts;
 
 static list_facts facts_of(const lbk_knn_candidate *list, int k, lbk_metric metric)
@@ -87,7 +87,7 @@ static double weight_of(float key, const lbk_classify_rule *rule, const list_fac
 }
 
 int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
-                     lbk_classify_score *out)
+                        lbk_classify_score *out)
 {
     /* Uniform votes need no distances (the common case, once per query). */
     const list_facts facts = rule->weights == LBK_WEIGHTS_UNIFORM
@@ -137,16 +137,16 @@ bool lbk_classify_in_top(const lbk_classify_score *scores, int n, int32_t truth,
      * without neighbours below it (they score 0 too). */
     int64_t before = 0;
     for (int i = 0; i < n; i++)
-        before += scores[i].label != truth &&
-                  (scores[i].score > s_truth ||
-                   (scores[i].score == s_truth && scores[i].label < truth));
+        before +=
+            scores[i].label != truth && (scores[i].score > s_truth ||
+                                         (scores[i].score == s_truth && scores[i].label < truth));
     if (s_truth == 0.0)
         before += (int64_t)truth - voters_below;
     return before < top;
 }
 
 int32_t lbk_classify_vote(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
-                 lbk_classify_score *scratch)
+                          lbk_classify_score *scratch)
 {
     return lbk_classify_top(scratch, lbk_classify_scores(list, k, rule, scratch));
 }

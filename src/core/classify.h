@@ -33,7 +33,7 @@ typedef struct {
 /* One class's score: the sum of its neighbours' weights. */
 typedef struct {
     int32_t label;
-    int32_t slot;         /* its nearest neighbour's slot */
+    int32_t slot; /* its nearest neighbour's slot */
     double score;
 } lbk_classify_score;
 
@@ -42,7 +42,7 @@ typedef struct {
  * order). `out` has room for k entries; returns how many were written (0
  * when no candidate votes). */
 int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
-                     lbk_classify_score *out);
+                        lbk_classify_score *out);
 
 /* The highest score, ties to the smallest label; -1 for no class. */
 int32_t lbk_classify_top(const lbk_classify_score *scores, int n);
@@ -55,21 +55,22 @@ bool lbk_classify_in_top(const lbk_classify_score *scores, int n, int32_t truth,
 /* The predicted label of one query (lbk_classify_scores then lbk_classify_top);
  * scratch holds k entries. -1 when no candidate votes. */
 int32_t lbk_classify_vote(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
-                 lbk_classify_score *scratch);
+                          lbk_classify_score *scratch);
 
 /* The class probabilities of one query over classes 0..classes-1 (as
  * scikit-learn's predict_proba): each class's score over the sum of all
  * scores (summed in label order); all zero when that sum is 0. Labels at or
  * above `classes` are left out. */
-void lbk_classify_probabilities(const lbk_classify_score *scores, int n, int classes, double *out);
+void lbk_classify_probabilities(const lbk_classify_score *scores, int n, int classes,
+                                double *out);
 
 /* Running accuracy and confusion counts over labels 0..classes-1; labels at
  * or above `classes` are counted in `other` (no matrix row). */
 typedef struct {
     uint64_t total, correct;
-    uint64_t correct_top5;  /* the true label among the 5 best classes (lbk_classify_in_top) */
-    int classes;          /* 0 = no matrix */
-    uint64_t *matrix;     /* classes x classes, [true][predicted] */
+    uint64_t correct_top5; /* the true label among the 5 best classes (lbk_classify_in_top) */
+    int classes;           /* 0 = no matrix */
+    uint64_t *matrix;      /* classes x classes, [true][predicted] */
     uint64_t other;
 } lbk_classify_confusion;
 

@@ -4,23 +4,25 @@
 #include <string.h>
 
 #define LBK_ENUM_ITEM_(constant, name) {name, constant},
-#define LBK_ENUM_CASE_(constant, name) case constant: return name;
-#define LBK_ENUM_DEFINE_(type, list)                                           \
-    const lbk_enum_item type##_items[] = {list(LBK_ENUM_ITEM_){NULL, 0}};      \
-    const char *type##_name(type value)                                        \
-    {                                                                          \
-        switch (value) {                                                       \
-            list(LBK_ENUM_CASE_)                                               \
-        }                                                                      \
-        return "?";                                                            \
-    }                                                                          \
-    bool type##_parse(const char *name, type *out)                             \
-    {                                                                          \
-        const lbk_enum_item *it = lbk_enum_find_name(type##_items, name);      \
-        if (!it)                                                               \
-            return false;                                                      \
-        *out = (type)it->value;                                                \
-        return true;                                                           \
+#define LBK_ENUM_CASE_(constant, name)                                                           \
+    case constant:                                                                               \
+        return name;
+#define LBK_ENUM_DEFINE_(type, list)                                                             \
+    const lbk_enum_item type##_items[] = {list(LBK_ENUM_ITEM_){NULL, 0}};                        \
+    const char *type##_name(type value)                                                          \
+    {                                                                                            \
+        switch (value) {                                                                         \
+            list(LBK_ENUM_CASE_)                                                                 \
+        }                                                                                        \
+        return "?";                                                                              \
+    }                                                                                            \
+    bool type##_parse(const char *name, type *out)                                               \
+    {                                                                                            \
+        const lbk_enum_item *it = lbk_enum_find_name(type##_items, name);                        \
+        if (!it)                                                                                 \
+            return false;                                                                        \
+        *out = (type)it->value;                                                                  \
+        return true;                                                                             \
     }
 
 LBK_ENUM_DEFINE_(lbk_metric, LBK_METRIC_LIST)

@@ -8,59 +8,59 @@
 
 /* COSINE: 1 - cos on rows normalised once on the host; IP: inner product,
  * the largest dot products are the nearest (src/core/knn.h). */
-#define LBK_METRIC_LIST(X)                                                     \
-    X(LBK_METRIC_L2, "l2")                                                     \
-    X(LBK_METRIC_L1, "l1")                                                     \
-    X(LBK_METRIC_LINF, "linf")                                                 \
-    X(LBK_METRIC_COSINE, "cosine")                                             \
+#define LBK_METRIC_LIST(X)                                                                       \
+    X(LBK_METRIC_L2, "l2")                                                                       \
+    X(LBK_METRIC_L1, "l1")                                                                       \
+    X(LBK_METRIC_LINF, "linf")                                                                   \
+    X(LBK_METRIC_COSINE, "cosine")                                                               \
     X(LBK_METRIC_IP, "ip")
 
 /* SOFTMAX: exp(similarity / knn.temperature) (src/core/classify.h). */
-#define LBK_WEIGHTS_LIST(X)                                                    \
-    X(LBK_WEIGHTS_UNIFORM, "uniform")                                          \
-    X(LBK_WEIGHTS_DISTANCE, "distance")                                        \
+#define LBK_WEIGHTS_LIST(X)                                                                      \
+    X(LBK_WEIGHTS_UNIFORM, "uniform")                                                            \
+    X(LBK_WEIGHTS_DISTANCE, "distance")                                                          \
     X(LBK_WEIGHTS_SOFTMAX, "softmax")
 
-#define LBK_ENGINE_LIST(X)                                                     \
-    X(LBK_ENGINE_AUTO, "auto")                                                 \
-    X(LBK_ENGINE_KDTREE, "kdtree")                                             \
+#define LBK_ENGINE_LIST(X)                                                                       \
+    X(LBK_ENGINE_AUTO, "auto")                                                                   \
+    X(LBK_ENGINE_KDTREE, "kdtree")                                                               \
     X(LBK_ENGINE_BRUTE, "brute")
 
-#define LBK_DEVICE_TYPE_LIST(X)                                                \
-    X(LBK_DEVICE_GPU, "gpu")                                                   \
-    X(LBK_DEVICE_CPU, "cpu")                                                   \
+#define LBK_DEVICE_TYPE_LIST(X)                                                                  \
+    X(LBK_DEVICE_GPU, "gpu")                                                                     \
+    X(LBK_DEVICE_CPU, "cpu")                                                                     \
     X(LBK_DEVICE_ANY, "any")
 
 /* AUTO: from the file name's extension; IDX: MNIST-style, plain or .gz;
  * TEXT: labels only, one integer per line; NPY: NumPy arrays; FBIN, U8BIN,
  * I8BIN, IBIN: big-ann-benchmarks files (uint32 rows, uint32 dim, values). */
-#define LBK_FORMAT_LIST(X)                                                     \
-    X(LBK_FORMAT_AUTO, "auto")                                                 \
-    X(LBK_FORMAT_FVECS, "fvecs")                                               \
-    X(LBK_FORMAT_IVECS, "ivecs")                                               \
-    X(LBK_FORMAT_BVECS, "bvecs")                                               \
-    X(LBK_FORMAT_CSV, "csv")                                                   \
-    X(LBK_FORMAT_IDX, "idx")                                                   \
-    X(LBK_FORMAT_TEXT, "text")                                                 \
-    X(LBK_FORMAT_NPY, "npy")                                                   \
-    X(LBK_FORMAT_FBIN, "fbin")                                                 \
-    X(LBK_FORMAT_U8BIN, "u8bin")                                               \
-    X(LBK_FORMAT_I8BIN, "i8bin")                                               \
+#define LBK_FORMAT_LIST(X)                                                                       \
+    X(LBK_FORMAT_AUTO, "auto")                                                                   \
+    X(LBK_FORMAT_FVECS, "fvecs")                                                                 \
+    X(LBK_FORMAT_IVECS, "ivecs")                                                                 \
+    X(LBK_FORMAT_BVECS, "bvecs")                                                                 \
+    X(LBK_FORMAT_CSV, "csv")                                                                     \
+    X(LBK_FORMAT_IDX, "idx")                                                                     \
+    X(LBK_FORMAT_TEXT, "text")                                                                   \
+    X(LBK_FORMAT_NPY, "npy")                                                                     \
+    X(LBK_FORMAT_FBIN, "fbin")                                                                   \
+    X(LBK_FORMAT_U8BIN, "u8bin")                                                                 \
+    X(LBK_FORMAT_I8BIN, "i8bin")                                                                 \
     X(LBK_FORMAT_IBIN, "ibin")
 
-#define LBK_TREE_SPLIT_LIST(X)                                                 \
-    X(LBK_SPLIT_ROUND_ROBIN, "round_robin")                                    \
+#define LBK_TREE_SPLIT_LIST(X)                                                                   \
+    X(LBK_SPLIT_ROUND_ROBIN, "round_robin")                                                      \
     X(LBK_SPLIT_WIDEST, "widest")
 
 /* SELECT: a quickselect per node (CPU devices, round-robin split). */
-#define LBK_TREE_SORT_LIST(X)                                                  \
-    X(LBK_SORT_AUTO, "auto")                                                   \
-    X(LBK_SORT_BITONIC, "bitonic")                                             \
-    X(LBK_SORT_RADIX, "radix")                                                 \
+#define LBK_TREE_SORT_LIST(X)                                                                    \
+    X(LBK_SORT_AUTO, "auto")                                                                     \
+    X(LBK_SORT_BITONIC, "bitonic")                                                               \
+    X(LBK_SORT_RADIX, "radix")                                                                   \
     X(LBK_SORT_SELECT, "select")
 
-#define LBK_MERGE_MODE_LIST(X)                                                 \
-    X(LBK_MERGE_REDUCE, "reduce")                                              \
+#define LBK_MERGE_MODE_LIST(X)                                                                   \
+    X(LBK_MERGE_REDUCE, "reduce")                                                                \
     X(LBK_MERGE_REDUCE_SCATTER, "reduce_scatter")
 
 /* auto: spatial for the k-d tree engine with more than one rank, shard
@@ -70,10 +70,10 @@
  * spatial: the rows are redistributed so that rank r owns one box of a
  * global k-d split, and each query visits only the ranks whose boxes can
  * hold its neighbours. */
-#define LBK_PARTITION_LIST(X)                                                  \
-    X(LBK_PARTITION_AUTO, "auto")                                              \
-    X(LBK_PARTITION_SHARD, "shard")                                            \
-    X(LBK_PARTITION_REPLICATE, "replicate")                                    \
+#define LBK_PARTITION_LIST(X)                                                                    \
+    X(LBK_PARTITION_AUTO, "auto")                                                                \
+    X(LBK_PARTITION_SHARD, "shard")                                                              \
+    X(LBK_PARTITION_REPLICATE, "replicate")                                                      \
     X(LBK_PARTITION_SPATIAL, "spatial")
 
 /* One enumeration in the job's table form: for schema walkers and messages
@@ -84,12 +84,12 @@ typedef struct {
 } lbk_enum_item;
 
 #define LBK_ENUM_CONSTANT_(constant, name) constant,
-#define LBK_ENUM_DECLARE_(type, list)                                          \
-    typedef enum { list(LBK_ENUM_CONSTANT_) } type;                            \
-    extern const lbk_enum_item type##_items[];                                 \
-    /* "?" for a value outside the list */                                     \
-    const char *type##_name(type value);                                       \
-    /* false (and *out unchanged) when name is not in the list */              \
+#define LBK_ENUM_DECLARE_(type, list)                                                            \
+    typedef enum { list(LBK_ENUM_CONSTANT_) } type;                                              \
+    extern const lbk_enum_item type##_items[];                                                   \
+    /* "?" for a value outside the list */                                                       \
+    const char *type##_name(type value);                                                         \
+    /* false (and *out unchanged) when name is not in the list */                                \
     bool type##_parse(const char *name, type *out);
 
 LBK_ENUM_DECLARE_(lbk_metric, LBK_METRIC_LIST)

@@ -6,8 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-lbk_status lbk_file_read_open(const char *path, const char *what, lbk_status failure,
-                                FILE **out)
+lbk_status lbk_file_read_open(const char *path, const char *what, lbk_status failure, FILE **out)
 {
     lbk_status st = LBK_OK;
     const char *sep = what ? " " : "";
@@ -19,9 +18,9 @@ lbk_status lbk_file_read_open(const char *path, const char *what, lbk_status fai
         lbk_error("%s: cannot open%s%s: %s", path, sep, what ? what : "", strerror(saved));
         /* A missing or forbidden file is the job's fault; running out of
          * memory or descriptors, or a failing disk, is not. */
-        st = saved == ENOMEM                                       ? LBK_ERR_NOMEM
+        st = saved == ENOMEM                                      ? LBK_ERR_NOMEM
              : saved == EIO || saved == EMFILE || saved == ENFILE ? LBK_ERR_IO
-                                                                 : failure;
+                                                                  : failure;
         goto cleanup;
     }
     if (fstat(fileno(file), &sb) == 0 && S_ISDIR(sb.st_mode)) {

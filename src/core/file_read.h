@@ -11,7 +11,6 @@
 /* On failure logs "PATH: cannot open[ WHAT]: reason" and returns `failure`
  * (the caller's kind of error: a job file is a config error, a data file an
  * input error). what may be NULL. */
-lbk_status lbk_file_read_open(const char *path, const char *what, lbk_status failure,
-                                FILE **out);
+lbk_status lbk_file_read_open(const char *path, const char *what, lbk_status failure, FILE **out);
 
 #endif

@@ -1,6 +1,7 @@
 #include "knn.h"
 
-void lbk_knn_merge(const lbk_knn_candidate *a, const lbk_knn_candidate *b, lbk_knn_candidate *out, int k)
+void lbk_knn_merge(const lbk_knn_candidate *a, const lbk_knn_candidate *b, lbk_knn_candidate *out,
+                   int k)
 {
     int i = 0, j = 0;
     for (int n = 0; n < k; n++) {

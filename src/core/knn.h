@@ -30,7 +30,7 @@
 typedef struct {
     float key;
     int32_t label;
-    uint64_t id;         /* global reference row */
+    uint64_t id; /* global reference row */
 } lbk_knn_candidate;
 
 /* Per-shard engine output: for nq queries, k slots each, sorted by
@@ -38,8 +38,8 @@ typedef struct {
 typedef struct {
     uint64_t queries;
     int k;
-    float *keys;         /* queries * k */
-    uint32_t *index;     /* queries * k, row within the shard */
+    float *keys;     /* queries * k */
+    uint32_t *index; /* queries * k, row within the shard */
 } lbk_knn_result;
 
 /* L2: the Euclidean distance; L1, Linf: the key; IP: the dot product;
@@ -68,14 +68,17 @@ static inline bool lbk_knn_is_similarity(lbk_metric metric)
 /* (key, id) order: negative, 0 or positive. */
 static inline int lbk_knn_candidate_cmp(const lbk_knn_candidate *a, const lbk_knn_candidate *b)
 {
-    if (a->key < b->key) return -1;
-    if (a->key > b->key) return 1;
+    if (a->key < b->key)
+        return -1;
+    if (a->key > b->key)
+        return 1;
     return (a->id > b->id) - (a->id < b->id);
 }
 
 /* Merge two K-lists sorted by (key, id) into the K best (out may not alias
  * either input). Commutative and associative: the MPI merge relies on it. */
-void lbk_knn_merge(const lbk_knn_candidate *a, const lbk_knn_candidate *b, lbk_knn_candidate *out, int k);
+void lbk_knn_merge(const lbk_knn_candidate *a, const lbk_knn_candidate *b, lbk_knn_candidate *out,
+                   int k);
 
 /* The same merge written over b, with no buffer: the MPI operator's inout
  * list, whatever K (no K-list on the stack). The same bytes as

@@ -53,7 +53,7 @@ size_t lbk_log_escape(const char *text, char *out, size_t size, bool keep_newlin
     if (size == 0)
         return 0;
     while (*p && used + 5 < size) {
-        const size_t n = *p < 0x80 ? 1 : utf8_length(p);  /* 0: not UTF-8 */
+        const size_t n = *p < 0x80 ? 1 : utf8_length(p); /* 0: not UTF-8 */
         const bool plain = n > 1 || (n == 1 && *p >= 0x20 && *p != 0x7f) ||
                            (keep_newlines && (*p == '\n' || *p == '\t'));
         if (plain) {

@@ -46,8 +46,7 @@ lbk_status lbk_rlimit_as_require(uint64_t need, const char *what)
         return LBK_OK;
     lbk_error("the address-space limit (ulimit -v, SGE h_vmem) of %.0f MiB leaves %.0f MiB; %s "
               "needs at least %.0f MiB: raise the limit",
-              (double)lbk_rlimit_as_limit() / MIB, (double)room / MIB, what,
-              (double)need / MIB);
+              (double)lbk_rlimit_as_limit() / MIB, (double)room / MIB, what, (double)need / MIB);
     return LBK_ERR_NOMEM;
 }
 

@@ -3,7 +3,8 @@
 int lbk_status_exit_code(lbk_status status)
 {
     switch (status) {
-#define LBK_STATUS_CODE_(constant, name, code) case constant: return code;
+#define LBK_STATUS_CODE_(constant, name, code)                                                   \
+    case constant: return code;
         LBK_STATUS_LIST(LBK_STATUS_CODE_)
 #undef LBK_STATUS_CODE_
     }
@@ -13,7 +14,8 @@ int lbk_status_exit_code(lbk_status status)
 const char *lbk_status_name(lbk_status status)
 {
     switch (status) {
-#define LBK_STATUS_NAME_(constant, name, code) case constant: return name;
+#define LBK_STATUS_NAME_(constant, name, code)                                                   \
+    case constant: return name;
         LBK_STATUS_LIST(LBK_STATUS_NAME_)
 #undef LBK_STATUS_NAME_
     }

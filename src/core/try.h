@@ -14,25 +14,25 @@
 #include "log.h"
 #include "status.h"
 
-#define LBK_TRY(expr)                                                          \
-    do {                                                                       \
-        const lbk_status lbk_try_status_ = (expr);                             \
-        if (lbk_try_status_ != LBK_OK)                                         \
-            return lbk_try_status_;                                            \
+#define LBK_TRY(expr)                                                                            \
+    do {                                                                                         \
+        const lbk_status lbk_try_status_ = (expr);                                               \
+        if (lbk_try_status_ != LBK_OK)                                                           \
+            return lbk_try_status_;                                                              \
     } while (0)
 
-#define LBK_FAIL_IF(cond, status, ...)                                         \
-    do {                                                                       \
-        if (cond) {                                                            \
-            lbk_error(__VA_ARGS__);                                            \
-            return (status);                                                   \
-        }                                                                      \
+#define LBK_FAIL_IF(cond, status, ...)                                                           \
+    do {                                                                                         \
+        if (cond) {                                                                              \
+            lbk_error(__VA_ARGS__);                                                              \
+            return (status);                                                                     \
+        }                                                                                        \
     } while (0)
 
-#define LBK_TRY_GOTO(st, expr)                                                 \
-    do {                                                                       \
-        if (((st) = (expr)) != LBK_OK)                                         \
-            goto cleanup;                                                      \
+#define LBK_TRY_GOTO(st, expr)                                                                   \
+    do {                                                                                         \
+        if (((st) = (expr)) != LBK_OK)                                                           \
+            goto cleanup;                                                                        \
     } while (0)
 
 #endif

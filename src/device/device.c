@@ -37,14 +37,14 @@ struct lbk_device {
     bool is_gpu;
     bool is_cpu;
     uint64_t global_mem, max_alloc, local_mem;
-    bool memory_capped;          /* global_mem, max_alloc: cut to the address-space room */
+    bool memory_capped; /* global_mem, max_alloc: cut to the address-space room */
     char memory_hint[160];
     int compute_units;
     size_t max_work_group;
     int native_float_width;
     char name[256], driver[128], version[128];
     char description[256 + 256 + 128 + 8];
-    char program_cache[4096];  /* directory of built programs ("" = none) */
+    char program_cache[4096]; /* directory of built programs ("" = none) */
     cached_program programs[MAX_PROGRAMS];
     int program_count;
 };
@@ -57,6 +57,8 @@ typedef struct {
     bool is_gpu;
 } device_entry;
 
+/* A table of names, several a line. */
+/* clang-format off */
 const char *lbk_device_cl_error_name(cl_int err)
 {
     switch (err) {
@@ -76,6 +78,7 @@ const char *lbk_device_cl_error_name(cl_int err)
     default: return "unknown OpenCL error";
     }
 }
+/* clang-format on */
 
 lbk_status lbk_device_cl_check(cl_int err, const char *what)
 {
@@ -113,7 +116,8 @@ static lbk_status enumerate(device_entry *entries, int *count)
     if (err != CL_SUCCESS)
         return lbk_device_cl_check(err, "listing OpenCL platforms");
     for (int pass = 0; pass < 2; pass++) {
-        const cl_device_type want = pass == 0 ? CL_DEVICE_TYPE_GPU : (CL_DEVICE_TYPE_ALL & ~CL_DEVICE_TYPE_GPU);
+        const cl_device_type want =
+            pass == 0 ? CL_DEVICE_TYPE_GPU : (CL_DEVICE_TYPE_ALL & ~CL_DEVICE_TYPE_GPU);
         for (cl_uint p = 0; p < nplat && p < MAX_PLATFORMS; p++) {
             cl_device_id ids[MAX_DEVICES];
             cl_uint nd = 0;
@@ -141,8 +145,8 @@ static bool matches(const device_entry *e, lbk_device_type type)
 }
 
 /* Index into `entries` of the device a request picks, or -1 with a reason. */
-static int pick(const device_entry *entries, int count, const lbk_device_request *req,
-                char *why, size_t why_size)
+static int pick(const device_entry *entries, int count, const lbk_device_request *req, char *why,
+                size_t why_size)
 {
     int matching[MAX_DEVICES];
     int nmatch = 0;
@@ -150,7 +154,8 @@ static int pick(const device_entry *entries, int count, const lbk_device_request
         if (matches(&entries[i], req->type))
             matching[nmatch++] = i;
     if (nmatch == 0) {
-        snprintf(why, why_size, "no OpenCL device of type '%s' (found %d device%s of other types)",
+        snprintf(why, why_size,
+                 "no OpenCL device of type '%s' (found %d device%s of other types)",
                  lbk_device_type_name(req->type), count, count == 1 ? "" : "s");
         return -1;
     }
@@ -234,7 +239,8 @@ static void read_info(lbk_device *dev)
 static lbk_status create_queue(lbk_device *dev)
 {
     cl_int err;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform, 0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)dev->platform,
+                                     0};
     dev->context = clCreateContext(props, 1, &dev->id, NULL, NULL, &err);
     LBK_TRY(lbk_device_cl_check(err, "creating the OpenCL context"));
     dev->queue = clCreateCommandQueue(dev->context, dev->id, CL_QUEUE_PROFILING_ENABLE, &err);
@@ -261,7 +267,7 @@ static lbk_status cap_to_address_space(lbk_device *dev)
     if (lbk_rlimit_as_limit() == UINT64_MAX)
         return LBK_OK;
     LBK_TRY(lbk_rlimit_as_require(RUNTIME_RESERVE + 2 * DEVICE_MINIMUM,
-                                      "compiling and running the OpenCL kernels"));
+                                  "compiling and running the OpenCL kernels"));
     const uint64_t share = (lbk_rlimit_as_room() - RUNTIME_RESERVE) / 2;
     if (share >= dev->global_mem)
         return LBK_OK;
@@ -371,7 +377,8 @@ lbk_status lbk_device_list(FILE *out, const lbk_device_request *req)
         char idx[16] = "-";
         if (matches(&entries[i], req->type))
             snprintf(idx, sizeof idx, "%d", index++);
-        fprintf(out, "  %s index %-3s %-4s %s\n      platform: %s; %s; %u compute units; %.1f GiB\n",
+        fprintf(out,
+                "  %s index %-3s %-4s %s\n      platform: %s; %s; %u compute units; %.1f GiB\n",
                 i == chosen ? "*" : " ", idx, entries[i].is_gpu ? "GPU" : "CPU", name, pname,
                 version, cu, (double)gm / (1024.0 * 1024.0 * 1024.0));
     }
@@ -388,7 +395,8 @@ static const cached_program *find_cached(const lbk_device *dev, const char *name
                                          const char *opts)
 {
     for (int i = 0; i < dev->program_count; i++)
-        if (strcmp(dev->programs[i].file, name) == 0 && strcmp(dev->programs[i].options, opts) == 0)
+        if (strcmp(dev->programs[i].file, name) == 0 &&
+            strcmp(dev->programs[i].options, opts) == 0)
             return &dev->programs[i];
     return NULL;
 }
@@ -481,8 +489,10 @@ static lbk_status program_for(lbk_device *dev, const char *name, const char *sou
         return LBK_OK;
     }
     LBK_FAIL_IF(dev->program_count == MAX_PROGRAMS || strlen(name) >= 64 || strlen(opts) >= 256,
-                LBK_ERR_INTERNAL, "internal: kernel file '%s': too many programs or too long a "
-                "name or options", name);
+                LBK_ERR_INTERNAL,
+                "internal: kernel file '%s': too many programs or too long a "
+                "name or options",
+                name);
     cl_program program;
     LBK_TRY(build(dev, name, source, opts, keep, &program));
     cached_program *slot = &dev->programs[dev->program_count++];
@@ -520,7 +530,8 @@ lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *ou
     cl_int err;
     *out = clCreateKernel(program, name, &err);
     if (err != CL_SUCCESS) {
-        lbk_error("creating kernel %s: OpenCL error %s (%d)", name, lbk_device_cl_error_name(err), (int)err);
+        lbk_error("creating kernel %s: OpenCL error %s (%d)", name, lbk_device_cl_error_name(err),
+                  (int)err);
         *out = NULL;
         return LBK_ERR_DEVICE;
     }
@@ -536,7 +547,8 @@ lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, 
     *out = clCreateBuffer(dev->context, flags, bytes ? bytes : 16, bytes ? host : NULL, &err);
     if (err != CL_SUCCESS) {
         lbk_error("allocating %s (%.1f MiB) on %s: OpenCL error %s", what,
-                  (double)bytes / (1024.0 * 1024.0), dev->description, lbk_device_cl_error_name(err));
+                  (double)bytes / (1024.0 * 1024.0), dev->description,
+                  lbk_device_cl_error_name(err));
         *out = NULL;
         return err == CL_MEM_OBJECT_ALLOCATION_FAILURE || err == CL_OUT_OF_HOST_MEMORY ||
                        err == CL_OUT_OF_RESOURCES
@@ -563,7 +575,8 @@ void lbk_device_kernel_name(cl_kernel kernel, char *buf, size_t size)
     buf[size - 1] = '\0';
 }
 
-lbk_status lbk_device_kernel_set_args(cl_kernel kernel, const lbk_device_kernel_arg *args, size_t count)
+lbk_status lbk_device_kernel_set_args(cl_kernel kernel, const lbk_device_kernel_arg *args,
+                                      size_t count)
 {
     char name[128];
     cl_uint expected = 0;

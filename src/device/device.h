@@ -14,8 +14,8 @@ typedef struct lbk_device lbk_device;
 
 typedef struct {
     lbk_device_type type;
-    int local_rank;          /* node-local rank: picks device local_rank % count */
-    const int *list;         /* explicit device indices (into the matching list), or NULL */
+    int local_rank;  /* node-local rank: picks device local_rank % count */
+    const int *list; /* explicit device indices (into the matching list), or NULL */
     int list_len;
 } lbk_device_request;
 

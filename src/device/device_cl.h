@@ -73,10 +73,12 @@ typedef struct {
  * The count is the length of the array the macro builds, and must equal the
  * kernel's own argument count. Errors name the kernel (read from the
  * cl_kernel) and the argument's index. */
-#define LBK_KERNEL_ARGS(kernel, ...)                                                          \
-    lbk_device_kernel_set_args((kernel), (const lbk_device_kernel_arg[]){__VA_ARGS__},                    \
-                        sizeof((const lbk_device_kernel_arg[]){__VA_ARGS__}) / sizeof(lbk_device_kernel_arg))
-lbk_status lbk_device_kernel_set_args(cl_kernel kernel, const lbk_device_kernel_arg *args, size_t count);
+#define LBK_KERNEL_ARGS(kernel, ...)                                                             \
+    lbk_device_kernel_set_args((kernel), (const lbk_device_kernel_arg[]){__VA_ARGS__},           \
+                               sizeof((const lbk_device_kernel_arg[]){__VA_ARGS__}) /            \
+                                   sizeof(lbk_device_kernel_arg))
+lbk_status lbk_device_kernel_set_args(cl_kernel kernel, const lbk_device_kernel_arg *args,
+                                      size_t count);
 
 /* Round `n` up to a multiple of `m`. */
 static inline size_t lbk_device_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }

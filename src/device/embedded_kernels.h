@@ -6,8 +6,8 @@
 #include <stddef.h>
 
 typedef struct {
-    const char *name;    /* file name, e.g. "brute.cl" or "lbk_shared.h" */
-    const char *source;  /* NUL-terminated */
+    const char *name;   /* file name, e.g. "brute.cl" or "lbk_shared.h" */
+    const char *source; /* NUL-terminated */
     size_t length;
 } lbk_embedded_kernels_file;
 

@@ -30,8 +30,7 @@ static void identity(const lbk_device *dev, const char *options, char *buf, size
             *p = ' ';
 }
 
-static bool file_path(const char *dir, const char *id, const char *text, char *path,
-                      size_t size)
+static bool file_path(const char *dir, const char *id, const char *text, char *path, size_t size)
 {
     if (!dir || !dir[0])
         return false;
@@ -87,8 +86,8 @@ static bool build_binary(const lbk_device *dev, const unsigned char *bin, size_t
 {
     cl_device_id id = lbk_device_id(dev);
     cl_int status = CL_SUCCESS, err;
-    cl_program p = clCreateProgramWithBinary(lbk_device_context(dev), 1, &id, &len, &bin,
-                                             &status, &err);
+    cl_program p =
+        clCreateProgramWithBinary(lbk_device_context(dev), 1, &id, &len, &bin, &status, &err);
     if (err != CL_SUCCESS || status != CL_SUCCESS)
         return false;
     if (clBuildProgram(p, 1, &id, options, NULL, NULL) != CL_SUCCESS) {
@@ -125,8 +124,8 @@ static unsigned char *program_binary(cl_program program, size_t *len)
         size == 0 || size > MAX_BINARY)
         return NULL;
     unsigned char *bin = malloc(size);
-    if (bin && clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) !=
-                   CL_SUCCESS) {
+    if (bin &&
+        clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof bin, &bin, NULL) != CL_SUCCESS) {
         free(bin);
         return NULL;
     }

@@ -113,9 +113,10 @@ static lbk_status build_attempt(lbk_brute *e, lbk_brute_fit *fit)
 static lbk_status build_kernels(lbk_brute *e, int work_group_limit)
 {
     size_t dev_wg = 0;
-    LBK_TRY(lbk_device_cl_check(clGetDeviceInfo(lbk_device_id(e->dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
-                                         sizeof dev_wg, &dev_wg, NULL),
-                         "querying the device's maximum work-group size"));
+    LBK_TRY(
+        lbk_device_cl_check(clGetDeviceInfo(lbk_device_id(e->dev), CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                                            sizeof dev_wg, &dev_wg, NULL),
+                            "querying the device's maximum work-group size"));
     lbk_brute_fit fit = {.limit = dev_wg};
     if (work_group_limit > 0 && (size_t)work_group_limit < fit.limit)
         fit.limit = (size_t)work_group_limit;
@@ -183,8 +184,8 @@ static lbk_status upload_paths(lbk_brute *e, const lbk_dataset *reference,
     if (e->cascade && !e->prefilter)
         drop_cascade(e);
     if (e->cascade)
-        LBK_TRY(lbk_brute_cascade_upload(e, e->cascade, reference->points, params->copy_shard,
-                                         &ok));
+        LBK_TRY(
+            lbk_brute_cascade_upload(e, e->cascade, reference->points, params->copy_shard, &ok));
     if (e->cascade && !ok)
         drop_cascade(e);
     return planned_cascade && !e->cascade ? plan(e, params->memory_budget) : LBK_OK;
@@ -307,8 +308,8 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
         const size_t p = next_path(engine, 0);
         if (paths[p]->batch_limit)
             n = paths[p]->batch_limit(engine, n);
-        const lbk_brute_batch b = {queries + off * (size_t)engine->dim, n,
-                                   result->keys + off * k, result->index + off * k};
+        const lbk_brute_batch b = {queries + off * (size_t)engine->dim, n, result->keys + off * k,
+                                   result->index + off * k};
         LBK_TRY(walk(engine, p, &b));
     }
     return LBK_OK;

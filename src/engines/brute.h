@@ -12,9 +12,9 @@
 #ifndef LBK_BRUTE_H
 #define LBK_BRUTE_H
 
-#include "enums.h"
 #include "dataset.h"
 #include "device.h"
+#include "enums.h"
 #include "knn.h"
 #include "status.h"
 #include "tuning.h"
@@ -30,8 +30,8 @@ typedef struct lbk_brute_selector lbk_brute_selector; /* brute_select.h */
 /* Distance kernel: AUTO picks BLOCKED on CPU devices and TILED elsewhere. */
 typedef enum {
     LBK_DISTANCE_AUTO = 0,
-    LBK_DISTANCE_TILED,      /* local-memory tiles of queries and references (GPUs) */
-    LBK_DISTANCE_BLOCKED     /* 16-reference vector lanes, no local memory (CPUs) */
+    LBK_DISTANCE_TILED,  /* local-memory tiles of queries and references (GPUs) */
+    LBK_DISTANCE_BLOCKED /* 16-reference vector lanes, no local memory (CPUs) */
 } lbk_brute_distance;
 
 /* Prefilter (exact): lower bounds of the keys from dot products (fused
@@ -50,8 +50,8 @@ typedef enum {
 typedef enum {
     LBK_PREFILTER_AUTO = 0,
     LBK_PREFILTER_OFF,
-    LBK_PREFILTER_ON,        /* as AUTO without the dimension condition, no cascade (tests) */
-    LBK_PREFILTER_CASCADE    /* as ON, with the cascade wherever it can run, whatever the
+    LBK_PREFILTER_ON,     /* as AUTO without the dimension condition, no cascade (tests) */
+    LBK_PREFILTER_CASCADE /* as ON, with the cascade wherever it can run, whatever the
                                 data (tests) */
 } lbk_brute_prefilter;
 
@@ -66,19 +66,19 @@ typedef enum {
 typedef struct {
     int k;
     lbk_metric metric;
-    int groups;              /* 0 = default */
+    int groups;                         /* 0 = default */
     const lbk_brute_selector *selector; /* NULL = the bubble selection; else a baseline's
                                            (brute_select.h), owned by the engine */
-    uint64_t memory_budget;  /* bytes of device memory the engine may use; 0 = half the
+    uint64_t memory_budget;             /* bytes of device memory the engine may use; 0 = half the
                                 device's global memory. A shard that does not fit half the
                                 budget is kept on the host and streamed chunk by chunk. */
     lbk_brute_distance distance;
     lbk_brute_prefilter prefilter;
-    int work_group_limit;    /* cap on selection work-groups; 0 = the device's limit. Tests
+    int work_group_limit; /* cap on selection work-groups; 0 = the device's limit. Tests
                                 use small values to run several bubbles per work-item. */
     lbk_brute_selection selection;
     const lbk_tuning *tuning; /* kernel parameters (tuning.h); NULL = derived from the device */
-    bool copy_shard;         /* copy the shard into its buffer even where a CPU device could
+    bool copy_shard;          /* copy the shard into its buffer even where a CPU device could
                                 use it in place (Oclgrind: its checker does not see the
                                 contents of a buffer over host memory as written) */
 } lbk_brute_params;
@@ -103,14 +103,14 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
 
 /* Kernel-only timings of the last query call, in seconds (benchmarks). */
 typedef struct {
-    double distance_s;       /* distance (or prefilter bound) kernels */
-    double select_s;         /* grouped bubble (or a selector's) kernels */
-    double final_s;          /* final K-of-G*K kernels (and the prefilter's host re-rank) */
+    double distance_s;         /* distance (or prefilter bound) kernels */
+    double select_s;           /* grouped bubble (or a selector's) kernels */
+    double final_s;            /* final K-of-G*K kernels (and the prefilter's host re-rank) */
     uint64_t fallback_queries; /* prefiltered queries that needed the exact path */
     uint64_t prefiltered_queries;
-    uint64_t cascade_queries;  /* queries the cascade took */
+    uint64_t cascade_queries;          /* queries the cascade took */
     uint64_t cascade_fallback_queries; /* of them, those sent down the prefilter path */
-    uint64_t cascade_checked_rows; /* exact keys the cascade computed for the others */
+    uint64_t cascade_checked_rows;     /* exact keys the cascade computed for the others */
 } lbk_brute_timing;
 void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing);
 /* sum += t, field by field (totals over calls). */

@@ -35,22 +35,22 @@
 #define CASCADE_MIN_CAPTURE 0.5
 
 struct lbk_brute_cascade_state {
-    bool forced;             /* LBK_PREFILTER_CASCADE: whatever the data */
-    bool off;                /* set after a batch where most queries needed the prefilter */
-    bool probed;             /* the first (short) batch has run */
-    uint64_t seen, capped;   /* queries through it, and of them capped */
-    int dc;                  /* dimensions of the coarse rows */
-    float c, c_full;         /* the bound's constants for dc and all dimensions */
+    bool forced;           /* LBK_PREFILTER_CASCADE: whatever the data */
+    bool off;              /* set after a batch where most queries needed the prefilter */
+    bool probed;           /* the first (short) batch has run */
+    uint64_t seen, capped; /* queries through it, and of them capped */
+    int dc;                /* dimensions of the coarse rows */
+    float c, c_full;       /* the bound's constants for dc and all dimensions */
     float slope;
-    double largest_rnorm;    /* max |r|^2 over the shard */
+    double largest_rnorm; /* max |r|^2 over the shard */
     uint32_t max_checks;
     cl_kernel kernel;
     cl_mem refs_c, rnorm_c, rows; /* the coarse shard, its norms, the row-major shard */
     cl_mem queries_c, qnorm_c, qeps, checks; /* batch */
-    int *group_of;           /* each dimension's group (lbk_cascade_grouping) */
-    float *host_refs_c;      /* the coarse shard in the blocked layout (CPU: in use) */
+    int *group_of;                           /* each dimension's group (lbk_cascade_grouping) */
+    float *host_refs_c; /* the coarse shard in the blocked layout (CPU: in use) */
     float *host_qc, *host_qnorm_c, *host_qeps; /* batch */
-    uint32_t *host_checks;   /* batch: exact keys each query needed */
+    uint32_t *host_checks;                     /* batch: exact keys each query needed */
 };
 
 /* Its K-list is the main program's chain length, which the sort-merge sets
@@ -94,16 +94,15 @@ static lbk_status host_buffer(lbk_brute *e, const void *host, size_t bytes, bool
                               const char *what, cl_mem *out)
 {
     const bool in_place = lbk_device_is_cpu(e->dev) && !copy;
-    return lbk_device_buffer(e->dev,
-                             CL_MEM_READ_ONLY | (in_place ? CL_MEM_USE_HOST_PTR
-                                                          : CL_MEM_COPY_HOST_PTR),
-                             bytes, (void *)host, what, out);
+    return lbk_device_buffer(
+        e->dev, CL_MEM_READ_ONLY | (in_place ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR), bytes,
+        (void *)host, what, out);
 }
 
 /* The coarse rows of the shard, straight into the blocked layout (zero
  * padding included); row_c: dc floats of scratch. */
-static void fill_coarse_layout(const lbk_brute *e, lbk_brute_cascade_state *c, const float *points,
-                               float *row_c)
+static void fill_coarse_layout(const lbk_brute *e, lbk_brute_cascade_state *c,
+                               const float *points, float *row_c)
 {
     const size_t dim = (size_t)e->dim, dc = (size_t)c->dc, vw = e->vw;
     const size_t blocks = lbk_brute_padded_rows(e, e->n) / vw;
@@ -135,8 +134,8 @@ static void coarse_norms(const lbk_brute *e, const lbk_brute_cascade_state *c, f
 
 /* The groups (group_of), and whether the data suits the cascade: unless
  * forced, its coarse rows must keep CASCADE_MIN_CAPTURE of the distances. */
-static lbk_status choose_groups(const lbk_brute *e, lbk_brute_cascade_state *c, const float *points,
-                                bool *ok)
+static lbk_status choose_groups(const lbk_brute *e, lbk_brute_cascade_state *c,
+                                const float *points, bool *ok)
 {
     const size_t dc = (size_t)c->dc;
     c->group_of = malloc((size_t)e->dim * sizeof *c->group_of);
@@ -157,8 +156,8 @@ static lbk_status choose_groups(const lbk_brute *e, lbk_brute_cascade_state *c, 
 }
 
 /* The coarse shard in the blocked layout and its norms, on the host. */
-static lbk_status coarse_shard(const lbk_brute *e, lbk_brute_cascade_state *c, const float *points,
-                               float **norms)
+static lbk_status coarse_shard(const lbk_brute *e, lbk_brute_cascade_state *c,
+                               const float *points, float **norms)
 {
     const size_t rows = lbk_brute_padded_rows(e, e->n), dc = (size_t)c->dc;
     c->host_refs_c = lbk_alloc_large(rows * dc * sizeof *c->host_refs_c);
@@ -170,7 +169,8 @@ static lbk_status coarse_shard(const lbk_brute *e, lbk_brute_cascade_state *c, c
         coarse_norms(e, c, *norms);
     }
     free(row_c);
-    LBK_FAIL_IF(!have, LBK_ERR_NOMEM, "out of host memory for the cascade's coarse rows (%.1f MiB)",
+    LBK_FAIL_IF(!have, LBK_ERR_NOMEM,
+                "out of host memory for the cascade's coarse rows (%.1f MiB)",
                 (double)(rows * dc * 4) / (1024.0 * 1024.0));
     return LBK_OK;
 }
@@ -242,8 +242,8 @@ void lbk_brute_cascade_destroy(const lbk_brute *e, lbk_brute_cascade_state *c)
      * read it. */
     if (c->refs_c || c->rows)
         clFinish(lbk_device_queue(e->dev));
-    cl_mem mems[] = {c->refs_c, c->rnorm_c, c->rows, c->queries_c, c->qnorm_c, c->qeps,
-                     c->checks};
+    cl_mem mems[] = {c->refs_c,  c->rnorm_c, c->rows,  c->queries_c,
+                     c->qnorm_c, c->qeps,    c->checks};
     lbk_brute_release(&c->kernel, 1, mems, sizeof mems / sizeof mems[0]);
     void *host[] = {c->group_of, c->host_qc, c->host_qnorm_c, c->host_qeps, c->host_checks};
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
@@ -275,23 +275,23 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
         {e->qnorm, e->host_qnorm, nq * sizeof(float)},
     };
     for (size_t i = 0; i < sizeof up / sizeof up[0]; i++)
-        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0, up[i].bytes,
-                                                  up[i].host, 0, NULL, NULL),
-                             "uploading a cascade batch"));
-    const lbk_brute_bound_rows coarse = {c->queries_c, c->qnorm_c, c->refs_c, c->rnorm_c, dc,
-                                         c->c};
+        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0,
+                                                         up[i].bytes, up[i].host, 0, NULL, NULL),
+                                    "uploading a cascade batch"));
+    const lbk_brute_bound_rows coarse = {c->queries_c, c->qnorm_c, c->refs_c,
+                                         c->rnorm_c,   dc,         c->c};
     LBK_TRY(lbk_brute_prefilter_bound(e, e->prefilter, &coarse, nb, nr, 0, 0));
     LBK_TRY(LBK_KERNEL_ARGS(c->kernel, LBK_ARG(e->queries), LBK_ARG(dim), LBK_ARG(c->rows),
                             LBK_ARG(nr), LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(c->qeps),
-                            LBK_ARG(slope), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm),
-                            LBK_ARG(c_full), LBK_ARG(max_checks), LBK_ARG(e->best_k),
-                            LBK_ARG(e->best_i), LBK_ARG(c->checks)));
+                            LBK_ARG(slope), LBK_ARG(e->qnorm), LBK_ARG(e->rnorm), LBK_ARG(c_full),
+                            LBK_ARG(max_checks), LBK_ARG(e->best_k), LBK_ARG(e->best_i),
+                            LBK_ARG(c->checks)));
     LBK_TRY(lbk_brute_launch(e, c->kernel, LBK_BRUTE_EVENT_FINAL, nb, 1, 1, 1));
     LBK_TRY(lbk_brute_read_best(e, nq, b->keys, b->index, CL_FALSE));
     return lbk_device_cl_check(clEnqueueReadBuffer(queue, c->checks, CL_TRUE, 0,
-                                            nq * sizeof(uint32_t), c->host_checks, 0, NULL,
-                                            NULL),
-                        "reading the cascade's counts");
+                                                   nq * sizeof(uint32_t), c->host_checks, 0, NULL,
+                                                   NULL),
+                               "reading the cascade's counts");
 }
 
 /* The queries that hit the cap go down to the prefilter path; when they
@@ -326,8 +326,7 @@ static lbk_status run(lbk_brute *e, const lbk_brute_batch *b, lbk_brute_handoff 
         return LBK_OK;
     }
     for (uint64_t q = 0; q < nq; q++)
-        lbk_cascade_coarsen(b->queries + q * e->dim, e->dim, c->group_of,
-                            c->host_qc + q * c->dc);
+        lbk_cascade_coarsen(b->queries + q * e->dim, e->dim, c->group_of, c->host_qc + q * c->dc);
     lbk_brute_norms(e, c->host_qc, nq, (size_t)c->dc, c->host_qnorm_c);
     for (uint64_t q = 0; q < nq; q++)
         c->host_qeps[q] = lbk_cascade_eps(e->host_qnorm[q], c->largest_rnorm);

@@ -18,7 +18,8 @@ void lbk_brute_cascade_needs(const lbk_brute *e, const lbk_brute_cascade_state *
                              lbk_brute_needs *needs);
 lbk_status lbk_brute_cascade_upload(lbk_brute *e, lbk_brute_cascade_state *c, const float *points,
                                     bool copy_shard, bool *ok);
-lbk_status lbk_brute_cascade_kernels(lbk_brute *e, lbk_brute_cascade_state *c, lbk_brute_fit *fit);
+lbk_status lbk_brute_cascade_kernels(lbk_brute *e, lbk_brute_cascade_state *c,
+                                     lbk_brute_fit *fit);
 lbk_status lbk_brute_cascade_alloc(lbk_brute *e, lbk_brute_cascade_state *c);
 void lbk_brute_cascade_destroy(const lbk_brute *e, lbk_brute_cascade_state *c);
 

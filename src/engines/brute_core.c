@@ -82,9 +82,9 @@ void lbk_brute_configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *refer
     e->groups = params->groups > 0 ? (uint32_t)params->groups : BRUTE_MAX_DEFAULT_GROUPS;
     e->blocked = params->distance == LBK_DISTANCE_BLOCKED ||
                  (params->distance == LBK_DISTANCE_AUTO && !lbk_device_is_gpu(dev));
-    e->sort_select = !e->has_selector && (params->selection == LBK_SELECTION_SORT_MERGE ||
-                                          (params->selection == LBK_SELECTION_AUTO &&
-                                           e->k >= BRUTE_SORT_K_MIN));
+    e->sort_select = !e->has_selector &&
+                     (params->selection == LBK_SELECTION_SORT_MERGE ||
+                      (params->selection == LBK_SELECTION_AUTO && e->k >= BRUTE_SORT_K_MIN));
     e->kp2 = 2;
     while (e->kp2 < (uint32_t)e->k)
         e->kp2 *= 2;
@@ -337,8 +337,7 @@ lbk_status lbk_brute_alloc(lbk_brute *e, const lbk_brute_needs *needs, bool norm
     return LBK_OK;
 }
 
-lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w,
-                             cl_program *program)
+lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_program *program)
 {
     const uint32_t b = (uint32_t)ceil_div((uint64_t)k, limit);
     *w = (uint32_t)ceil_div((uint64_t)k, b);
@@ -369,8 +368,8 @@ lbk_status lbk_brute_main_program(lbk_brute *e, size_t limit, uint32_t *w, cl_pr
     return lbk_brute_compile(e, e->sort_select ? 1 : e->k, limit, w, program);
 }
 
-lbk_status lbk_brute_kernel(lbk_brute *e, cl_program program, const char *name,
-                            cl_kernel *slot, size_t *fit)
+lbk_status lbk_brute_kernel(lbk_brute *e, cl_program program, const char *name, cl_kernel *slot,
+                            size_t *fit)
 {
     if (*slot) {
         clReleaseKernel(*slot);
@@ -473,8 +472,8 @@ lbk_status lbk_brute_blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, 
     const size_t rows = ceil_div(ceil_div(nb, (uint64_t)e->tuning.block_queries), qt);
     const size_t cols = ceil_div(nr, e->vrows);
     const size_t lx = cols < DIST_REF_GROUP ? cols : DIST_REF_GROUP;
-    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, lbk_device_round_up(cols, lx), rows,
-                            lx, 1);
+    return lbk_brute_launch(e, kernel, LBK_BRUTE_EVENT_DISTANCE, lbk_device_round_up(cols, lx),
+                            rows, lx, 1);
 }
 
 lbk_status lbk_brute_chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong *r_first)
@@ -484,10 +483,11 @@ lbk_status lbk_brute_chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong 
         /* Blocking: the previous chunk's kernels must be done with the buffer,
          * which the in-order queue guarantees, and the host copy stays valid. */
         const size_t row_bytes = (size_t)e->dim * sizeof(float);
-        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
-                                                  lbk_brute_padded_rows(e, nr) * row_bytes,
-                                                  e->host_refs + c0 * e->dim, 0, NULL, NULL),
-                             "uploading a reference chunk"));
+        LBK_TRY(
+            lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE,
+                                                     0, lbk_brute_padded_rows(e, nr) * row_bytes,
+                                                     e->host_refs + c0 * e->dim, 0, NULL, NULL),
+                                "uploading a reference chunk"));
         *r_first = 0;
     }
     if (e->blocked)
@@ -497,8 +497,8 @@ lbk_status lbk_brute_chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong 
 
 /* The grouped kernel over the chunk's distance rows (groups from the
  * compute units unless set), then the final K of G x K into set->best. */
-lbk_status lbk_brute_select(lbk_brute *e, const lbk_brute_bubble_set *set, cl_uint nb,
-                            cl_uint nr, cl_uint base, cl_uint use_prev)
+lbk_status lbk_brute_select(lbk_brute *e, const lbk_brute_bubble_set *set, cl_uint nb, cl_uint nr,
+                            cl_uint base, cl_uint use_prev)
 {
     const cl_ulong ldd = e->ldd;
     uint64_t want = e->groups;
@@ -519,8 +519,8 @@ lbk_status lbk_brute_select(lbk_brute *e, const lbk_brute_bubble_set *set, cl_ui
         LBK_TRY(LBK_KERNEL_ARGS(set->groups, LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(nr),
                                 LBK_ARG(group_len), LBK_ARG(base), LBK_ARG(e->surv_k),
                                 LBK_ARG(e->surv_i)));
-    LBK_TRY(lbk_brute_launch(e, set->groups, LBK_BRUTE_EVENT_SELECT, (size_t)groups * set->w,
-                             nb, set->w, 1));
+    LBK_TRY(lbk_brute_launch(e, set->groups, LBK_BRUTE_EVENT_SELECT, (size_t)groups * set->w, nb,
+                             set->w, 1));
     if (set->sort)
         LBK_TRY(LBK_KERNEL_ARGS(set->final, LBK_ARG(e->surv_k), LBK_ARG(e->surv_i),
                                 LBK_ARG(count), LBK_ARG(use_prev), LBK_ARG(set->best_k),
@@ -537,12 +537,12 @@ lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t 
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
     const size_t out_bytes = nq * (size_t)e->k * 4;
-    LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys, 0,
-                                             NULL, NULL),
-                         "reading the K best keys"));
-    return lbk_device_cl_check(clEnqueueReadBuffer(queue, e->best_i, blocking, 0, out_bytes, index, 0,
-                                            NULL, NULL),
-                        "reading the K best indices");
+    LBK_TRY(lbk_device_cl_check(
+        clEnqueueReadBuffer(queue, e->best_k, CL_FALSE, 0, out_bytes, keys, 0, NULL, NULL),
+        "reading the K best keys"));
+    return lbk_device_cl_check(
+        clEnqueueReadBuffer(queue, e->best_i, blocking, 0, out_bytes, index, 0, NULL, NULL),
+        "reading the K best indices");
 }
 
 void lbk_brute_release(cl_kernel *kernels, size_t nk, cl_mem *mems, size_t nm)
@@ -561,8 +561,8 @@ void lbk_brute_core_release(lbk_brute *e)
      * read it. */
     if (e->refs)
         clFinish(lbk_device_queue(e->dev));
-    cl_mem mems[] = {e->refs,   e->queries, e->dist,  e->surv_k, e->surv_i, e->scr_k,
-                     e->scr_i,  e->best_k,  e->best_i, e->rnorm, e->qnorm};
+    cl_mem mems[] = {e->refs,  e->queries, e->dist,   e->surv_k, e->surv_i, e->scr_k,
+                     e->scr_i, e->best_k,  e->best_i, e->rnorm,  e->qnorm};
     lbk_brute_release(NULL, 0, mems, sizeof mems / sizeof mems[0]);
     for (size_t i = 0; i < e->event_count; i++)
         clReleaseEvent(e->events[i].event);

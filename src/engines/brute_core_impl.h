@@ -54,29 +54,29 @@ struct lbk_brute {
     lbk_metric metric;
     int dim;
     uint64_t n;
-    lbk_tuning tuning;       /* the device's kernel parameters */
-    uint32_t vw;             /* blocked kernel: lanes, the layout's rows per block */
-    uint32_t vrows;          /* references per work-item: vw x block_vectors */
-    bool blocked;            /* blocked distance kernel and [block][dim][vw] layout */
+    lbk_tuning tuning; /* the device's kernel parameters */
+    uint32_t vw;       /* blocked kernel: lanes, the layout's rows per block */
+    uint32_t vrows;    /* references per work-item: vw x block_vectors */
+    bool blocked;      /* blocked distance kernel and [block][dim][vw] layout */
     /* Selection. */
-    bool has_selector;       /* a baseline's selection replaces the bubble (brute_select.h) */
+    bool has_selector; /* a baseline's selection replaces the bubble (brute_select.h) */
     lbk_brute_selector selector;
-    bool sort_select;        /* large K: brute_sort.cl's sort-merge replaces the bubble */
-    uint32_t kp2;            /* sort-merge: the power of two >= K of its lists */
-    uint32_t groups;         /* bubble groups per query (before clamping to a chunk) */
-    bool auto_groups;        /* groups chosen per batch from the compute units */
+    bool sort_select; /* large K: brute_sort.cl's sort-merge replaces the bubble */
+    uint32_t kp2;     /* sort-merge: the power of two >= K of its lists */
+    uint32_t groups;  /* bubble groups per query (before clamping to a chunk) */
+    bool auto_groups; /* groups chosen per batch from the compute units */
     /* The plan. */
-    bool resident;           /* whole shard on the device; else chunks uploaded per batch */
-    uint64_t chunk;          /* reference rows per distance matrix */
-    size_t ldd;              /* distance matrix row stride */
+    bool resident;  /* whole shard on the device; else chunks uploaded per batch */
+    uint64_t chunk; /* reference rows per distance matrix */
+    size_t ldd;     /* distance matrix row stride */
     uint64_t batch;
     /* The shard and a batch's buffers, shared by the paths. */
-    float *host_refs;        /* the shard in the device layout: streamed, or used in place */
+    float *host_refs; /* the shard in the device layout: streamed, or used in place */
     cl_mem refs, queries, dist, surv_k, surv_i, best_k, best_i;
-    cl_mem scr_k, scr_i;     /* sort-merge: 2 * kp2 slots per work-group */
+    cl_mem scr_k, scr_i; /* sort-merge: 2 * kp2 slots per work-group */
     /* The bound's norms (lbk_brute_norms), for the prefilter and the cascade. */
-    float *host_rnorm;       /* padded rows: every shard row's */
-    float *host_qnorm;       /* batch */
+    float *host_rnorm; /* padded rows: every shard row's */
+    float *host_qnorm; /* batch */
     cl_mem rnorm, qnorm;
     /* The paths' own parts (NULL: the path is off) and their hand-down buffers. */
     lbk_brute_exact_state *exact;
@@ -174,11 +174,10 @@ lbk_status lbk_brute_buffers(lbk_brute *e, const lbk_brute_buffer *want, size_t 
  * most `limit` (*w: its bubble's); the program every path takes kernels from
  * (chain K, or 1 under the sort-merge); a kernel (re)made, *fit lowered to
  * its work-group limit; whether the distance kernels fit as they are. */
-lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w,
-                             cl_program *program);
+lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_program *program);
 lbk_status lbk_brute_main_program(lbk_brute *e, size_t limit, uint32_t *w, cl_program *program);
-lbk_status lbk_brute_kernel(lbk_brute *e, cl_program program, const char *name,
-                            cl_kernel *slot, size_t *fit);
+lbk_status lbk_brute_kernel(lbk_brute *e, cl_program program, const char *name, cl_kernel *slot,
+                            size_t *fit);
 lbk_status lbk_brute_dist_fits(const lbk_brute *e, size_t dist_fit);
 
 /* A batch on the device: the norms (false: some row too large for the bound
@@ -192,8 +191,8 @@ lbk_status lbk_brute_chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong 
 cl_uint lbk_brute_blocked_tile(const lbk_brute *e, cl_uint nb, cl_uint nr);
 lbk_status lbk_brute_blocked_launch(lbk_brute *e, cl_kernel kernel, cl_uint nb, cl_uint nr,
                                     cl_uint qt);
-lbk_status lbk_brute_select(lbk_brute *e, const lbk_brute_bubble_set *set, cl_uint nb,
-                            cl_uint nr, cl_uint base, cl_uint use_prev);
+lbk_status lbk_brute_select(lbk_brute *e, const lbk_brute_bubble_set *set, cl_uint nb, cl_uint nr,
+                            cl_uint base, cl_uint use_prev);
 lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t *index,
                                cl_bool blocking);
 void lbk_brute_finish(lbk_brute *e);

@@ -17,7 +17,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 struct lbk_brute_exact_state {
     cl_kernel dist, groups, final;
-    uint32_t w;              /* work-items of the selection kernels */
+    uint32_t w; /* work-items of the selection kernels */
 };
 
 lbk_status lbk_brute_exact_create(lbk_brute_exact_state **out)
@@ -46,8 +46,10 @@ static lbk_status compile_sort(lbk_brute *e, size_t limit, uint32_t *w, cl_progr
     *w = (uint32_t)(sw ? sw : 1);
     const uint32_t scan = e->kp2 / 2 / *w ? e->kp2 / 2 / *w : 1;
     char options[160];
-    snprintf(options, sizeof options, "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_KP2=%u -DLBK_SW=%u "
-             "-DLBK_SCAN=%u", (int)e->metric, e->k, e->kp2, *w, scan);
+    snprintf(options, sizeof options,
+             "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_KP2=%u -DLBK_SW=%u "
+             "-DLBK_SCAN=%u",
+             (int)e->metric, e->k, e->kp2, *w, scan);
     return lbk_device_program(e->dev, "brute_sort.cl", options, program);
 }
 
@@ -76,24 +78,29 @@ lbk_status lbk_brute_exact_kernels(lbk_brute *e, lbk_brute_exact_state *x, lbk_b
 
 /* The K best of a chunk's distance rows, merged into best: the bubble, or
  * the selector that replaces it. */
-static lbk_status select_chunk(lbk_brute *e, const lbk_brute_exact_state *x, cl_uint nb, cl_uint nr,
-                               cl_uint base, cl_uint use_prev)
+static lbk_status select_chunk(lbk_brute *e, const lbk_brute_exact_state *x, cl_uint nb,
+                               cl_uint nr, cl_uint base, cl_uint use_prev)
 {
     if (e->has_selector) {
-        const lbk_brute_chunk chunk = {.dist = e->dist, .ldd = e->ldd, .nb = nb, .nr = nr,
-                                       .base = base, .use_prev = use_prev,
-                                       .best_k = e->best_k, .best_i = e->best_i};
+        const lbk_brute_chunk chunk = {.dist = e->dist,
+                                       .ldd = e->ldd,
+                                       .nb = nb,
+                                       .nr = nr,
+                                       .base = base,
+                                       .use_prev = use_prev,
+                                       .best_k = e->best_k,
+                                       .best_i = e->best_i};
         return e->selector.select(e->selector.ctx, e, &chunk);
     }
-    const lbk_brute_bubble_set set = {x->groups, x->final, x->w,       e->k,
+    const lbk_brute_bubble_set set = {x->groups, x->final,  x->w,          e->k,
                                       e->best_k, e->best_i, e->sort_select};
     return lbk_brute_select(e, &set, nb, nr, base, use_prev);
 }
 
 /* Distance rows of nb queries against references [c0, c0 + nr), then their
  * selection. */
-static lbk_status exact_chunk(lbk_brute *e, const lbk_brute_exact_state *x, cl_uint nb, uint64_t c0,
-                              cl_uint nr)
+static lbk_status exact_chunk(lbk_brute *e, const lbk_brute_exact_state *x, cl_uint nb,
+                              uint64_t c0, cl_uint nr)
 {
     const cl_uint dim = (cl_uint)e->dim;
     const cl_ulong ldd = e->ldd;
@@ -122,10 +129,10 @@ static lbk_status run(lbk_brute *e, const lbk_brute_batch *b, lbk_brute_handoff 
     (void)down; /* nothing to hand down */
     lbk_status st = LBK_OK;
     const size_t row_bytes = (size_t)e->dim * sizeof(float);
-    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->queries,
-                                                       CL_TRUE, 0, b->nq * row_bytes,
-                                                       b->queries, 0, NULL, NULL),
-                                  "uploading a query batch"));
+    LBK_TRY_GOTO(st, lbk_device_cl_check(
+                         clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->queries, CL_TRUE, 0,
+                                              b->nq * row_bytes, b->queries, 0, NULL, NULL),
+                         "uploading a query batch"));
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const uint64_t nr = e->n - c0 < e->chunk ? e->n - c0 : e->chunk;
         LBK_TRY_GOTO(st, exact_chunk(e, e->exact, (cl_uint)b->nq, c0, (cl_uint)nr));

@@ -23,14 +23,14 @@
 #define PREFILTER_MAX_DIM 100000
 
 struct lbk_brute_prefilter_state {
-    int kp;                  /* K' candidates by lower bound */
+    int kp; /* K' candidates by lower bound */
     float bound_c;
-    uint32_t w;              /* work-items of its bubble kernels (chain K') */
+    uint32_t w; /* work-items of its bubble kernels (chain K') */
     cl_kernel bound, groups, final;
-    cl_mem best_k, best_i;   /* batch x K': the candidates */
-    float *cand_k;           /* batch x K': the candidates read back */
+    cl_mem best_k, best_i; /* batch x K': the candidates */
+    float *cand_k;         /* batch x K': the candidates read back */
     uint32_t *cand_i;
-    lbk_rerank rerank;       /* the host half: settle proofs, exact re-rank */
+    lbk_rerank rerank; /* the host half: settle proofs, exact re-rank */
 };
 
 /* c of the lower bound L(r) and the upper bound U(r) = L(r) + 2 (c S), u =
@@ -59,11 +59,11 @@ lbk_status lbk_brute_prefilter_create(const lbk_brute *e, const lbk_brute_params
                                       lbk_brute_prefilter_state **out)
 {
     *out = NULL;
-    const bool on = e->blocked && e->metric != LBK_METRIC_L1 && e->metric != LBK_METRIC_LINF &&
-                    !e->has_selector && e->k <= PREFILTER_K_MAX && e->dim <= PREFILTER_MAX_DIM &&
-                    (params->prefilter == LBK_PREFILTER_ON ||
-                     params->prefilter == LBK_PREFILTER_CASCADE ||
-                     (params->prefilter == LBK_PREFILTER_AUTO && e->dim >= PREFILTER_MIN_DIM));
+    const bool on =
+        e->blocked && e->metric != LBK_METRIC_L1 && e->metric != LBK_METRIC_LINF &&
+        !e->has_selector && e->k <= PREFILTER_K_MAX && e->dim <= PREFILTER_MAX_DIM &&
+        (params->prefilter == LBK_PREFILTER_ON || params->prefilter == LBK_PREFILTER_CASCADE ||
+         (params->prefilter == LBK_PREFILTER_AUTO && e->dim >= PREFILTER_MIN_DIM));
     if (!on)
         return LBK_OK;
     lbk_brute_prefilter_state *p = calloc(1, sizeof *p);
@@ -89,8 +89,13 @@ lbk_status lbk_brute_prefilter_upload(lbk_brute *e, lbk_brute_prefilter_state *p
 {
     LBK_TRY(lbk_brute_shard_norms(e, points, ok));
     if (*ok)
-        p->rerank = (lbk_rerank){.metric = e->metric, .k = e->k, .kp = p->kp, .dim = e->dim,
-                                 .bound_c = p->bound_c, .rows = points, .rnorm = e->host_rnorm};
+        p->rerank = (lbk_rerank){.metric = e->metric,
+                                 .k = e->k,
+                                 .kp = p->kp,
+                                 .dim = e->dim,
+                                 .bound_c = p->bound_c,
+                                 .rows = points,
+                                 .rnorm = e->host_rnorm};
     return LBK_OK;
 }
 
@@ -145,32 +150,32 @@ lbk_status lbk_brute_prefilter_bound(lbk_brute *e, const lbk_brute_prefilter_sta
 {
     const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
     const cl_ulong ldd = e->ldd;
-    LBK_TRY(LBK_KERNEL_ARGS(p->bound, LBK_ARG(rows->queries), LBK_ARG(nb), LBK_ARG(rows->refs),
-                            LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(rows->dim),
-                            LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(rows->qnorm),
-                            LBK_ARG(rows->rnorm), LBK_ARG(norm_first), LBK_ARG(rows->c),
-                            LBK_ARG(qt)));
+    LBK_TRY(LBK_KERNEL_ARGS(
+        p->bound, LBK_ARG(rows->queries), LBK_ARG(nb), LBK_ARG(rows->refs), LBK_ARG(block_first),
+        LBK_ARG(nr), LBK_ARG(rows->dim), LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(rows->qnorm),
+        LBK_ARG(rows->rnorm), LBK_ARG(norm_first), LBK_ARG(rows->c), LBK_ARG(qt)));
     return lbk_brute_blocked_launch(e, p->bound, nb, nr, qt);
 }
 
 /* The K' candidates per query by lower bound, for every chunk, read back
  * into cand_k / cand_i. */
-static lbk_status candidates(lbk_brute *e, const lbk_brute_prefilter_state *p, const float *queries,
-                             uint64_t nq)
+static lbk_status candidates(lbk_brute *e, const lbk_brute_prefilter_state *p,
+                             const float *queries, uint64_t nq)
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
     const cl_uint nb = (cl_uint)nq;
-    const lbk_brute_bound_rows rows = {e->queries, e->qnorm, e->refs, e->rnorm,
-                                       (cl_uint)e->dim, p->bound_c};
+    const lbk_brute_bound_rows rows = {e->queries, e->qnorm,        e->refs,
+                                       e->rnorm,   (cl_uint)e->dim, p->bound_c};
     LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
-                                              nq * (size_t)e->dim * sizeof(float), queries, 0,
-                                              NULL, NULL),
-                         "uploading a query batch"));
-    LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
-                                              e->host_qnorm, 0, NULL, NULL),
-                         "uploading the query norms"));
-    const lbk_brute_bubble_set set = {p->groups, p->final, p->w, p->kp, p->best_k, p->best_i,
-                                      false};
+                                                     nq * (size_t)e->dim * sizeof(float), queries,
+                                                     0, NULL, NULL),
+                                "uploading a query batch"));
+    LBK_TRY(
+        lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0, nq * sizeof(float),
+                                                 e->host_qnorm, 0, NULL, NULL),
+                            "uploading the query norms"));
+    const lbk_brute_bubble_set set = {p->groups, p->final,  p->w, p->kp,
+                                      p->best_k, p->best_i, false};
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)(e->n - c0 < e->chunk ? e->n - c0 : e->chunk);
         const cl_ulong norm_first = c0 / e->vw;
@@ -180,12 +185,12 @@ static lbk_status candidates(lbk_brute *e, const lbk_brute_prefilter_state *p, c
         LBK_TRY(lbk_brute_select(e, &set, nb, nr, (cl_uint)c0, c0 > 0));
     }
     const size_t bytes = nq * (size_t)p->kp * 4;
-    LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, p->best_k, CL_FALSE, 0, bytes, p->cand_k, 0,
-                                             NULL, NULL),
-                         "reading the prefilter candidates"));
-    return lbk_device_cl_check(clEnqueueReadBuffer(queue, p->best_i, CL_TRUE, 0, bytes, p->cand_i, 0,
-                                            NULL, NULL),
-                        "reading the prefilter candidates");
+    LBK_TRY(lbk_device_cl_check(
+        clEnqueueReadBuffer(queue, p->best_k, CL_FALSE, 0, bytes, p->cand_k, 0, NULL, NULL),
+        "reading the prefilter candidates"));
+    return lbk_device_cl_check(
+        clEnqueueReadBuffer(queue, p->best_i, CL_TRUE, 0, bytes, p->cand_i, 0, NULL, NULL),
+        "reading the prefilter candidates");
 }
 
 /* On the host (rerank.h): each query's exact K best from its candidates, or

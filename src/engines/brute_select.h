@@ -17,8 +17,8 @@ typedef struct {
     cl_mem dist;
     cl_ulong ldd;
     cl_uint nb, nr, base;
-    cl_uint use_prev;        /* best_k/best_i already hold earlier chunks' K best */
-    cl_mem best_k, best_i;   /* nb rows of K */
+    cl_uint use_prev;      /* best_k/best_i already hold earlier chunks' K best */
+    cl_mem best_k, best_i; /* nb rows of K */
 } lbk_brute_chunk;
 
 struct lbk_brute_selector {

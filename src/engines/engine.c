@@ -53,7 +53,7 @@ lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t
         return LBK_ENGINE_BRUTE;
     }
     return lbk_tree_query_is_preferred(dim, reference_rows, params->k, why) ? LBK_ENGINE_KDTREE
-                                                                      : LBK_ENGINE_BRUTE;
+                                                                            : LBK_ENGINE_BRUTE;
 }
 
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
@@ -149,20 +149,23 @@ static void describe_brute(const lbk_brute_timing *t, char *buf, size_t size)
              "brute: {cascade_queries: %" PRIu64 ", rows_checked_per_query: %.1f, "
              "cascade_to_prefilter: %" PRIu64 ", prefilter_queries: %" PRIu64
              ", prefilter_to_exact: %" PRIu64 "}",
-             t->cascade_queries, settled ? (double)t->cascade_checked_rows / (double)settled : 0.0,
+             t->cascade_queries,
+             settled ? (double)t->cascade_checked_rows / (double)settled : 0.0,
              t->cascade_fallback_queries, t->prefiltered_queries, t->fallback_queries);
 }
 
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)
 {
     buf[0] = '\0';
-    if (state->brute && (state->brute_paths.cascade_queries || state->brute_paths.prefiltered_queries))
+    if (state->brute &&
+        (state->brute_paths.cascade_queries || state->brute_paths.prefiltered_queries))
         describe_brute(&state->brute_paths, buf, size);
     if (!state->tree)
         return;
     lbk_kdtree_stats stats;
     lbk_kdtree_get_stats(state->tree, &stats);
-    snprintf(buf, size, "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64 "}",
+    snprintf(buf, size,
+             "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64 "}",
              stats.levels, lbk_tree_sort_name(stats.sort_used), stats.build_s,
              stats.peak_device_bytes);
 }

@@ -19,12 +19,12 @@ typedef struct lbk_engine_state lbk_engine_state;
 
 /* What an engine needs to know, whoever asks. */
 typedef struct {
-    lbk_engine engine;       /* AUTO, KDTREE or BRUTE (the request, before lbk_engine_resolve) */
+    lbk_engine engine; /* AUTO, KDTREE or BRUTE (the request, before lbk_engine_resolve) */
     int k;
     lbk_metric metric;
-    uint64_t memory_budget;  /* bytes of device memory; 0 = from the device (half of it) */
-    int groups;              /* brute force: bubble groups per query; 0 = default */
-    lbk_tree_split split;    /* k-d tree: split rule, sort and post-build check */
+    uint64_t memory_budget; /* bytes of device memory; 0 = from the device (half of it) */
+    int groups;             /* brute force: bubble groups per query; 0 = default */
+    lbk_tree_split split;   /* k-d tree: split rule, sort and post-build check */
     lbk_tree_sort sort;
     bool verify;
     const lbk_tuning *tuning; /* the device's kernel parameters (tuning.h); NULL = derived

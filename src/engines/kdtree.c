@@ -18,9 +18,9 @@ struct lbk_kdtree {
     uint64_t n;
     int dim;
     lbk_tree_split split;
-    cl_mem points;   /* tree order */
-    cl_mem ids;      /* original shard row per node */
-    cl_mem dims;     /* split dimension per node; NULL for round robin */
+    cl_mem points;            /* tree order */
+    cl_mem ids;               /* original shard row per node */
+    cl_mem dims;              /* split dimension per node; NULL for round robin */
     lbk_tree_buckets buckets; /* the query's copy of the bottom levels */
     uint64_t bytes;
     lbk_kdtree_stats stats;
@@ -33,14 +33,26 @@ typedef struct {
 } tracked;
 
 enum {
-    K_INIT, K_KEYS, K_HIST, K_SCAN, K_SCATTER, K_APPLY, K_COPY, K_STEP, K_BLOCK,
-    K_UPDATE, K_CHILD, K_SEG_SORT, K_SEG_PIVOTS, K_COUNT
+    K_INIT,
+    K_KEYS,
+    K_HIST,
+    K_SCAN,
+    K_SCATTER,
+    K_APPLY,
+    K_COPY,
+    K_STEP,
+    K_BLOCK,
+    K_UPDATE,
+    K_CHILD,
+    K_SEG_SORT,
+    K_SEG_PIVOTS,
+    K_COUNT
 };
 
 static const char *const kernel_names[K_COUNT] = {
-    "kd_init", "kd_make_keys", "kd_radix_hist", "kd_radix_scan", "kd_radix_scatter",
-    "kd_radix_apply", "kd_copy_range", "kd_bitonic_step",
-    "kd_bitonic_block", "kd_update", "kd_child_dims", "kd_seg_sort", "kd_seg_pivots"};
+    "kd_init",        "kd_make_keys",  "kd_radix_hist",   "kd_radix_scan",    "kd_radix_scatter",
+    "kd_radix_apply", "kd_copy_range", "kd_bitonic_step", "kd_bitonic_block", "kd_update",
+    "kd_child_dims",  "kd_seg_sort",   "kd_seg_pivots"};
 
 typedef struct {
     lbk_device *dev;
@@ -53,11 +65,11 @@ typedef struct {
     lbk_tree_sort sort;
     uint64_t current_bytes, peak_bytes, moved;
     size_t elementwise_local;
-    size_t block_local;      /* bitonic work-group size; blocks of twice this */
+    size_t block_local; /* bitonic work-group size; blocks of twice this */
     uint64_t radix_blocks_max;
-    uint64_t segment_max;    /* radix: levels whose runs are at most this use kd_seg_sort */
+    uint64_t segment_max; /* radix: levels whose runs are at most this use kd_seg_sort */
     int compute_units;
-    bool profile;            /* params.profile: time every kernel and level */
+    bool profile; /* params.profile: time every kernel and level */
     double kernel_s[K_COUNT];
     tracked points, rows, tags, dims, points2, rows2, dims2, keys, keys2, perm, perm2, hist;
     tracked world_lo, world_hi, child_dims;
@@ -188,9 +200,8 @@ static lbk_status swap_and_settle(builder *b, uint64_t lo, uint64_t settled)
  * sequential blocks each; the sorted pair ends in keys and perm. */
 static lbk_status radix_passes(builder *b, uint64_t count, int passes, int tag_only)
 {
-    const uint64_t blocks64 = (count + 4095) / 4096 < b->radix_blocks_max
-                                  ? (count + 4095) / 4096
-                                  : b->radix_blocks_max;
+    const uint64_t blocks64 =
+        (count + 4095) / 4096 < b->radix_blocks_max ? (count + 4095) / 4096 : b->radix_blocks_max;
     const cl_uint blocks = (cl_uint)blocks64;
     const cl_ulong block_len = (count + blocks - 1) / blocks;
     const cl_uint entries = 256u * blocks;
@@ -255,8 +266,8 @@ static int log2_ceil(uint64_t v)
 
 /* kd_bitonic_block over [lo, lo + n): stages first..last, the first from
  * step jfirst. */
-static lbk_status bitonic_block(builder *b, cl_ulong lo, cl_ulong n, cl_int rr_dim, uint64_t pairs,
-                                cl_uint first, cl_uint last, cl_uint jfirst)
+static lbk_status bitonic_block(builder *b, cl_ulong lo, cl_ulong n, cl_int rr_dim,
+                                uint64_t pairs, cl_uint first, cl_uint last, cl_uint jfirst)
 {
     LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_BLOCK], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
                             LBK_ARG(b->rows.mem), LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem),
@@ -343,8 +354,8 @@ static lbk_status sort_range(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t 
         return sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
     const double t0 = lbk_timer_now();
     const lbk_status st = sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
-    fprintf(stderr, "kdtree profile: sort of level %2d: %.4f s\n", tag_only ? b->levels - 1 : level,
-            lbk_timer_now() - t0);
+    fprintf(stderr, "kdtree profile: sort of level %2d: %.4f s\n",
+            tag_only ? b->levels - 1 : level, lbk_timer_now() - t0);
     return st;
 }
 
@@ -402,9 +413,9 @@ static lbk_status world_box(const lbk_dataset *ref, float **lo_out, float **hi_o
 
 static void builder_release(builder *b)
 {
-    tracked *all[] = {&b->points, &b->rows, &b->tags, &b->dims, &b->rows2, &b->dims2,
-                      &b->keys, &b->keys2, &b->perm, &b->perm2, &b->hist, &b->world_lo,
-                      &b->world_hi, &b->child_dims, &b->points2};
+    tracked *all[] = {&b->points, &b->rows,     &b->tags,     &b->dims,       &b->rows2,
+                      &b->dims2,  &b->keys,     &b->keys2,    &b->perm,       &b->perm2,
+                      &b->hist,   &b->world_lo, &b->world_hi, &b->child_dims, &b->points2};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         buf_free(b, all[i]);
     for (int k = 0; k < K_COUNT; k++)
@@ -412,15 +423,14 @@ static void builder_release(builder *b)
             clReleaseKernel(b->kernels[k]);
 }
 
-static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *params,
-                              uint64_t n, int dim, lbk_tree_sort *out)
+static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *params, uint64_t n,
+                              int dim, lbk_tree_sort *out)
 {
-    const uint64_t budget = params->memory_budget ? params->memory_budget
-                                                  : lbk_device_global_mem(dev);
+    const uint64_t budget =
+        params->memory_budget ? params->memory_budget : lbk_device_global_mem(dev);
     const uint64_t max_alloc = lbk_device_max_alloc(dev);
-    const uint64_t largest = n * (uint64_t)dim * sizeof(float) > n * 8
-                                 ? n * (uint64_t)dim * sizeof(float)
-                                 : n * 8;
+    const uint64_t largest =
+        n * (uint64_t)dim * sizeof(float) > n * 8 ? n * (uint64_t)dim * sizeof(float) : n * 8;
     const uint64_t radix = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_RADIX);
     const uint64_t bitonic = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_BITONIC);
     const uint64_t select = lbk_kdtree_select_bytes(n, dim);
@@ -437,7 +447,7 @@ static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *pa
         sort = LBK_SORT_SELECT;
     if (sort == LBK_SORT_AUTO)
         sort = radix_fits ? LBK_SORT_RADIX : LBK_SORT_BITONIC;
-    const bool fits = sort == LBK_SORT_RADIX     ? radix_fits
+    const bool fits = sort == LBK_SORT_RADIX    ? radix_fits
                       : sort == LBK_SORT_SELECT ? select_fits
                                                 : bitonic_fits;
     if (!fits) {
@@ -466,7 +476,8 @@ static lbk_status check_shape(const lbk_kdtree_params *params, uint64_t n, int d
                 lbk_tree_split_name(params->split));
     LBK_FAIL_IF(n >= UINT32_MAX, LBK_ERR_INPUT,
                 "k-d tree: a shard of %llu points is too large (row ids are 32-bit; use "
-                "more ranks)", (unsigned long long)n);
+                "more ranks)",
+                (unsigned long long)n);
     return LBK_OK;
 }
 
@@ -486,8 +497,8 @@ static uint64_t segment_max_for(const lbk_device *dev, const lbk_kdtree_params *
 }
 
 /* The builder's sizes and launch limits for this device and shard. */
-static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *params,
-                         uint64_t n, int dim)
+static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *params, uint64_t n,
+                         int dim)
 {
     b->dev = dev;
     b->queue = lbk_device_queue(dev);
@@ -658,8 +669,8 @@ static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference,
                                const lbk_kdtree_params *params, lbk_kdtree *tree)
 {
     lbk_kdtree_select_tree out;
-    LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params),
-                                    params->profile, &out));
+    LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params), params->profile,
+                                    &out));
     tree->points = out.points;
     tree->ids = out.ids;
     tree->bytes = (uint64_t)reference->rows * ((uint64_t)reference->dim * 4 + 4);
@@ -753,16 +764,16 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
         goto cleanup;
     }
     cl_command_queue q = lbk_device_queue(tree->dev);
-    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0, pts_bytes, p,
-                                                      0, NULL, NULL),
-                                  "downloading k-d tree points"));
-    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0, (size_t)n * 4, r,
-                                                      0, NULL, NULL),
-                                  "downloading k-d tree ids"));
+    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0,
+                                                             pts_bytes, p, 0, NULL, NULL),
+                                         "downloading k-d tree points"));
+    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0,
+                                                             (size_t)n * 4, r, 0, NULL, NULL),
+                                         "downloading k-d tree ids"));
     if (d)
-        LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0, (size_t)n,
-                                                          d, 0, NULL, NULL),
-                                      "downloading k-d tree split dims"));
+        LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->dims, CL_TRUE, 0,
+                                                                 (size_t)n, d, 0, NULL, NULL),
+                                             "downloading k-d tree split dims"));
     *points = p;
     *ids = r;
     *split_dims = d;

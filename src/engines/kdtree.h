@@ -5,9 +5,9 @@
 #ifndef LBK_KDTREE_H
 #define LBK_KDTREE_H
 
-#include "enums.h"
 #include "dataset.h"
 #include "device.h"
+#include "enums.h"
 #include "status.h"
 #include "tuning.h"
 
@@ -18,10 +18,10 @@ typedef struct lbk_kdtree lbk_kdtree;
 
 typedef struct {
     lbk_tree_split split;
-    lbk_tree_sort sort;        /* AUTO = radix unless the memory budget forbids it */
-    bool verify;               /* run lbk_kdtree_check after the build */
-    uint64_t memory_budget;    /* bytes; 0 = from the device */
-    bool profile;              /* time every kernel and level's sort, print to stderr
+    lbk_tree_sort sort;     /* AUTO = radix unless the memory budget forbids it */
+    bool verify;            /* run lbk_kdtree_check after the build */
+    uint64_t memory_budget; /* bytes; 0 = from the device */
+    bool profile;           /* time every kernel and level's sort, print to stderr
                                   (serialises the build; benchmarks) */
     /* Radix sort: levels whose runs (one subtree's points) hold at most
      * segment_max points are sorted one run per work-item, longer ones by the
@@ -29,7 +29,7 @@ typedef struct {
      * segment_max_set, 2^segment_log2 of the tuning. */
     bool segment_max_set;
     uint64_t segment_max;
-    const lbk_tuning *tuning;  /* NULL = derived from the device */
+    const lbk_tuning *tuning; /* NULL = derived from the device */
 } lbk_kdtree_params;
 
 typedef struct {

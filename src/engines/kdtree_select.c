@@ -20,7 +20,7 @@ typedef struct {
     lbk_device *dev;
     cl_command_queue queue;
     cl_kernel init, level, subtree;
-    cl_mem work[2], rows[2];     /* the work array's two copies (kd_sel_node) */
+    cl_mem work[2], rows[2]; /* the work array's two copies (kd_sel_node) */
     uint64_t n;
     cl_int dim;
     cl_uint levels;
@@ -51,13 +51,13 @@ static lbk_status run_levels(select_build *b, uint64_t segment_max, lbk_kdtree_s
     for (cl_uint l = 0; l < b->levels; l++) {
         const uint64_t first = ((uint64_t)1 << l) - 1;
         const uint64_t nodes = b->n - first < first + 1 ? b->n - first : first + 1;
-        const bool whole = lbk_kd_subtree_size(first, b->n, b->levels) <= segment_max ||
-                           l + 1 == b->levels;
+        const bool whole =
+            lbk_kd_subtree_size(first, b->n, b->levels) <= segment_max || l + 1 == b->levels;
         cl_kernel k = whole ? b->subtree : b->level;
-        LBK_TRY(LBK_KERNEL_ARGS(k, LBK_ARG(b->work[0]), LBK_ARG(b->rows[0]),
-                                LBK_ARG(b->work[1]), LBK_ARG(b->rows[1]), LBK_ARG(b->dim),
-                                LBK_ARG(b->n), LBK_ARG(b->levels), LBK_ARG(l),
-                                LBK_ARG(out->points), LBK_ARG(out->ids)));
+        LBK_TRY(LBK_KERNEL_ARGS(k, LBK_ARG(b->work[0]), LBK_ARG(b->rows[0]), LBK_ARG(b->work[1]),
+                                LBK_ARG(b->rows[1]), LBK_ARG(b->dim), LBK_ARG(b->n),
+                                LBK_ARG(b->levels), LBK_ARG(l), LBK_ARG(out->points),
+                                LBK_ARG(out->ids)));
         char what[48];
         snprintf(what, sizeof what, "%s %u", whole ? "kd_sel_subtree from" : "kd_sel_level", l);
         LBK_TRY(launch(b, k, nodes, what));
@@ -80,7 +80,8 @@ static lbk_status make_kernels(select_build *b)
     return lbk_device_kernel(program, "kd_sel_subtree", &b->subtree);
 }
 
-static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref, lbk_kdtree_select_tree *out)
+static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref,
+                                 lbk_kdtree_select_tree *out)
 {
     const size_t pts = (size_t)b->n * (size_t)b->dim * sizeof(float);
     const size_t rows = (size_t)b->n * sizeof(uint32_t);
@@ -91,29 +92,34 @@ static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref, lbk_kd
     for (int i = 0; i < 2; i++)
         LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, rows, NULL, "k-d tree work rows",
                                   &b->rows[i]));
-    LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, pts, NULL, "k-d tree points",
-                              &out->points));
-    LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, rows, NULL, "k-d tree row ids",
-                              &out->ids));
+    LBK_TRY(
+        lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, pts, NULL, "k-d tree points", &out->points));
+    LBK_TRY(
+        lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, rows, NULL, "k-d tree row ids", &out->ids));
     LBK_TRY(LBK_KERNEL_ARGS(b->init, LBK_ARG(b->rows[0]), LBK_ARG(b->n)));
     size_t g = (size_t)lbk_device_round_up((size_t)b->n, 256), local = 256;
-    return lbk_device_cl_check(clEnqueueNDRangeKernel(b->queue, b->init, 1, NULL, &g, &local, 0, NULL,
-                                               NULL),
-                        "launching kd_sel_init");
+    return lbk_device_cl_check(
+        clEnqueueNDRangeKernel(b->queue, b->init, 1, NULL, &g, &local, 0, NULL, NULL),
+        "launching kd_sel_init");
 }
 
 lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
-                                   uint64_t segment_max, bool profile, lbk_kdtree_select_tree *out)
+                                   uint64_t segment_max, bool profile,
+                                   lbk_kdtree_select_tree *out)
 {
     lbk_status st = LBK_OK;
-    select_build b = {.dev = dev, .queue = lbk_device_queue(dev), .n = reference->rows,
-                      .dim = reference->dim, .levels = lbk_kd_levels(reference->rows),
+    select_build b = {.dev = dev,
+                      .queue = lbk_device_queue(dev),
+                      .n = reference->rows,
+                      .dim = reference->dim,
+                      .levels = lbk_kd_levels(reference->rows),
                       .profile = profile};
     *out = (lbk_kdtree_select_tree){0};
     const double t_prog = lbk_timer_now();
     LBK_TRY_GOTO(st, make_kernels(&b));
     if (b.profile)
-        fprintf(stderr, "kdtree profile: %-24s %.4f s\n", "program and kernels", lbk_timer_now() - t_prog);
+        fprintf(stderr, "kdtree profile: %-24s %.4f s\n", "program and kernels",
+                lbk_timer_now() - t_prog);
     LBK_TRY_GOTO(st, alloc_and_init(&b, reference, out));
     LBK_TRY_GOTO(st, run_levels(&b, segment_max, out));
     out->peak_bytes = lbk_kdtree_select_bytes(b.n, b.dim);

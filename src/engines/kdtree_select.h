@@ -17,8 +17,8 @@
 #include <stdint.h>
 
 typedef struct {
-    cl_mem points, ids;          /* the tree: points in tree order, original rows */
-    uint64_t peak_bytes, moved;  /* device bytes at the peak; bytes the kernels moved
+    cl_mem points, ids;         /* the tree: points in tree order, original rows */
+    uint64_t peak_bytes, moved; /* device bytes at the peak; bytes the kernels moved
                                     (model: key passes and the move to the other copy) */
 } lbk_kdtree_select_tree;
 
@@ -26,6 +26,7 @@ typedef struct {
 uint64_t lbk_kdtree_select_bytes(uint64_t n, int dim);
 
 lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
-                                   uint64_t segment_max, bool profile, lbk_kdtree_select_tree *out);
+                                   uint64_t segment_max, bool profile,
+                                   lbk_kdtree_select_tree *out);
 
 #endif

@@ -28,8 +28,9 @@ lbk_status lbk_tree_buckets_make(lbk_device *dev, cl_mem points, cl_mem ids, uin
     cl_program program;
     LBK_TRY_GOTO(st, lbk_device_program_kept(dev, "tree_query.cl", "", &program));
     LBK_TRY_GOTO(st, lbk_device_kernel(program, "tq_bucket_layout", &layout));
-    LBK_TRY_GOTO(st, lbk_device_buffer(dev, CL_MEM_READ_WRITE, lanes * (size_t)dim * sizeof(float),
-                                       NULL, "tree query buckets", &out->points));
+    LBK_TRY_GOTO(st,
+                 lbk_device_buffer(dev, CL_MEM_READ_WRITE, lanes * (size_t)dim * sizeof(float),
+                                   NULL, "tree query buckets", &out->points));
     LBK_TRY_GOTO(st, lbk_device_buffer(dev, CL_MEM_READ_WRITE, lanes * 4u, NULL,
                                        "tree query bucket ids", &out->ids));
     LBK_TRY_GOTO(st, LBK_KERNEL_ARGS(layout, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(cn),
@@ -37,9 +38,10 @@ lbk_status lbk_tree_buckets_make(lbk_device *dev, cl_mem points, cl_mem ids, uin
                                      LBK_ARG(out->points), LBK_ARG(out->ids)));
     /* One work-item per lane of two tiles per bucket. */
     size_t global = (size_t)(((uint64_t)1 << out->level) * 2u * LBK_TREE_TILE_LANES);
-    LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueNDRangeKernel(lbk_device_queue(dev), layout, 1, NULL,
-                                                         &global, NULL, 0, NULL, NULL),
-                                  "laying out the tree query's buckets"));
+    LBK_TRY_GOTO(st,
+                 lbk_device_cl_check(clEnqueueNDRangeKernel(lbk_device_queue(dev), layout, 1,
+                                                            NULL, &global, NULL, 0, NULL, NULL),
+                                     "laying out the tree query's buckets"));
 cleanup:
     if (layout)
         clReleaseKernel(layout);

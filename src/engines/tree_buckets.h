@@ -11,9 +11,9 @@
 #include <stdint.h>
 
 typedef struct {
-    cl_mem points;    /* [tile][dim][lane] */
-    cl_mem ids;       /* [tile][lane], LBK_NO_INDEX where no node */
-    cl_uint level;    /* the bucket roots' level */
+    cl_mem points; /* [tile][dim][lane] */
+    cl_mem ids;    /* [tile][lane], LBK_NO_INDEX where no node */
+    cl_uint level; /* the bucket roots' level */
     cl_ulong two_tile_buckets;
 } lbk_tree_buckets;
 

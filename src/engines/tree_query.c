@@ -184,9 +184,9 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     morton_codes(batch_q, count, dim, qs->codes);
     const uint32_t *order =
         radix_order(qs->codes, qs->codes + qs->batch, qs->order, qs->order + qs->batch, count);
-    cl_int err = clEnqueueWriteBuffer(queue, qs->qbuf, CL_FALSE, 0,
-                                      (size_t)(count * (uint64_t)dim * 4), batch_q, 0, NULL,
-                                      NULL);
+    cl_int err =
+        clEnqueueWriteBuffer(queue, qs->qbuf, CL_FALSE, 0, (size_t)(count * (uint64_t)dim * 4),
+                             batch_q, 0, NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "uploading tree queries"));
     err = clEnqueueWriteBuffer(queue, qs->obuf, CL_FALSE, 0, (size_t)(count * 4), order, 0, NULL,
                                NULL);

@@ -5,16 +5,18 @@
 
 /* LLVM CPU names whose targets have 512-bit vectors (AVX-512F). */
 static const char *const avx512_cpus[] = {
-    "avx512", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake",
-    "sapphirerapids", "graniterapids", "emeraldrapids", "diamondrapids", "znver4", "znver5",
-    "knl", "knm", "x86-64-v4", NULL};
+    "avx512",        "cascadelake", "cooperlake",     "cannonlake",    "icelake",
+    "tigerlake",     "rocketlake",  "sapphirerapids", "graniterapids", "emeraldrapids",
+    "diamondrapids", "znver4",      "znver5",         "knl",           "knm",
+    "x86-64-v4",     NULL};
 /* ... and 256-bit ones (AVX2 or AVX): the CPU of the issue's 2x was PoCL's
  * "haswell" variant on an AMD EPYC. */
 static const char *const avx256_cpus[] = {
-    "haswell", "broadwell", "skylake", "kabylake", "coffeelake", "cometlake", "alderlake",
-    "raptorlake", "meteorlake", "arrowlake", "lunarlake", "gracemont", "sierraforest",
-    "grandridge", "clearwaterforest", "znver1", "znver2", "znver3", "bdver", "btver2",
-    "sandybridge", "ivybridge", "x86-64-v3", "avx2", "core-avx", NULL};
+    "haswell",      "broadwell",  "skylake",          "kabylake",  "coffeelake", "cometlake",
+    "alderlake",    "raptorlake", "meteorlake",       "arrowlake", "lunarlake",  "gracemont",
+    "sierraforest", "grandridge", "clearwaterforest", "znver1",    "znver2",     "znver3",
+    "bdver",        "btver2",     "sandybridge",      "ivybridge", "x86-64-v3",  "avx2",
+    "core-avx",     NULL};
 
 static bool mentions(const char *text, const char *const *names)
 {
@@ -49,8 +51,8 @@ void lbk_tuning_derive(const lbk_device *dev, lbk_tuning *out)
     const int native = lbk_device_native_float_width(dev);
     int bits = native > 0 ? 32 * native : 128;
     if (!lbk_device_is_gpu(dev)) {
-        const int named = lbk_tuning_cpu_vector_bits(lbk_device_name(dev),
-                                                     lbk_device_version(dev));
+        const int named =
+            lbk_tuning_cpu_vector_bits(lbk_device_name(dev), lbk_device_version(dev));
         if (named > 0 && named < bits)
             bits = named;
         else if (named > 0 && native <= 0)

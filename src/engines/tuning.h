@@ -17,19 +17,19 @@
 
 /* Where a parameter set came from, as the summary and report say. */
 typedef enum {
-    LBK_TUNING_DERIVED = 0,  /* from the device's reports (lbk_tuning_derive) */
-    LBK_TUNING_CACHE,        /* measured by `lbknn tune`, read from its cache file */
-    LBK_TUNING_JOB           /* the job set at least one of them */
+    LBK_TUNING_DERIVED = 0, /* from the device's reports (lbk_tuning_derive) */
+    LBK_TUNING_CACHE,       /* measured by `lbknn tune`, read from its cache file */
+    LBK_TUNING_JOB          /* the job set at least one of them */
 } lbk_tuning_source;
 
 typedef struct {
     /* Brute force, blocked (CPU) distance kernel: LBK_VW, LBK_VQB, LBK_VRB,
      * LBK_QT and LBK_KC of kernels/brute.cl. */
-    int lanes;             /* floats per vector: 4, 8 or 16 */
-    int block_queries;     /* register block: queries ... */
-    int block_vectors;     /* ... x reference vectors (of `lanes` rows) */
-    int tile_blocks;       /* register blocks of queries per work-item */
-    int slice;             /* dimensions per slice (the L1-resident reference tile) */
+    int lanes;         /* floats per vector: 4, 8 or 16 */
+    int block_queries; /* register block: queries ... */
+    int block_vectors; /* ... x reference vectors (of `lanes` rows) */
+    int tile_blocks;   /* register blocks of queries per work-item */
+    int slice;         /* dimensions per slice (the L1-resident reference tile) */
     /* k-d tree build: runs of at most 2^segment_log2 points are sorted one
      * per work-item (kd_seg_sort), longer ones by the global radix sort. */
     int segment_log2;

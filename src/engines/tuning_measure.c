@@ -56,14 +56,16 @@ static void fill_uniform(float *x, size_t count, uint64_t seed)
 static lbk_status time_brute(bench *b, const lbk_tuning *t, double *seconds)
 {
     const lbk_dataset data = {.rows = TUNE_REFS, .dim = TUNE_DIM, .points = b->refs};
-    const lbk_brute_params params = {.k = TUNE_K, .metric = LBK_METRIC_L2,
+    const lbk_brute_params params = {.k = TUNE_K,
+                                     .metric = LBK_METRIC_L2,
                                      .prefilter = LBK_PREFILTER_ON,
-                                     .distance = LBK_DISTANCE_BLOCKED, .tuning = t};
+                                     .distance = LBK_DISTANCE_BLOCKED,
+                                     .tuning = t};
     lbk_brute *engine = NULL;
     LBK_TRY(lbk_brute_create(b->dev, &data, &params, &engine));
     lbk_status st = LBK_OK;
-    lbk_knn_result res = {.queries = TUNE_QUERIES, .k = TUNE_K, .keys = b->keys,
-                          .index = b->index};
+    lbk_knn_result res = {
+        .queries = TUNE_QUERIES, .k = TUNE_K, .keys = b->keys, .index = b->index};
     *seconds = INFINITY;
     for (int rep = 0; rep <= TUNE_REPS && st == LBK_OK; rep++) {
         st = lbk_brute_query(engine, b->queries, TUNE_QUERIES, &res);
@@ -80,8 +82,8 @@ static lbk_status time_tree(bench *b, const lbk_tuning *t, double *seconds)
 {
     const lbk_dataset data = {.rows = TUNE_TREE_POINTS, .dim = 3, .points = b->tree_points};
     /* The builder a run would use on this device (auto). */
-    const lbk_kdtree_params params = {.split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_AUTO,
-                                      .tuning = t};
+    const lbk_kdtree_params params = {
+        .split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_AUTO, .tuning = t};
     *seconds = INFINITY;
     for (int rep = 0; rep <= TUNE_TREE_REPS; rep++) {
         lbk_kdtree *tree = NULL;
@@ -122,7 +124,7 @@ static int block_shapes(int regs, int shapes[][2], int max)
 {
     static const int r32[][2] = {{8, 2}, {6, 2}, {12, 2}, {4, 4}, {6, 4}, {16, 1}, {4, 2}};
     static const int r16[][2] = {{6, 2}, {4, 2}, {4, 3}, {3, 4}, {12, 1}, {8, 1}, {2, 4}};
-    const int (*list)[2] = regs >= 32 ? r32 : r16;
+    const int(*list)[2] = regs >= 32 ? r32 : r16;
     int n = 0;
     for (int i = 0; i < 7 && n < max; i++, n++) {
         shapes[n][0] = list[i][0];

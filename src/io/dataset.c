@@ -59,7 +59,8 @@ bool lbk_dataset_format_generated(lbk_format format)
     return false;
 }
 
-void lbk_dataset_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size)
+void lbk_dataset_format_generated_names(const char *sep, const char *last_sep, char *buf,
+                                        unsigned size)
 {
     lbk_enum_item items[FORMAT_COUNT + 1];
     size_t n = 0;
@@ -197,7 +198,9 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
         LBK_TRY(lbk_csv_read(spec, d->dim, lo, hi, d->points,
                              spec->label_column >= 0 ? d->labels : NULL));
         break;
-    case LBK_FORMAT_NPY: LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, d->points, NULL)); break;
+    case LBK_FORMAT_NPY:
+        LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, d->points, NULL));
+        break;
     case LBK_FORMAT_FBIN:
     case LBK_FORMAT_U8BIN:
     case LBK_FORMAT_I8BIN:
@@ -212,7 +215,7 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
 }
 
 lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
-                           lbk_dataset *out)
+                            lbk_dataset *out)
 {
     lbk_status st = LBK_OK;
     lbk_dataset_info info;
@@ -226,8 +229,8 @@ lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_
     d.rows = hi - lo;
     d.dim = info.dim;
     d.first_row = lo;
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim,
-                                   sizeof *d.points));
+    LBK_TRY_GOTO(st,
+                 lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim, sizeof *d.points));
     if (info.has_labels)
         LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels));
     /* An empty shard reads no rows: the probe has checked the headers. */
@@ -263,7 +266,7 @@ lbk_status lbk_dataset_write_points(const char *path, lbk_format format, const l
 }
 
 lbk_status lbk_dataset_write_labels(const char *path, lbk_format format, const int32_t *labels,
-                            uint64_t rows)
+                                    uint64_t rows)
 {
     LBK_TRY(resolve_labels(path, format, &format));
     return lbk_labels_write(path, format, labels, rows);
@@ -274,7 +277,8 @@ lbk_status lbk_dataset_write_fvecs(const char *path, const float *values, uint64
     return lbk_texmex_write(path, LBK_FORMAT_FVECS, values, NULL, rows, dim);
 }
 
-lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim)
+lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint64_t rows,
+                                   int dim)
 {
     return lbk_texmex_write(path, LBK_FORMAT_IVECS, NULL, values, rows, dim);
 }
@@ -287,8 +291,8 @@ lbk_dataset_array_layout lbk_dataset_array_layout_of(const char *path)
     return format == LBK_FORMAT_NPY ? LBK_ARRAY_NPY : LBK_ARRAY_VECS;
 }
 
-size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, uint64_t rows, int cols,
-                        unsigned char *buf)
+size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, uint64_t rows,
+                                int cols, unsigned char *buf)
 {
     if (layout == LBK_ARRAY_BIN) {
         lbk_bigann_header(rows, (uint64_t)cols, buf);

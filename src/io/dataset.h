@@ -11,15 +11,15 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t rows;       /* rows held here */
+    uint64_t rows; /* rows held here */
     int dim;
-    uint64_t first_row;  /* global row index of row 0 (shards) */
-    float *points;       /* rows * dim, row-major */
-    int32_t *labels;     /* rows, or NULL when the source has no labels */
-    uint64_t *ids;       /* global row index of each row (ascending), or NULL when the
+    uint64_t first_row; /* global row index of row 0 (shards) */
+    float *points;      /* rows * dim, row-major */
+    int32_t *labels;    /* rows, or NULL when the source has no labels */
+    uint64_t *ids;      /* global row index of each row (ascending), or NULL when the
                           * rows are first_row, first_row + 1, ... (a spatial partition's
                           * points come from everywhere) */
-    uint32_t *ids32;     /* the same in half the memory, used instead of ids when every
+    uint32_t *ids32;    /* the same in half the memory, used instead of ids when every
                           * global index fits 32 bits */
 } lbk_dataset;
 
@@ -54,7 +54,8 @@ const char *lbk_dataset_format_extension(lbk_format format);
 /* Whether `lbknn generate --format` writes the format; the names of those
  * that it writes, joined as lbk_enum_join does ("fvecs|bvecs|..."). */
 bool lbk_dataset_format_generated(lbk_format format);
-void lbk_dataset_format_generated_names(const char *sep, const char *last_sep, char *buf, unsigned size);
+void lbk_dataset_format_generated_names(const char *sep, const char *last_sep, char *buf,
+                                        unsigned size);
 
 lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info);
 
@@ -68,7 +69,7 @@ lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *i
  * non-negative int32. lo == hi is an empty shard: headers are still
  * checked. A labels file together with a CSV label_column is an error. */
 lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
-                           lbk_dataset *out);
+                            lbk_dataset *out);
 
 /* The synthetic data set: rows [lo, hi) of the reference set (is_query =
  * false) or of the query set. Every row is a pure function of (seed, row), so
@@ -87,9 +88,10 @@ lbk_status lbk_synthetic_rows(const lbk_job_synthetic_spec *spec, bool is_query,
 lbk_status lbk_dataset_write_points(const char *path, lbk_format format, const lbk_dataset *data);
 /* CSV writes points and, with labels, the label as the last column. */
 lbk_status lbk_dataset_write_labels(const char *path, lbk_format format, const int32_t *labels,
-                            uint64_t rows);
+                                    uint64_t rows);
 lbk_status lbk_dataset_write_fvecs(const char *path, const float *values, uint64_t rows, int dim);
-lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint64_t rows, int dim);
+lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint64_t rows,
+                                   int dim);
 
 /* Result arrays (K values per query) written slice by slice at computed
  * offsets, laid out by the file name: ".ibin"/".fbin" big-ann-benchmarks
@@ -102,8 +104,8 @@ lbk_dataset_array_layout lbk_dataset_array_layout_of(const char *path);
 /* The file header of a rows x cols array (int32 or float32) into buf (at
  * least LBK_DATASET_NPY_HEADER_MAX bytes); returns its length (0 for VECS). BIN
  * needs rows <= UINT32_MAX. */
-size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, uint64_t rows, int cols,
-                        unsigned char *buf);
+size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, uint64_t rows,
+                                int cols, unsigned char *buf);
 /* The same header for a .npy file (a vector: shape (rows,)). */
 size_t lbk_npy_header(const char *descr, uint64_t rows, uint64_t cols, bool vector,
                       unsigned char *buf);

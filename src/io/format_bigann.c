@@ -87,8 +87,7 @@ typedef struct {
     int32_t *labels;
 } sink;
 
-static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_t row,
-                              uint64_t n)
+static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_t row, uint64_t n)
 {
     const sink *o = ctx;
     const int dim = o->dim;

@@ -67,8 +67,8 @@ static lbk_status csv_next(csv_reader *r, bool *more)
     }
     LBK_FAIL_IF(r->count != r->expected, LBK_ERR_INPUT,
                 "%s:%llu: expected %d fields (as on line %llu), found %d", r->lines.path,
-                (unsigned long long)r->lines.line, r->expected, (unsigned long long)r->expected_at,
-                r->count);
+                (unsigned long long)r->lines.line, r->expected,
+                (unsigned long long)r->expected_at, r->count);
     *more = true;
     return LBK_OK;
 }
@@ -172,9 +172,9 @@ lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, ui
 
     LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
     if (more)
-        LBK_TRY_GOTO(st, lbk_fmt_check_dim(spec->path,
-                                           (uint64_t)(r.expected - (spec->label_column >= 0)),
-                                           dim));
+        LBK_TRY_GOTO(st,
+                     lbk_fmt_check_dim(spec->path,
+                                       (uint64_t)(r.expected - (spec->label_column >= 0)), dim));
     for (uint64_t row = 0; row < hi; row++) {
         if (!more) {
             lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",
@@ -206,7 +206,7 @@ lbk_status lbk_csv_write(const char *path, const lbk_dataset *data)
             fprintf(file, ",%d", (int)data->labels[i]);
         fputc('\n', file);
         if (ferror(file))
-            break;  /* reported by the close below */
+            break; /* reported by the close below */
     }
     return lbk_fmt_close_write(file, path);
 }

@@ -20,13 +20,20 @@
 
 #define MAX_NDIMS 16
 
-enum { IDX_U8 = 0x08, IDX_I8 = 0x09, IDX_I16 = 0x0B, IDX_I32 = 0x0C, IDX_F32 = 0x0D, IDX_F64 = 0x0E };
+enum {
+    IDX_U8 = 0x08,
+    IDX_I8 = 0x09,
+    IDX_I16 = 0x0B,
+    IDX_I32 = 0x0C,
+    IDX_F32 = 0x0D,
+    IDX_F64 = 0x0E
+};
 
 typedef struct {
     const char *path;
     FILE *file;
     gzFile gz;
-    unsigned char *mem;        /* a gzip file decompressed whole, else NULL */
+    unsigned char *mem; /* a gzip file decompressed whole, else NULL */
     size_t mem_len, mem_pos;
     uint64_t compressed_bytes; /* a gzip file's size on disk */
 } idx_stream;
@@ -169,10 +176,10 @@ static lbk_status read_header(idx_stream *s, idx_header *h)
     h->type = buf[2];
     h->ndims = buf[3];
     h->value_bytes = type_bytes(h->type);
-    LBK_FAIL_IF(buf[0] != 0 || buf[1] != 0 || h->value_bytes == 0 || h->ndims < 1 ||
-                    h->ndims > MAX_NDIMS,
-                LBK_ERR_INPUT, "%s: bad IDX magic number 0x%08x (expected 0x000008nn..0x00000Enn)",
-                path, (unsigned)lbk_fmt_get_be32(buf));
+    LBK_FAIL_IF(
+        buf[0] != 0 || buf[1] != 0 || h->value_bytes == 0 || h->ndims < 1 || h->ndims > MAX_NDIMS,
+        LBK_ERR_INPUT, "%s: bad IDX magic number 0x%08x (expected 0x000008nn..0x00000Enn)", path,
+        (unsigned)lbk_fmt_get_be32(buf));
     LBK_TRY(stream_read(s, buf, 4 * (size_t)h->ndims, &got));
     LBK_FAIL_IF(got < 4 * (size_t)h->ndims, LBK_ERR_INPUT,
                 "%s: truncated IDX header (%d sizes expected)", path, h->ndims);

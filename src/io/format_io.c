@@ -298,7 +298,7 @@ static void log_at(const char *path, uint64_t row, int col, const char *what, co
 }
 
 lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const char *field,
-                           float *out)
+                               float *out)
 {
     char *end = NULL;
     errno = 0;
@@ -317,7 +317,7 @@ lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const ch
 }
 
 lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const char *field,
-                           int32_t *out)
+                               int32_t *out)
 {
     char *end = NULL;
     errno = 0;

@@ -121,7 +121,7 @@ typedef struct {
     const char *path;
     char *buf;
     size_t cap;
-    uint64_t line;  /* physical number of the line last returned, 1-based */
+    uint64_t line; /* physical number of the line last returned, 1-based */
 } lbk_fmt_line_reader;
 
 lbk_status lbk_fmt_lines_open(lbk_fmt_line_reader *reader, const char *path);
@@ -137,17 +137,17 @@ char *lbk_fmt_trim(char *s);
 bool lbk_fmt_parse_number(const char *field);
 /* Logs "PATH:ROW[:COL]: what" (col <= 0: no column) on failure. */
 lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const char *field,
-                           float *out);
+                               float *out);
 lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const char *field,
-                           int32_t *out);
+                               int32_t *out);
 
 /* ---- formats ------------------------------------------------------------ */
 
 /* fvecs / ivecs / bvecs: little-endian records "int32 dim, dim values". */
 lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
 /* Exactly one of points / ints is non-NULL; ints only for ivecs. */
-lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo,
-                           uint64_t hi, float *points, int32_t *ints);
+lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo, uint64_t hi,
+                           float *points, int32_t *ints);
 /* Exactly one of points / ints is non-NULL. Float values must fit the
  * format (bvecs: integers 0..255, ivecs: int32 integers). */
 lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *points,
@@ -166,8 +166,7 @@ lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim
  * header read now (lbk_fmt_check_dim). The npy and bigann readers alike. */
 lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels);
-lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows,
-                                int dim);
+lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows, int dim);
 lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_t rows);
 
 /* NumPy .npy: points are 2-D float32/float64/uint8/int8, labels 1-D (or
@@ -182,8 +181,8 @@ lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *l
 /* big-ann-benchmarks: FBIN, U8BIN, I8BIN points, IBIN ids or labels (dim 1);
  * exactly one of points / labels (IBIN only) is non-NULL. */
 lbk_status lbk_bigann_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
-lbk_status lbk_bigann_read(const char *path, lbk_format format, int dim, uint64_t lo,
-                           uint64_t hi, float *points, int32_t *labels);
+lbk_status lbk_bigann_read(const char *path, lbk_format format, int dim, uint64_t lo, uint64_t hi,
+                           float *points, int32_t *labels);
 /* Exactly one of points / ints (IBIN only) is non-NULL; float values must fit
  * the format (U8BIN 0..255, I8BIN -128..127, IBIN int32: integers). */
 lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,

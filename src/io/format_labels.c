@@ -59,7 +59,7 @@ static lbk_status text_read(const char *path, lbk_format format, uint64_t lo, ui
         }
         if (row >= lo)
             LBK_TRY_GOTO(st, lbk_fmt_parse_label(path, lines.line, 0, lbk_fmt_trim(line),
-                                             &labels[row - lo]));
+                                                 &labels[row - lo]));
         if (row + 1 < hi)
             LBK_TRY_GOTO(st, lbk_fmt_lines_next(&lines, &line));
     }
@@ -75,8 +75,8 @@ lbk_status lbk_labels_probe(const char *path, lbk_format format, uint64_t *rows)
     switch (format) {
     case LBK_FORMAT_IVECS:
         LBK_TRY(lbk_texmex_probe(path, format, rows, &dim));
-        LBK_FAIL_IF(dim != 1, LBK_ERR_INPUT, "%s:1: a label file has dimension 1, this one has %d",
-                    path, dim);
+        LBK_FAIL_IF(dim != 1, LBK_ERR_INPUT,
+                    "%s:1: a label file has dimension 1, this one has %d", path, dim);
         return LBK_OK;
     case LBK_FORMAT_IDX: return lbk_idx_probe(path, true, rows, &dim);
     case LBK_FORMAT_TEXT:

@@ -21,9 +21,9 @@
 #define MAX_HEADER 16384
 
 typedef struct {
-    char kind;            /* 'f', 'i', 'u' */
-    size_t size;          /* bytes per value */
-    bool swap;            /* big-endian data */
+    char kind;   /* 'f', 'i', 'u' */
+    size_t size; /* bytes per value */
+    bool swap;   /* big-endian data */
     int ndims;
     uint64_t shape[2];
     uint64_t data_offset;
@@ -206,13 +206,14 @@ static lbk_status read_header(FILE *f, const char *path, npy_header *h)
     if (got < 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
         return not_npy(path, pre, got);
     const int major = pre[6];
-    LBK_FAIL_IF(major < 1 || major > 3, LBK_ERR_INPUT, "%s: unsupported .npy version %d.%d",
-                path, major, pre[7]);
+    LBK_FAIL_IF(major < 1 || major > 3, LBK_ERR_INPUT, "%s: unsupported .npy version %d.%d", path,
+                major, pre[7]);
     const size_t prefix = major == 1 ? 10 : 12;
     LBK_FAIL_IF(got < prefix, LBK_ERR_INPUT, "%s: truncated .npy header", path);
-    const uint32_t len = major == 1 ? (uint32_t)pre[8] | (uint32_t)pre[9] << 8 : lbk_fmt_get_le32(pre + 8);
-    LBK_FAIL_IF(len > MAX_HEADER, LBK_ERR_INPUT, "%s: .npy header of %u bytes is too long",
-                path, (unsigned)len);
+    const uint32_t len =
+        major == 1 ? (uint32_t)pre[8] | (uint32_t)pre[9] << 8 : lbk_fmt_get_le32(pre + 8);
+    LBK_FAIL_IF(len > MAX_HEADER, LBK_ERR_INPUT, "%s: .npy header of %u bytes is too long", path,
+                (unsigned)len);
     char text[MAX_HEADER + 1];
     LBK_TRY(lbk_fmt_seek(f, path, prefix));
     LBK_TRY(lbk_fmt_read(f, path, text, len, &got));
@@ -256,10 +257,11 @@ static lbk_status check_size(FILE *f, const char *path, const npy_header *h)
                 LBK_ERR_INPUT, "%s: the .npy header declares more data than a file can hold",
                 path);
     const uint64_t expect = h->data_offset + h->shape[0] * rec;
-    LBK_FAIL_IF(size < expect, LBK_ERR_INPUT,
-                "%s:%llu: truncated record (file is %llu bytes, the header promises %llu)", path,
-                (unsigned long long)((size > h->data_offset ? size - h->data_offset : 0) / rec + 1),
-                (unsigned long long)size, (unsigned long long)expect);
+    LBK_FAIL_IF(
+        size < expect, LBK_ERR_INPUT,
+        "%s:%llu: truncated record (file is %llu bytes, the header promises %llu)", path,
+        (unsigned long long)((size > h->data_offset ? size - h->data_offset : 0) / rec + 1),
+        (unsigned long long)size, (unsigned long long)expect);
     LBK_FAIL_IF(size > expect, LBK_ERR_INPUT,
                 "%s: %llu bytes after the last row the header declares", path,
                 (unsigned long long)(size - expect));
@@ -323,8 +325,7 @@ typedef struct {
     int32_t *labels;
 } sink;
 
-static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_t row,
-                              uint64_t n)
+static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_t row, uint64_t n)
 {
     const sink *o = ctx;
     const uint64_t dim = o->h->shape[1], lo = o->lo;
@@ -389,8 +390,9 @@ lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *l
     LBK_TRY(lbk_fmt_open_write(path, &file));
     LBK_TRY_GOTO(st, lbk_fmt_write(file, path, head, len));
     /* Little-endian hosts only, as the TEXMEX writer: the bytes as they are. */
-    LBK_TRY_GOTO(st, lbk_fmt_write(file, path, points ? (const void *)points : (const void *)labels,
-                                   (size_t)(rows * (uint64_t)dim * 4)));
+    LBK_TRY_GOTO(st,
+                 lbk_fmt_write(file, path, points ? (const void *)points : (const void *)labels,
+                               (size_t)(rows * (uint64_t)dim * 4)));
     st = lbk_fmt_close_write(file, path);
     file = NULL;
 cleanup:

@@ -74,8 +74,8 @@ static lbk_status decode_record(const char *path, lbk_format format, int dim, ui
             uint32_t bits = lbk_fmt_get_le32(v + 4 * (size_t)j);
             float x;
             memcpy(&x, &bits, sizeof x);
-            LBK_FAIL_IF(!isfinite(x), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)",
-                        path, (unsigned long long)row, j + 1, (double)x);
+            LBK_FAIL_IF(!isfinite(x), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)", path,
+                        (unsigned long long)row, j + 1, (double)x);
             points[j] = x;
         }
     }
@@ -100,13 +100,14 @@ static lbk_status decode_records(const void *ctx, const unsigned char *buf, uint
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t out = (row + i - o->lo) * (uint64_t)o->dim;
         LBK_TRY(decode_record(o->path, o->format, o->dim, row + i + 1, buf + i * rec,
-                              o->points ? o->points + out : NULL, o->ints ? o->ints + out : NULL));
+                              o->points ? o->points + out : NULL,
+                              o->ints ? o->ints + out : NULL));
     }
     return LBK_OK;
 }
 
-lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo,
-                           uint64_t hi, float *points, int32_t *ints)
+lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo, uint64_t hi,
+                           float *points, int32_t *ints)
 {
     lbk_status st = LBK_OK;
     FILE *file = NULL;

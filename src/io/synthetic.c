@@ -44,8 +44,8 @@ static double centre(uint64_t seed, int cls, int j)
     return CENTRE_SCALE * unit(splitmix64(key ^ splitmix64((uint64_t)j)));
 }
 
-static void make_row(const lbk_job_synthetic_spec *spec, uint64_t stream, uint64_t row, float *point,
-                     int32_t *label)
+static void make_row(const lbk_job_synthetic_spec *spec, uint64_t stream, uint64_t row,
+                     float *point, int32_t *label)
 {
     const uint64_t key = splitmix64(splitmix64(spec->seed ^ stream) ^ (row * GOLDEN));
     const int cls = (int)(splitmix64(key) % (uint64_t)spec->classes);
@@ -83,8 +83,8 @@ lbk_status lbk_synthetic_rows(const lbk_job_synthetic_spec *spec, bool is_query,
     d.rows = hi - lo;
     d.dim = spec->dim;
     d.first_row = lo;
-    LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim,
-                                   sizeof *d.points));
+    LBK_TRY_GOTO(st,
+                 lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim, sizeof *d.points));
     LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels));
     const uint64_t stream = is_query ? STREAM_QUERY : STREAM_REFERENCE;
     for (uint64_t i = 0; i < d.rows; i++)

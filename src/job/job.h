@@ -20,8 +20,7 @@
  * section (also the member of lbk_job.output holding the path; empty = not
  * wanted). Every list of outputs (schema, checks, writers, report) comes
  * from this one. */
-#define LBK_JOB_OUTPUT_LIST(X)                                                     \
-    X(predictions) X(probabilities) X(neighbors) X(distances) X(report)
+#define LBK_JOB_OUTPUT_LIST(X) X(predictions) X(probabilities) X(neighbors) X(distances) X(report)
 #define LBK_JOB_OUTPUT_COUNT_(name) +1
 enum { LBK_JOB_OUTPUT_COUNT = 0 LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_COUNT_) };
 #undef LBK_JOB_OUTPUT_COUNT_
@@ -38,24 +37,24 @@ typedef struct {
     lbk_format format;
     char labels[LBK_PATH_MAX];
     lbk_format labels_format;
-    int label_column;   /* CSV: 0-based column holding the label; -1 = none */
-    char delimiter;     /* CSV: ',' by default */
-    int header;         /* CSV: -1 auto-detect, 0 no header, 1 header */
+    int label_column; /* CSV: 0-based column holding the label; -1 = none */
+    char delimiter;   /* CSV: ',' by default */
+    int header;       /* CSV: -1 auto-detect, 0 no header, 1 header */
 } lbk_job_input_spec;
 
 /* The built-in data set used when reference.path is not given: seeded
  * Gaussian blobs, generated row by row so any shard can make its own rows. */
 typedef struct {
-    uint64_t points;    /* reference rows */
-    uint64_t queries;   /* query rows (drawn from the same blobs) */
+    uint64_t points;  /* reference rows */
+    uint64_t queries; /* query rows (drawn from the same blobs) */
     int dim;
     int classes;
     uint64_t seed;
-    double spread;      /* per-coordinate standard deviation of a blob (centres in [0, 6.25)^dim) */
+    double spread; /* per-coordinate standard deviation of a blob (centres in [0, 6.25)^dim) */
 } lbk_job_synthetic_spec;
 
 typedef struct {
-    char source[LBK_PATH_MAX];      /* job file path, or "<built-in default>" */
+    char source[LBK_PATH_MAX]; /* job file path, or "<built-in default>" */
 
     lbk_job_input_spec reference;
     lbk_job_input_spec query;
@@ -66,14 +65,14 @@ typedef struct {
         lbk_metric metric;
         lbk_weights weights;
         lbk_engine engine;
-        double temperature;         /* softmax weights exp(similarity / temperature) */
+        double temperature; /* softmax weights exp(similarity / temperature) */
     } knn;
 
     struct {
         lbk_device_type type;
-        uint64_t batch;             /* queries per batch; 0 = from memory budget */
-        int groups;                 /* brute: bubble groups G per query; 0 = default */
-        uint64_t memory_mb;         /* device memory budget; 0 = from the device */
+        uint64_t batch;                    /* queries per batch; 0 = from memory budget */
+        int groups;                        /* brute: bubble groups G per query; 0 = default */
+        uint64_t memory_mb;                /* device memory budget; 0 = from the device */
         int list[LBK_JOB_MAX_DEVICE_LIST]; /* explicit device indices, per local rank */
         int list_len;
     } device;
@@ -143,6 +142,5 @@ void lbk_job_print_string(FILE *f, const char *s);
  * spaces (used in the report and by `check`). Loading the output gives the
  * same job as long as its input paths are absolute (as loaded ones are). */
 void lbk_job_print(const lbk_job *job, void *file /* FILE* */, int indent);
-
 
 #endif

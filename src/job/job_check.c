@@ -114,8 +114,8 @@ static lbk_status check_fields(const lbk_job_ctx *c, const lbk_job *job)
     return LBK_OK;
 }
 
-static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job, const lbk_job_input_spec *in,
-                              int section)
+static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job,
+                              const lbk_job_input_spec *in, int section)
 {
     const char *name = lbk_job_sections[section].name;
     if (in->labels[0] && !in->path[0])

@@ -9,8 +9,7 @@
 
 #include <stdlib.h>
 
-static lbk_status apply_section(lbk_job_ctx *c, int section, const yaml_node_t *map,
-                                lbk_job *job)
+static lbk_status apply_section(lbk_job_ctx *c, int section, const yaml_node_t *map, lbk_job *job)
 {
     const char *name = lbk_job_sections[section].name;
     if (lbk_job_yaml_is_null(map))
@@ -29,7 +28,8 @@ static lbk_status apply_section(lbk_job_ctx *c, int section, const yaml_node_t *
         if (idx < 0) {
             char allowed[256];
             lbk_job_join_keys(section, allowed, sizeof allowed);
-            return lbk_job_fail(c, k->start_mark, "unknown key '%.64s' in section '%s' (keys: %s)",
+            return lbk_job_fail(c, k->start_mark,
+                                "unknown key '%.64s' in section '%s' (keys: %s)",
                                 lbk_job_yaml_text(k), name, allowed);
         }
         if (c->key_seen[idx])
@@ -50,10 +50,11 @@ static lbk_status apply_root(lbk_job_ctx *c, const yaml_node_t *root, lbk_job *j
     if (lbk_job_yaml_is_null(root))
         return LBK_OK;
     if (root->type != YAML_MAPPING_NODE)
-        return lbk_job_fail(c, root->start_mark, "a job must be a mapping of sections (%s), not %s",
-                            sections, lbk_job_yaml_kind(root));
-    for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
-         p < root->data.mapping.pairs.top; p++) {
+        return lbk_job_fail(c, root->start_mark,
+                            "a job must be a mapping of sections (%s), not %s", sections,
+                            lbk_job_yaml_kind(root));
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
+         p++) {
         const yaml_node_t *k = yaml_document_get_node(c->doc, p->key);
         const yaml_node_t *v = yaml_document_get_node(c->doc, p->value);
         if (k->type != YAML_SCALAR_NODE)

@@ -14,7 +14,7 @@
 #include <string.h>
 
 typedef struct {
-    const char *origin;          /* job file, assignment, or the job's source */
+    const char *origin; /* job file, assignment, or the job's source */
     bool is_set;
     bool has_marks;
     char base_dir[LBK_PATH_MAX]; /* relative input paths resolve here; "" = as is */
@@ -39,8 +39,8 @@ yaml_mark_t lbk_job_section_mark(const lbk_job_ctx *c, int section);
 bool lbk_job_key_seen(const lbk_job_ctx *c, const lbk_job *job, const void *field);
 /* A libyaml parser error as a config error (or LBK_ERR_NOMEM). text is the
  * parsed file's bytes, NULL for a string (--set). */
-lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser,
-                              const char *text, size_t len);
+lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser, const char *text,
+                              size_t len);
 
 /* ---- job_limits.c: what keeps parsing linear ------------------------------ */
 
@@ -69,8 +69,8 @@ bool lbk_job_resolve_path(const char *base_dir, const char *text, char *out, siz
 
 /* Parses n as the value of key d and stores it; the job changes only when
  * the value is valid. */
-lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                               lbk_job *job);
+lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d,
+                               const yaml_node_t *n, lbk_job *job);
 
 /* ---- job_check.c: the rules ---------------------------------------------- */
 

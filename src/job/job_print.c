@@ -82,7 +82,7 @@ void lbk_job_print_string(FILE *f, const char *s)
             fwrite(p, 1, (size_t)len, f);
             p += len;
         } else {
-            fprintf(f, "\\u%04" PRIX32, cp);  /* all non-printables are in the BMP */
+            fprintf(f, "\\u%04" PRIX32, cp); /* all non-printables are in the BMP */
             p += len;
         }
     }
@@ -106,7 +106,7 @@ static void print_value(FILE *f, const lbk_job *job, const lbk_job_key_desc *d)
         int v;
         memcpy(&v, p, sizeof v);
         const lbk_enum_item *it = lbk_enum_find_value(d->items, v);
-        fputs(it ? it->name : "\"?\"", f);  /* quoted: the print stays YAML */
+        fputs(it ? it->name : "\"?\"", f); /* quoted: the print stays YAML */
         break;
     }
     case LBK_KEY_CHAR: {

@@ -23,67 +23,72 @@ const lbk_enum_item lbk_job_sections[] = {LBK_JOB_SECTION_LIST(SECTION_ITEM_){NU
 
 /* Formats are one enumeration, but points and labels each accept a subset
  * (in this order in messages). The names come from LBK_FORMAT_LIST. */
-#define FORMAT_NAME_(constant, name)                                          \
+#define FORMAT_NAME_(constant, name)                                                             \
     static const char format_name_##constant[] __attribute__((unused)) = name;
 LBK_FORMAT_LIST(FORMAT_NAME_)
-#define FORMAT_(constant) {format_name_##constant, constant}
+#define FORMAT_(constant)                                                                        \
+    {                                                                                            \
+        format_name_##constant, constant                                                         \
+    }
 const lbk_enum_item lbk_job_points_formats[] = {
-    FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_FVECS), FORMAT_(LBK_FORMAT_IVECS),
-    FORMAT_(LBK_FORMAT_BVECS), FORMAT_(LBK_FORMAT_CSV), FORMAT_(LBK_FORMAT_IDX),
-    FORMAT_(LBK_FORMAT_NPY), FORMAT_(LBK_FORMAT_FBIN), FORMAT_(LBK_FORMAT_U8BIN),
-    FORMAT_(LBK_FORMAT_I8BIN), FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
+    FORMAT_(LBK_FORMAT_AUTO),  FORMAT_(LBK_FORMAT_FVECS), FORMAT_(LBK_FORMAT_IVECS),
+    FORMAT_(LBK_FORMAT_BVECS), FORMAT_(LBK_FORMAT_CSV),   FORMAT_(LBK_FORMAT_IDX),
+    FORMAT_(LBK_FORMAT_NPY),   FORMAT_(LBK_FORMAT_FBIN),  FORMAT_(LBK_FORMAT_U8BIN),
+    FORMAT_(LBK_FORMAT_I8BIN), FORMAT_(LBK_FORMAT_IBIN),  {NULL, 0}};
 const lbk_enum_item lbk_job_labels_formats[] = {
-    FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_IVECS), FORMAT_(LBK_FORMAT_IDX),
-    FORMAT_(LBK_FORMAT_TEXT), FORMAT_(LBK_FORMAT_CSV), FORMAT_(LBK_FORMAT_NPY),
+    FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_IVECS),
+    FORMAT_(LBK_FORMAT_IDX),  FORMAT_(LBK_FORMAT_TEXT),
+    FORMAT_(LBK_FORMAT_CSV),  FORMAT_(LBK_FORMAT_NPY),
     FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
 
 /* KEY(SECTION, section, key, kind, min, max, items): key names the member
  * of lbk_job.section that holds the value, and is the key's name. */
-#define KEY(SEC, sec, member, kind, min, max, items)                          \
+#define KEY(SEC, sec, member, kind, min, max, items)                                             \
     {LBK_SEC_##SEC, #member, LBK_KEY_##kind, offsetof(lbk_job, sec.member), min, max, items},
-#define INPUT_KEYS(SEC, sec)                                                   \
-    KEY(SEC, sec, path, IN_PATH, 0, 0, NULL)                                   \
-    KEY(SEC, sec, format, ENUM, 0, 0, lbk_job_points_formats)                      \
-    KEY(SEC, sec, labels, IN_PATH, 0, 0, NULL)                                 \
-    KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_job_labels_formats)               \
-    KEY(SEC, sec, label_column, INT, -1, INT_MAX, NULL)                        \
-    KEY(SEC, sec, delimiter, CHAR, 0, 0, NULL)                                 \
+#define INPUT_KEYS(SEC, sec)                                                                     \
+    KEY(SEC, sec, path, IN_PATH, 0, 0, NULL)                                                     \
+    KEY(SEC, sec, format, ENUM, 0, 0, lbk_job_points_formats)                                    \
+    KEY(SEC, sec, labels, IN_PATH, 0, 0, NULL)                                                   \
+    KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_job_labels_formats)                             \
+    KEY(SEC, sec, label_column, INT, -1, INT_MAX, NULL)                                          \
+    KEY(SEC, sec, delimiter, CHAR, 0, 0, NULL)                                                   \
     KEY(SEC, sec, header, HEADER, 0, 0, NULL)
 #define OUTPUT_KEY_(member) KEY(OUTPUT, output, member, OUT_PATH, 0, 0, NULL)
 
 const lbk_job_key_desc lbk_job_keys[] = {
-    INPUT_KEYS(REFERENCE, reference)
-    INPUT_KEYS(QUERY, query)
-    KEY(SYNTHETIC, synthetic, points, U64, 1, INT64_MAX, NULL)
-    KEY(SYNTHETIC, synthetic, queries, U64, 1, INT64_MAX, NULL)
-    KEY(SYNTHETIC, synthetic, dim, INT, 1, 4096, NULL)
-    KEY(SYNTHETIC, synthetic, classes, INT, 1, 100000, NULL)
-    KEY(SYNTHETIC, synthetic, seed, U64, 0, INT64_MAX, NULL)
-    KEY(SYNTHETIC, synthetic, spread, DOUBLE, 0, 0, NULL)
-    KEY(KNN, knn, k, INT, 1, LBK_K_MAX, NULL)
-    KEY(KNN, knn, metric, ENUM, 0, 0, lbk_metric_items)
-    KEY(KNN, knn, weights, ENUM, 0, 0, lbk_weights_items)
-    KEY(KNN, knn, engine, ENUM, 0, 0, lbk_engine_items)
-    KEY(KNN, knn, temperature, DOUBLE, 0, 0, NULL)
-    KEY(DEVICE, device, type, ENUM, 0, 0, lbk_device_type_items)
-    KEY(DEVICE, device, batch, U64, 0, INT64_MAX, NULL)
-    KEY(DEVICE, device, groups, INT, 0, 4096, NULL)
-    KEY(DEVICE, device, memory_mb, U64, 0, INT64_MAX, NULL)
-    KEY(DEVICE, device, list, DEV_LIST, 0, INT_MAX, NULL)
-    KEY(TREE, tree, split, ENUM, 0, 0, lbk_tree_split_items)
-    KEY(TREE, tree, sort, ENUM, 0, 0, lbk_tree_sort_items)
-    KEY(TREE, tree, verify, BOOL, 0, 0, NULL)
-    KEY(TUNING, tuning, cache, BOOL, 0, 0, NULL)
-    KEY(TUNING, tuning, lanes, INT, 0, 16, NULL)
-    KEY(TUNING, tuning, block_queries, INT, 0, 16, NULL)
-    KEY(TUNING, tuning, block_vectors, INT, 0, 8, NULL)
-    KEY(TUNING, tuning, tile_blocks, INT, 0, 32, NULL)
-    KEY(TUNING, tuning, slice, INT, 0, 4096, NULL)
-    KEY(TUNING, tuning, segment_log2, INT, 0, 24, NULL)
-    KEY(MPI, mpi, merge, ENUM, 0, 0, lbk_merge_mode_items)
-    KEY(MPI, mpi, partition, ENUM, 0, 0, lbk_partition_items)
-    LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)
-};
+    INPUT_KEYS(REFERENCE, reference) INPUT_KEYS(QUERY, query) KEY(
+        SYNTHETIC, synthetic, points, U64, 1, INT64_MAX,
+        NULL) KEY(SYNTHETIC, synthetic, queries, U64, 1, INT64_MAX,
+                  NULL) KEY(SYNTHETIC, synthetic, dim, INT, 1, 4096,
+                            NULL) KEY(SYNTHETIC, synthetic, classes, INT, 1, 100000, NULL)
+        KEY(SYNTHETIC, synthetic, seed, U64, 0, INT64_MAX,
+            NULL) KEY(SYNTHETIC, synthetic, spread, DOUBLE, 0,
+                      0, NULL) KEY(KNN, knn, k, INT, 1, LBK_K_MAX, NULL)
+            KEY(KNN, knn, metric, ENUM, 0, 0,
+                lbk_metric_items) KEY(KNN, knn, weights, ENUM, 0, 0, lbk_weights_items)
+                KEY(KNN, knn, engine, ENUM, 0, 0,
+                    lbk_engine_items) KEY(KNN, knn, temperature, DOUBLE, 0, 0, NULL)
+                    KEY(DEVICE, device, type, ENUM, 0, 0,
+                        lbk_device_type_items) KEY(DEVICE, device, batch, U64, 0, INT64_MAX, NULL)
+                        KEY(DEVICE, device, groups, INT, 0, 4096,
+                            NULL) KEY(DEVICE, device, memory_mb, U64, 0, INT64_MAX,
+                                      NULL) KEY(DEVICE, device, list, DEV_LIST, 0, INT_MAX, NULL)
+                            KEY(TREE, tree, split, ENUM, 0, 0, lbk_tree_split_items)
+                                KEY(TREE, tree, sort, ENUM, 0, 0,
+                                    lbk_tree_sort_items) KEY(TREE, tree, verify, BOOL, 0, 0, NULL)
+                                    KEY(TUNING, tuning, cache, BOOL, 0, 0,
+                                        NULL) KEY(TUNING, tuning, lanes, INT, 0, 16, NULL)
+                                        KEY(TUNING, tuning, block_queries, INT, 0, 16, NULL)
+                                            KEY(TUNING, tuning, block_vectors, INT, 0, 8, NULL)
+                                                KEY(TUNING, tuning, tile_blocks, INT, 0, 32, NULL)
+                                                    KEY(TUNING, tuning, slice, INT, 0, 4096, NULL)
+                                                        KEY(TUNING, tuning, segment_log2, INT, 0,
+                                                            24, NULL) KEY(MPI, mpi, merge, ENUM,
+                                                                          0, 0,
+                                                                          lbk_merge_mode_items)
+                                                            KEY(MPI, mpi, partition, ENUM, 0, 0,
+                                                                lbk_partition_items)
+                                                                LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)};
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
 _Static_assert(N_KEYS <= LBK_JOB_MAX_KEYS, "raise LBK_JOB_MAX_KEYS");
 const int lbk_job_key_count = (int)N_KEYS;
@@ -104,7 +109,10 @@ int lbk_job_key_at(const lbk_job *job, const void *field)
     return -1;
 }
 
-void *lbk_job_key_field(lbk_job *job, const lbk_job_key_desc *d) { return (char *)job + d->offset; }
+void *lbk_job_key_field(lbk_job *job, const lbk_job_key_desc *d)
+{
+    return (char *)job + d->offset;
+}
 
 const void *lbk_job_key_cfield(const lbk_job *job, const lbk_job_key_desc *d)
 {

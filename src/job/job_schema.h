@@ -14,15 +14,15 @@
 
 /* The sections of a job file, in the order they are printed. Each section
  * is also the lbk_job member that holds its keys. */
-#define LBK_JOB_SECTION_LIST(X)                                                \
-    X(REFERENCE, reference)                                                    \
-    X(QUERY, query)                                                            \
-    X(SYNTHETIC, synthetic)                                                    \
-    X(KNN, knn)                                                                \
-    X(DEVICE, device)                                                          \
-    X(TREE, tree)                                                              \
-    X(TUNING, tuning)                                                          \
-    X(MPI, mpi)                                                                \
+#define LBK_JOB_SECTION_LIST(X)                                                                  \
+    X(REFERENCE, reference)                                                                      \
+    X(QUERY, query)                                                                              \
+    X(SYNTHETIC, synthetic)                                                                      \
+    X(KNN, knn)                                                                                  \
+    X(DEVICE, device)                                                                            \
+    X(TREE, tree)                                                                                \
+    X(TUNING, tuning)                                                                            \
+    X(MPI, mpi)                                                                                  \
     X(OUTPUT, output)
 
 #define LBK_JOB_SEC_CONSTANT_(constant, member) LBK_SEC_##constant,

@@ -79,7 +79,8 @@ static lbk_status set_path(const lbk_job_ctx *c, const lbk_job_key_desc *d, cons
 {
     char *dst = lbk_job_key_field(job, d);
     if (n->type != YAML_SCALAR_NODE)
-        return lbk_job_fail(c, n->start_mark, "%s must be a path, not %s", key, lbk_job_yaml_kind(n));
+        return lbk_job_fail(c, n->start_mark, "%s must be a path, not %s", key,
+                            lbk_job_yaml_kind(n));
     if (lbk_job_yaml_is_null(n)) {
         dst[0] = '\0';
         return LBK_OK;
@@ -95,8 +96,8 @@ static lbk_status set_path(const lbk_job_ctx *c, const lbk_job_key_desc *d, cons
     return LBK_OK;
 }
 
-static lbk_status set_dev_list(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                               const char *key, lbk_job *job)
+static lbk_status set_dev_list(const lbk_job_ctx *c, const lbk_job_key_desc *d,
+                               const yaml_node_t *n, const char *key, lbk_job *job)
 {
     if (lbk_job_yaml_is_null(n)) {
         job->device.list_len = 0;
@@ -128,8 +129,8 @@ static lbk_status set_dev_list(const lbk_job_ctx *c, const lbk_job_key_desc *d, 
     return LBK_OK;
 }
 
-static lbk_status set_integer(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                              const char *key, lbk_job *job)
+static lbk_status set_integer(const lbk_job_ctx *c, const lbk_job_key_desc *d,
+                              const yaml_node_t *n, const char *key, lbk_job *job)
 {
     const char *s = lbk_job_yaml_text(n);
     int64_t v = 0;
@@ -144,8 +145,8 @@ static lbk_status set_integer(const lbk_job_ctx *c, const lbk_job_key_desc *d, c
     return LBK_OK;
 }
 
-static lbk_status set_double(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                             const char *key, lbk_job *job)
+static lbk_status set_double(const lbk_job_ctx *c, const lbk_job_key_desc *d,
+                             const yaml_node_t *n, const char *key, lbk_job *job)
 {
     const char *s = lbk_job_yaml_text(n);
     char *end = NULL;
@@ -169,8 +170,8 @@ static lbk_status set_bool(const lbk_job_ctx *c, const lbk_job_key_desc *d, cons
     return LBK_OK;
 }
 
-static lbk_status set_header(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                             const char *key, lbk_job *job)
+static lbk_status set_header(const lbk_job_ctx *c, const lbk_job_key_desc *d,
+                             const yaml_node_t *n, const char *key, lbk_job *job)
 {
     const char *s = lbk_job_yaml_text(n);
     bool v;
@@ -228,8 +229,8 @@ static scalar_setter scalar_setter_for(lbk_job_key_kind kind)
     }
 }
 
-lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                               lbk_job *job)
+lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d,
+                               const yaml_node_t *n, lbk_job *job)
 {
     char key[64];
     lbk_job_key_name(d, key, sizeof key);

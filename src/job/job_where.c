@@ -63,8 +63,8 @@ static yaml_mark_t mark_at_offset(const char *text, size_t len, size_t offset)
     return m;
 }
 
-lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser,
-                              const char *text, size_t len)
+lbk_status lbk_job_yaml_error(const lbk_job_ctx *c, const yaml_parser_t *parser, const char *text,
+                              size_t len)
 {
     if (parser->error == YAML_MEMORY_ERROR) {
         lbk_error("%s: out of memory while parsing", c->origin);

@@ -43,8 +43,7 @@ static void run_guard_faults_past_end(void)
 {
     LBK_ASSERT_TRUE(lbk_alloc_large_guarded(), "LBKNN_GUARD_PAGES=1 must turn guard mode on");
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        LBK_EXPECT_FALSE(overrun_faults(sizes[i], 0), "the last byte of %zu is usable",
-                         sizes[i]);
+        LBK_EXPECT_FALSE(overrun_faults(sizes[i], 0), "the last byte of %zu is usable", sizes[i]);
         LBK_EXPECT_TRUE(overrun_faults(sizes[i], 1), "one byte past %zu bytes must fault",
                         sizes[i]);
     }
@@ -74,7 +73,8 @@ static void run_guard_whole_array_and_free(void)
 
 static void run_plain_mode(void)
 {
-    LBK_ASSERT_FALSE(lbk_alloc_large_guarded(), "guard mode must be off without LBKNN_GUARD_PAGES");
+    LBK_ASSERT_FALSE(lbk_alloc_large_guarded(),
+                     "guard mode must be off without LBKNN_GUARD_PAGES");
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         unsigned char *p = lbk_alloc_large(sizes[i]);
         LBK_ASSERT_TRUE(p != NULL, "allocating %zu bytes", sizes[i]);

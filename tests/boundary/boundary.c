@@ -76,8 +76,8 @@ const char *lbk_bnd_replay(const char *set, uint64_t seed, uint32_t index)
     const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = '\0';
     snprintf(replay_line, sizeof replay_line, "%s%s %s --seed %llu --case %u",
-             lbk_alloc_large_guarded() ? "LBKNN_GUARD_PAGES=1 " : "", len > 0 ? exe : "PROGRAM", set,
-             (unsigned long long)seed, index);
+             lbk_alloc_large_guarded() ? "LBKNN_GUARD_PAGES=1 " : "", len > 0 ? exe : "PROGRAM",
+             set, (unsigned long long)seed, index);
     compose_crash_text("a case");
     return replay_line;
 }
@@ -144,11 +144,15 @@ uint32_t lbk_bnd_pick_count(lbk_test_rng *rng, const uint32_t *blocks, size_t nb
                             uint32_t max)
 {
     const uint32_t b = blocks[lbk_test_rng_below(rng, nblocks)];
-    const uint32_t residues[] = {0, 1, 2, b / 2, b > 2 ? b - 2 : 0, b - 1,
-                                 (uint32_t)lbk_test_rng_below(rng, b)};
+    const uint32_t residues[] = {
+        0, 1, 2, b / 2, b > 2 ? b - 2 : 0, b - 1, (uint32_t)lbk_test_rng_below(rng, b)};
     const uint32_t r = residues[lbk_test_rng_below(rng, sizeof residues / sizeof residues[0])];
     const uint32_t top = max / b;
-    const uint32_t ms[] = {0, 1, 2, 3, top ? (uint32_t)lbk_test_rng_below(rng, top + 1) : 0,
+    const uint32_t ms[] = {0,
+                           1,
+                           2,
+                           3,
+                           top ? (uint32_t)lbk_test_rng_below(rng, top + 1) : 0,
                            top ? (uint32_t)lbk_test_rng_below(rng, top + 1) : 0};
     const uint64_t m = ms[lbk_test_rng_below(rng, sizeof ms / sizeof ms[0])];
     uint64_t n = m * b + r % b;

@@ -22,7 +22,7 @@
 typedef struct {
     uint64_t seed;
     uint32_t first, count;
-    bool whole_set;      /* no option: the set as shipped, its coverage minimums apply */
+    bool whole_set; /* no option: the set as shipped, its coverage minimums apply */
 } lbk_bnd_options;
 
 void lbk_bnd_parse(lbk_bnd_options *o, uint64_t seed, uint32_t count);

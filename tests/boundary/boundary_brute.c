@@ -57,15 +57,21 @@ static const char *const metric_names[] = {"l2", "l1", "linf", "cosine", "ip"};
 typedef struct {
     int metric;
     int k;
-    lbk_tuning tuning;   /* lanes 0: derived from the device */
+    lbk_tuning tuning; /* lanes 0: derived from the device */
     int work_group_limit;
     lbk_brute_selection selection;
-    bool tiled;          /* cases may take the tiled distance kernel */
+    bool tiled; /* cases may take the tiled distance kernel */
 } config;
 
-#define T(l, q, v, t, s) {.lanes = l, .block_queries = q, .block_vectors = v, .tile_blocks = t, \
-                          .slice = s, .segment_log2 = 16}
-#define DERIVED {.lanes = 0}
+#define T(l, q, v, t, s)                                                                         \
+    {                                                                                            \
+        .lanes = l, .block_queries = q, .block_vectors = v, .tile_blocks = t, .slice = s,        \
+        .segment_log2 = 16                                                                       \
+    }
+#define DERIVED                                                                                  \
+    {                                                                                            \
+        .lanes = 0                                                                               \
+    }
 
 /* The default set's pool, kept small because every combination builds its
  * own programs (PoCL, cold cache: seconds per program and about a second
@@ -89,7 +95,7 @@ static const config default_pool[] = {
 
 typedef struct {
     config cfg;
-    lbk_tuning layout;   /* the tuning in effect: cfg's, or the device's */
+    lbk_tuning layout; /* the tuning in effect: cfg's, or the device's */
     lbk_brute_distance distance;
     lbk_brute_prefilter prefilter;
     uint32_t n, nq;
@@ -97,7 +103,7 @@ typedef struct {
     lbk_bnd_data data;
     int groups;
     uint64_t budget;
-    uint32_t slice;      /* queries per lbk_brute_query call; 0 = all in one */
+    uint32_t slice; /* queries per lbk_brute_query call; 0 = all in one */
 } shape;
 
 /* ---- drawing a case ---- */
@@ -106,8 +112,8 @@ static int pick(lbk_test_rng *rng, const int *values, size_t n)
 {
     return values[lbk_test_rng_below(rng, n)];
 }
-#define PICK(rng, ...) pick(rng, (const int[]){__VA_ARGS__}, \
-                            sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
+#define PICK(rng, ...)                                                                           \
+    pick(rng, (const int[]){__VA_ARGS__}, sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
 
 static config slow_config(uint64_t seed, uint32_t group)
 {
@@ -122,11 +128,10 @@ static config slow_config(uint64_t seed, uint32_t group)
         c.k = PICK(&rng, 1, 2, 3, 5, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129,
                    255, 256, 257, 500, 1000, 1023, 1024, 1025, 2047, 2048, 4095, 4096);
     if (lbk_test_rng_below(&rng, 4) != 0)
-        c.tuning = (lbk_tuning)T(PICK(&rng, 4, 8, 16), (int)lbk_bnd_between(&rng, 1, 16),
-                                 (int)lbk_bnd_between(&rng, 1, 8),
-                                 (int)lbk_bnd_between(&rng, 1, 32),
-                                 PICK(&rng, 8, 9, 13, 16, 24, 31, 32, 33, 64, 100, 128, 256,
-                                      4096));
+        c.tuning =
+            (lbk_tuning)T(PICK(&rng, 4, 8, 16), (int)lbk_bnd_between(&rng, 1, 16),
+                          (int)lbk_bnd_between(&rng, 1, 8), (int)lbk_bnd_between(&rng, 1, 32),
+                          PICK(&rng, 8, 9, 13, 16, 24, 31, 32, 33, 64, 100, 128, 256, 4096));
     c.work_group_limit = lbk_test_rng_below(&rng, 4) == 0 ? PICK(&rng, 3, 5, 7, 16, 32, 64) : 0;
     /* The bubble's K steps per passing element make it slow at large K. */
     c.selection = (lbk_brute_selection)lbk_test_rng_below(&rng, c.k <= 256 ? 3 : 2);
@@ -156,7 +161,7 @@ static uint64_t draw_budget(lbk_test_rng *rng, const shape *s)
     /* A query's bytes at a chunk of `rows`, above the engine's own count
      * (brute_core.c query_bytes): distance row, K-lists, selection scratch,
      * prefilter and cascade buffers. */
-#define QUERY_BYTES(rows) \
+#define QUERY_BYTES(rows)                                                                        \
     (row + ((rows) + DIST_TR) * 4 + k * 8 + groups * (kp + 2 * kp2) * 8 + 8 + kp * 8 + row + 12)
     const uint64_t lo = vrows * (row + 4) * 2 + 2 * QUERY_BYTES(vrows);
     const uint64_t hi = 3 * (uint64_t)s->n * (row + 4) + 4 * QUERY_BYTES((uint64_t)s->n);
@@ -185,8 +190,18 @@ static shape draw_shape(const config *cfg, const lbk_tuning *derived, uint64_t s
         s.n = around >= 1 ? (uint32_t)around : 1;
     }
     const int slice = s.layout.slice;
-    const int edges[] = {1, 2, 4, 8, PREFILTER_MIN_DIM, DIST_TD, CASCADE_MIN_DIM, 96,
-                         slice, 2 * slice, slice + DIST_TD, (int)vw};
+    const int edges[] = {1,
+                         2,
+                         4,
+                         8,
+                         PREFILTER_MIN_DIM,
+                         DIST_TD,
+                         CASCADE_MIN_DIM,
+                         96,
+                         slice,
+                         2 * slice,
+                         slice + DIST_TD,
+                         (int)vw};
     const int dmax = 2 * slice + 2 < 160 ? 160 : 2 * slice + 2 > 300 ? 300 : 2 * slice + 2;
     s.dim = lbk_bnd_pick_dim(&rng, edges, sizeof edges / sizeof edges[0], dmax);
     const uint32_t bq = (uint32_t)s.layout.block_queries;
@@ -199,8 +214,8 @@ static shape draw_shape(const config *cfg, const lbk_tuning *derived, uint64_t s
     s.data = (lbk_bnd_data)lbk_test_rng_below(&rng, LBK_BND_DATA_KINDS);
     /* Many groups of long lists cost many sorts: beyond K = 64 at most 7. */
     s.groups = lbk_test_rng_below(&rng, 2) == 0 ? 0
-               : k <= PREFILTER_K_MAX        ? PICK(&rng, 1, 2, 3, 7, 32, 100, 5000)
-                                             : PICK(&rng, 1, 2, 3, 7);
+               : k <= PREFILTER_K_MAX           ? PICK(&rng, 1, 2, 3, 7, 32, 100, 5000)
+                                                : PICK(&rng, 1, 2, 3, 7);
     s.budget = lbk_test_rng_below(&rng, 5) < 2 ? draw_budget(&rng, &s) : 0;
     s.slice = lbk_test_rng_below(&rng, 3) == 0 ? lbk_bnd_between(&rng, 1, s.nq) : 0;
     return s;
@@ -219,9 +234,9 @@ static void describe(const shape *s, const char *set, uint32_t index, char *out,
              set, index, metric_names[s->cfg.metric], s->cfg.k,
              s->cfg.tuning.lanes ? "forced" : "derived", t->lanes, t->block_queries,
              t->block_vectors, t->tile_blocks, t->slice, s->cfg.work_group_limit,
-             selections[s->cfg.selection], distances[s->distance], prefilters[s->prefilter],
-             s->n, s->dim, s->nq, lbk_bnd_data_name(s->data), s->groups,
-             (unsigned long long)s->budget, s->slice);
+             selections[s->cfg.selection], distances[s->distance], prefilters[s->prefilter], s->n,
+             s->dim, s->nq, lbk_bnd_data_name(s->data), s->groups, (unsigned long long)s->budget,
+             s->slice);
 }
 
 /* ---- coverage ---- */
@@ -269,13 +284,13 @@ static void count_coverage(const shape *s, uint64_t chunk, uint64_t batch,
     const bool blocked = s->distance == LBK_DISTANCE_BLOCKED;
     const uint64_t call = s->slice ? s->slice : s->nq;
     const bool hit[COV_COUNT] = {
-        [COV_PAD_BLOCKS] = blocked && (s->n + vw - 1) / vw * vw <
-                                          (s->n + vrows - 1) / vrows * vrows,
+        [COV_PAD_BLOCKS] =
+            blocked && (s->n + vw - 1) / vw * vw < (s->n + vrows - 1) / vrows * vrows,
         [COV_PARTIAL_LANES] = blocked && s->n % vw != 0,
         [COV_CHUNKS] = chunk < s->n,
         [COV_BATCHES] = batch < call,
-        [COV_CALLER_SLICES] = s->slice && s->slice < s->nq,
-        [COV_K_ABOVE_N] = (uint32_t)s->cfg.k > s->n,
+        [COV_CALLER_SLICES] =
+            s->slice && s->slice<s->nq, [COV_K_ABOVE_N] = (uint32_t)s->cfg.k> s->n,
         [COV_K_EQUALS_N] = (uint32_t)s->cfg.k == s->n,
         [COV_N_ONE] = s->n == 1,
         [COV_DIM_PAST_SLICE] = blocked && s->dim > s->layout.slice,
@@ -337,8 +352,9 @@ static void run_case(lbk_device *dev, const shape *s, uint64_t seed, uint32_t in
         oracle_normalize(ref, s->n, s->dim);
         oracle_normalize(queries, s->nq, s->dim);
     }
-    LBK_ASSERT_EQ_INT(oracle_knn(ref, s->n, queries, s->nq, s->dim, s->cfg.metric, s->cfg.k,
-                                 want_k, want_i), 0, "oracle out of memory");
+    LBK_ASSERT_EQ_INT(
+        oracle_knn(ref, s->n, queries, s->nq, s->dim, s->cfg.metric, s->cfg.k, want_k, want_i), 0,
+        "oracle out of memory");
 
     const lbk_dataset data = {.rows = s->n, .dim = s->dim, .points = ref};
     const lbk_brute_params params = {.k = s->cfg.k,

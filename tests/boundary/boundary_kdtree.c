@@ -47,17 +47,17 @@ typedef struct {
     lbk_tree_sort sort;
     bool segment_max_set;
     uint64_t segment_max;
-    bool tight_budget;   /* the bitonic builder's bytes: AUTO may not take the radix sort */
+    bool tight_budget; /* the bitonic builder's bytes: AUTO may not take the radix sort */
     bool verify;
-    uint32_t slice;      /* queries per lbk_tree_query call; 0 = all in one */
+    uint32_t slice; /* queries per lbk_tree_query call; 0 = all in one */
 } shape;
 
 static int pick(lbk_test_rng *rng, const int *values, size_t n)
 {
     return values[lbk_test_rng_below(rng, n)];
 }
-#define PICK(rng, ...) pick(rng, (const int[]){__VA_ARGS__}, \
-                            sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
+#define PICK(rng, ...)                                                                           \
+    pick(rng, (const int[]){__VA_ARGS__}, sizeof((const int[]){__VA_ARGS__}) / sizeof(int))
 
 static shape draw_shape(uint64_t seed, const char *set, uint32_t index)
 {
@@ -70,8 +70,8 @@ static shape draw_shape(uint64_t seed, const char *set, uint32_t index)
         s.split = LBK_SPLIT_ROUND_ROBIN;
     s.segment_max_set = lbk_test_rng_below(&rng, 2) == 0;
     if (s.segment_max_set)
-        s.segment_max = (uint64_t[]){0, 1, 2, 7, 8, 16, 64, 100, 256, 4096,
-                                     UINT64_MAX}[lbk_test_rng_below(&rng, 11)];
+        s.segment_max = (uint64_t[]){
+            0, 1, 2, 7, 8, 16, 64, 100, 256, 4096, UINT64_MAX}[lbk_test_rng_below(&rng, 11)];
     s.tight_budget = s.sort == LBK_SORT_AUTO && lbk_test_rng_below(&rng, 3) == 0;
     s.verify = lbk_test_rng_below(&rng, 4) == 0;
     /* Powers of two: the last level; 15 and 8: the buckets and their
@@ -83,8 +83,12 @@ static shape draw_shape(uint64_t seed, const char *set, uint32_t index)
      * global size. */
     if (slow) {
         const uint32_t blocks[] = {1u << lbk_test_rng_below(&rng, 14),
-                                   1u << lbk_test_rng_below(&rng, 14), BUCKET_NODES,
-                                   2 * BUCKET_NODES + 1, TILE_LANES, 64, 256};
+                                   1u << lbk_test_rng_below(&rng, 14),
+                                   BUCKET_NODES,
+                                   2 * BUCKET_NODES + 1,
+                                   TILE_LANES,
+                                   64,
+                                   256};
         s.n = lbk_bnd_pick_count(&rng, blocks, sizeof blocks / sizeof blocks[0], 20000);
     } else {
         s.n = (uint32_t)PICK(&rng, 1, 2, 7, 8, 15, 16, 17, 31, 255, 256, 257, 1023, 1025, 4095);
@@ -128,9 +132,9 @@ static void describe(const shape *s, const char *set, uint32_t index, char *out,
              "kdtree %s case %u: metric=%s K=%d n=%u dim=%d nq=%u data=%s split=%s sort=%s "
              "segment_max=%s budget=%s verify=%d caller_slice=%u",
              set, index, metric_names[s->metric], s->k, s->n, s->dim, s->nq,
-             lbk_bnd_data_name(s->data),
-             s->split == LBK_SPLIT_WIDEST ? "widest" : "round_robin", sort_names[s->sort],
-             segment, s->tight_budget ? "bitonic-only" : "0", s->verify, s->slice);
+             lbk_bnd_data_name(s->data), s->split == LBK_SPLIT_WIDEST ? "widest" : "round_robin",
+             sort_names[s->sort], segment, s->tight_budget ? "bitonic-only" : "0", s->verify,
+             s->slice);
 }
 
 /* ---- coverage ---- */
@@ -228,16 +232,20 @@ static void run_case(lbk_device *dev, const shape *s, uint64_t seed, uint32_t in
     lbk_bnd_fill(queries, s->nq, s->dim, s->data == LBK_BND_DUPLICATES ? LBK_BND_GRID : s->data,
                  &rng);
     lbk_bnd_copy_rows(queries, s->nq, ref, s->n, s->dim, &rng);
-    LBK_ASSERT_EQ_INT(oracle_knn(ref, s->n, queries, s->nq, s->dim, s->metric, s->k, want_k,
-                                 want_i), 0, "oracle out of memory");
+    LBK_ASSERT_EQ_INT(
+        oracle_knn(ref, s->n, queries, s->nq, s->dim, s->metric, s->k, want_k, want_i), 0,
+        "oracle out of memory");
 
     const lbk_dataset data = {.rows = s->n, .dim = s->dim, .points = ref};
     const lbk_kdtree_params params = {
-        .split = s->split, .sort = s->sort, .verify = s->verify,
+        .split = s->split,
+        .sort = s->sort,
+        .verify = s->verify,
         .memory_budget = s->tight_budget
                              ? lbk_kdtree_build_bytes(s->n, s->dim, s->split, LBK_SORT_BITONIC)
                              : 0,
-        .segment_max_set = s->segment_max_set, .segment_max = s->segment_max};
+        .segment_max_set = s->segment_max_set,
+        .segment_max = s->segment_max};
     lbk_kdtree *tree = NULL;
     const lbk_status st = lbk_kdtree_build(dev, &data, &params, &tree);
     if (LBK_EXPECT_EQ_INT(st, LBK_OK, "%s: lbk_kdtree_build: %s", what, lbk_status_name(st))) {

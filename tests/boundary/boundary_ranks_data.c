@@ -38,11 +38,8 @@ typedef struct {
  * for both) and tests/mpi's brute-force runs (the device's tuning: cosine
  * and ip at K = 12, L1 at 8, Linf at 6). */
 static const brute_config default_pool[] = {
-    {L2, 5, 4, 3, 2, 2, 16},
-    {COS, 16, 16, 3, 5, 32, 4096},
-    {IP, 12, 0, 0, 0, 0, 0},
-    {L1, 8, 0, 0, 0, 0, 0},
-    {LINF, 6, 0, 0, 0, 0, 0},
+    {L2, 5, 4, 3, 2, 2, 16}, {COS, 16, 16, 3, 5, 32, 4096}, {IP, 12, 0, 0, 0, 0, 0},
+    {L1, 8, 0, 0, 0, 0, 0},  {LINF, 6, 0, 0, 0, 0, 0},
 };
 
 typedef struct {
@@ -52,7 +49,7 @@ typedef struct {
     const char *weights, *partition, *merge, *split, *sort;
     uint32_t n, nq, classes;
     int dim;
-    int data;            /* 0 grid, 1 uniform, 2 duplicates, 3 smooth */
+    int data; /* 0 grid, 1 uniform, 2 duplicates, 3 smooth */
     uint32_t batch, groups, memory_mb;
 } shape;
 
@@ -154,7 +151,7 @@ static shape draw(const char *set, uint64_t seed, uint32_t index)
     s.dim = s.tree ? (int)between(&rng, 1, 6)
                    : dim_edges[below(&rng, sizeof dim_edges / sizeof dim_edges[0])];
     s.nq = below(&rng, 4) == 0 ? between(&rng, 1, (uint32_t)s.np) /* fewer than ranks */
-                                : between(&rng, 1, slow ? 300 : 120);
+                               : between(&rng, 1, slow ? 300 : 120);
     /* The oracle's and the device's work: about 1e7 key terms. */
     const uint64_t work = (uint64_t)s.n * (uint64_t)s.dim * (s.cfg.k > 256 ? 8 : 1);
     if ((uint64_t)s.nq * work > 10000000u)
@@ -165,10 +162,9 @@ static shape draw(const char *set, uint64_t seed, uint32_t index)
     s.groups = !s.tree && below(&rng, 3) == 0 ? (uint32_t[]){1, 3, 100}[below(&rng, 3)] : 0;
     /* 1 MB: reference chunks on brute force (K's lists still fit); the
      * radix builder alone needs more (its histograms). */
-    s.memory_mb = below(&rng, 4) == 0 && s.cfg.k <= 100 &&
-                          !(s.tree && strcmp(s.sort, "radix") == 0)
-                      ? 1
-                      : 0;
+    s.memory_mb =
+        below(&rng, 4) == 0 && s.cfg.k <= 100 && !(s.tree && strcmp(s.sort, "radix") == 0) ? 1
+                                                                                           : 0;
     return s;
 }
 
@@ -181,7 +177,7 @@ static void fill(float *x, uint32_t rows, int dim, int kind, lbk_test_rng *rng)
             continue;
         }
         for (int j = 0; j < dim; j++)
-            row[j] = kind == 1 ? (float)below(rng, 2000001u) / 1000000.0f - 1.0f
+            row[j] = kind == 1   ? (float)below(rng, 2000001u) / 1000000.0f - 1.0f
                      : kind == 3 ? (j ? row[j - 1] : 0.0f) +
                                        (float)below(rng, 100001u) / 1000000.0f - 0.05f
                                  : (float)(int)below(rng, 4) - 1.0f;
@@ -189,8 +185,7 @@ static void fill(float *x, uint32_t rows, int dim, int kind, lbk_test_rng *rng)
 }
 
 /* TEXMEX: each row its dimension (int32) and then its values. */
-static int write_vecs(const char *dir, const char *name, const void *data, uint32_t rows,
-                      int dim)
+static int write_vecs(const char *dir, const char *name, const void *data, uint32_t rows, int dim)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -225,7 +220,8 @@ int main(int argc, char **argv)
     lbk_test_rng rng = LBK_TEST_RNG(lbk_test_mix64(h ^ index));
     float *ref = malloc((size_t)s.n * s.dim * sizeof *ref + 4);
     float *q = malloc((size_t)s.nq * s.dim * sizeof *q + 4);
-    int32_t *rl = malloc((size_t)s.n * sizeof *rl + 4), *ql = malloc((size_t)s.nq * sizeof *ql + 4);
+    int32_t *rl = malloc((size_t)s.n * sizeof *rl + 4),
+            *ql = malloc((size_t)s.nq * sizeof *ql + 4);
     if (!ref || !q || !rl || !ql)
         return fprintf(stderr, "boundary_ranks_data: out of memory\n"), 1;
     fill(ref, s.n, s.dim, s.data, &rng);

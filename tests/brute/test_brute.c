@@ -185,7 +185,8 @@ static void compare(const test_case *c, const lbk_knn_result *got, const float *
         if (memcmp(&got->keys[s], &want_k[s], sizeof(float)) == 0 && got->index[s] == want_i[s])
             continue;
         if (++bad <= 10) {
-            LBK_EXPECT_EQ_FLOAT(got->keys[s], want_k[s], "query %zu slot %zu", s / c->k, s % c->k);
+            LBK_EXPECT_EQ_FLOAT(got->keys[s], want_k[s], "query %zu slot %zu", s / c->k,
+                                s % c->k);
             LBK_EXPECT_EQ_U64(got->index[s], want_i[s], "query %zu slot %zu", s / c->k, s % c->k);
         }
     }
@@ -208,7 +209,9 @@ static void run_case(const void *row)
     LBK_ASSERT_TRUE(ref && queries && want_k && want_i && got.keys && got.index, "out of memory");
     fill(ref, c->n, c->dim, c->data, 12345u + c->n);
     fill(queries, c->nq, c->dim,
-         c->data == DATA_DUPLICATES ? DATA_GRID : c->data == DATA_MIXED ? DATA_UNIFORM : c->data,
+         c->data == DATA_DUPLICATES ? DATA_GRID
+         : c->data == DATA_MIXED    ? DATA_UNIFORM
+                                    : c->data,
          777u);
     /* Some queries coincide with reference points: zero keys tie too. */
     for (uint32_t q = 0; q < c->nq && q < c->n; q += 3)
@@ -224,8 +227,9 @@ static void run_case(const void *row)
         oracle_normalize(ref, c->n, c->dim);
         oracle_normalize(queries, c->nq, c->dim);
     }
-    LBK_ASSERT_EQ_INT(oracle_knn(ref, c->n, queries, c->nq, c->dim, c->metric, c->k, want_k,
-                                 want_i), 0, "oracle out of memory");
+    LBK_ASSERT_EQ_INT(
+        oracle_knn(ref, c->n, queries, c->nq, c->dim, c->metric, c->k, want_k, want_i), 0,
+        "oracle out of memory");
 
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
     if (!LBK_EXPECT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK))
@@ -239,11 +243,10 @@ static void run_case(const void *row)
                                      .prefilter = c->prefilter,
                                      .work_group_limit = c->work_group_limit,
                                      .tuning = c->tuning,
-                                     .selection = c->select == SELECT_SORT_MERGE
-                                                      ? LBK_SELECTION_SORT_MERGE
-                                                  : c->select == SELECT_BUBBLE
-                                                      ? LBK_SELECTION_BUBBLE
-                                                      : LBK_SELECTION_AUTO};
+                                     .selection =
+                                         c->select == SELECT_SORT_MERGE ? LBK_SELECTION_SORT_MERGE
+                                         : c->select == SELECT_BUBBLE   ? LBK_SELECTION_BUBBLE
+                                                                        : LBK_SELECTION_AUTO};
     if (!LBK_EXPECT_EQ_INT(c->select == SELECT_FULL_SORT
                                ? lbk_cuknn_create(dev, &data, &params, &engine)
                                : lbk_brute_create(dev, &data, &params, &engine),
@@ -252,10 +255,10 @@ static void run_case(const void *row)
     if (c->expect_chunks == 1) {
         /* The budget must force reference chunks and query batches. */
         const unsigned long long budget = c->budget;
-        const int chunked = LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, c->n, "budget %llu",
-                                           budget);
-        const int batched = LBK_EXPECT_U64(lbk_brute_max_batch(engine), <, c->nq,
-                                           "budget %llu", budget);
+        const int chunked =
+            LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, c->n, "budget %llu", budget);
+        const int batched =
+            LBK_EXPECT_U64(lbk_brute_max_batch(engine), <, c->nq, "budget %llu", budget);
         if (!chunked || !batched)
             goto cleanup;
     }
@@ -322,14 +325,30 @@ static void run_k_too_large(void)
  * do not matter then). */
 #define CAS(fallback) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_CASCADE, fallback, 0, NULL
 #define CAS_TUNED(fallback, t) LBK_DISTANCE_BLOCKED, LBK_PREFILTER_CASCADE, fallback, 0, &t
-static const lbk_tuning tune_l4 = {.lanes = 4, .block_queries = 1, .block_vectors = 1,
-                                   .tile_blocks = 1, .slice = 8, .segment_log2 = 16};
-static const lbk_tuning tune_l8 = {.lanes = 8, .block_queries = 6, .block_vectors = 2,
-                                   .tile_blocks = 3, .slice = 13, .segment_log2 = 16};
-static const lbk_tuning tune_l16 = {.lanes = 16, .block_queries = 3, .block_vectors = 5,
-                                    .tile_blocks = 32, .slice = 4096, .segment_log2 = 16};
-static const lbk_tuning tune_l16b = {.lanes = 16, .block_queries = 16, .block_vectors = 1,
-                                     .tile_blocks = 2, .slice = 24, .segment_log2 = 16};
+static const lbk_tuning tune_l4 = {.lanes = 4,
+                                   .block_queries = 1,
+                                   .block_vectors = 1,
+                                   .tile_blocks = 1,
+                                   .slice = 8,
+                                   .segment_log2 = 16};
+static const lbk_tuning tune_l8 = {.lanes = 8,
+                                   .block_queries = 6,
+                                   .block_vectors = 2,
+                                   .tile_blocks = 3,
+                                   .slice = 13,
+                                   .segment_log2 = 16};
+static const lbk_tuning tune_l16 = {.lanes = 16,
+                                    .block_queries = 3,
+                                    .block_vectors = 5,
+                                    .tile_blocks = 32,
+                                    .slice = 4096,
+                                    .segment_log2 = 16};
+static const lbk_tuning tune_l16b = {.lanes = 16,
+                                     .block_queries = 16,
+                                     .block_vectors = 1,
+                                     .tile_blocks = 2,
+                                     .slice = 24,
+                                     .segment_log2 = 16};
 
 static const test_case cases[] = {
     /* name, metric, k, n, nq, dim, data, select, groups, budget, expect_chunks,
@@ -433,8 +452,7 @@ static const test_case cases[] = {
     {"sortmerge_ip_k4096", IP, 4096, 9000, 6, 12, DATA_UNIFORM, AUTO, 0, 0, 0, DEF},
     {"sortmerge_forced_k1", L2, 1, 1000, 64, 5, DATA_GRID, MERGE, 0, 0, 0, DEF},
     {"sortmerge_forced_k16", L1, 16, 4099, 64, 6, DATA_GRID, MERGE, 3, 0, 0, DEF},
-    {"sortmerge_forced_prefilter", COS, 16, 4099, 64, 37, DATA_UNIFORM, MERGE, 0, 0, 0,
-     PRE(-1)},
+    {"sortmerge_forced_prefilter", COS, 16, 4099, 64, 37, DATA_UNIFORM, MERGE, 0, 0, 0, PRE(-1)},
     /* Forced kernel parameters: results byte-identical whatever they are. */
     {"tuned_l4_exact_l2", L2, 16, 4099, 70, 37, DATA_UNIFORM, BUB, 0, 0, 0, TUNED(tune_l4)},
     {"tuned_l4_prefilter", L2, 16, 4099, 70, 37, DATA_UNIFORM, BUB, 0, 0, 0, PRE_TUNED(tune_l4)},
@@ -474,12 +492,11 @@ static const test_case cases[] = {
      * for the later batches; left to AUTO, the set-up sample declines it. */
     {"cascade_uniform_multibatch", L2, 8, 3001, 601, 64, DATA_UNIFORM, BUB, 0, 8400000, 2,
      CAS(3)},
-    {"cascade_auto_uniform", L2, 5, 4099, 64, 96, DATA_UNIFORM, AUTO, 0, 0, 0,
-     LBK_DISTANCE_AUTO, LBK_PREFILTER_AUTO, -3, 0, NULL},
+    {"cascade_auto_uniform", L2, 5, 4099, 64, 96, DATA_UNIFORM, AUTO, 0, 0, 0, LBK_DISTANCE_AUTO,
+     LBK_PREFILTER_AUTO, -3, 0, NULL},
     /* A budget that holds the shard for the prefilter but not the cascade's
      * extra rows as well: the prefilter keeps its single resident chunk. */
-    {"cascade_budget_declined", L2, 5, 3001, 64, 256, DATA_SMOOTH, BUB, 0, 12000000, 3,
-     CAS(-3)},
+    {"cascade_budget_declined", L2, 5, 3001, 64, 256, DATA_SMOOTH, BUB, 0, 12000000, 3, CAS(-3)},
 };
 
 /* Large shapes: label slow (tests/brute/CMakeLists.txt). */

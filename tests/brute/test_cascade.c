@@ -52,7 +52,8 @@ static void run_grouping_partition(void)
         if (dim == 112) {
             for (int g = 0; g < lbk_cascade_dim(dim); g++)
                 for (int s = 1; s < LBK_CASCADE_GROUP; s++) {
-                    const int a = perm[g * LBK_CASCADE_GROUP], b = perm[g * LBK_CASCADE_GROUP + s];
+                    const int a = perm[g * LBK_CASCADE_GROUP],
+                              b = perm[g * LBK_CASCADE_GROUP + s];
                     if (a >= 0 && b >= 0)
                         LBK_EXPECT_EQ_INT(a % 7, b % 7, "group %d", g);
                 }
@@ -101,9 +102,11 @@ static void run_threshold_holds(void)
             for (int j = 0; j < dim; j++) {
                 const float a = (float)lbk_test_rng_below(&rng, 2000001u) / 1e6f - 1.0f;
                 const float b = (float)lbk_test_rng_below(&rng, 2000001u) / 1e6f - 1.0f;
-                const float scale = offset ? 1.0f : ldexpf(1.0f, (int)lbk_test_rng_below(&rng, 40u) - 20);
+                const float scale =
+                    offset ? 1.0f : ldexpf(1.0f, (int)lbk_test_rng_below(&rng, 40u) - 20);
                 q[j] = offset ? 1000.0f + a * 1e-3f : a * scale;
-                r[j] = offset ? 1000.0f + b * 1e-3f : (trial % 4 == 1 ? q[j] + b * 1e-6f * scale : b * scale);
+                r[j] = offset ? 1000.0f + b * 1e-3f
+                              : (trial % 4 == 1 ? q[j] + b * 1e-6f * scale : b * scale);
                 qn += (double)q[j] * q[j];
                 rn += (double)r[j] * r[j];
             }
@@ -120,9 +123,10 @@ static void run_threshold_holds(void)
                 coarse += ((double)qc[g] - rc[g]) * ((double)qc[g] - rc[g]);
             volatile float scaled = key * slope;
             const float threshold = scaled + lbk_cascade_eps(qn, rn);
-            if (!LBK_EXPECT_TRUE((double)threshold >= coarse, "dim %d trial %d: key %.9g, "
-                                 "coarse %.17g, threshold %.9g", dim, trial, (double)key,
-                                 coarse, (double)threshold))
+            if (!LBK_EXPECT_TRUE((double)threshold >= coarse,
+                                 "dim %d trial %d: key %.9g, "
+                                 "coarse %.17g, threshold %.9g",
+                                 dim, trial, (double)key, coarse, (double)threshold))
                 break;
         }
         free(q);

@@ -54,8 +54,8 @@ static void guarded_free(guarded *g) { munmap(g->base, g->length); }
 static void check_shape(size_t n, size_t dim, size_t lanes, size_t vrows)
 {
     const size_t padded = (n + vrows - 1) / vrows * vrows;
-    snprintf(current_shape, sizeof current_shape, "n=%zu dim=%zu lanes=%zu vrows=%zu\n", n,
-             dim, lanes, vrows);
+    snprintf(current_shape, sizeof current_shape, "n=%zu dim=%zu lanes=%zu vrows=%zu\n", n, dim,
+             lanes, vrows);
     guarded src = guarded_alloc(n * dim * sizeof(float));
     guarded dst = guarded_alloc(padded * dim * sizeof(float));
     float *rows = src.data, *out = dst.data;
@@ -69,8 +69,8 @@ static void check_shape(size_t n, size_t dim, size_t lanes, size_t vrows)
             const size_t slot = (r / lanes) * dim * lanes + j * lanes + r % lanes;
             const float want = r < n ? rows[r * dim + j] : 0.0f;
             if (!LBK_EXPECT_EQ_FLOAT(out[slot], want,
-                                     "n=%zu dim=%zu lanes=%zu vrows=%zu: row %zu dim %zu", n,
-                                     dim, lanes, vrows, r, j))
+                                     "n=%zu dim=%zu lanes=%zu vrows=%zu: row %zu dim %zu", n, dim,
+                                     lanes, vrows, r, j))
                 goto done;
         }
 done:

@@ -8,7 +8,10 @@
 #include <math.h>
 #include <stdint.h>
 
-#define PAD {INFINITY, -1, UINT64_MAX}
+#define PAD                                                                                      \
+    {                                                                                            \
+        INFINITY, -1, UINT64_MAX                                                                 \
+    }
 
 typedef struct {
     const char *name;
@@ -22,65 +25,160 @@ typedef struct {
 
 static const vote_case cases[] = {
     /* 2 votes each for labels 2 and 1: the tie goes to the smaller label. */
-    {"uniform_tie_smallest", LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 5,
-     {{1, 2, 10}, {2, 1, 11}, {3, 2, 12}, {4, 1, 13}, {5, 3, 14}}, 1, 0},
-    {"uniform_majority", LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 3,
-     {{1, 3, 0}, {2, 3, 1}, {3, 1, 2}}, 3, 0},
+    {"uniform_tie_smallest",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_UNIFORM,
+     5,
+     {{1, 2, 10}, {2, 1, 11}, {3, 2, 12}, {4, 1, 13}, {5, 3, 14}},
+     1,
+     0},
+    {"uniform_majority",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_UNIFORM,
+     3,
+     {{1, 3, 0}, {2, 3, 1}, {3, 1, 2}},
+     3,
+     0},
     /* Nearest-first order must not matter for ties: 5,5 then 2,2 -> 2. */
-    {"uniform_tie_not_nearest", LBK_METRIC_L1, LBK_WEIGHTS_UNIFORM, 5,
-     {{1, 5, 0}, {2, 5, 1}, {3, 2, 2}, {4, 2, 3}, {5, 9, 4}}, 2, 0},
+    {"uniform_tie_not_nearest",
+     LBK_METRIC_L1,
+     LBK_WEIGHTS_UNIFORM,
+     5,
+     {{1, 5, 0}, {2, 5, 1}, {3, 2, 2}, {4, 2, 3}, {5, 9, 4}},
+     2,
+     0},
     /* L2 keys 1,4,4 are distances 1,2,2: weights 1 vs 0.5+0.5 -> tie -> 5. */
-    {"distance_tie_smallest", LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 3,
-     {{1, 5, 0}, {4, 7, 1}, {4, 7, 2}}, 5, 0},
+    {"distance_tie_smallest",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_DISTANCE,
+     3,
+     {{1, 5, 0}, {4, 7, 1}, {4, 7, 2}},
+     5,
+     0},
     /* Distance weights beat the majority: L1 keys 1 vs 4,4: 1 > 0.25+0.25. */
-    {"distance_beats_majority", LBK_METRIC_L1, LBK_WEIGHTS_DISTANCE, 3,
-     {{1, 8, 0}, {4, 2, 1}, {4, 2, 2}}, 8, 0},
+    {"distance_beats_majority",
+     LBK_METRIC_L1,
+     LBK_WEIGHTS_DISTANCE,
+     3,
+     {{1, 8, 0}, {4, 2, 1}, {4, 2, 2}},
+     8,
+     0},
     /* Any zero distance: only zero-distance neighbours vote, weight 1. */
-    {"distance_zero_only", LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 4,
-     {{0, 9, 0}, {1, 3, 1}, {1, 3, 2}, {1, 3, 3}}, 9, 0},
-    {"distance_zero_tie", LBK_METRIC_LINF, LBK_WEIGHTS_DISTANCE, 4,
-     {{0, 7, 0}, {0, 4, 1}, {0.5f, 4, 2}, {0.5f, 7, 3}}, 4, 0},
+    {"distance_zero_only",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_DISTANCE,
+     4,
+     {{0, 9, 0}, {1, 3, 1}, {1, 3, 2}, {1, 3, 3}},
+     9,
+     0},
+    {"distance_zero_tie",
+     LBK_METRIC_LINF,
+     LBK_WEIGHTS_DISTANCE,
+     4,
+     {{0, 7, 0}, {0, 4, 1}, {0.5f, 4, 2}, {0.5f, 7, 3}},
+     4,
+     0},
     /* Zero-distance neighbours count one each: 2 for label 4 beat 1 for
      * label 2 (weights 1/0 would tie them at +inf, and the tie would go
      * to 2). */
-    {"distance_zero_majority", LBK_METRIC_LINF, LBK_WEIGHTS_DISTANCE, 4,
-     {{0, 2, 0}, {0, 4, 1}, {0, 4, 2}, {0.5f, 2, 3}}, 4, 0},
+    {"distance_zero_majority",
+     LBK_METRIC_LINF,
+     LBK_WEIGHTS_DISTANCE,
+     4,
+     {{0, 2, 0}, {0, 4, 1}, {0, 4, 2}, {0.5f, 2, 3}},
+     4,
+     0},
     /* Padding slots (shard smaller than K) do not vote. */
-    {"padding_ignored", LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 4,
-     {{1, 6, 0}, {2, 2, 1}, PAD, PAD}, 2, 0},
+    {"padding_ignored",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_UNIFORM,
+     4,
+     {{1, 6, 0}, {2, 2, 1}, PAD, PAD},
+     2,
+     0},
     {"all_padding", LBK_METRIC_L2, LBK_WEIGHTS_UNIFORM, 2, {PAD, PAD}, -1, 0},
     {"k1", LBK_METRIC_L2, LBK_WEIGHTS_DISTANCE, 1, {{2.5f, 11, 5}}, 11, 0},
     /* Softmax over cos (keys -cos): weights exp((cos - 0.9) / T). T = 0.1:
      * 1 vs e^-1 + e^-2 = 0.50 -> 1; T = 1: 1 vs e^-0.1 + e^-0.2 = 1.72 -> 2. */
-    {"softmax_cosine_sharp", LBK_METRIC_COSINE, LBK_WEIGHTS_SOFTMAX, 3,
-     {{-0.9f, 1, 0}, {-0.8f, 2, 1}, {-0.7f, 2, 2}}, 1, 0.1},
-    {"softmax_cosine_flat", LBK_METRIC_COSINE, LBK_WEIGHTS_SOFTMAX, 3,
-     {{-0.9f, 1, 0}, {-0.8f, 2, 1}, {-0.7f, 2, 2}}, 2, 1.0},
+    {"softmax_cosine_sharp",
+     LBK_METRIC_COSINE,
+     LBK_WEIGHTS_SOFTMAX,
+     3,
+     {{-0.9f, 1, 0}, {-0.8f, 2, 1}, {-0.7f, 2, 2}},
+     1,
+     0.1},
+    {"softmax_cosine_flat",
+     LBK_METRIC_COSINE,
+     LBK_WEIGHTS_SOFTMAX,
+     3,
+     {{-0.9f, 1, 0}, {-0.8f, 2, 1}, {-0.7f, 2, 2}},
+     2,
+     1.0},
     /* ip: similarity = dot = -key. T = 1: 1 vs 2e^-1 -> 1; T = 2: 2e^-0.5 = 1.21 -> 2. */
-    {"softmax_ip_sharp", LBK_METRIC_IP, LBK_WEIGHTS_SOFTMAX, 3,
-     {{-10, 1, 0}, {-9, 2, 1}, {-9, 2, 2}}, 1, 1.0},
-    {"softmax_ip_flat", LBK_METRIC_IP, LBK_WEIGHTS_SOFTMAX, 3,
-     {{-10, 1, 0}, {-9, 2, 1}, {-9, 2, 2}}, 2, 2.0},
+    {"softmax_ip_sharp",
+     LBK_METRIC_IP,
+     LBK_WEIGHTS_SOFTMAX,
+     3,
+     {{-10, 1, 0}, {-9, 2, 1}, {-9, 2, 2}},
+     1,
+     1.0},
+    {"softmax_ip_flat",
+     LBK_METRIC_IP,
+     LBK_WEIGHTS_SOFTMAX,
+     3,
+     {{-10, 1, 0}, {-9, 2, 1}, {-9, 2, 2}},
+     2,
+     2.0},
     /* L2: similarity = -distance (sqrt of the key): distances 1, 2, 2.
      * T = 1: 1 vs 2e^-1 -> 3; T = 10: 2e^-0.1 = 1.81 -> 5. */
-    {"softmax_l2_sharp", LBK_METRIC_L2, LBK_WEIGHTS_SOFTMAX, 3, {{1, 3, 0}, {4, 5, 1}, {4, 5, 2}},
-     3, 1.0},
-    {"softmax_l2_flat", LBK_METRIC_L2, LBK_WEIGHTS_SOFTMAX, 3, {{1, 3, 0}, {4, 5, 1}, {4, 5, 2}},
-     5, 10.0},
+    {"softmax_l2_sharp",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_SOFTMAX,
+     3,
+     {{1, 3, 0}, {4, 5, 1}, {4, 5, 2}},
+     3,
+     1.0},
+    {"softmax_l2_flat",
+     LBK_METRIC_L2,
+     LBK_WEIGHTS_SOFTMAX,
+     3,
+     {{1, 3, 0}, {4, 5, 1}, {4, 5, 2}},
+     5,
+     10.0},
     /* Weights far below the largest underflow to 0, never to NaN: the
      * nearest decides, padding still ignored. */
-    {"softmax_underflow", LBK_METRIC_IP, LBK_WEIGHTS_SOFTMAX, 4,
-     {{-1000, 4, 0}, {0, 2, 1}, {0, 2, 2}, PAD}, 4, 0.07},
+    {"softmax_underflow",
+     LBK_METRIC_IP,
+     LBK_WEIGHTS_SOFTMAX,
+     4,
+     {{-1000, 4, 0}, {0, 2, 1}, {0, 2, 2}, PAD},
+     4,
+     0.07},
     /* Equal similarities: equal weights, a tie, the smaller label. */
-    {"softmax_tie_smallest", LBK_METRIC_COSINE, LBK_WEIGHTS_SOFTMAX, 2,
-     {{-0.5f, 8, 0}, {-0.5f, 6, 1}}, 6, 0.07},
+    {"softmax_tie_smallest",
+     LBK_METRIC_COSINE,
+     LBK_WEIGHTS_SOFTMAX,
+     2,
+     {{-0.5f, 8, 0}, {-0.5f, 6, 1}},
+     6,
+     0.07},
     /* Cosine distance 1 + key: a key of -1 is distance 0, so only it votes. */
-    {"distance_cosine_zero", LBK_METRIC_COSINE, LBK_WEIGHTS_DISTANCE, 3,
-     {{-1, 7, 0}, {-0.99f, 2, 1}, {-0.98f, 2, 2}}, 7, 0},
+    {"distance_cosine_zero",
+     LBK_METRIC_COSINE,
+     LBK_WEIGHTS_DISTANCE,
+     3,
+     {{-1, 7, 0}, {-0.99f, 2, 1}, {-0.98f, 2, 2}},
+     7,
+     0},
     /* Distances 0.2 and 0.5, 0.5: weights 5 vs 2 + 2 -> 7 (a majority
      * would say 2). */
-    {"distance_cosine", LBK_METRIC_COSINE, LBK_WEIGHTS_DISTANCE, 3,
-     {{-0.8f, 7, 0}, {-0.5f, 2, 1}, {-0.5f, 2, 2}}, 7, 0},
+    {"distance_cosine",
+     LBK_METRIC_COSINE,
+     LBK_WEIGHTS_DISTANCE,
+     3,
+     {{-0.8f, 7, 0}, {-0.5f, 2, 1}, {-0.5f, 2, 2}},
+     7,
+     0},
 };
 
 static void run_vote(const void *row)
@@ -114,7 +212,7 @@ static void case_top5(void)
     /* A class whose weights are all 0 (zero-distance rule) ranks by label
      * among the zeros too. */
     const lbk_classify_score zero[] = {{1, 0, 0.0}, {3, 0, 2.0}};
-    LBK_EXPECT_TRUE(lbk_classify_in_top(zero, 2, 1, 3));  /* 3, 0, 1 */
+    LBK_EXPECT_TRUE(lbk_classify_in_top(zero, 2, 1, 3)); /* 3, 0, 1 */
     LBK_EXPECT_FALSE(lbk_classify_in_top(zero, 2, 1, 2));
     LBK_EXPECT_TRUE(lbk_classify_in_top(zero, 2, 0, 2));
 }

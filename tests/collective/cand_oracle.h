@@ -54,8 +54,8 @@ static inline void co_take_k(lbk_knn_candidate *scratch, size_t n, int k, lbk_kn
 }
 
 /* K-list of query q over the references [lo, hi). scratch holds hi - lo. */
-static inline void co_list(uint64_t seed, uint64_t q, uint64_t lo, uint64_t hi, int levels,
-                           int k, lbk_knn_candidate *scratch, lbk_knn_candidate *out)
+static inline void co_list(uint64_t seed, uint64_t q, uint64_t lo, uint64_t hi, int levels, int k,
+                           lbk_knn_candidate *scratch, lbk_knn_candidate *out)
 {
     for (uint64_t id = lo; id < hi; id++)
         scratch[id - lo] = co_candidate(seed, q, id, levels);
@@ -64,14 +64,13 @@ static inline void co_list(uint64_t seed, uint64_t q, uint64_t lo, uint64_t hi, 
 
 static inline int co_same(const lbk_knn_candidate *a, const lbk_knn_candidate *b)
 {
-    return memcmp(&a->key, &b->key, sizeof a->key) == 0 && a->label == b->label &&
-           a->id == b->id;
+    return memcmp(&a->key, &b->key, sizeof a->key) == 0 && a->label == b->label && a->id == b->id;
 }
 
 /* Expects got to equal want slot for slot (co_same); on the first slot that
  * differs, reports its fields, each with what, and returns 0. */
-static inline int co_expect_lists(const lbk_knn_candidate *got, const lbk_knn_candidate *want, int k,
-                                  const char *what)
+static inline int co_expect_lists(const lbk_knn_candidate *got, const lbk_knn_candidate *want,
+                                  int k, const char *what)
 {
     for (int i = 0; i < k; i++) {
         if (co_same(&got[i], &want[i]))

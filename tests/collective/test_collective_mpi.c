@@ -26,10 +26,12 @@ typedef struct {
 
 /* Includes N < P*K, N < P (empty shards), nq < P, nq = 0, K = 1 and K = LBK_K_MAX,
  * heavy ties. */
-static const shape shapes[] = {
-    {100, 17, 5, 4}, {3, 5, 5, 0},   {1, 3, 4, 0},  {1000, 2, 16, 0},
-    {50, 0, 4, 0},   {40, 9, 1, 3},  {64, 33, 64, 5}, {7, 11, 3, 1},
-    {3000, 5, LBK_K_MAX, 2},   /* the largest K: the operator's scratch list */
+static const shape
+    shapes[] =
+        {
+            {100, 17, 5, 4},         {3, 5, 5, 0},  {1, 3, 4, 0},    {1000, 2, 16, 0},
+            {50, 0, 4, 0},           {40, 9, 1, 3}, {64, 33, 64, 5}, {7, 11, 3, 1},
+            {3000, 5, LBK_K_MAX, 2}, /* the largest K: the operator's scratch list */
 };
 
 static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
@@ -47,11 +49,11 @@ static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
     for (uint64_t q = 0; q < s->nq; q++)
         co_list(seed, q, lo, hi, s->levels, s->k, scratch, local + q * (size_t)s->k);
     for (size_t i = 0; i < lists; i++)
-        out[i] = (lbk_knn_candidate){-1.0f, -7, 12345};   /* poison */
+        out[i] = (lbk_knn_candidate){-1.0f, -7, 12345}; /* poison */
 
     uint64_t first = 99, count = 99, bytes = 99;
-    lbk_status st = lbk_merge_candidates(&comm, mode, local, s->nq, s->k, out, &first, &count,
-                                         &bytes);
+    lbk_status st =
+        lbk_merge_candidates(&comm, mode, local, s->nq, s->k, out, &first, &count, &bytes);
     LBK_EXPECT_EQ_INT(st, LBK_OK, "merge returned %s", lbk_status_name(st));
 
     uint64_t want_first = 0, want_count = 0;
@@ -67,10 +69,10 @@ static void check_shape(const shape *s, lbk_merge_mode mode, uint64_t seed)
     const int first_ok = LBK_EXPECT_EQ_U64(first, want_first, "%s: slice start", what);
     const int count_ok = LBK_EXPECT_EQ_U64(count, want_count, "%s: slice length", what);
     uint64_t list_bytes = (uint64_t)s->k * 16;
-    uint64_t want_bytes = p == 1                              ? 0
+    uint64_t want_bytes = p == 1                             ? 0
                           : mode == LBK_MERGE_REDUCE_SCATTER ? (s->nq - want_count) * list_bytes
-                          : r == 0                            ? 0
-                                                              : s->nq * list_bytes;
+                          : r == 0                           ? 0
+                                                             : s->nq * list_bytes;
     LBK_EXPECT_EQ_U64(bytes, want_bytes, "%s: bytes moved", what);
     if (!first_ok || !count_ok)
         goto cleanup;

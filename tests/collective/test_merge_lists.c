@@ -19,8 +19,8 @@ static void shard_list(uint64_t seed, uint64_t base, uint64_t n, int levels, int
 }
 
 /* The oracle: both shards' points together, sorted, first K. */
-static void oracle_two(uint64_t seed, uint64_t base_a, uint64_t na, uint64_t base_b,
-                       uint64_t nb, int levels, int k, lbk_knn_candidate *out)
+static void oracle_two(uint64_t seed, uint64_t base_a, uint64_t na, uint64_t base_b, uint64_t nb,
+                       int levels, int k, lbk_knn_candidate *out)
 {
     lbk_knn_candidate scratch[2 * NMAX];
     for (uint64_t i = 0; i < na; i++)
@@ -45,8 +45,8 @@ static void case_oracle(void)
         lbk_knn_merge(a, b, got, k);
         oracle_two(seed, base_a, na, base_b, nb, levels, k, want);
         char what[96];
-        snprintf(what, sizeof what, "seed %llu k %d na %llu nb %llu", (unsigned long long)seed,
-                 k, (unsigned long long)na, (unsigned long long)nb);
+        snprintf(what, sizeof what, "seed %llu k %d na %llu nb %llu", (unsigned long long)seed, k,
+                 (unsigned long long)na, (unsigned long long)nb);
         co_expect_lists(got, want, k, what);
     }
 }
@@ -190,15 +190,20 @@ static void case_into(void)
 static void case_into_k4096(void)
 {
     merge_into_case(1, LBK_K_MAX, 5000, 6000, 0);
-    merge_into_case(2, LBK_K_MAX, 5000, 6000, 7);  /* ties everywhere */
-    merge_into_case(3, LBK_K_MAX, 100, 3000, 0);   /* padding in both */
-    merge_into_case(4, LBK_K_MAX, 0, 9000, 0);     /* one empty shard */
+    merge_into_case(2, LBK_K_MAX, 5000, 6000, 7); /* ties everywhere */
+    merge_into_case(3, LBK_K_MAX, 100, 3000, 0);  /* padding in both */
+    merge_into_case(4, LBK_K_MAX, 0, 9000, 0);    /* one empty shard */
 }
 
 static const lbk_test_case cases[] = {
-    {"oracle", case_oracle},   {"commutative", case_commutative}, {"associative", case_associative},
-    {"padding", case_padding}, {"ties", case_ties},               {"k1", case_k1},
-    {"into", case_into},       {"into_k4096", case_into_k4096},
+    {"oracle", case_oracle},
+    {"commutative", case_commutative},
+    {"associative", case_associative},
+    {"padding", case_padding},
+    {"ties", case_ties},
+    {"k1", case_k1},
+    {"into", case_into},
+    {"into_k4096", case_into_k4096},
 };
 
 LBK_TEST_MAIN(LBK_TEST_CASES(cases))

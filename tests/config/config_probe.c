@@ -276,12 +276,12 @@ static void mode_set_good(void)
         "tree.sort=bitonic",
         "synthetic.spread=0.5",
         "synthetic.points=+77",
-        "reference.path=rel/ref #1.csv",  /* paths are literal: no YAML comment */
+        "reference.path=rel/ref #1.csv", /* paths are literal: no YAML comment */
         "reference.label_column=0",
         "reference.delimiter=\"\\t\"",
         "reference.header=auto",
         "query.path=/q.csv",
-        "output.report=",                 /* empty = not written */
+        "output.report=", /* empty = not written */
         "output.predictions=pred: out.txt",
         "mpi.merge=reduce_scatter",
     };
@@ -541,10 +541,10 @@ static void case_roundtrip(void)
 }
 
 static const lbk_test_case cases[] = {
-    {"load", case_load},         {"bad", case_bad},
-    {"defaults", case_defaults}, {"full", case_full},
-    {"flow", case_flow},         {"set-good", case_set_good},
-    {"set-bad", case_set_bad},   {"validate-bad", case_validate_bad},
+    {"load", case_load},           {"bad", case_bad},
+    {"defaults", case_defaults},   {"full", case_full},
+    {"flow", case_flow},           {"set-good", case_set_good},
+    {"set-bad", case_set_bad},     {"validate-bad", case_validate_bad},
     {"roundtrip", case_roundtrip},
 };
 

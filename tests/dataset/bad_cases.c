@@ -98,7 +98,7 @@ static void fvecs_dim_mismatch(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     fvecs_records(&w, 3, 2);
-    w.b[12] = 5;  /* the second record's dimension field */
+    w.b[12] = 5; /* the second record's dimension field */
     bytes_file(s, "d.fvecs", &w);
 }
 
@@ -143,8 +143,14 @@ static void bvecs_truncated(lbk_job_input_spec *s)
     bytes_file(s, "b.bvecs", &w);
 }
 
-static void csv_ragged(lbk_job_input_spec *s) { text_file(s, "r.csv", "1,2,3\n4,5,6\n7,8\n9,9,9\n"); }
-static void csv_not_number(lbk_job_input_spec *s) { text_file(s, "nn.csv", "x,y\n1,2\n3,4\n5,abc\n"); }
+static void csv_ragged(lbk_job_input_spec *s)
+{
+    text_file(s, "r.csv", "1,2,3\n4,5,6\n7,8\n9,9,9\n");
+}
+static void csv_not_number(lbk_job_input_spec *s)
+{
+    text_file(s, "nn.csv", "x,y\n1,2\n3,4\n5,abc\n");
+}
 static void csv_inf(lbk_job_input_spec *s) { text_file(s, "inf.csv", "1,2\ninf,3\n"); }
 static void csv_nan(lbk_job_input_spec *s) { text_file(s, "nan.csv", "a,b\r\n1, nan \r\n"); }
 static void csv_too_big(lbk_job_input_spec *s) { text_file(s, "big.csv", "1e39,2\n"); }
@@ -168,7 +174,10 @@ static void csv_label_negative(lbk_job_input_spec *s)
     s->label_column = 2;
 }
 
-static void csv_blank_middle(lbk_job_input_spec *s) { text_file(s, "bl.csv", "1,2\n3,4\n\n5,6\n"); }
+static void csv_blank_middle(lbk_job_input_spec *s)
+{
+    text_file(s, "bl.csv", "1,2\n3,4\n\n5,6\n");
+}
 
 static void csv_label_column_missing(lbk_job_input_spec *s)
 {
@@ -178,7 +187,10 @@ static void csv_label_column_missing(lbk_job_input_spec *s)
 
 static void csv_header_only(lbk_job_input_spec *s) { text_file(s, "ho.csv", "x,y\n\n"); }
 
-static void text_labels_negative(lbk_job_input_spec *s) { labels_file(s, "neg.txt", "1\n2\n-2\n"); }
+static void text_labels_negative(lbk_job_input_spec *s)
+{
+    labels_file(s, "neg.txt", "1\n2\n-2\n");
+}
 static void text_labels_word(lbk_job_input_spec *s) { labels_file(s, "w.txt", "1\ncat\n0\n"); }
 static void labels_count(lbk_job_input_spec *s) { labels_file(s, "few.txt", "1\n2\n"); }
 static void ivecs_labels_negative(lbk_job_input_spec *s) { ivecs_labels(s, "neg.ivecs", 1, -1); }
@@ -279,7 +291,7 @@ static void npy_pickle(lbk_job_input_spec *s)
 {
     tk_bytes w = {0};
     const unsigned char pickle[] = {0x80, 0x04, 0x95, 0x10, 0x00, 0x00, 0x00, 0x00,
-                                    0x00, 0x00, 0x00, 0x8c, 0x05, 'n', 'u', 'm'};
+                                    0x00, 0x00, 0x00, 0x8c, 0x05, 'n',  'u',  'm'};
     for (size_t i = 0; i < sizeof pickle; i++)
         tk_u8(&w, pickle[i]);
     bytes_file(s, "p.npy", &w);
@@ -373,7 +385,10 @@ static void bin_file(lbk_job_input_spec *s, const char *name, uint32_t rows, uin
 static void fbin_truncated(lbk_job_input_spec *s) { bin_file(s, "t.fbin", 3, 4, 10); }
 static void fbin_trailing(lbk_job_input_spec *s) { bin_file(s, "x.fbin", 2, 4, 9); }
 static void fbin_dim0(lbk_job_input_spec *s) { bin_file(s, "d0.fbin", 3, 0, 0); }
-static void fbin_header_lies(lbk_job_input_spec *s) { bin_file(s, "big.fbin", 1000000000u, 2, 2); }
+static void fbin_header_lies(lbk_job_input_spec *s)
+{
+    bin_file(s, "big.fbin", 1000000000u, 2, 2);
+}
 static void fbin_header_overflow(lbk_job_input_spec *s)
 {
     bin_file(s, "huge.fbin", 4000000000u, 2000000000u, 2);
@@ -426,7 +441,8 @@ static const bad_case bad[] = {
     {"fvecs_inf_in_shard", fvecs_inf_in_shard, 2, 4, "@/i.fvecs:3:1: value is not finite (-inf)"},
     {"fvecs_dim0", fvecs_dim0, 0, 1, "@/z.fvecs:1: invalid dimension 0 (must be at least 1)"},
     {"empty_file", empty_file, 0, 0, "@/e.fvecs: empty file"},
-    {"missing_file", missing_file, 0, 0, "@/missing.fvecs: cannot open: No such file or directory"},
+    {"missing_file", missing_file, 0, 0,
+     "@/missing.fvecs: cannot open: No such file or directory"},
     {"bvecs_truncated", bvecs_truncated, 0, 1,
      "@/b.bvecs:2: truncated record (file is 14 bytes, not a multiple of the 8-byte record of "
      "dimension 4)"},
@@ -439,7 +455,8 @@ static const bad_case bad[] = {
     {"csv_label_not_integer", csv_label_not_integer, 1, 2,
      "@/lf.csv:3:3: label is not an integer: '1.5'"},
     {"csv_label_negative", csv_label_negative, 0, 1, "@/ln.csv:1:3: negative label: '-1'"},
-    {"csv_blank_middle", csv_blank_middle, 0, 0, "@/bl.csv:3: empty line before the end of the file"},
+    {"csv_blank_middle", csv_blank_middle, 0, 0,
+     "@/bl.csv:3: empty line before the end of the file"},
     {"csv_label_column_missing", csv_label_column_missing, 0, 0,
      "@/lc.csv:1: label column 6 does not exist: the line has 3 fields"},
     {"csv_header_only", csv_header_only, 0, 0, "@/ho.csv: no data rows after the header line"},
@@ -477,7 +494,8 @@ static const bad_case bad[] = {
      "array"},
     {"npy_pickle", npy_pickle, 0, 1,
      "@/p.npy: a Python pickle, not a .npy array; save the array with np.save"},
-    {"npy_npz", npy_npz, 0, 1, "@/z.npy: an .npz archive, not a .npy array; save one array with np.save"},
+    {"npy_npz", npy_npz, 0, 1,
+     "@/z.npy: an .npz archive, not a .npy array; save one array with np.save"},
     {"npy_no_magic", npy_no_magic, 0, 1, "@/m.npy: not a .npy file (no \\x93NUMPY magic)"},
     {"npy_3d", npy_3d, 0, 1, "@/3d.npy: points must be a 2-D array (rows, dimension), not 3-D"},
     {"npy_1d_points", npy_1d_points, 0, 1,
@@ -486,16 +504,20 @@ static const bad_case bad[] = {
      "@/i4.npy: points must be float32, float64, uint8 or int8, not i4"},
     {"npy_truncated", npy_truncated, 0, 1,
      "@/t.npy:3: truncated record (file is 148 bytes, the header promises 152)"},
-    {"npy_trailing", npy_trailing, 0, 1, "@/x.npy: 4 bytes after the last row the header declares"},
+    {"npy_trailing", npy_trailing, 0, 1,
+     "@/x.npy: 4 bytes after the last row the header declares"},
     {"npy_nan", npy_nan, 1, 3, "@/n.npy:2:2: value is not a finite float (nan)"},
     {"npy_no_shape", npy_no_shape, 0, 1,
      "@/ns.npy: malformed .npy header (descr, fortran_order and shape are required)"},
-    {"npy_float_labels", npy_float_labels, 0, 3, "@/fl.npy: labels must have an integer dtype, not float"},
+    {"npy_float_labels", npy_float_labels, 0, 3,
+     "@/fl.npy: labels must have an integer dtype, not float"},
     {"npy_negative_label", npy_negative_label, 0, 3, "@/nl.npy:2: negative label -4"},
-    {"npy_labels_2d", npy_labels_2d, 0, 3, "@/l2.npy: labels must have shape (N,) or (N, 1), not 2-D"},
+    {"npy_labels_2d", npy_labels_2d, 0, 3,
+     "@/l2.npy: labels must have shape (N,) or (N, 1), not 2-D"},
     {"fbin_truncated", fbin_truncated, 0, 1,
      "@/t.fbin:3: truncated record (file is 48 bytes, the header promises 56)"},
-    {"fbin_trailing", fbin_trailing, 0, 1, "@/x.fbin: 4 bytes after the last row the header declares"},
+    {"fbin_trailing", fbin_trailing, 0, 1,
+     "@/x.fbin: 4 bytes after the last row the header declares"},
     {"fbin_dim0", fbin_dim0, 0, 1, "@/d0.fbin: dimension 0"},
     {"fbin_header_lies", fbin_header_lies, 0, 1,
      "@/big.fbin:2: truncated record (file is 16 bytes, the header promises 8000000008)"},

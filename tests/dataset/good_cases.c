@@ -20,7 +20,7 @@ static void make_points(int kind, float *p, uint64_t n)
     lbk_test_rng rng = LBK_TEST_RNG(12345u + (uint64_t)kind);
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t r = (uint32_t)lbk_test_rng_next(&rng);
-        p[i] = kind == BYTES ? (float)(r % 256)
+        p[i] = kind == BYTES  ? (float)(r % 256)
                : kind == INTS ? (float)((int32_t)(r % 200001) - 100000)
                               : ((float)(r % 2000001) - 1000000.0f) / 997.0f;
     }
@@ -87,7 +87,8 @@ static void case_format_from_path(void)
         {"", LBK_FORMAT_AUTO},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        LBK_EXPECT_EQ_INT(lbk_dataset_format_from_path(t[i].path), t[i].format, "path '%s'", t[i].path);
+        LBK_EXPECT_EQ_INT(lbk_dataset_format_from_path(t[i].path), t[i].format, "path '%s'",
+                          t[i].path);
     }
 }
 
@@ -137,7 +138,7 @@ static void case_csv_roundtrip(void)
     lbk_job_input_spec spec = tk_spec(path);
     tk_check_ranges(&spec, p, NULL, ROWS, DIM);
 
-    d.labels = l;  /* now the label is the last column */
+    d.labels = l; /* now the label is the last column */
     LBK_EXPECT_EQ_INT(lbk_dataset_write_points(path, LBK_FORMAT_CSV, &d), LBK_OK);
     spec.label_column = DIM;
     tk_check_ranges(&spec, p, l, ROWS, DIM);
@@ -185,7 +186,7 @@ static void case_ivecs_bvecs_bytes(void)
     }
     const char *ipath = tk_path("known.ivecs");
     tk_write_file(ipath, w.b, w.n);
-    const float ivf[4] = {-7.0f, 2147483648.0f, 0.0f, 42.0f};  /* int -> float rounding */
+    const float ivf[4] = {-7.0f, 2147483648.0f, 0.0f, 42.0f}; /* int -> float rounding */
     lbk_job_input_spec spec = tk_spec(ipath);
     tk_check_ranges(&spec, ivf, NULL, 2, 2);
     const char *out = tk_path("written.ivecs");
@@ -324,15 +325,15 @@ static void case_labels_formats(void)
     int32_t l[ROWS];
     make_points(FLOATS, p, ROWS * DIM);
     make_labels(l, ROWS);
-    l[2] = 300;   /* IDX labels then need int32, not ubyte */
+    l[2] = 300; /* IDX labels then need int32, not ubyte */
     const char *points = tk_path("p.fvecs");
     LBK_EXPECT_EQ_INT(lbk_dataset_write_fvecs(points, p, ROWS, DIM), LBK_OK);
     const struct {
         const char *name;
         lbk_format format;
     } t[] = {
-        {"l.ivecs", LBK_FORMAT_IVECS}, {"l.idx", LBK_FORMAT_IDX},   {"l.txt", LBK_FORMAT_TEXT},
-        {"l.labels", LBK_FORMAT_TEXT}, {"l.csv", LBK_FORMAT_CSV},   {"l.npy", LBK_FORMAT_NPY},
+        {"l.ivecs", LBK_FORMAT_IVECS}, {"l.idx", LBK_FORMAT_IDX}, {"l.txt", LBK_FORMAT_TEXT},
+        {"l.labels", LBK_FORMAT_TEXT}, {"l.csv", LBK_FORMAT_CSV}, {"l.npy", LBK_FORMAT_NPY},
         {"l.ibin", LBK_FORMAT_IBIN},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
@@ -553,7 +554,8 @@ static void case_write_errors(void)
     char *err = tk_capture_end();
     LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
     char want[2048];
-    snprintf(want, sizeof want, "lbknn: error: %s:2:1: cannot write 3.5: bvecs holds integers 0..255\n", b);
+    snprintf(want, sizeof want,
+             "lbknn: error: %s:2:1: cannot write 3.5: bvecs holds integers 0..255\n", b);
     LBK_EXPECT_EQ_STR(err, want);
     free(err);
 
@@ -580,7 +582,8 @@ static void case_write_errors(void)
         st = lbk_dataset_write_labels("/dev/full", LBK_FORMAT_TEXT, (const int32_t[]){1, 2}, 2);
         err = tk_capture_end();
         LBK_EXPECT_EQ_INT(st, LBK_ERR_IO);
-        LBK_EXPECT_EQ_STR(err, "lbknn: error: /dev/full: cannot write: No space left on device\n");
+        LBK_EXPECT_EQ_STR(err,
+                          "lbknn: error: /dev/full: cannot write: No space left on device\n");
         free(err);
     }
 }

@@ -48,8 +48,8 @@ static void case_cosine_rows_match_oracle(void)
 static void case_cosine_zero_row_stays_zero(void)
 {
     float rows[4][3] = {{0.0f, 0.0f, 0.0f}, {3.0f, 0.0f, 4.0f}, {-0.0f, 0.0f, -0.0f}, {0, 0, 0}};
-    const float want[4][3] = {{0.0f, 0.0f, 0.0f}, {0.6f, 0.0f, 0.8f}, {-0.0f, 0.0f, -0.0f},
-                              {0, 0, 0}};
+    const float want[4][3] = {
+        {0.0f, 0.0f, 0.0f}, {0.6f, 0.0f, 0.8f}, {-0.0f, 0.0f, -0.0f}, {0, 0, 0}};
     lbk_normalize_rows(&rows[0][0], 4, 3);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 3; j++)

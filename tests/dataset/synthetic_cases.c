@@ -38,9 +38,8 @@ static void case_ranges(void)
         LBK_EXPECT_EQ_U64(all.first_row, 0);
         LBK_EXPECT_TRUE(all.labels != NULL);
         /* Shards as 3 ranks would cut them, and some awkward ranges. */
-        const uint64_t cuts[][2] = {{0, n / 3}, {n / 3, 2 * n / 3}, {2 * n / 3, n},
-                                    {0, 0},     {n, n},             {n - 1, n},
-                                    {17, 18},   {1, n - 1}};
+        const uint64_t cuts[][2] = {{0, n / 3}, {n / 3, 2 * n / 3}, {2 * n / 3, n}, {0, 0},
+                                    {n, n},     {n - 1, n},         {17, 18},       {1, n - 1}};
         for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
             lbk_dataset part;
             LBK_EXPECT_EQ_INT(lbk_synthetic_rows(&s, q, cuts[c][0], cuts[c][1], &part), LBK_OK);
@@ -129,8 +128,7 @@ static void case_blobs(void)
     LBK_EXPECT_EQ_U64(nearest_own, d.rows);
     /* Per-coordinate variance matches spread^2 within sampling error. */
     double per_coord = var / (double)(d.rows * 7);
-    LBK_EXPECT_TRUE(per_coord > 0.8 * 0.01 && per_coord < 1.2 * 0.01, "variance %g",
-                    per_coord);
+    LBK_EXPECT_TRUE(per_coord > 0.8 * 0.01 && per_coord < 1.2 * 0.01, "variance %g", per_coord);
     lbk_dataset_free(&d);
 }
 

@@ -125,7 +125,10 @@ void tk_write_file(const char *path, const void *data, size_t n)
     }
 }
 
-void tk_write_text(const char *path, const char *text) { tk_write_file(path, text, strlen(text)); }
+void tk_write_text(const char *path, const char *text)
+{
+    tk_write_file(path, text, strlen(text));
+}
 
 char *tk_read_file(const char *path, size_t *n)
 {
@@ -197,10 +200,9 @@ void tk_check_range(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi, co
     LBK_EXPECT_EQ_INT(d.dim, dim, "%s", where);
     LBK_EXPECT_EQ_INT(d.labels != NULL, labels != NULL, "%s: labels", where);
     for (uint64_t i = 0; i < d.rows * (uint64_t)dim; i++)
-        if (!LBK_EXPECT_EQ_FLOAT(d.points[i], points[lo * (uint64_t)dim + i],
-                                 "%s: row %llu, value %d", where,
-                                 (unsigned long long)(lo + i / (uint64_t)dim),
-                                 (int)(i % (uint64_t)dim)))
+        if (!LBK_EXPECT_EQ_FLOAT(
+                d.points[i], points[lo * (uint64_t)dim + i], "%s: row %llu, value %d", where,
+                (unsigned long long)(lo + i / (uint64_t)dim), (int)(i % (uint64_t)dim)))
             break;
     for (uint64_t i = 0; labels && d.labels && i < d.rows; i++)
         if (!LBK_EXPECT_EQ_INT(d.labels[i], labels[lo + i], "%s: label of row %llu", where,

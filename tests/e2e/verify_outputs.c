@@ -75,7 +75,8 @@ static void class_weights(const float *keys, const uint32_t *idx, const int32_t 
         if (idx[s] == UINT32_MAX)
             continue;
         zero |= oracle_distance(keys[s], metric) == 0.0f;
-        const double sim = metric >= 3 ? -(double)keys[s] : -(double)oracle_distance(keys[s], metric);
+        const double sim =
+            metric >= 3 ? -(double)keys[s] : -(double)oracle_distance(keys[s], metric);
         sim_max = sim > sim_max ? sim : sim_max;
     }
     for (int s = 0; s < k; s++) {
@@ -122,7 +123,7 @@ typedef struct {
     uint32_t n, nq;
     float *ref, *queries;
     int32_t *labels;
-    int32_t label_max;   /* the largest reference label */
+    int32_t label_max; /* the largest reference label */
 } problem;
 
 /* The data set and the run's settings, from the arguments. */
@@ -175,7 +176,8 @@ static uint32_t *read_array(const char *path, uint32_t *rows, uint32_t *cols)
 {
     size_t n = strlen(path);
     const bool npy = n > 4 && strcmp(path + n - 4, ".npy") == 0;
-    const bool bin = n > 5 && (strcmp(path + n - 5, ".ibin") == 0 || strcmp(path + n - 5, ".fbin") == 0);
+    const bool bin =
+        n > 5 && (strcmp(path + n - 5, ".ibin") == 0 || strcmp(path + n - 5, ".fbin") == 0);
     if (!npy && !bin) {
         int dim = 0;
         uint32_t *v = read_vecs(path, &dim, rows);
@@ -245,8 +247,8 @@ static char *read_text(const char *path)
 /* What the report's accuracy section must say, recomputed from the votes. */
 typedef struct {
     uint64_t evaluated, correct, correct_top5, other;
-    int classes;        /* of the confusion matrix: the largest label anywhere + 1 */
-    uint64_t *matrix;   /* classes x classes, [true][predicted] */
+    int classes;      /* of the confusion matrix: the largest label anywhere + 1 */
+    uint64_t *matrix; /* classes x classes, [true][predicted] */
 } tally;
 
 /* The integer of `key`, which must be there. */
@@ -275,7 +277,8 @@ static double report_ratio(const char *report, const char *path, const char *key
 static void check_report(const char *path, const tally *t)
 {
     char *report = read_text(path);
-    LBK_EXPECT_EQ_U64(report_count(report, path, "evaluated"), t->evaluated, "%s: evaluated", path);
+    LBK_EXPECT_EQ_U64(report_count(report, path, "evaluated"), t->evaluated, "%s: evaluated",
+                      path);
     LBK_EXPECT_EQ_U64(report_count(report, path, "correct"), t->correct, "%s: correct", path);
     LBK_EXPECT_EQ_U64(report_count(report, path, "correct_top5"), t->correct_top5,
                       "%s: correct_top5", path);
@@ -304,8 +307,8 @@ static void check_report(const char *path, const tally *t)
                 p = end;
                 const char *sep = c + 1 < t->classes ? ", " : "]";
                 LBK_ASSERT_TRUE(strncmp(p, sep, strlen(sep)) == 0,
-                                "%s: confusion_matrix row %d: '%s' after column %d", path, r,
-                                sep, c);
+                                "%s: confusion_matrix row %d: '%s' after column %d", path, r, sep,
+                                c);
                 p += strlen(sep);
             }
             line = strchr(line + 1, '\n');
@@ -326,8 +329,8 @@ static void check_report(const char *path, const tally *t)
 /* One probabilities row against the scores: "q,p0,...,p{classes-1}", each
  * w[c] / (the sum of w in label order), 0 printed as "0", else %.9g (a
  * relative error of 5e-9 at most). NaN never passes. */
-static void check_probability_row(const char *path, const char *line, uint32_t q,
-                                  const double *w, int classes)
+static void check_probability_row(const char *path, const char *line, uint32_t q, const double *w,
+                                  int classes)
 {
     double total = 0.0;
     for (int c = 0; c < classes; c++)
@@ -397,7 +400,8 @@ static void case_outputs(void)
         LBK_ASSERT_EQ_U64(nt, p.nq, "%s: rows", path);
         int32_t label_max = p.label_max;
         for (uint32_t q = 0; q < p.nq; q++) {
-            LBK_ASSERT_TRUE(truth[q] >= 0 && truth[q] < MAX_CLASSES, "%s: label %d", path, truth[q]);
+            LBK_ASSERT_TRUE(truth[q] >= 0 && truth[q] < MAX_CLASSES, "%s: label %d", path,
+                            truth[q]);
             label_max = truth[q] > label_max ? truth[q] : label_max;
         }
         /* The report carries a matrix up to 256 classes. */
@@ -428,16 +432,18 @@ static void case_outputs(void)
         for (int s = 0; s < k; s++) {
             const size_t at = (size_t)q * k + s;
             const int32_t want_id = idx[at] == UINT32_MAX ? -1 : (int32_t)idx[at];
-            const float want_d = idx[at] == UINT32_MAX ? INFINITY : oracle_distance(keys[at], p.metric);
+            const float want_d =
+                idx[at] == UINT32_MAX ? INFINITY : oracle_distance(keys[at], p.metric);
             LBK_ASSERT_EQ_INT(neigh[at], want_id, "neighbour id of query %u slot %d", q, s);
             LBK_ASSERT_EQ_FLOAT(dist[at], want_d, "distance of query %u slot %d", q, s);
         }
-        class_weights(keys + (size_t)q * k, idx + (size_t)q * k, p.labels, k, p.metric,
-                      p.weights, p.temperature, w, voted);
+        class_weights(keys + (size_t)q * k, idx + (size_t)q * k, p.labels, k, p.metric, p.weights,
+                      p.temperature, w, voted);
         const int32_t best = best_class(w, voted);
         unsigned long qq = 0;
         long label = 0;
-        LBK_ASSERT_TRUE(fgets(line, sizeof line, pred) && sscanf(line, "%lu,%ld", &qq, &label) == 2,
+        LBK_ASSERT_TRUE(fgets(line, sizeof line, pred) &&
+                            sscanf(line, "%lu,%ld", &qq, &label) == 2,
                         "%s: prediction row of query %u", predictions, q);
         LBK_ASSERT_EQ_U64(qq, q, "%s: prediction row", predictions);
         LBK_ASSERT_EQ_INT(label, best, "predicted label of query %u", q);
@@ -487,7 +493,8 @@ static void case_same_arrays(void)
 {
     lbk_test_args(2, 2, "A B");
     uint32_t ra, ca, rb, cb;
-    uint32_t *a = read_array(lbk_test_arg(0), &ra, &ca), *b = read_array(lbk_test_arg(1), &rb, &cb);
+    uint32_t *a = read_array(lbk_test_arg(0), &ra, &ca),
+             *b = read_array(lbk_test_arg(1), &rb, &cb);
     LBK_ASSERT_EQ_U64(ra, rb, "rows");
     LBK_ASSERT_EQ_U64(ca, cb, "columns");
     for (size_t i = 0; i < (size_t)ra * ca; i++)

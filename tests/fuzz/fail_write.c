@@ -20,10 +20,7 @@ typedef ssize_t (*pwrite_fn)(int, const void *, size_t, off_t);
 typedef int (*rename_fn)(const char *, const char *);
 typedef void *(*realloc_fn)(void *, size_t);
 
-static void *next_symbol(const char *name)
-{
-    return dlsym(RTLD_NEXT, name);
-}
+static void *next_symbol(const char *name) { return dlsym(RTLD_NEXT, name); }
 
 static int ends_with(const char *s, const char *tail)
 {

@@ -44,16 +44,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const struct {
         const char *name;
         lbk_format format;
-    } files[11] = {{"in.fvecs", LBK_FORMAT_FVECS},
-                   {"in.ivecs", LBK_FORMAT_IVECS},
-                   {"in.bvecs", LBK_FORMAT_BVECS},
-                   {"in-ubyte", LBK_FORMAT_IDX},
-                   {"in.idx.gz", LBK_FORMAT_IDX},
-                   {NULL, LBK_FORMAT_AUTO},
-                   {NULL, LBK_FORMAT_AUTO},
-                   {"in.npy", LBK_FORMAT_NPY},
-                   {"in.fbin", LBK_FORMAT_FBIN},
-                   {"in.u8bin", LBK_FORMAT_U8BIN},
+    } files[11] = {{"in.fvecs", LBK_FORMAT_FVECS}, {"in.ivecs", LBK_FORMAT_IVECS},
+                   {"in.bvecs", LBK_FORMAT_BVECS}, {"in-ubyte", LBK_FORMAT_IDX},
+                   {"in.idx.gz", LBK_FORMAT_IDX},  {NULL, LBK_FORMAT_AUTO},
+                   {NULL, LBK_FORMAT_AUTO},        {"in.npy", LBK_FORMAT_NPY},
+                   {"in.fbin", LBK_FORMAT_FBIN},   {"in.u8bin", LBK_FORMAT_U8BIN},
                    {"in.i8bin", LBK_FORMAT_I8BIN}};
     lbk_job_input_spec spec;
     memset(&spec, 0, sizeof spec);

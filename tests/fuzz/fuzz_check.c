@@ -35,7 +35,8 @@ void lbk_fuzz_check_source(const lbk_job_input_spec *spec, uint8_t shard_byte)
         lbk_fuzz_fail("a probe promises more values than the file can hold");
     if (lbk_dataset_read(spec, 0, info.rows, &whole) != LBK_OK)
         return;
-    if (whole.rows != info.rows || whole.dim != info.dim || (whole.labels != NULL) != info.has_labels)
+    if (whole.rows != info.rows || whole.dim != info.dim ||
+        (whole.labels != NULL) != info.has_labels)
         lbk_fuzz_fail("the whole read disagrees with the probe");
     const uint64_t n = whole.rows * (uint64_t)whole.dim;
     for (uint64_t i = 0; i < n; i++)
@@ -78,7 +79,7 @@ void lbk_fuzz_check_labels(const char *path, lbk_format format, uint8_t shard_by
     uint64_t lo = 0, hi = 0;
     lbk_fuzz_pick_shard(shard_byte, rows, &lo, &hi);
     if (lo == hi)
-        goto cleanup;  /* the label readers take lo < hi only */
+        goto cleanup; /* the label readers take lo < hi only */
     if (lbk_fmt_alloc((void **)&part, hi - lo, sizeof *part) != LBK_OK)
         goto cleanup;
     if (lbk_labels_read(path, format, lo, hi, part) != LBK_OK)

@@ -35,8 +35,11 @@ static bool is_utf8(const char *text)
 {
     const unsigned char *p = (const unsigned char *)text;
     while (*p) {
-        int n = *p < 0x80 ? 1 : *p >= 0xC2 && *p <= 0xDF ? 2 : *p >= 0xE0 && *p <= 0xEF ? 3
-                : *p >= 0xF0 && *p <= 0xF4 ? 4 : 0;
+        int n = *p < 0x80                  ? 1
+                : *p >= 0xC2 && *p <= 0xDF ? 2
+                : *p >= 0xE0 && *p <= 0xEF ? 3
+                : *p >= 0xF0 && *p <= 0xF4 ? 4
+                                           : 0;
         if (n == 0)
             return false;
         unsigned long cp = n == 1 ? *p : *p & (0x7F >> n);
@@ -55,8 +58,8 @@ static bool is_utf8(const char *text)
 
 static bool paths_are_utf8(const lbk_job *job)
 {
-    const char *paths[] = {job->reference.path, job->reference.labels, job->query.path,
-                           job->query.labels,  job->output.predictions, job->output.neighbors,
+    const char *paths[] = {job->reference.path,   job->reference.labels,   job->query.path,
+                           job->query.labels,     job->output.predictions, job->output.neighbors,
                            job->output.distances, job->output.report};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         if (!is_utf8(paths[i]))

@@ -24,7 +24,8 @@ const char *lbk_fuzz_path(const char *name)
 {
     if (!scratch[0]) {
         const char *tmp = getenv("TMPDIR");
-        snprintf(scratch, sizeof scratch, "%s/lbkfuzz.XXXXXX", tmp && strlen(tmp) < 40 ? tmp : "/tmp");
+        snprintf(scratch, sizeof scratch, "%s/lbkfuzz.XXXXXX",
+                 tmp && strlen(tmp) < 40 ? tmp : "/tmp");
         if (!mkdtemp(scratch))
             lbk_fuzz_fail("cannot create the scratch directory");
         atexit(remove_scratch);

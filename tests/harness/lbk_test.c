@@ -126,14 +126,14 @@ static void fail_message(int shown, const char *fmt, va_list ap)
 }
 
 /* Ends a failed check: its message, then the case too when it is fatal. */
-#define FAIL_END(at, shown, fmt)                                                               \
-    do {                                                                                       \
-        va_list ap_;                                                                           \
-        va_start(ap_, fmt);                                                                    \
-        fail_message(shown, fmt, ap_);                                                         \
-        va_end(ap_);                                                                           \
-        if ((at).fatal)                                                                        \
-            stop();                                                                            \
+#define FAIL_END(at, shown, fmt)                                                                 \
+    do {                                                                                         \
+        va_list ap_;                                                                             \
+        va_start(ap_, fmt);                                                                      \
+        fail_message(shown, fmt, ap_);                                                           \
+        va_end(ap_);                                                                             \
+        if ((at).fatal)                                                                          \
+            stop();                                                                              \
     } while (0)
 
 /* cmp: -1, 0 or 1 as a is below, equal to or above b. */
@@ -278,7 +278,9 @@ static void say_string(const char *expr, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '\n' || *p == '\t' || *p == '"' || *p == '\\')
             len += (size_t)sprintf(q + len, "\\%c",
-                                   *p == '\n' ? 'n' : *p == '\t' ? 't' : (char)*p);
+                                   *p == '\n'   ? 'n'
+                                   : *p == '\t' ? 't'
+                                                : (char)*p);
         else if (*p < 0x20 || *p >= 0x7f)
             len += (size_t)sprintf(q + len, "\\x%02x", *p);
         else
@@ -290,8 +292,8 @@ static void say_string(const char *expr, const char *s)
     free(q);
 }
 
-int lbk_test_str_(lbk_test_at at, const char *text, const char *a, const char *b,
-                  const char *fmt, ...)
+int lbk_test_str_(lbk_test_at at, const char *text, const char *a, const char *b, const char *fmt,
+                  ...)
 {
     if (a && b ? strcmp(a, b) == 0 : a == b)
         return 1;
@@ -325,7 +327,8 @@ int lbk_test_mem_(lbk_test_at at, const char *text, const void *a, const void *b
         say("    %s: byte %zu is 0x%02x", o.a, i, pa[i]);
         say("    %s: byte %zu is 0x%02x", o.b, i, pb[i]);
     } else if (shown) {
-        say("    %s is %s, %s is %s", o.a, pa ? "not NULL" : "NULL", o.b, pb ? "not NULL" : "NULL");
+        say("    %s is %s, %s is %s", o.a, pa ? "not NULL" : "NULL", o.b,
+            pb ? "not NULL" : "NULL");
     }
     FAIL_END(at, shown, fmt);
     return 0;
@@ -432,12 +435,8 @@ static int run_case(const lbk_test_table *t, size_t i)
         else
             ((const lbk_test_case *)row)->run();
         break;
-    case STOPPED:
-        run.how = STOPPED;
-        break;
-    default:
-        run.how = SKIPPED;
-        break;
+    case STOPPED: run.how = STOPPED; break;
+    default: run.how = SKIPPED; break;
     }
     const char *name = run.name;
     run.name = NULL;

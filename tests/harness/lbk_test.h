@@ -50,22 +50,26 @@ typedef struct {
     void (*run_row)(const void *row);
 } lbk_test_table;
 
-#define LBK_TEST_CASES(cases)                                                                  \
-    {(cases), sizeof(cases) / sizeof((cases)[0]), sizeof((cases)[0]), NULL}
-#define LBK_TEST_ROWS(rows, run_row)                                                           \
-    {(rows), sizeof(rows) / sizeof((rows)[0]), sizeof((rows)[0]), (run_row)}
+#define LBK_TEST_CASES(cases)                                                                    \
+    {                                                                                            \
+        (cases), sizeof(cases) / sizeof((cases)[0]), sizeof((cases)[0]), NULL                    \
+    }
+#define LBK_TEST_ROWS(rows, run_row)                                                             \
+    {                                                                                            \
+        (rows), sizeof(rows) / sizeof((rows)[0]), sizeof((rows)[0]), (run_row)                   \
+    }
 
 /* `prog CASE [ARG...]` runs one case: exit 0 when every check held, 1 when
  * one failed, 77 when it skipped; `prog --list` lists the cases; anything
  * else (an unknown case, a missing argument) exits 2. */
 int lbk_test_main(int argc, char **argv, const lbk_test_table *tables, size_t ntables);
 
-#define LBK_TEST_MAIN(...)                                                                     \
-    int main(int argc, char **argv)                                                            \
-    {                                                                                          \
-        const lbk_test_table lbk_test_tables_[] = {__VA_ARGS__};                               \
-        return lbk_test_main(argc, argv, lbk_test_tables_,                                     \
-                             sizeof lbk_test_tables_ / sizeof lbk_test_tables_[0]);            \
+#define LBK_TEST_MAIN(...)                                                                       \
+    int main(int argc, char **argv)                                                              \
+    {                                                                                            \
+        const lbk_test_table lbk_test_tables_[] = {__VA_ARGS__};                                 \
+        return lbk_test_main(argc, argv, lbk_test_tables_,                                       \
+                             sizeof lbk_test_tables_ / sizeof lbk_test_tables_[0]);              \
     }
 
 /* Arguments after the case name. lbk_test_args exits 2 with the usage line
@@ -94,14 +98,18 @@ void lbk_test_fail(const char *fmt, ...) LBK_TEST_PRINTF(1, 2) LBK_TEST_NORETURN
 void lbk_test_require_opencl(void);
 /* Whether LBK_TEST_REQUIRE_OPENCL is set to 1; what a failure then adds. */
 int lbk_test_opencl_required(void);
-#define LBK_TEST_REQUIRE_OPENCL_HINT                                                           \
-    "and LBK_TEST_REQUIRE_OPENCL=1 requires one (is an ICD registered under "                  \
+#define LBK_TEST_REQUIRE_OPENCL_HINT                                                             \
+    "and LBK_TEST_REQUIRE_OPENCL=1 requires one (is an ICD registered under "                    \
     "/etc/OpenCL/vendors, or OCL_ICD_VENDORS set?)"
 /* 1 when it does; otherwise 0 and why (at most n bytes) in why. */
 int lbk_test_opencl_found(char *why, size_t n);
 
 /* Device types, for lbk_test_opencl_found_type. */
-typedef enum { LBK_TEST_DEVICE_ANY, LBK_TEST_DEVICE_CPU, LBK_TEST_DEVICE_GPU } lbk_test_device_type;
+typedef enum {
+    LBK_TEST_DEVICE_ANY,
+    LBK_TEST_DEVICE_CPU,
+    LBK_TEST_DEVICE_GPU
+} lbk_test_device_type;
 /* 1 when some platform has a device of that type (asked of the ICD loader,
  * not of src/device); otherwise 0 and why in why. */
 int lbk_test_opencl_found_type(lbk_test_device_type type, char *why, size_t n);
@@ -113,7 +121,10 @@ typedef struct {
     uint64_t state;
 } lbk_test_rng;
 
-#define LBK_TEST_RNG(seed) {(seed)}
+#define LBK_TEST_RNG(seed)                                                                       \
+    {                                                                                            \
+        (seed)                                                                                   \
+    }
 
 uint64_t lbk_test_rng_next(lbk_test_rng *rng);
 /* next % n (n > 0): the slight bias is of no matter to a test. */
@@ -145,8 +156,8 @@ int lbk_test_bits_(lbk_test_at at, const char *text, int width, double a, double
                    const char *fmt, ...) LBK_TEST_PRINTF(6, 7);
 int lbk_test_near_(lbk_test_at at, const char *text, double a, double b, double tol,
                    const char *fmt, ...) LBK_TEST_PRINTF(6, 7);
-int lbk_test_str_(lbk_test_at at, const char *text, const char *a, const char *b,
-                  const char *fmt, ...) LBK_TEST_PRINTF(5, 6);
+int lbk_test_str_(lbk_test_at at, const char *text, const char *a, const char *b, const char *fmt,
+                  ...) LBK_TEST_PRINTF(5, 6);
 int lbk_test_mem_(lbk_test_at at, const char *text, const void *a, const void *b, size_t n,
                   const char *fmt, ...) LBK_TEST_PRINTF(6, 7);
 int lbk_test_bool_(lbk_test_at at, const char *text, int want, int got, const char *fmt, ...)
@@ -164,9 +175,9 @@ int lbk_test_bool_(lbk_test_at at, const char *text, int want, int got, const ch
  * ("%s", ""). Chosen by counting the arguments (at most 32 in all). */
 #define LBK_T_CAT_(a, b) a##b
 #define LBK_T_CAT(a, b) LBK_T_CAT_(a, b)
-#define LBK_T_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16,    \
-                    a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, \
-                    a32, x, ...)                                                               \
+#define LBK_T_PICK_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17,  \
+                    a18, a19, a20, a21, a22, a23, a24, a25, a26, a27, a28, a29, a30, a31, a32,   \
+                    x, ...)                                                                      \
     x
 #define LBK_T_M8_ lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m
 #define LBK_T_M29_ LBK_T_M8_, LBK_T_M8_, LBK_T_M8_, lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m, lbk_t_m
@@ -189,39 +200,40 @@ int lbk_test_bool_(lbk_test_at at, const char *text, int want, int got, const ch
  * "a, b, c[, msg]"; CALL_ expands them before the call splits its arguments. */
 #define LBK_T_AB_(...) LBK_T_A1_(__VA_ARGS__), LBK_T_A2_(__VA_ARGS__), LBK_T_MSG2_(__VA_ARGS__)
 #define LBK_T_AOPB_(...) LBK_T_A1_(__VA_ARGS__), LBK_T_A3_(__VA_ARGS__), LBK_T_MSG3_(__VA_ARGS__)
-#define LBK_T_ABC_(...)                                                                        \
-    LBK_T_A1_(__VA_ARGS__), LBK_T_A2_(__VA_ARGS__), LBK_T_A3_(__VA_ARGS__), LBK_T_MSG3_(__VA_ARGS__)
+#define LBK_T_ABC_(...)                                                                          \
+    LBK_T_A1_(__VA_ARGS__), LBK_T_A2_(__VA_ARGS__), LBK_T_A3_(__VA_ARGS__),                      \
+        LBK_T_MSG3_(__VA_ARGS__)
 #define LBK_T_CALL_(macro, ...) macro(__VA_ARGS__)
 
 #define LBK_T_SIGNED_(x) ((unsigned long long)(long long)(x))
 #define LBK_T_UNSIGNED_(x) ((unsigned long long)(x))
-#define LBK_T_INTEGER_(f, text, op, is_signed, conv, a, b, ...)                                \
+#define LBK_T_INTEGER_(f, text, op, is_signed, conv, a, b, ...)                                  \
     lbk_test_integer_(LBK_T_AT_(f), text, op, is_signed, conv(a), conv(b), __VA_ARGS__)
-#define LBK_T_BITS_(f, text, width, type, a, b, ...)                                           \
+#define LBK_T_BITS_(f, text, width, type, a, b, ...)                                             \
     lbk_test_bits_(LBK_T_AT_(f), text, width, (type)(a), (type)(b), __VA_ARGS__)
-#define LBK_T_NEAR_(f, text, a, b, tol, ...)                                                   \
+#define LBK_T_NEAR_(f, text, a, b, tol, ...)                                                     \
     lbk_test_near_(LBK_T_AT_(f), text, (double)(a), (double)(b), (double)(tol), __VA_ARGS__)
 #define LBK_T_STR_(f, text, a, b, ...) lbk_test_str_(LBK_T_AT_(f), text, a, b, __VA_ARGS__)
 #define LBK_T_MEM_(f, text, a, b, n, ...) lbk_test_mem_(LBK_T_AT_(f), text, a, b, n, __VA_ARGS__)
-#define LBK_T_BOOL_(f, want, text, c, ...)                                                     \
+#define LBK_T_BOOL_(f, want, text, c, ...)                                                       \
     lbk_test_bool_(LBK_T_AT_(f), text, want, (c) ? 1 : 0, __VA_ARGS__)
 
-#define LBK_T_EQ_INT_(f, text, ...)                                                            \
+#define LBK_T_EQ_INT_(f, text, ...)                                                              \
     LBK_T_CALL_(LBK_T_INTEGER_, f, text, "==", 1, LBK_T_SIGNED_, LBK_T_AB_(__VA_ARGS__))
-#define LBK_T_INT_(f, text, ...)                                                               \
+#define LBK_T_INT_(f, text, ...)                                                                 \
     LBK_T_CALL_(LBK_T_INTEGER_, f, text, NULL, 1, LBK_T_SIGNED_, LBK_T_AOPB_(__VA_ARGS__))
-#define LBK_T_EQ_U64_(f, text, ...)                                                            \
+#define LBK_T_EQ_U64_(f, text, ...)                                                              \
     LBK_T_CALL_(LBK_T_INTEGER_, f, text, "==", 0, LBK_T_UNSIGNED_, LBK_T_AB_(__VA_ARGS__))
-#define LBK_T_U64_(f, text, ...)                                                               \
+#define LBK_T_U64_(f, text, ...)                                                                 \
     LBK_T_CALL_(LBK_T_INTEGER_, f, text, NULL, 0, LBK_T_UNSIGNED_, LBK_T_AOPB_(__VA_ARGS__))
-#define LBK_T_EQ_FLOAT_(f, text, ...)                                                          \
+#define LBK_T_EQ_FLOAT_(f, text, ...)                                                            \
     LBK_T_CALL_(LBK_T_BITS_, f, text, 32, float, LBK_T_AB_(__VA_ARGS__))
-#define LBK_T_EQ_DOUBLE_(f, text, ...)                                                         \
+#define LBK_T_EQ_DOUBLE_(f, text, ...)                                                           \
     LBK_T_CALL_(LBK_T_BITS_, f, text, 64, double, LBK_T_AB_(__VA_ARGS__))
 #define LBK_T_NEAR1_(f, text, ...) LBK_T_CALL_(LBK_T_NEAR_, f, text, LBK_T_ABC_(__VA_ARGS__))
 #define LBK_T_EQ_STR_(f, text, ...) LBK_T_CALL_(LBK_T_STR_, f, text, LBK_T_AB_(__VA_ARGS__))
 #define LBK_T_EQ_MEM_(f, text, ...) LBK_T_CALL_(LBK_T_MEM_, f, text, LBK_T_ABC_(__VA_ARGS__))
-#define LBK_T_TRUTH_(f, want, text, ...)                                                       \
+#define LBK_T_TRUTH_(f, want, text, ...)                                                         \
     LBK_T_CALL_(LBK_T_BOOL_, f, want, text, LBK_T_A1_(__VA_ARGS__), LBK_T_MSG1_(__VA_ARGS__))
 
 /* #__VA_ARGS__ here, in the macro the test calls: nowhere else is the text

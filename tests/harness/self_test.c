@@ -28,8 +28,9 @@ static void case_checks_pass(void)
     held &= LBK_EXPECT_EQ_STR(NULL, NULL);
     held &= LBK_EXPECT_EQ_MEM(bytes, ((const char[]){1, 2, 3}), 3);
     held &= LBK_EXPECT_TRUE(strchr("x,y", ',') != NULL);
-    held &= LBK_EXPECT_FALSE(0, "%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d "
-                                "%d %d %d %d %d %d %d",
+    held &= LBK_EXPECT_FALSE(0,
+                             "%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d "
+                             "%d %d %d %d %d %d %d",
                              "a long message", 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
                              16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27);
     LBK_ASSERT_TRUE(held, "every EXPECT above returns true when it holds");
@@ -73,10 +74,7 @@ static void case_assert_stops(void)
     printf("not stopped\n");
 }
 
-static void case_skip(void)
-{
-    lbk_test_skip("skipped on purpose (%d)", 77);
-}
+static void case_skip(void) { lbk_test_skip("skipped on purpose (%d)", 77); }
 
 static void case_prefix(void)
 {

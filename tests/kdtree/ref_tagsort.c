@@ -33,10 +33,7 @@ static const float *g_points;
 static int g_dim;
 static int g_split;
 
-static int item_dim(const item *it)
-{
-    return g_split ? it->dim : depth(it->tag) % g_dim;
-}
+static int item_dim(const item *it) { return g_split ? it->dim : depth(it->tag) % g_dim; }
 
 static int item_cmp(const void *pa, const void *pb)
 {
@@ -150,7 +147,8 @@ int ref_tagsort_build(const float *points, uint32_t n, int dim, int split, float
             free(box);
             return -2; /* the reference itself is broken */
         }
-        memcpy(tree + (size_t)i * dim, points + (size_t)it[i].row * dim, (size_t)dim * sizeof *tree);
+        memcpy(tree + (size_t)i * dim, points + (size_t)it[i].row * dim,
+               (size_t)dim * sizeof *tree);
         rows[i] = it[i].row;
         split_dims[i] = split ? it[i].dim : (uint8_t)(depth(i) % dim);
     }

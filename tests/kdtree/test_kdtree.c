@@ -5,13 +5,13 @@
 #include "bounds.h"
 #include "device.h"
 #include "kdtree.h"
-#include "lbk_shared.h"
 #include "knn_oracle.h"
+#include "lbk_shared.h"
 #include "lbk_test.h"
 #include "log.h"
-#include "tree_query.h"
 #include "ref_tagsort.h"
 #include "tree_buckets.h"
+#include "tree_query.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -35,11 +35,17 @@ static float rng_normal(void)
     return sqrtf(-2.0f * logf(u)) * cosf(6.2831853f * v);
 }
 
-typedef enum { DATA_UNIQUE, DATA_UNIFORM, DATA_CLUSTERED, DATA_DUPLICATES, DATA_IDENTICAL,
-               DATA_GRID } data_kind;
+typedef enum {
+    DATA_UNIQUE,
+    DATA_UNIFORM,
+    DATA_CLUSTERED,
+    DATA_DUPLICATES,
+    DATA_IDENTICAL,
+    DATA_GRID
+} data_kind;
 
-static const char *const data_names[] = {"unique", "uniform", "clustered", "duplicates",
-                                         "identical", "grid"};
+static const char *const data_names[] = {"unique",     "uniform",   "clustered",
+                                         "duplicates", "identical", "grid"};
 
 /* DATA_UNIQUE: every dimension a permutation of distinct values, so no two
  * points tie in any coordinate and the tree is fully determined. */
@@ -102,18 +108,21 @@ static void open_device(void)
         segment_max = strtoull(lbk_test_arg(1), NULL, 10);
     }
     lbk_test_require_opencl();
-    const lbk_device_request req = {.type = LBK_DEVICE_ANY, .local_rank = 0, .list = NULL,
-                                     .list_len = 0};
+    const lbk_device_request req = {
+        .type = LBK_DEVICE_ANY, .local_rank = 0, .list = NULL, .list_len = 0};
     LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
 }
 
 static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split split,
                          lbk_tree_sort sort, bool verify)
 {
-    const lbk_dataset ds = {.rows = n, .dim = dim, .first_row = 0, .points = points,
-                            .labels = NULL};
-    const lbk_kdtree_params params = {.split = split, .sort = sort, .verify = verify,
-                                      .memory_budget = 0, .segment_max_set = segment_max_set,
+    const lbk_dataset ds = {
+        .rows = n, .dim = dim, .first_row = 0, .points = points, .labels = NULL};
+    const lbk_kdtree_params params = {.split = split,
+                                      .sort = sort,
+                                      .verify = verify,
+                                      .memory_budget = 0,
+                                      .segment_max_set = segment_max_set,
                                       .segment_max = segment_max};
     lbk_kdtree *tree = NULL;
     const lbk_status st = lbk_kdtree_build(dev, &ds, &params, &tree);
@@ -250,7 +259,8 @@ static void compare_with_reference(uint32_t n, int dim, lbk_tree_split split, lb
             snprintf(where, sizeof where, "n=%u dim=%d %s %s: node %u", n, dim,
                      split == LBK_SPLIT_WIDEST ? "widest" : "round-robin", sort_name(sort), i);
             LBK_EXPECT_EQ_U64(ids[i], rr[i], "%s: device row vs reference row", where);
-            LBK_EXPECT_EQ_MEM(tp + row, rt + row, (size_t)dim * sizeof(float), "%s: point", where);
+            LBK_EXPECT_EQ_MEM(tp + row, rt + row, (size_t)dim * sizeof(float), "%s: point",
+                              where);
             if (sd)
                 LBK_EXPECT_EQ_INT(sd[i], rd[i], "%s: split dimension", where);
         }
@@ -382,7 +392,8 @@ static void test_corrupt(void)
             tp[(size_t)(n - 1) * dim + j] = t;
         }
         tp[(size_t)(n - 1) * dim + 0] = tp[0] < 0 ? 1e30f : -1e30f;
-        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_ERR_INTERNAL, "leaf past the root");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_ERR_INTERNAL,
+                          "leaf past the root");
         uint8_t bad[3] = {7, 0, 0};
         LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, 3, dim, bad), LBK_ERR_INTERNAL,
                           "split dim out of range");
@@ -405,7 +416,8 @@ static void test_empty_and_auto(void)
         float keys[10];
         uint32_t idx[10];
         lbk_knn_result r = {.queries = 2, .k = 5, .keys = keys, .index = idx};
-        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 5, LBK_METRIC_L2, &r), LBK_OK, "query empty");
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 5, LBK_METRIC_L2, &r), LBK_OK,
+                          "query empty");
         for (int i = 0; i < 10; i++) {
             LBK_EXPECT_TRUE(isinf(keys[i]), "pad %d: key %g", i, (double)keys[i]);
             LBK_EXPECT_EQ_U64(idx[i], UINT32_MAX, "pad %d", i);
@@ -419,10 +431,12 @@ static void test_empty_and_auto(void)
     const lbk_dataset ds = {.rows = n, .dim = 3, .points = pts};
     for (int tight = 0; tight < 2; tight++) {
         const lbk_kdtree_params params = {
-            .split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_AUTO, .verify = true,
-            .memory_budget = tight ? lbk_kdtree_build_bytes(n, 3, LBK_SPLIT_ROUND_ROBIN,
-                                                            LBK_SORT_BITONIC)
-                                   : 0};
+            .split = LBK_SPLIT_ROUND_ROBIN,
+            .sort = LBK_SORT_AUTO,
+            .verify = true,
+            .memory_budget =
+                tight ? lbk_kdtree_build_bytes(n, 3, LBK_SPLIT_ROUND_ROBIN, LBK_SORT_BITONIC)
+                      : 0};
         lbk_kdtree *t = NULL;
         LBK_EXPECT_EQ_INT(lbk_kdtree_build(dev, &ds, &params, &t), LBK_OK, "auto build");
         if (t) {
@@ -435,8 +449,8 @@ static void test_empty_and_auto(void)
         }
     }
     /* Radix explicitly requested under a budget it cannot fit: an error. */
-    const lbk_kdtree_params small = {.split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_RADIX,
-                                     .memory_budget = 1000};
+    const lbk_kdtree_params small = {
+        .split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_RADIX, .memory_budget = 1000};
     lbk_kdtree *t = NULL;
     lbk_log_set_quiet(true);
     LBK_EXPECT_EQ_INT(lbk_kdtree_build(dev, &ds, &small, &t), LBK_ERR_NOMEM, "radix over budget");
@@ -494,11 +508,11 @@ static void test_knn(data_kind kind, int metric)
         knn_case(3000, kind == DATA_GRID ? 2 : 3, kind, metric, ks[i], split, 150);
         knn_case(2000, kind == DATA_GRID ? 4 : 6, kind, metric, ks[i], split, 60);
     }
-    knn_case(300, 3, kind, metric, 300, LBK_SPLIT_ROUND_ROBIN, 40);   /* K = N */
-    knn_case(100, 3, kind, metric, 256, LBK_SPLIT_WIDEST, 40);        /* K > N */
-    knn_case(1, 3, kind, metric, 4, LBK_SPLIT_ROUND_ROBIN, 10);       /* N = 1 */
+    knn_case(300, 3, kind, metric, 300, LBK_SPLIT_ROUND_ROBIN, 40); /* K = N */
+    knn_case(100, 3, kind, metric, 256, LBK_SPLIT_WIDEST, 40);      /* K > N */
+    knn_case(1, 3, kind, metric, 4, LBK_SPLIT_ROUND_ROBIN, 10);     /* N = 1 */
     knn_case(1, 1, kind, metric, 1, LBK_SPLIT_WIDEST, 10);
-    knn_case(0, 3, kind, metric, 4, LBK_SPLIT_ROUND_ROBIN, 10);       /* empty */
+    knn_case(0, 3, kind, metric, 4, LBK_SPLIT_ROUND_ROBIN, 10); /* empty */
     knn_case(7, 1, kind, metric, 3, LBK_SPLIT_ROUND_ROBIN, 20);
 }
 
@@ -514,7 +528,7 @@ static void test_knn_k_max(void)
         knn_case(1500, 3, DATA_UNIFORM, metric, LBK_TREE_K_MAX, LBK_SPLIT_ROUND_ROBIN, 12);
         knn_case(1100, 2, DATA_GRID, metric, LBK_TREE_K_MAX, LBK_SPLIT_WIDEST, 9);
     }
-    knn_case(1024, 3, DATA_CLUSTERED, 0, LBK_TREE_K_MAX, LBK_SPLIT_WIDEST, 6); /* K = N */
+    knn_case(1024, 3, DATA_CLUSTERED, 0, LBK_TREE_K_MAX, LBK_SPLIT_WIDEST, 6);   /* K = N */
     knn_case(700, 3, DATA_UNIFORM, 1, LBK_TREE_K_MAX, LBK_SPLIT_ROUND_ROBIN, 6); /* K > N */
 
     const uint32_t n = 1200;
@@ -618,8 +632,8 @@ static void select_vs_radix(uint32_t n, int dim, data_kind kind)
             LBK_EXPECT_EQ_U64(ib[i], ia[i], "n=%u dim=%d %s: node %u, select vs radix row", n,
                               dim, data_names[kind], i);
         }
-        LBK_EXPECT_EQ_MEM(pb, pa, (size_t)n * dim * sizeof(float), "n=%u dim=%d %s: points",
-                          n, dim, data_names[kind]);
+        LBK_EXPECT_EQ_MEM(pb, pa, (size_t)n * dim * sizeof(float), "n=%u dim=%d %s: points", n,
+                          dim, data_names[kind]);
         free(pa);
         free(pb);
         free(ia);

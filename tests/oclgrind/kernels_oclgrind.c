@@ -36,25 +36,41 @@ typedef struct {
     const char *name;
     lbk_tree_sort sort;
     lbk_tree_split split;
-    uint64_t segment_max;     /* 0: global sorts for every level but the last */
+    uint64_t segment_max; /* 0: global sorts for every level but the last */
     int metric;
     int k;
-    uint32_t n;               /* points; 0: 1100 (bitonic), 600 (the others) */
+    uint32_t n; /* points; 0: 1100 (bitonic), 600 (the others) */
 } tree_case;
 
 /* Forced blocked-kernel shapes: each lane count, a slice shorter than the
  * dimension (two slices, the second partial) and blocks that leave partial
  * tiles of queries and references. */
-static const lbk_tuning lanes4 = {.lanes = 4, .block_queries = 3, .block_vectors = 2,
-                                  .tile_blocks = 2, .slice = 16, .segment_log2 = 16};
-static const lbk_tuning lanes8 = {.lanes = 8, .block_queries = 5, .block_vectors = 1,
-                                  .tile_blocks = 3, .slice = 24, .segment_log2 = 16};
-static const lbk_tuning lanes16 = {.lanes = 16, .block_queries = 2, .block_vectors = 3,
-                                   .tile_blocks = 1, .slice = 8, .segment_log2 = 16};
+static const lbk_tuning lanes4 = {.lanes = 4,
+                                  .block_queries = 3,
+                                  .block_vectors = 2,
+                                  .tile_blocks = 2,
+                                  .slice = 16,
+                                  .segment_log2 = 16};
+static const lbk_tuning lanes8 = {.lanes = 8,
+                                  .block_queries = 5,
+                                  .block_vectors = 1,
+                                  .tile_blocks = 3,
+                                  .slice = 24,
+                                  .segment_log2 = 16};
+static const lbk_tuning lanes16 = {.lanes = 16,
+                                   .block_queries = 2,
+                                   .block_vectors = 3,
+                                   .tile_blocks = 1,
+                                   .slice = 8,
+                                   .segment_log2 = 16};
 /* Blocks of 4 x 3 = 12 rows: 37 rows fill 10 lanes-wide blocks of the 12
  * the padding rounds to. */
-static const lbk_tuning lanes4x3 = {.lanes = 4, .block_queries = 3, .block_vectors = 3,
-                                    .tile_blocks = 2, .slice = 16, .segment_log2 = 16};
+static const lbk_tuning lanes4x3 = {.lanes = 4,
+                                    .block_queries = 3,
+                                    .block_vectors = 3,
+                                    .tile_blocks = 2,
+                                    .slice = 16,
+                                    .segment_log2 = 16};
 
 static const brute_case brute_cases[] = {
     {"brute_tiled_g1_wg64_l2_k5", LBK_DISTANCE_TILED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0, NULL, 0},
@@ -69,8 +85,8 @@ static const brute_case brute_cases[] = {
      0, NULL, 0},
     {"brute_blocked_g32_wg256_l1_k16", LBK_DISTANCE_BLOCKED, 32, 256, 1, 16, LBK_PREFILTER_OFF, 0,
      NULL, 0},
-    {"brute_blocked_lanes4_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5, LBK_PREFILTER_OFF, 0,
-     &lanes4, 0},
+    {"brute_blocked_lanes4_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5, LBK_PREFILTER_OFF,
+     0, &lanes4, 0},
     {"brute_blocked_lanes8_prefilter_g1_wg64_l2_k5", LBK_DISTANCE_BLOCKED, 1, 64, 0, 5,
      LBK_PREFILTER_ON, 0, &lanes8, 0},
     {"brute_blocked_lanes16_g32_wg256_linf_k16", LBK_DISTANCE_BLOCKED, 32, 256, 2, 16,
@@ -155,8 +171,8 @@ static void compare(const lbk_knn_result *got, const float *ref, uint32_t n, con
 static void hold_released_ids(lbk_device *dev, cl_mem held[PLACEHOLDERS])
 {
     for (int i = 0; i < PLACEHOLDERS; i++)
-        LBK_ASSERT_EQ_INT(lbk_device_buffer(dev, CL_MEM_READ_WRITE, 1, NULL, "placeholder",
-                                            &held[i]), LBK_OK);
+        LBK_ASSERT_EQ_INT(
+            lbk_device_buffer(dev, CL_MEM_READ_WRITE, 1, NULL, "placeholder", &held[i]), LBK_OK);
 }
 
 static void release_ids(cl_mem held[PLACEHOLDERS])
@@ -187,11 +203,15 @@ static void run_brute(const void *row)
     got.keys = malloc((size_t)NQ * c->k * sizeof *got.keys);
     got.index = malloc((size_t)NQ * c->k * sizeof *got.index);
     const lbk_dataset data = {.rows = n, .dim = dim, .points = ref};
-    const lbk_brute_params params = {.k = c->k, .metric = (lbk_metric)c->metric,
-                                     .groups = c->groups, .memory_budget = c->budget,
-                                     .distance = c->distance, .prefilter = c->prefilter,
+    const lbk_brute_params params = {.k = c->k,
+                                     .metric = (lbk_metric)c->metric,
+                                     .groups = c->groups,
+                                     .memory_budget = c->budget,
+                                     .distance = c->distance,
+                                     .prefilter = c->prefilter,
                                      .work_group_limit = c->work_group_limit,
-                                     .tuning = c->tuning, .copy_shard = true};
+                                     .tuning = c->tuning,
+                                     .copy_shard = true};
     lbk_brute *engine = NULL;
     LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &params, &engine), LBK_OK);
     if (c->budget)
@@ -199,7 +219,9 @@ static void run_brute(const void *row)
     const uint64_t batch = lbk_brute_max_batch(engine);
     for (uint64_t off = 0; off < NQ; off += batch) {
         const uint64_t m = NQ - off < batch ? NQ - off : batch;
-        lbk_knn_result slice = {.queries = m, .k = c->k, .keys = got.keys + off * c->k,
+        lbk_knn_result slice = {.queries = m,
+                                .k = c->k,
+                                .keys = got.keys + off * c->k,
                                 .index = got.index + off * c->k};
         LBK_ASSERT_EQ_INT(lbk_brute_query(engine, q + off * dim, m, &slice), LBK_OK);
     }
@@ -226,8 +248,11 @@ static void run_tree(const void *row)
     got.keys = malloc((size_t)NQ * c->k * sizeof *got.keys);
     got.index = malloc((size_t)NQ * c->k * sizeof *got.index);
     const lbk_dataset data = {.rows = n, .dim = dim, .points = ref};
-    const lbk_kdtree_params params = {.split = c->split, .sort = c->sort, .verify = true,
-                                      .segment_max_set = true, .segment_max = c->segment_max};
+    const lbk_kdtree_params params = {.split = c->split,
+                                      .sort = c->sort,
+                                      .verify = true,
+                                      .segment_max_set = true,
+                                      .segment_max = c->segment_max};
     lbk_kdtree *tree = NULL;
     cl_mem held[PLACEHOLDERS];
     LBK_ASSERT_EQ_INT(lbk_kdtree_build(dev, &data, &params, &tree), LBK_OK);

@@ -76,7 +76,8 @@ int oracle_knn(const float *ref, uint32_t n, const float *queries, uint32_t nq, 
         return -1;
     for (uint32_t q = 0; q < nq; q++) {
         for (uint32_t i = 0; i < n; i++) {
-            all[i].key = oracle_key(queries + (size_t)q * dim, ref + (size_t)i * dim, dim, metric);
+            all[i].key =
+                oracle_key(queries + (size_t)q * dim, ref + (size_t)i * dim, dim, metric);
             all[i].index = i;
         }
         qsort(all, n, sizeof *all, pair_cmp);

@@ -10,15 +10,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char warning_source[] =
-    "__kernel void lbk_warns(__global int *a)\n"
-    "{\n"
-    "    int unused;\n"
-    "    float x = 1.5f;\n"
-    "    int y = x;\n"
-    "    if (a[0] = 2)\n"
-    "        a[1] = y;\n"
-    "}\n";
+static const char warning_source[] = "__kernel void lbk_warns(__global int *a)\n"
+                                     "{\n"
+                                     "    int unused;\n"
+                                     "    float x = 1.5f;\n"
+                                     "    int y = x;\n"
+                                     "    if (a[0] = 2)\n"
+                                     "        a[1] = y;\n"
+                                     "}\n";
 
 static void warnings_stay_quiet(void)
 {

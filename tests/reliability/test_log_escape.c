@@ -43,7 +43,9 @@ static const escape_case cases[] = {
     {"valid_utf8_kept", "caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80",
      "lbknn: error: caf\xc3\xa9-\xe2\x82\xac-\xf0\x9f\x98\x80: cannot open: nope\n"},
     /* C1 controls (U+0080..U+009F, CSI among them) and overlong forms. */
-    {"c1_and_overlong", "\xc2\x9b" "2J\xc0\xaf\x7f\t",
+    {"c1_and_overlong",
+     "\xc2\x9b"
+     "2J\xc0\xaf\x7f\t",
      "lbknn: error: \\xc2\\x9b2J\\xc0\\xaf\\x7f\\x09: cannot open: nope\n"},
 };
 

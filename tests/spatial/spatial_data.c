@@ -93,7 +93,7 @@ static void make_clustered(set *ref, set *q)
     for (int i = 0; i < 120; i++) {
         const uint64_t h = mix((uint64_t)i + 999);
         const float *a = centre[i % 4], *b = centre[(i / 4) % 4];
-        const float t = i % 3 == 0 ? unit(h) : 1e-3f * unit(h);   /* between, or inside */
+        const float t = i % 3 == 0 ? unit(h) : 1e-3f * unit(h); /* between, or inside */
         add(q, a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2]),
             (int32_t)(h % 5));
     }
@@ -142,9 +142,10 @@ int main(int argc, char **argv)
         write_vecs(dir, "query.fvecs", query.points, query.rows, DIM) ||
         write_vecs(dir, "query-labels.ivecs", query.labels, query.rows, 1))
         return fprintf(stderr, "spatial_data: cannot write %s\n", dir), 1;
-    fprintf(f, "# spatial_data %s: %d reference rows, %d queries\n"
-               "reference: {path: reference.fvecs, labels: reference-labels.ivecs}\n"
-               "query: {path: query.fvecs, labels: query-labels.ivecs}\n",
+    fprintf(f,
+            "# spatial_data %s: %d reference rows, %d queries\n"
+            "reference: {path: reference.fvecs, labels: reference-labels.ivecs}\n"
+            "query: {path: query.fvecs, labels: query-labels.ivecs}\n",
             kind, ref.rows, query.rows);
     return fclose(f) != 0;
 }

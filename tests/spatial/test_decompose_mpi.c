@@ -28,9 +28,9 @@ typedef struct {
     data_kind kind;
     uint64_t n;
     lbk_tree_split split;
-    int chunked;     /* exchanges in rounds of a few rows */
+    int chunked; /* exchanges in rounds of a few rows */
     int labels;
-    int wide_ids;    /* 64-bit ids (what more than 2^32 points would get) */
+    int wide_ids; /* 64-bit ids (what more than 2^32 points would get) */
 } decompose_case;
 
 /* Row `id` of the data set: any rank can make any row. */
@@ -43,8 +43,8 @@ static void make_row(data_kind kind, uint64_t id, float *p, int32_t *label)
         const float u = (float)(h >> 40) / (float)(1 << 24);
         switch (kind) {
         case UNIFORM: p[j] = u * 2.0f - 1.0f; break;
-        case GRID: p[j] = (float)(h % 4);  break;        /* 64 distinct points */
-        case SAME: p[j] = (float)j + 0.5f; break;        /* all one point */
+        case GRID: p[j] = (float)(h % 4); break;  /* 64 distinct points */
+        case SAME: p[j] = (float)j + 0.5f; break; /* all one point */
         case CLUSTERED: p[j] = (float)(id % 3) * 100.0f + u * 1e-3f; break;
         }
     }
@@ -93,7 +93,8 @@ static uint64_t tree_hash(const lbk_toptree *t)
 
 /* This rank's points: its leaf's count, ascending ids, the input's rows,
  * placed here by the planes, inside a tight box. */
-static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk_decompose_owned *o)
+static void check_owned(const decompose_case *c, const lbk_toptree *t,
+                        const lbk_decompose_owned *o)
 {
     LBK_EXPECT_EQ_U64(o->rows, t->owned[comm.rank]);
     for (int i = 0; i < t->count; i++)
@@ -111,8 +112,10 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk
         make_row(c->kind, lbk_decompose_owned_id(o, i), want, &label);
         const unsigned long long id = lbk_decompose_owned_id(o, i);
         if (!LBK_EXPECT_EQ_MEM(p, want, sizeof want, "row of id %llu", id) ||
-            (i > 0 && !LBK_EXPECT_U64(lbk_decompose_owned_id(o, i - 1), <, lbk_decompose_owned_id(o, i), "ascending ids")) ||
-            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, lbk_decompose_owned_id(o, i)), comm.rank, "id %llu", id))
+            (i > 0 && !LBK_EXPECT_U64(lbk_decompose_owned_id(o, i - 1), <,
+                                      lbk_decompose_owned_id(o, i), "ascending ids")) ||
+            !LBK_EXPECT_EQ_INT(lbk_toptree_owner(t, p, lbk_decompose_owned_id(o, i)), comm.rank,
+                               "id %llu", id))
             return;
         if (c->labels)
             LBK_EXPECT_EQ_INT(o->labels[i], label);
@@ -127,7 +130,8 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t, const lbk
 }
 
 /* Over every rank: the same tree, and every id exactly once. */
-static void check_global(const decompose_case *c, const lbk_toptree *t, const lbk_decompose_owned *o)
+static void check_global(const decompose_case *c, const lbk_toptree *t,
+                         const lbk_decompose_owned *o)
 {
     uint64_t h = tree_hash(t), lo = 0, hi = 0;
     MPI_Allreduce(&h, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
@@ -153,8 +157,9 @@ static void run_case(const void *row)
     if (!make_shard(c, &s))
         MPI_Abort(MPI_COMM_WORLD, 1);
     lbk_comm_set_chunk_bytes(c->chunked ? 64 : 0);
-    const lbk_decompose_shard view = {s.rows,   s.first, c->n, DIM, s.points, c->labels ? s.labels : NULL,
-                                 c->labels != 0, c->wide_ids != 0};
+    const lbk_decompose_shard view = {
+        s.rows,         s.first,         c->n, DIM, s.points, c->labels ? s.labels : NULL,
+        c->labels != 0, c->wide_ids != 0};
     lbk_toptree tree;
     lbk_decompose_owned own;
     uint64_t bytes = 0;

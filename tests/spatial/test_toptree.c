@@ -32,16 +32,17 @@ static uint32_t bits_of(float x)
 /* Floats in ascending order, -0 before +0 (the image's order). */
 static void case_order_image(void)
 {
-    const float sorted[] = {-INFINITY, -FLT_MAX, -1e20f, -1.0f, -FLT_MIN, -1e-40f, -0.0f,
-                            0.0f,      1e-45f,   1e-40f, FLT_MIN, 1.0f,  1.0000001f, 3e38f,
-                            FLT_MAX,   INFINITY};
+    const float sorted[] = {-INFINITY,  -FLT_MAX, -1e20f,  -1.0f,   -FLT_MIN, -1e-40f,
+                            -0.0f,      0.0f,     1e-45f,  1e-40f,  FLT_MIN,  1.0f,
+                            1.0000001f, 3e38f,    FLT_MAX, INFINITY};
     const int n = (int)(sizeof sorted / sizeof *sorted);
     for (int i = 0; i < n; i++) {
-        LBK_EXPECT_EQ_U64(bits_of(lbk_toptree_order_float(lbk_toptree_order_image(sorted[i]))), bits_of(sorted[i]),
-                          "round trip of %g", (double)sorted[i]);
+        LBK_EXPECT_EQ_U64(bits_of(lbk_toptree_order_float(lbk_toptree_order_image(sorted[i]))),
+                          bits_of(sorted[i]), "round trip of %g", (double)sorted[i]);
         if (i > 0)
-            LBK_EXPECT_U64(lbk_toptree_order_image(sorted[i - 1]), <, lbk_toptree_order_image(sorted[i]),
-                           "%g before %g", (double)sorted[i - 1], (double)sorted[i]);
+            LBK_EXPECT_U64(lbk_toptree_order_image(sorted[i - 1]), <,
+                           lbk_toptree_order_image(sorted[i]), "%g before %g",
+                           (double)sorted[i - 1], (double)sorted[i]);
     }
     lbk_test_rng rng = LBK_TEST_RNG(11);
     for (int i = 0; i < 200000; i++) {
@@ -51,8 +52,8 @@ static void case_order_image(void)
         memcpy(&b, &bb, sizeof b);
         if (isnan(a) || isnan(b))
             continue;
-        if (a < b && !LBK_EXPECT_U64(lbk_toptree_order_image(a), <, lbk_toptree_order_image(b), "%a < %a",
-                                     (double)a, (double)b))
+        if (a < b && !LBK_EXPECT_U64(lbk_toptree_order_image(a), <, lbk_toptree_order_image(b),
+                                     "%a < %a", (double)a, (double)b))
             return;
     }
 }
@@ -62,8 +63,8 @@ static void case_order_image(void)
  * level. */
 static void case_split_counts(void)
 {
-    const uint64_t ns[] = {0, 1, 2, 3, 7, 10, 1000, 999983, (UINT64_C(1) << 40) + 3,
-                           UINT64_MAX / 3};
+    const uint64_t ns[] = {
+        0, 1, 2, 3, 7, 10, 1000, 999983, (UINT64_C(1) << 40) + 3, UINT64_MAX / 3};
     const int ps[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 31, 1000, 1023};
     for (size_t i = 0; i < sizeof ns / sizeof *ns; i++)
         for (size_t j = 0; j < sizeof ps / sizeof *ps; j++) {
@@ -137,8 +138,9 @@ static int box_key_trial(lbk_test_rng *rng, float scale, int dim, int metric)
         q[j] = rng_range(rng, -3 * scale, 3 * scale);
         near[j] = q[j] < lo[j] ? lo[j] : q[j] > hi[j] ? hi[j] : q[j];
     }
-    const lbk_metric m = metric == 0 ? LBK_METRIC_L2 : metric == 1 ? LBK_METRIC_L1
-                                                                   : LBK_METRIC_LINF;
+    const lbk_metric m = metric == 0   ? LBK_METRIC_L2
+                         : metric == 1 ? LBK_METRIC_L1
+                                       : LBK_METRIC_LINF;
     const float bk = lbk_toptree_box_key(q, lo, hi, dim, m);
     const float key = oracle_key(q, p, dim, metric);
     int ok = LBK_EXPECT_TRUE(bk <= key, "box key %a above the point's key %a (scale %g)",
@@ -183,7 +185,8 @@ static void case_walks(void)
     node(&t, 1)->dim = 1;
     node(&t, 1)->image = lbk_toptree_order_image(2.0f);
     node(&t, 1)->id = 7;
-    const float a[2] = {4.0f, 1.0f}, b[2] = {4.0f, 2.0f}, c[2] = {5.0f, 0.0f}, d[2] = {6.0f, 9.0f};
+    const float a[2] = {4.0f, 1.0f}, b[2] = {4.0f, 2.0f}, c[2] = {5.0f, 0.0f},
+                d[2] = {6.0f, 9.0f};
     LBK_EXPECT_EQ_INT(lbk_toptree_owner(&t, a, 9), 0);
     LBK_EXPECT_EQ_INT(lbk_toptree_owner(&t, b, 6), 0, "tie on the plane, smaller id: left");
     LBK_EXPECT_EQ_INT(lbk_toptree_owner(&t, b, 7), 1, "the plane's own point: right");
@@ -240,8 +243,9 @@ static void case_near_matches_scan(void)
             if (r != skip && t.owned[r] &&
                 lbk_toptree_box_key(q, &t.lo[r * dim], &t.hi[r * dim], dim, m) <= bound)
                 want[nwant++] = r;
-        const int ok = LBK_EXPECT_EQ_INT(ngot, nwant, "trial %d", trial) &&
-                       LBK_EXPECT_EQ_MEM(got, want, (size_t)nwant * sizeof *got, "trial %d", trial);
+        const int ok =
+            LBK_EXPECT_EQ_INT(ngot, nwant, "trial %d", trial) &&
+            LBK_EXPECT_EQ_MEM(got, want, (size_t)nwant * sizeof *got, "trial %d", trial);
         lbk_toptree_free(&t);
         if (!ok)
             return;

@@ -70,8 +70,8 @@ static void test_cpu_vector_bits(void)
         int bits;
     } rows[] = {
         {"pthread-skylake-avx512-Intel(R) Xeon(R)", NULL, 512},
-        {"pthread-haswell-AMD EPYC 7B12", "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-haswell",
-         256},
+        {"pthread-haswell-AMD EPYC 7B12",
+         "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-haswell", 256},
         {"cpu", "OpenCL 3.0 PoCL HSTR: pthread-x86_64-pc-linux-gnu-skylake-avx512", 512},
         {"pthread-znver3-AMD EPYC 7763", NULL, 256},
         {"pthread-znver4-AMD EPYC 9654", NULL, 512},
@@ -81,8 +81,8 @@ static void test_cpu_vector_bits(void)
         {"pthread-cortex-a72", NULL, 0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        LBK_EXPECT_EQ_INT(lbk_tuning_cpu_vector_bits(rows[i].name, rows[i].version),
-                          rows[i].bits, "%s", rows[i].name);
+        LBK_EXPECT_EQ_INT(lbk_tuning_cpu_vector_bits(rows[i].name, rows[i].version), rows[i].bits,
+                          "%s", rows[i].name);
 }
 
 /* The derived parameters are valid, and the register block fits the
@@ -102,8 +102,12 @@ static void test_derived(void)
 static void test_cache_roundtrip(void)
 {
     open_device();
-    lbk_tuning t = {.lanes = 4, .block_queries = 3, .block_vectors = 2, .tile_blocks = 5,
-                    .slice = 77, .segment_log2 = 9};
+    lbk_tuning t = {.lanes = 4,
+                    .block_queries = 3,
+                    .block_vectors = 2,
+                    .tile_blocks = 5,
+                    .slice = 77,
+                    .segment_log2 = 9};
     LBK_ASSERT_EQ_INT(lbk_tune_cache_write(path, dev, &t, "a comment\nover two lines"), LBK_OK);
     lbk_tuning got;
     LBK_ASSERT_EQ_INT(lbk_tune_cache_read(path, dev, &got), LBK_TUNE_CACHE_USED);
