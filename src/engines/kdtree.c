@@ -1,5 +1,6 @@
 #include "kdtree.h"
 
+#include "kdtree_build_impl.h"
 #include "kdtree_cl.h"
 #include "kdtree_select.h"
 #include "lbk_shared.h"
@@ -27,53 +28,10 @@ struct lbk_kdtree {
 };
 
 /* A device buffer and its size, so that the builder can report its peak. */
-typedef struct {
-    cl_mem mem;
-    size_t bytes;
-} tracked;
-
-enum {
-    K_INIT,
-    K_KEYS,
-    K_HIST,
-    K_SCAN,
-    K_SCATTER,
-    K_APPLY,
-    K_COPY,
-    K_STEP,
-    K_BLOCK,
-    K_UPDATE,
-    K_CHILD,
-    K_SEG_SORT,
-    K_SEG_PIVOTS,
-    K_COUNT
-};
-
 static const char *const kernel_names[K_COUNT] = {
     "kd_init",        "kd_make_keys",  "kd_radix_hist",   "kd_radix_scan",    "kd_radix_scatter",
     "kd_radix_apply", "kd_copy_range", "kd_bitonic_step", "kd_bitonic_block", "kd_update",
     "kd_child_dims",  "kd_seg_sort",   "kd_seg_pivots"};
-
-typedef struct {
-    lbk_device *dev;
-    cl_command_queue queue;
-    cl_kernel kernels[K_COUNT];
-    uint64_t n;
-    int dim;
-    int levels;
-    cl_int has_dims;
-    lbk_tree_sort sort;
-    uint64_t current_bytes, peak_bytes, moved;
-    size_t elementwise_local;
-    size_t block_local; /* bitonic work-group size; blocks of twice this */
-    uint64_t radix_blocks_max;
-    uint64_t segment_max; /* radix: levels whose runs are at most this use kd_seg_sort */
-    int compute_units;
-    bool profile; /* params.profile: time every kernel and level */
-    double kernel_s[K_COUNT];
-    tracked points, rows, tags, dims, points2, rows2, dims2, keys, keys2, perm, perm2, hist;
-    tracked world_lo, world_hi, child_dims;
-} builder;
 
 /* ---- shape formulas: lbk_shared.h's, with the levels computed from n ---- */
 
@@ -106,7 +64,7 @@ static uint64_t scratch_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tre
     return 2 * pts + n * (8 + 4 + 16 + 8) + 3 * dims + (1u << 20) + small;
 }
 
-/* The builder's scratch, or the built tree (points, ids, split dims) with
+/* The lbk_kdtree_builder's scratch, or the built tree (points, ids, split dims) with
  * the query's buckets laid out next to it, whichever is more. */
 uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_tree_sort sort)
 {
@@ -118,7 +76,8 @@ uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_t
 
 /* ---- buffers and launches ---- */
 
-static lbk_status buf_alloc(builder *b, tracked *t, size_t bytes, void *host, const char *what)
+static lbk_status buf_alloc(lbk_kdtree_builder *b, lbk_kdtree_tracked *t, size_t bytes,
+                            void *host, const char *what)
 {
     cl_mem_flags flags = CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0);
     lbk_status st = lbk_device_buffer(b->dev, flags, bytes, host, what, &t->mem);
@@ -131,7 +90,7 @@ static lbk_status buf_alloc(builder *b, tracked *t, size_t bytes, void *host, co
     return LBK_OK;
 }
 
-static void buf_free(builder *b, tracked *t)
+static void buf_free(lbk_kdtree_builder *b, lbk_kdtree_tracked *t)
 {
     if (t->mem) {
         clReleaseMemObject(t->mem);
@@ -141,14 +100,7 @@ static void buf_free(builder *b, tracked *t)
     t->bytes = 0;
 }
 
-static void swap_tracked(tracked *a, tracked *b)
-{
-    const tracked t = *a;
-    *a = *b;
-    *b = t;
-}
-
-static lbk_status launch(builder *b, int k, uint64_t global, size_t local)
+lbk_status lbk_kdtree_launch(lbk_kdtree_builder *b, int k, uint64_t global, size_t local)
 {
     if (global == 0)
         return LBK_OK;
@@ -175,204 +127,6 @@ static lbk_status launch(builder *b, int k, uint64_t global, size_t local)
                    : LBK_ERR_DEVICE;
     }
     return LBK_OK;
-}
-
-/* After a radix sort wrote [lo, n) of the second copy of the state: make it
- * current, and copy the nodes it settled, [lo, settled), into the other. */
-static lbk_status swap_and_settle(builder *b, uint64_t lo, uint64_t settled)
-{
-    swap_tracked(&b->points, &b->points2);
-    swap_tracked(&b->rows, &b->rows2);
-    swap_tracked(&b->dims, &b->dims2);
-    if (settled <= lo || settled >= b->n)
-        return LBK_OK; /* nothing settled, or the build is complete */
-    const cl_ulong clo = lo, ccount = settled - lo;
-    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_COPY], LBK_ARG(b->points.mem), LBK_ARG(b->points2.mem),
-                            LBK_ARG(b->dim), LBK_ARG(b->rows.mem), LBK_ARG(b->rows2.mem),
-                            LBK_ARG(b->dims.mem), LBK_ARG(b->dims2.mem), LBK_ARG(b->has_dims),
-                            LBK_ARG(clo), LBK_ARG(ccount)));
-    LBK_TRY(launch(b, K_COPY, ccount, 0));
-    b->moved += ccount * 2 * ((uint64_t)b->dim * 4 + 4 + (b->has_dims ? 1 : 0));
-    return LBK_OK;
-}
-
-/* The radix passes over keys and perm of `count` positions, `blocks`
- * sequential blocks each; the sorted pair ends in keys and perm. */
-static lbk_status radix_passes(builder *b, uint64_t count, int passes, int tag_only)
-{
-    const uint64_t blocks64 =
-        (count + 4095) / 4096 < b->radix_blocks_max ? (count + 4095) / 4096 : b->radix_blocks_max;
-    const cl_uint blocks = (cl_uint)blocks64;
-    const cl_ulong block_len = (count + blocks - 1) / blocks;
-    const cl_uint entries = 256u * blocks;
-    const cl_ulong ccount = count;
-    for (int p = 0; p < passes; p++) {
-        /* Tag-only keys hold nothing below bit 32. */
-        const cl_uint shift = (tag_only ? 32u : 0u) + 8u * (cl_uint)p;
-        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_HIST], LBK_ARG(b->keys.mem), LBK_ARG(ccount),
-                                LBK_ARG(shift), LBK_ARG(block_len), LBK_ARG(blocks),
-                                LBK_ARG(b->hist.mem)));
-        LBK_TRY(launch(b, K_HIST, blocks, 1));
-        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SCAN], LBK_ARG(b->hist.mem), LBK_ARG(entries)));
-        LBK_TRY(launch(b, K_SCAN, 1, 1));
-        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SCATTER], LBK_ARG(b->keys.mem), LBK_ARG(b->perm.mem),
-                                LBK_ARG(b->keys2.mem), LBK_ARG(b->perm2.mem), LBK_ARG(ccount),
-                                LBK_ARG(shift), LBK_ARG(block_len), LBK_ARG(blocks),
-                                LBK_ARG(b->hist.mem)));
-        LBK_TRY(launch(b, K_SCATTER, blocks, 1));
-        b->moved += count * (8 + 24);
-        swap_tracked(&b->keys, &b->keys2);
-        swap_tracked(&b->perm, &b->perm2);
-    }
-    return LBK_OK;
-}
-
-/* Sort positions [lo, lo + count) by (tag, split coordinate); tags lie in
- * [tag_lo, tag_hi]. */
-static lbk_status radix_sort(builder *b, uint64_t lo, uint64_t count, uint32_t tag_lo,
-                             uint32_t tag_hi, int tag_only, cl_int rr_dim, uint64_t settled)
-{
-    const int bits = (int)lbk_bit_length(tag_hi - tag_lo) + (tag_only ? 0 : 32);
-    const int passes = (bits + 7) / 8;
-    if (count < 2 || passes == 0)
-        return LBK_OK;
-    const cl_ulong clo = lo, ccount = count;
-    const cl_uint ctag_lo = tag_lo;
-    const cl_int ctag_only = tag_only;
-    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_KEYS], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
-                            LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims),
-                            LBK_ARG(rr_dim), LBK_ARG(clo), LBK_ARG(ccount), LBK_ARG(ctag_lo),
-                            LBK_ARG(ctag_only), LBK_ARG(b->keys.mem), LBK_ARG(b->perm.mem)));
-    LBK_TRY(launch(b, K_KEYS, count, 0));
-    b->moved += count * (4 + 4 + 4 + 12 + (b->has_dims ? 1 : 0));
-    LBK_TRY(radix_passes(b, count, passes, tag_only));
-    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_APPLY], LBK_ARG(b->keys.mem), LBK_ARG(b->perm.mem),
-                            LBK_ARG(clo), LBK_ARG(ccount), LBK_ARG(ctag_lo),
-                            LBK_ARG(b->points.mem), LBK_ARG(b->points2.mem), LBK_ARG(b->dim),
-                            LBK_ARG(b->rows.mem), LBK_ARG(b->rows2.mem), LBK_ARG(b->dims.mem),
-                            LBK_ARG(b->dims2.mem), LBK_ARG(b->has_dims), LBK_ARG(b->tags.mem)));
-    LBK_TRY(launch(b, K_APPLY, count, 0));
-    b->moved += count * (12 + 8 + 2 * ((uint64_t)b->dim * 4) + (b->has_dims ? 2 : 0));
-    return swap_and_settle(b, lo, settled);
-}
-
-static int log2_ceil(uint64_t v)
-{
-    int l = 0;
-    while (((uint64_t)1 << l) < v)
-        l++;
-    return l;
-}
-
-/* kd_bitonic_block over [lo, lo + n): stages first..last, the first from
- * step jfirst. */
-static lbk_status bitonic_block(builder *b, cl_ulong lo, cl_ulong n, cl_int rr_dim,
-                                uint64_t pairs, cl_uint first, cl_uint last, cl_uint jfirst)
-{
-    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_BLOCK], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
-                            LBK_ARG(b->rows.mem), LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem),
-                            LBK_ARG(b->has_dims), LBK_ARG(rr_dim), LBK_ARG(lo), LBK_ARG(n),
-                            LBK_ARG(first), LBK_ARG(last), LBK_ARG(jfirst)));
-    return launch(b, K_BLOCK, pairs, b->block_local);
-}
-
-static lbk_status bitonic_sort(builder *b, uint64_t lo, uint64_t count, cl_int rr_dim)
-{
-    if (count < 2)
-        return LBK_OK;
-    const cl_ulong clo = lo, cn = count;
-    const int log_m = log2_ceil(count);
-    const int log_b = log2_ceil(2 * b->block_local);
-    const uint64_t pairs = (uint64_t)1 << (log_m - 1);
-    const uint64_t elem = (uint64_t)b->dim * 4 + 8 + (b->has_dims ? 1 : 0);
-    /* Per step: both keys read for every pair, and (on average) half the
-     * pairs swapped. */
-    const uint64_t step_bytes = count * (8 + elem);
-    const cl_uint last = (cl_uint)(log_m < log_b ? log_m : log_b);
-    LBK_TRY(bitonic_block(b, clo, cn, rr_dim, pairs, 1, last, 0));
-    b->moved += step_bytes * (uint64_t)last * (last + 1) / 2;
-    for (int log_k = log_b + 1; log_k <= log_m; log_k++) {
-        for (int log_j = log_k - 1; log_j >= log_b; log_j--) {
-            const cl_uint ck = (cl_uint)log_k, cj = (cl_uint)log_j;
-            LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_STEP], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
-                                    LBK_ARG(b->rows.mem), LBK_ARG(b->tags.mem),
-                                    LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims), LBK_ARG(rr_dim),
-                                    LBK_ARG(clo), LBK_ARG(cn), LBK_ARG(ck), LBK_ARG(cj)));
-            LBK_TRY(launch(b, K_STEP, pairs, 0));
-            b->moved += step_bytes;
-        }
-        LBK_TRY(bitonic_block(b, clo, cn, rr_dim, pairs, (cl_uint)log_k, (cl_uint)log_k,
-                              (cl_uint)log_b - 1));
-        b->moved += step_bytes * (uint64_t)log_b;
-    }
-    return LBK_OK;
-}
-
-/* The sort of `level` (the level about to be split, or levels - 1 for the
- * last, tag-only sort) as one work-item per run; see kd_seg_sort. */
-static lbk_status segmented_sort(builder *b, int level, int tag_only, cl_int rr_dim,
-                                 uint64_t settled)
-{
-    const cl_ulong cn = b->n;
-    const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)level;
-    const cl_int ctag_only = tag_only;
-    const uint64_t lo = level == 0 ? 0 : ((uint64_t)1 << (level - 1)) - 1;
-    const cl_ulong ccount = b->n - lo;
-    /* Enough groups to keep every compute unit busy, but not one per run:
-     * PoCL's per-group cost dominated the deep levels. */
-    size_t seg_local = ((size_t)1 << level) / (8 * (size_t)b->compute_units);
-    seg_local = seg_local < 1 ? 1 : seg_local > 64 ? 64 : seg_local;
-    LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SEG_SORT], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
-                            LBK_ARG(b->rows.mem), LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims),
-                            LBK_ARG(rr_dim), LBK_ARG(cn), LBK_ARG(clevels), LBK_ARG(clevel),
-                            LBK_ARG(ctag_only), LBK_ARG(b->points2.mem), LBK_ARG(b->rows2.mem),
-                            LBK_ARG(b->dims2.mem), LBK_ARG(b->tags.mem), LBK_ARG(b->keys.mem),
-                            LBK_ARG(b->keys2.mem), LBK_ARG(b->child_dims.mem)));
-    LBK_TRY(launch(b, K_SEG_SORT, (uint64_t)1 << level, seg_local));
-    if (level > 0) {
-        LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_SEG_PIVOTS], LBK_ARG(b->points.mem), LBK_ARG(b->dim),
-                                LBK_ARG(b->rows.mem), LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims),
-                                LBK_ARG(cn), LBK_ARG(clevels), LBK_ARG(clevel),
-                                LBK_ARG(b->points2.mem), LBK_ARG(b->rows2.mem),
-                                LBK_ARG(b->dims2.mem), LBK_ARG(b->tags.mem)));
-        LBK_TRY(launch(b, K_SEG_PIVOTS, (uint64_t)1 << (level - 1), 0));
-    }
-    /* Position and key through scratch (about two radix passes), the
-     * state gathered into place, tags out. */
-    b->moved += ccount * (4 + 8 + 2 * 16 + 8 + 2 * ((uint64_t)b->dim * 4 + 1) + 4);
-    return swap_and_settle(b, lo, settled);
-}
-
-static lbk_status sort_level(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
-                             int tag_only, int level);
-
-/* One level's sort; with params.profile, timed. */
-static lbk_status sort_range(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
-                             int tag_only, int level)
-{
-    if (!b->profile)
-        return sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
-    const double t0 = lbk_timer_now();
-    const lbk_status st = sort_level(b, lo, tag_lo, tag_hi, tag_only, level);
-    fprintf(stderr, "kdtree profile: sort of level %2d: %.4f s\n",
-            tag_only ? b->levels - 1 : level, lbk_timer_now() - t0);
-    return st;
-}
-
-static lbk_status sort_level(builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
-                             int tag_only, int level)
-{
-    const cl_int rr_dim = level % b->dim;
-    if (b->sort == LBK_SORT_RADIX) {
-        const int split_level = tag_only ? b->levels - 1 : level;
-        /* Slots below this are settled once the sort is done. */
-        const uint64_t settled = tag_only ? b->n : ((uint64_t)1 << level) - 1;
-        const uint64_t run = lbk_kdtree_subtree_size(((uint64_t)1 << split_level) - 1, b->n);
-        if (tag_only || run <= b->segment_max)
-            return segmented_sort(b, split_level, tag_only, rr_dim, settled);
-        return radix_sort(b, lo, b->n - lo, tag_lo, tag_hi, tag_only, rr_dim, settled);
-    }
-    return bitonic_sort(b, lo, b->n - lo, rr_dim);
 }
 
 /* The world box and its widest side (ties to the highest dimension), as the
@@ -411,11 +165,12 @@ static lbk_status world_box(const lbk_dataset *ref, float **lo_out, float **hi_o
     return LBK_OK;
 }
 
-static void builder_release(builder *b)
+static void builder_release(lbk_kdtree_builder *b)
 {
-    tracked *all[] = {&b->points, &b->rows,     &b->tags,     &b->dims,       &b->rows2,
-                      &b->dims2,  &b->keys,     &b->keys2,    &b->perm,       &b->perm2,
-                      &b->hist,   &b->world_lo, &b->world_hi, &b->child_dims, &b->points2};
+    lbk_kdtree_tracked *all[] = {&b->points,   &b->rows,       &b->tags,   &b->dims,
+                                 &b->rows2,    &b->dims2,      &b->keys,   &b->keys2,
+                                 &b->perm,     &b->perm2,      &b->hist,   &b->world_lo,
+                                 &b->world_hi, &b->child_dims, &b->points2};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         buf_free(b, all[i]);
     for (int k = 0; k < K_COUNT; k++)
@@ -440,8 +195,8 @@ static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *pa
     const bool rr = params->split == LBK_SPLIT_ROUND_ROBIN;
     lbk_tree_sort sort = params->sort;
     LBK_FAIL_IF(sort == LBK_SORT_SELECT && !rr, LBK_ERR_CONFIG,
-                "k-d tree: the select builder supports the round_robin split only");
-    /* A CPU runs the select builder fastest (bench/results/cpu.md); a GPU
+                "k-d tree: the select lbk_kdtree_builder supports the round_robin split only");
+    /* A CPU runs the select lbk_kdtree_builder fastest (bench/results/cpu.md); a GPU
      * wants the many short runs of the radix sort. */
     if (sort == LBK_SORT_AUTO && rr && !lbk_device_is_gpu(dev) && select_fits)
         sort = LBK_SORT_SELECT;
@@ -496,9 +251,9 @@ static uint64_t segment_max_for(const lbk_device *dev, const lbk_kdtree_params *
     return (uint64_t)1 << tuning->segment_log2;
 }
 
-/* The builder's sizes and launch limits for this device and shard. */
-static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *params, uint64_t n,
-                         int dim)
+/* The lbk_kdtree_builder's sizes and launch limits for this device and shard. */
+static void builder_plan(lbk_kdtree_builder *b, lbk_device *dev, const lbk_kdtree_params *params,
+                         uint64_t n, int dim)
 {
     b->dev = dev;
     b->queue = lbk_device_queue(dev);
@@ -513,7 +268,7 @@ static void builder_plan(builder *b, lbk_device *dev, const lbk_kdtree_params *p
     b->elementwise_local = 256;
 }
 
-static lbk_status builder_kernels(builder *b)
+static lbk_status builder_kernels(lbk_kdtree_builder *b)
 {
     cl_program program;
     LBK_TRY(lbk_device_program(b->dev, "kdtree.cl", "", &program));
@@ -530,7 +285,7 @@ static lbk_status builder_kernels(builder *b)
 }
 
 /* The radix sort's second copy of the state and its keys. */
-static lbk_status alloc_radix(builder *b, size_t pts_bytes)
+static lbk_status alloc_radix(lbk_kdtree_builder *b, size_t pts_bytes)
 {
     const size_t n = (size_t)b->n;
     LBK_TRY(buf_alloc(b, &b->points2, pts_bytes, NULL, "k-d tree points (sorted)"));
@@ -544,8 +299,8 @@ static lbk_status alloc_radix(builder *b, size_t pts_bytes)
                      "k-d tree radix histogram");
 }
 
-static lbk_status builder_alloc(builder *b, const lbk_dataset *reference, float *box_lo,
-                                float *box_hi)
+static lbk_status builder_alloc(lbk_kdtree_builder *b, const lbk_dataset *reference,
+                                float *box_lo, float *box_hi)
 {
     const size_t n = (size_t)b->n;
     const size_t pts_bytes = n * (size_t)b->dim * sizeof(float);
@@ -562,7 +317,7 @@ static lbk_status builder_alloc(builder *b, const lbk_dataset *reference, float 
 }
 
 /* Widest rule: the split dimensions of level l's children. */
-static lbk_status child_dims(builder *b, int l)
+static lbk_status child_dims(lbk_kdtree_builder *b, int l)
 {
     const cl_ulong cn = b->n;
     const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)l;
@@ -570,32 +325,32 @@ static lbk_status child_dims(builder *b, int l)
                             LBK_ARG(b->dims.mem), LBK_ARG(b->world_lo.mem),
                             LBK_ARG(b->world_hi.mem), LBK_ARG(cn), LBK_ARG(clevels),
                             LBK_ARG(clevel), LBK_ARG(b->child_dims.mem)));
-    LBK_TRY(launch(b, K_CHILD, (uint64_t)1 << l, 0));
+    LBK_TRY(lbk_kdtree_launch(b, K_CHILD, (uint64_t)1 << l, 0));
     b->moved += ((uint64_t)1 << l) * (uint64_t)(b->dim * (l + 1)) * 5;
     return LBK_OK;
 }
 
 /* Every unsettled point after level l learns which child it went to. */
-static lbk_status update_tags(builder *b, int l)
+static lbk_status update_tags(lbk_kdtree_builder *b, int l)
 {
     const cl_ulong cn = b->n, lo_upd = ((uint64_t)1 << l) - 1;
     const cl_uint clevels = (cl_uint)b->levels, clevel = (cl_uint)l;
     LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_UPDATE], LBK_ARG(b->tags.mem), LBK_ARG(b->dims.mem),
                             LBK_ARG(b->has_dims), LBK_ARG(b->child_dims.mem), LBK_ARG(lo_upd),
                             LBK_ARG(cn), LBK_ARG(clevels), LBK_ARG(clevel)));
-    LBK_TRY(launch(b, K_UPDATE, b->n - lo_upd, 0));
+    LBK_TRY(lbk_kdtree_launch(b, K_UPDATE, b->n - lo_upd, 0));
     b->moved += (b->n - lo_upd) * (8 + (b->has_dims ? 2 : 0));
     return LBK_OK;
 }
 
 /* Split level l: sort by (tag, coordinate), then pass the tags down. */
-static lbk_status split_level(builder *b, int l)
+static lbk_status split_level(lbk_kdtree_builder *b, int l)
 {
     /* Level l-1's pivots still sit inside their segments; the sort moves
      * them to their final slots in front. */
     const uint64_t lo_sort = l == 0 ? 0 : ((uint64_t)1 << (l - 1)) - 1;
     const uint32_t tag_hi = (uint32_t)(((uint64_t)1 << (l + 1)) - 2);
-    LBK_TRY(sort_range(b, lo_sort, (uint32_t)lo_sort, tag_hi, 0, l));
+    LBK_TRY(lbk_kdtree_sort_range(b, lo_sort, (uint32_t)lo_sort, tag_hi, 0, l));
     if (b->has_dims)
         LBK_TRY(child_dims(b, l));
     /* A segmented sort reads the structure, not the tags: the update
@@ -607,22 +362,22 @@ static lbk_status split_level(builder *b, int l)
     return update_tags(b, l);
 }
 
-static lbk_status build_levels(builder *b, int first_dim)
+static lbk_status build_levels(lbk_kdtree_builder *b, int first_dim)
 {
     const cl_uint cfirst = (cl_uint)first_dim;
     const cl_ulong cn = b->n;
     LBK_TRY(LBK_KERNEL_ARGS(b->kernels[K_INIT], LBK_ARG(b->tags.mem), LBK_ARG(b->rows.mem),
                             LBK_ARG(b->dims.mem), LBK_ARG(b->has_dims), LBK_ARG(cfirst),
                             LBK_ARG(cn)));
-    LBK_TRY(launch(b, K_INIT, b->n, 0));
+    LBK_TRY(lbk_kdtree_launch(b, K_INIT, b->n, 0));
     for (int l = 0; l + 2 <= b->levels; l++)
         LBK_TRY(split_level(b, l));
     const uint64_t lo_final = b->levels >= 2 ? ((uint64_t)1 << (b->levels - 2)) - 1 : 0;
-    LBK_TRY(sort_range(b, lo_final, (uint32_t)lo_final, (uint32_t)(b->n - 1), 1, 0));
+    LBK_TRY(lbk_kdtree_sort_range(b, lo_final, (uint32_t)lo_final, (uint32_t)(b->n - 1), 1, 0));
     return lbk_device_cl_check(clFinish(b->queue), "finishing the k-d tree build");
 }
 
-static void print_profile(const builder *b)
+static void print_profile(const lbk_kdtree_builder *b)
 {
     for (int k = 0; k < K_COUNT; k++)
         if (b->kernel_s[k] > 0)
@@ -635,7 +390,7 @@ static lbk_status build_on_device(lbk_device *dev, const lbk_dataset *reference,
                                   lbk_kdtree *tree)
 {
     lbk_status st = LBK_OK;
-    builder b;
+    lbk_kdtree_builder b;
     memset(&b, 0, sizeof b);
     b.sort = sort;
     float *box_lo = NULL, *box_hi = NULL;
@@ -664,7 +419,7 @@ cleanup:
     return st;
 }
 
-/* The select builder (kdtree_select.h). */
+/* The select lbk_kdtree_builder (kdtree_select.h). */
 static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference,
                                const lbk_kdtree_params *params, lbk_kdtree *tree)
 {
