@@ -1,0 +1,170 @@
+/* lbknn: exact k-nearest-neighbour search, classification and regression,
+ * on OpenCL devices, over MPI ranks. The public C interface.
+ *
+ * Results are exact and byte-identical for any rank count, device, engine
+ * and partition, and identical to `lbknn run` on the same data and options:
+ * both go through the same search (docs/library.md).
+ *
+ * Conventions:
+ *  - Every fallible function returns an lbknn_status; LBKNN_OK is 0. On
+ *    failure the handle's message (lbknn_*_error) says what went wrong, in
+ *    one line; nothing is printed and the process is never exited. Messages
+ *    and warnings also go to the log callback, when one is set.
+ *  - Handles are opaque. One thread at a time may call into the library
+ *    (the log callback and message capture are process-wide).
+ *  - Options are the job file's keys (docs/job-reference.md), set by name:
+ *    lbknn_options_set(o, "knn.metric", "cosine"); the same names, values
+ *    and checks as a job file.
+ *  - With MPI, the functions marked "collective" must be called by every
+ *    rank of the context's communicator, in the same order. A failure on
+ *    any rank is returned on every rank (the others' message says a rank
+ *    failed; the failing rank's says why).
+ *  - The caller's arrays are read during the call and never kept.
+ *
+ * Link with -llbknn (pkg-config lbknn, or CMake find_package(lbknn)). */
+#ifndef LBKNN_H
+#define LBKNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LBKNN_VERSION_MAJOR 0
+#define LBKNN_VERSION_MINOR 2
+#define LBKNN_VERSION_PATCH 0
+/* The interface version this header declares; lbknn_version() is the
+ * library's. The shared library's SONAME changes with the major version. */
+#define LBKNN_VERSION_STRING "0.2.0"
+
+typedef enum {
+    LBKNN_OK = 0,
+    LBKNN_ERR_USAGE = 1,    /* a bad argument: a NULL handle, k out of range, ... */
+    LBKNN_ERR_CONFIG = 2,   /* a bad option name or value */
+    LBKNN_ERR_INPUT = 3,    /* bad data: a non-finite value, a negative label, ... */
+    LBKNN_ERR_IO = 4,       /* reading or writing a file */
+    LBKNN_ERR_NOMEM = 5,    /* host or device memory */
+    LBKNN_ERR_DEVICE = 6,   /* OpenCL, or no device of the type asked */
+    LBKNN_ERR_MPI = 7,      /* an MPI call failed */
+    LBKNN_ERR_REMOTE = 8,   /* another rank failed (its message says why) */
+    LBKNN_ERR_INTERNAL = 9, /* an invariant failed: a bug, please report it */
+} lbknn_status;
+
+/* How neighbours vote (classification) or average (regression):
+ * uniform, 1/distance (scikit-learn's rules: when some neighbour is at
+ * distance 0, only those count, with weight 1), or softmax of the
+ * similarity over a temperature (classification only). */
+typedef enum {
+    LBKNN_WEIGHTS_UNIFORM = 0,
+    LBKNN_WEIGHTS_DISTANCE = 1,
+    LBKNN_WEIGHTS_SOFTMAX = 2,
+} lbknn_weights;
+
+typedef enum { LBKNN_LOG_ERROR = 0, LBKNN_LOG_WARNING = 1, LBKNN_LOG_INFO = 2 } lbknn_log_level;
+/* One message, one line without its newline, as `lbknn` would print it. */
+typedef void (*lbknn_log_fn)(void *user, lbknn_log_level level, const char *message);
+
+typedef struct lbknn_options lbknn_options;
+typedef struct lbknn_context lbknn_context;
+typedef struct lbknn_index lbknn_index;
+
+/* "0.2.0": the library's version (may be newer than the header's). */
+const char *lbknn_version(void);
+/* "invalid argument", "out of memory", ...; never NULL. */
+const char *lbknn_status_string(lbknn_status status);
+/* Every message of every handle, from now on, to `fn` (NULL: none, the
+ * default). Messages are also kept per handle (lbknn_*_error). */
+void lbknn_set_log_callback(lbknn_log_fn fn, void *user);
+
+/* ---- Options: the job's keys, with its defaults (K = 5, L2, engine auto,
+ * any device preferring GPUs, partition auto, ...). ---- */
+lbknn_status lbknn_options_create(lbknn_options **out);
+/* key "section.key" of the job reference, value as in a job file
+ * ("knn.k", "7"; "device.type", "cpu"; "device.list", "[0, 1]"). On
+ * error the options are unchanged. */
+lbknn_status lbknn_options_set(lbknn_options *options, const char *key, const char *value);
+/* The last failure's message ("" when none). */
+const char *lbknn_options_error(const lbknn_options *options);
+void lbknn_options_destroy(lbknn_options *options);
+
+/* ---- Context: one device per process, and the ranks that share work. ----
+ * Collective. `mpi_comm` is the address of an MPI_Comm the caller owns
+ * (e.g. &comm; from mpi4py, MPI._addressof(comm)): the ranks of that
+ * communicator share every index built in this context; the library uses
+ * a duplicate of it, which it frees in lbknn_context_destroy, so the
+ * caller's must outlive the context. NULL: this process alone (MPI is
+ * started here if nobody did; the library never finalizes it). The device
+ * comes from the options' device.type, device.list (else the node-local
+ * rank picks among the devices) and device.memory_mb. On failure *out is
+ * NULL and `error` (if not NULL, `error_size` bytes) gets the message. */
+lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_comm,
+                                  lbknn_context **out, char *error, size_t error_size);
+int lbknn_context_rank(const lbknn_context *context);
+int lbknn_context_size(const lbknn_context *context);
+/* "<device name> [index i, node rank r]". */
+const char *lbknn_context_device(const lbknn_context *context);
+const char *lbknn_context_error(const lbknn_context *context);
+void lbknn_context_destroy(lbknn_context *context);
+
+/* ---- Index: reference points on the context's ranks. ----
+ * Collective. Each rank passes its own `rows` x `dim` float32 rows
+ * (row-major, C order; rows may be 0 on some ranks, not on all), and
+ * optionally one int32 label (>= 0) or one float64 target per row: all
+ * ranks pass labels or none, targets or none. Global ids are the rows in
+ * rank order: rank 0's first, then rank 1's, ... With the option
+ * mpi.partition = replicate every rank passes all rows (the same ones).
+ * Options used: knn.k (the largest k a search may ask), knn.metric,
+ * knn.engine, tree.*, mpi.partition, mpi.merge, device.batch,
+ * device.groups. The arrays are copied; the caller may free them on
+ * return. On failure *out is NULL and the context's message says why. */
+lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options,
+                               int64_t rows, int dim, const float *points, const int32_t *labels,
+                               const double *targets, lbknn_index **out);
+
+/* The reference set's rows over every rank, its dimension, the largest
+ * label + 1 (0 without labels: classify's probability columns), whether it
+ * has targets, and the engine and partition chosen ("kdtree", "brute";
+ * "shard", "spatial", "replicate"). */
+int64_t lbknn_index_rows(const lbknn_index *index);
+int lbknn_index_dim(const lbknn_index *index);
+int32_t lbknn_index_classes(const lbknn_index *index);
+int lbknn_index_has_targets(const lbknn_index *index);
+const char *lbknn_index_engine(const lbknn_index *index);
+const char *lbknn_index_partition(const lbknn_index *index);
+const char *lbknn_index_error(const lbknn_index *index);
+void lbknn_index_destroy(lbknn_index *index);
+
+/* Searches. Collective: every rank passes the same `queries` x dim query
+ * rows (rank 0's are the ones searched) and gets every result. 1 <= k <=
+ * knn.k. The library searches in batches of its choosing. */
+
+/* The k nearest reference points of each query, ordered by (distance,
+ * id): ids[q * k + j] (int64 global ids; -1 where the reference set has
+ * fewer than k points) and distances[q * k + j] (float32: Euclidean for
+ * l2, the sum for l1, the maximum for linf, 1 - cos for cosine, the dot
+ * product for ip; +inf where ids is -1). Either array may be NULL. */
+lbknn_status lbknn_index_search(lbknn_index *index, int64_t queries, const float *points, int k,
+                                int64_t *ids, float *distances);
+
+/* The predicted label of each query (-1 when no neighbour votes) and,
+ * unless probabilities is NULL, queries x lbknn_index_classes()
+ * probabilities (each class's weight over the total, as scikit-learn's
+ * predict_proba; all zero when no neighbour votes). Ties go to the
+ * smaller label. `temperature` is for softmax weights only. */
+lbknn_status lbknn_index_classify(lbknn_index *index, int64_t queries, const float *points, int k,
+                                  lbknn_weights weights, double temperature, int32_t *labels,
+                                  double *probabilities);
+
+/* The mean of the neighbours' targets (uniform) or their 1/distance
+ * weighted mean (distance; scikit-learn's KNeighborsRegressor rules),
+ * summed in neighbour order in float64; NaN where no neighbour exists. */
+lbknn_status lbknn_index_regress(lbknn_index *index, int64_t queries, const float *points, int k,
+                                 lbknn_weights weights, double *values);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
