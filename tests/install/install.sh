@@ -82,11 +82,12 @@ pkg_config)
         fail "includedir is not $PREFIX/$INCLUDEDIR: $cflags"
     [ "$(realpath -m "$(pkg-config --variable=libdir lbknn)")" = "$LIB" ] ||
         fail "libdir is not $LIB: $libs"
-    others=$(printf '%s\n' $libs | grep -v -e '^-L' -e '^-llbknn$')
+    others=$(tr ' ' '\n' <<<"$libs" | grep -v -e '^-L' -e '^-llbknn$' -e '^$')
     [ -z "$others" ] || fail "pkg-config --libs lbknn asks for more than -llbknn: $libs"
-    # shellcheck disable=SC2086 # the flags are words
-    cc -std=c11 -Wall -Wextra -Wpedantic -Werror $SANFLAGS "$CONSUMER/main.c" \
-        $(pkg-config --cflags --libs lbknn) -lm -o consumer >build.log 2>&1 ||
+    read -ra pcflags <<<"$(pkg-config --cflags --libs lbknn)"
+    read -ra sanflags <<<"$SANFLAGS"
+    cc -std=c11 -Wall -Wextra -Wpedantic -Werror "${sanflags[@]}" "$CONSUMER/main.c" \
+        "${pcflags[@]}" -lm -o consumer >build.log 2>&1 ||
         { cat build.log >&2; fail "cc \$(pkg-config --cflags --libs lbknn)"; }
     run_consumer ./consumer
     ;;
@@ -99,8 +100,9 @@ soname)
     [ -L "$LIB/liblbknn.so.$MAJOR" ] || fail "no link $LIB/liblbknn.so.$MAJOR"
     [ "$(readlink "$LIB/liblbknn.so.$MAJOR")" = "liblbknn.so.$VERSION" ] ||
         fail "liblbknn.so.$MAJOR -> $(readlink "$LIB/liblbknn.so.$MAJOR"), not liblbknn.so.$VERSION"
-    [ -f "$LIB/liblbknn.so.$VERSION" ] && [ ! -L "$LIB/liblbknn.so.$VERSION" ] ||
+    if [ ! -f "$LIB/liblbknn.so.$VERSION" ] || [ -L "$LIB/liblbknn.so.$VERSION" ]; then
         fail "no file $LIB/liblbknn.so.$VERSION"
+    fi
     soname=$(readelf -d "$LIB/liblbknn.so.$VERSION" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
     [ "$soname" = "liblbknn.so.$MAJOR" ] || fail "SONAME '$soname', not liblbknn.so.$MAJOR"
     nm -D --defined-only "$LIB/liblbknn.so.$VERSION" | awk '{print $NF}' | sed 's/@.*//' |
@@ -112,10 +114,10 @@ soname)
     [ "$(wc -l <declared.txt)" -ge 10 ] || fail "read only $(wc -l <declared.txt) functions from lbknn.h"
     leaked=$(LC_ALL=C comm -23 exported.txt declared.txt)
     missing=$(LC_ALL=C comm -13 exported.txt declared.txt)
-    [ -z "$missing" ] || fail "declared in lbknn.h but not exported:" $missing
+    [ -z "$missing" ] || fail "declared in lbknn.h but not exported: $(tr '\n' ' ' <<<"$missing")"
     [ -z "$leaked" ] ||
         fail "$(wc -w <<<"$leaked") exported symbols lbknn.h does not declare:" \
-            $(head -50 <<<"$leaked")
+            "$(head -50 <<<"$leaked" | tr '\n' ' ')"
     echo "$(wc -l <exported.txt) symbols exported, each a function of lbknn.h"
     ;;
 destdir)
@@ -147,7 +149,9 @@ twice)
     grep -q -- '^-- Up-to-date' install.log || { cat install.log >&2; fail "no Up-to-date lines"; }
     tree "$PREFIX" >second.txt
     (cd "$PREFIX" && find . -type f -exec md5sum {} + | LC_ALL=C sort -k2) >second.md5
-    diff first.txt second.txt && diff first.md5 second.md5 || fail "the second install changed the tree"
+    if ! diff first.txt second.txt || ! diff first.md5 second.md5; then
+        fail "the second install changed the tree"
+    fi
     ;;
 cmake_version)
     # lbknnConfigVersion.cmake: the same major version and no newer
