@@ -9,10 +9,11 @@
  *  - Every fallible function returns an lbknn_status; LBKNN_OK is 0. On
  *    failure the handle's message (lbknn_*_error) says what went wrong, in
  *    one line; nothing is printed and the process is never exited. Messages
- *    and warnings also go to the log callback, when one is set.
+ *    and warnings also go to the log callback, when one is set (a kernel
+ *    compiler's log after a failed build comes as one multi-line message).
  *  - Handles are opaque. One thread at a time may call into the library
  *    (the log callback and message capture are process-wide).
- *  - Options are the job file's keys (docs/job-reference.md), set by name:
+ *  - Options are the job file's keys (configs/README.md), set by name:
  *    lbknn_options_set(o, "knn.metric", "cosine"); the same names, values
  *    and checks as a job file.
  *  - With MPI, the functions marked "collective" must be called by every
@@ -93,11 +94,11 @@ void lbknn_options_destroy(lbknn_options *options);
  * Collective. `mpi_comm` is the address of an MPI_Comm the caller owns
  * (e.g. &comm; from mpi4py, MPI._addressof(comm)): the ranks of that
  * communicator share every index built in this context; the library uses
- * a duplicate of it, which it frees in lbknn_context_destroy, so the
- * caller's must outlive the context. NULL: this process alone (MPI is
- * started here if nobody did; the library never finalizes it). The device
- * comes from the options' device.type, device.list (else the node-local
- * rank picks among the devices) and device.memory_mb. On failure *out is
+ * a duplicate of it, freed by lbknn_context_destroy (collective too). NULL:
+ * this process alone (MPI is started here, MPI_THREAD_SERIALIZED, if nobody
+ * did; the library never finalizes it). The device comes from the options'
+ * device.type and device.list (else the node-local rank picks among the
+ * devices). On failure *out is
  * NULL and `error` (if not NULL, `error_size` bytes) gets the message. */
 lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_comm,
                                   lbknn_context **out, char *error, size_t error_size);
@@ -111,13 +112,16 @@ void lbknn_context_destroy(lbknn_context *context);
 /* ---- Index: reference points on the context's ranks. ----
  * Collective. Each rank passes its own `rows` x `dim` float32 rows
  * (row-major, C order; rows may be 0 on some ranks, not on all), and
- * optionally one int32 label (>= 0) or one float64 target per row: all
- * ranks pass labels or none, targets or none. Global ids are the rows in
+ * optionally one int32 label (>= 0) or one float64 target per row: the
+ * ranks that pass rows all pass labels or none, targets or none (a rank
+ * with no rows may pass NULL either way). Global ids are the rows in
  * rank order: rank 0's first, then rank 1's, ... With the option
  * mpi.partition = replicate every rank passes all rows (the same ones).
  * Options used: knn.k (the largest k a search may ask), knn.metric,
  * knn.engine, tree.*, mpi.partition, mpi.merge, device.batch,
- * device.groups. The arrays are copied; the caller may free them on
+ * device.groups, device.memory_mb (tuning.* are `lbknn run`'s alone:
+ * results never depend on them). The arrays are copied; the caller may
+ * free them on
  * return. On failure *out is NULL and the context's message says why. */
 lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
                                int dim, const float *points, const int32_t *labels,
@@ -137,11 +141,13 @@ const char *lbknn_index_error(const lbknn_index *index);
 void lbknn_index_destroy(lbknn_index *index);
 
 /* Searches. Collective: every rank passes the same `queries` x dim query
- * rows (rank 0's are the ones searched) and gets every result. 1 <= k <=
- * knn.k. The library searches in batches of its choosing. */
+ * rows (each searches a part of its own copy, or rank 0's all, as the
+ * partition goes; every rank checks its copy) and gets every result.
+ * 1 <= k <= knn.k. The library searches in batches of its choosing. */
 
-/* The k nearest reference points of each query, ordered by (distance,
- * id): ids[q * k + j] (int64 global ids; -1 where the reference set has
+/* The k nearest reference points of each query, nearest first in the
+ * exact (key, id) order of docs/design.md §2 (the largest dot product
+ * first for ip): ids[q * k + j] (int64 global ids; -1 where the reference set has
  * fewer than k points) and distances[q * k + j] (float32: Euclidean for
  * l2, the sum for l1, the maximum for linf, 1 - cos for cosine, the dot
  * product for ip; +inf where ids is -1). Either array may be NULL. */

@@ -66,18 +66,31 @@ static lbk_status min_max(const lbk_comm *comm, uint64_t value, uint64_t *lo, ui
     return lbk_comm_allreduce_u64(comm, hi, LBK_REDUCE_MAX);
 }
 
+/* The same over the ranks that `count` (a rank with no rows has no say). */
+static lbk_status min_max_if(const lbk_comm *comm, bool count, uint64_t value, uint64_t *lo,
+                             uint64_t *hi)
+{
+    *lo = count ? value : UINT64_MAX;
+    *hi = count ? value : 0;
+    LBK_TRY(lbk_comm_allreduce_u64(comm, lo, LBK_REDUCE_MIN));
+    return lbk_comm_allreduce_u64(comm, hi, LBK_REDUCE_MAX);
+}
+
 /* Collective: every rank passed the same kind of rows; the global ids. */
-static lbk_status agree_shape(lbknn_index *ix, uint64_t rows, int dim, bool labels, bool targets)
+static lbk_status agree_shape(lbknn_index *ix, uint64_t rows, int dim, bool *labels,
+                              bool *targets)
 {
     const lbk_comm *comm = &ix->context->comm;
     uint64_t lo, hi;
     LBK_TRY(min_max(comm, (uint64_t)dim, &lo, &hi));
     LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "ranks passed rows of %llu to %llu dimensions",
                 (unsigned long long)lo, (unsigned long long)hi);
-    LBK_TRY(min_max(comm, labels, &lo, &hi));
-    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "some ranks passed labels and others none");
-    LBK_TRY(min_max(comm, targets, &lo, &hi));
-    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "some ranks passed targets and others none");
+    LBK_TRY(min_max_if(comm, rows > 0, *labels, &lo, &hi));
+    LBK_FAIL_IF(lo < hi, LBK_ERR_USAGE, "some ranks passed labels and others none");
+    *labels = hi == 1;
+    LBK_TRY(min_max_if(comm, rows > 0, *targets, &lo, &hi));
+    LBK_FAIL_IF(lo < hi, LBK_ERR_USAGE, "some ranks passed targets and others none");
+    *targets = hi == 1;
     uint64_t before = 0, total = rows;
     LBK_TRY(lbk_comm_exscan_u64(comm, rows, &before, &total));
     if (ix->plan.replicated) {
@@ -135,18 +148,20 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
      * the flag does not depend on the total (partition and engine do not
      * decide replication). */
     lbk_index_plan_make(&ix->options, dim, 1, comm->size, &ix->plan);
-    LBK_TRY(lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, labels, targets)));
+    bool has_labels = labels != NULL, has_targets = targets != NULL;
+    LBK_TRY(
+        lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, &has_labels, &has_targets)));
     lbk_index_plan_make(&ix->options, dim, ix->rows, comm->size, &ix->plan);
     int32_t label_max = -1;
     for (int64_t r = 0; labels && r < rows; r++)
         label_max = labels[r] > label_max ? labels[r] : label_max;
     LBK_TRY(lbk_comm_allreduce_i32(comm, &label_max, LBK_REDUCE_MAX));
     ix->classes = label_max + 1;
-    ix->has_targets = targets != NULL;
+    ix->has_targets = has_targets;
     st = lbk_comm_agree(comm, copy_shard(ix, points, labels, targets, &shard));
     if (st == LBK_OK)
         st = lbk_index_create(comm, ix->context->device, NULL, &ix->options, &ix->plan, ix->rows,
-                              labels != NULL, &shard, &ix->index);
+                              has_labels, &shard, &ix->index);
     lbk_dataset_free(&shard);
     return st;
 }

@@ -149,7 +149,7 @@ static lbk_status build_index(lbk_run_state *s)
 }
 
 /* A query's class scores and probabilities; where ranks own slices, the
- * slice's probability rows, kept until the end (lbk_batch_finish). */
+ * slice's probability rows, kept until the end (lbk_run_emit_finish). */
 static lbk_status alloc_vote_buffers(lbk_run_state *s)
 {
     lbk_status st = LBK_OK;

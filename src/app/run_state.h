@@ -1,5 +1,5 @@
 /* One run's state, shared by the run driver (run.c) and its sink of the
- * index's K-lists (emit.c); private to src/app. */
+ * index's K-lists (run_emit.c); private to src/app. */
 #ifndef LBK_RUN_STATE_H
 #define LBK_RUN_STATE_H
 
@@ -64,7 +64,7 @@ typedef struct {
     lbk_report report;                 /* rank 0 fills and writes it */
 } lbk_run_state;
 
-/* The index's sink (emit.c): votes, scores and writes each slice of final
+/* The index's sink (run_emit.c): votes, scores and writes each slice of final
  * K-lists; and, after the last batch, the predictions of plans that own
  * slices (collective: offsets from an exclusive scan over the ranks). */
 lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *slice);

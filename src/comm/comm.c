@@ -45,7 +45,7 @@ lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm)
     LBK_TRY(lbk_comm_mpi_check(MPI_Initialized(&started), "MPI_Initialized"));
     if (!started) {
         int provided = 0;
-        LBK_TRY(lbk_comm_mpi_check(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided),
+        LBK_TRY(lbk_comm_mpi_check(MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided),
                                    "MPI_Init_thread"));
     }
     return comm_init_over(comm, MPI_COMM_SELF);

@@ -32,8 +32,8 @@ void lbk_comm_mpi_finalize(void);
 lbk_status lbk_comm_init(lbk_comm *comm);
 /* The same over a library caller's communicator: `mpi_comm` the address of
  * an MPI_Comm, or NULL for this process alone (MPI_COMM_SELF, after
- * starting MPI when nobody has: it is then never finalized, because the
- * caller may use MPI after the library). */
+ * starting MPI, serialized threads, when nobody has: it is then never
+ * finalized, because the caller may use MPI after the library). */
 lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm);
 void lbk_comm_free(lbk_comm *comm);
 

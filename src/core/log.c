@@ -90,9 +90,13 @@ static void log_line(int level_code, const char *level, const char *fmt, va_list
     char body[2048], shown[4 * sizeof body];
     vsnprintf(body, sizeof body, fmt, ap);
     lbk_log_escape(body, shown, sizeof shown, false);
-    if (log_sink)
+    if (log_sink && log_rank >= 0) {
+        char ranked[sizeof shown + 32];
+        snprintf(ranked, sizeof ranked, "rank %d: %s", log_rank, shown);
+        log_sink(log_sink_user, level_code, ranked);
+    } else if (log_sink) {
         log_sink(log_sink_user, level_code, shown);
-    else if (log_rank >= 0)
+    } else if (log_rank >= 0)
         fprintf(stderr, "lbknn[rank %d]: %s%s\n", log_rank, level, shown);
     else
         fprintf(stderr, "lbknn: %s%s\n", level, shown);

@@ -16,8 +16,9 @@ bool lbk_log_is_quiet(void);
 
 /* Where messages go instead of stderr (a library's caller, lbknn.h), or
  * NULL for stderr. `message` is one escaped line without the program and
- * level prefixes ("knn.k=0: must be ..."), `level` 0 error, 1 warning, 2
- * information; --quiet does not apply. Process-wide. */
+ * level prefixes ("knn.k=0: must be ...", "rank 3: ..." on several ranks),
+ * `level` 0 error, 1 warning, 2 information; --quiet does not apply.
+ * Process-wide. */
 typedef void (*lbk_log_sink_fn)(void *user, int level, const char *message);
 void lbk_log_set_sink(lbk_log_sink_fn sink, void *user);
 

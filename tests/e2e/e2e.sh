@@ -352,7 +352,8 @@ tuning-cache)
     expect_err "ignoring the tuning cache"
     grep -q '^  - {rank: 0, source: derived, ' out/r.yaml || fail "corrupt cache: not derived"
     same "corrupt cache"
-    printf 'lbknn_version: "0.1.0"\ndevice: "a device that is not this one"\ndevice_version: "x"\ndriver: "y"\nlanes: 8\nblock_queries: 6\nblock_vectors: 2\ntile_blocks: 4\nslice: 64\nsegment_log2: 12\n' > "$dir/$file"
+    version=$("$LBKNN" --version | awk '{print $2}')
+    printf 'lbknn_version: "%s"\ndevice: "a device that is not this one"\ndevice_version: "x"\ndriver: "y"\nlanes: 8\nblock_queries: 6\nblock_vectors: 2\ntile_blocks: 4\nslice: 64\nsegment_log2: 12\n' "$version" > "$dir/$file"
     run
     expect_err "written for another device"
     grep -q '^  - {rank: 0, source: derived, ' out/r.yaml || fail "foreign cache: not derived"
