@@ -36,3 +36,8 @@ lbk_names_except("^format_io$" "^lbk_fmt_"
 lbk_names_except("^format_([a-z0-9]+)$" "^lbk_\\1_"
   "A format driver format_<fmt>.c is named by its format, as the job file names it:
    lbk_npy_read, lbk_idx_write_labels, LBK_NPY_... .")
+
+lbk_names_except("^lbknn(_index)?$" "^(lbknn_|lbk_api_)"
+  "The public C interface (src/api/lbknn.h) is lbknn_*: the names a caller's program
+   links against (only those leave liblbknn.so, cmake/lbknn.map); lbk_api_begin and
+   lbk_api_end frame every entry point of the api layer.")

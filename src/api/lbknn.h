@@ -119,8 +119,8 @@ void lbknn_context_destroy(lbknn_context *context);
  * knn.engine, tree.*, mpi.partition, mpi.merge, device.batch,
  * device.groups. The arrays are copied; the caller may free them on
  * return. On failure *out is NULL and the context's message says why. */
-lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options,
-                               int64_t rows, int dim, const float *points, const int32_t *labels,
+lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
+                               int dim, const float *points, const int32_t *labels,
                                const double *targets, lbknn_index **out);
 
 /* The reference set's rows over every rank, its dimension, the largest

@@ -13,7 +13,7 @@ const char *lbk_report_phase_name(lbk_report_phase phase)
     switch (phase) {
 #define LBK_PHASE_NAME_(constant, name)                                                          \
     case constant: return name;
-        LBK_REPORT_PHASE_LIST(LBK_PHASE_NAME_)
+        LBK_INDEX_PHASE_LIST(LBK_PHASE_NAME_)
 #undef LBK_PHASE_NAME_
     case LBK_PHASE_COUNT: break;
     }

@@ -5,6 +5,7 @@
 
 #include "classify.h"
 #include "cpu_threads.h"
+#include "index.h"
 #include "job.h"
 #include "status.h"
 #include "tuning.h"
@@ -12,22 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* X(constant, name in the summary and report): the phases a rank's time is
- * split into. */
-#define LBK_REPORT_PHASE_LIST(X)                                                                 \
-    X(LBK_PHASE_READ, "read")             /* reading the shard (and, on rank 0, the queries) */  \
-    X(LBK_PHASE_DEVICE, "device")         /* opening the OpenCL device */                        \
-    X(LBK_PHASE_BUILD, "build")           /* uploading the shard / building the tree */          \
-    X(LBK_PHASE_DISTRIBUTE, "distribute") /* broadcasting query batches */                       \
-    X(LBK_PHASE_QUERY, "query")           /* per-shard top-K on the device */                    \
-    X(LBK_PHASE_MERGE, "merge")           /* the MPI K-list reduction */                         \
-    X(LBK_PHASE_OUTPUT, "output")         /* classification and writing results */
-
-#define LBK_REPORT_PHASE_CONSTANT_(constant, name) constant,
-typedef enum {
-    LBK_REPORT_PHASE_LIST(LBK_REPORT_PHASE_CONSTANT_) LBK_PHASE_COUNT
-} lbk_report_phase;
-#undef LBK_REPORT_PHASE_CONSTANT_
+/* The phases of a rank's time: the index's (index.h). */
+typedef lbk_index_phase lbk_report_phase;
 
 #define LBK_REPORT_DEVICE_DESC 200
 
@@ -41,29 +28,10 @@ typedef struct {
     char tuning_file[48]; /* the tuning cache file it looked for ("" = none) */
 } lbk_report_rank_device;
 
-/* One rank's work and resources, as every rank tells rank 0 (sent as
- * bytes). Under the spatial partition, queries_phase1 are the queries this
- * rank searched as their home rank and queries_phase2 those it searched for
- * other ranks' bounds (phase 2); otherwise queries_phase1 counts every query
- * it searched. */
-typedef struct {
-    uint64_t points; /* reference points this rank searched */
-    uint64_t queries_phase1, queries_phase2;
-    uint64_t queries_owned;     /* queries this rank answered (voted, wrote) */
-    uint64_t owned_phase2;      /* of those, the ones that went to phase 2 */
-    uint64_t bytes_sent;        /* query-time bytes sent to other ranks: the spatial
-                                  * exchanges' queries and K-lists, or the K-list merge's
-                                  * model (merge.h); query broadcasts are not counted */
-    uint64_t peak_rss_bytes;    /* getrusage's ru_maxrss */
-    uint64_t peak_device_bytes; /* engine's estimate; 0 = not tracked (brute force) */
-} lbk_report_rank_stats;
-
-/* The spatial partition's numbers, over every rank. */
-typedef struct {
-    int levels;                  /* of the top tree */
-    double redistribute_s;       /* slowest rank's decomposition and exchange */
-    uint64_t redistribute_bytes; /* sent between ranks, total */
-} lbk_report_spatial;
+/* One rank's work and resources, and the spatial partition's numbers over
+ * every rank (index.h). */
+typedef lbk_index_rank_stats lbk_report_rank_stats;
+typedef lbk_index_spatial_report lbk_report_spatial;
 
 typedef struct {
     const lbk_job *job;

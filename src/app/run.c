@@ -1,10 +1,7 @@
 #include "run.h"
 
 #include "alloc_large.h"
-#include "batch.h"
-#include "engine_params.h"
 #include "log.h"
-#include "merge.h"
 #include "progress.h"
 #include "run_state.h"
 #include "timer.h"
@@ -20,13 +17,6 @@
 #define CONFUSION_MAX_CLASSES 256
 /* Largest class count of a probabilities file: one column per class. */
 #define PROBABILITIES_MAX_CLASSES 1000000
-/* Upper bound on queries per batch, whatever the engine could take, so the
- * host-side K-lists of one batch stay in the hundreds of MiB at most: at
- * most BATCH_CAP queries and BATCH_LIST_BYTES of each of the two K-list
- * buffers (K = 4096 lists are 64 KiB each). */
-#define BATCH_CAP (1u << 18)
-#define BATCH_LIST_BYTES ((uint64_t)256 << 20)
-
 /* Each phase below does its rank's local work and returns its status;
  * lbk_run agrees on it before the next collective step. Phases that are
  * themselves collective (broadcasts, reductions) say so. */
@@ -56,14 +46,7 @@ static lbk_status probe_inputs(lbk_run_state *s)
  * same answer on every rank, with no communication. */
 static void resolve_plan(lbk_run_state *s)
 {
-    const lbk_job *job = s->job;
-    lbk_engine_params params;
-    lbk_engine_params_from_job(job, NULL, &params);
-    s->engine_kind =
-        lbk_engine_resolve(&params, s->shape.dim, s->shape.reference_rows, &s->engine_why);
-    s->partition = lbk_batch_partition_resolve(job->mpi.partition, s->engine_kind, s->comm->size,
-                                               &s->partition_why);
-    s->strategy = lbk_batch_strategy_for(s->partition, job->mpi.merge);
+    lbk_index_plan_make(s->job, s->shape.dim, s->shape.reference_rows, s->comm->size, &s->plan);
 }
 
 /* Each rank reads its reference rows (a shard, or all of them when they are
@@ -73,13 +56,12 @@ static lbk_status read_inputs(lbk_run_state *s)
 {
     const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
     const uint64_t p = (uint64_t)s->comm->size;
-    const bool all = s->partition == LBK_PARTITION_REPLICATE;
+    const bool all = s->plan.replicated;
     lbk_status st = lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p,
                                          all ? n : n * (r + 1) / p, &s->shard);
-    if (st == LBK_OK && s->strategy->owns_slice) {
+    if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
-        lbk_merge_query_slice(s->shape.query_rows, s->comm->size, s->comm->rank, &s->query_first,
-                              &count);
+        lbk_index_query_slice(s->shape.query_rows, s->comm, &s->query_first, &count);
         st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count,
                                   &s->queries);
     } else if (st == LBK_OK && s->root) {
@@ -155,56 +137,15 @@ static lbk_status gather_devices(lbk_run_state *s)
     return lbk_comm_allgather_bytes(s->comm, &mine, s->devices, (int)sizeof mine);
 }
 
-/* Collective, where the strategy moves the reference points (spatial):
- * part of the build phase. */
-static lbk_status redistribute(lbk_run_state *s)
+/* Collective: the index over every rank's shard, which it takes (the
+ * spatial partition moves the points to their owners here), and its
+ * batches for the query file. */
+static lbk_status build_index(lbk_run_state *s)
 {
-    if (!s->strategy->redistribute)
-        return LBK_OK;
-    const double t = lbk_timer_now();
-    const lbk_status st = s->strategy->redistribute(s);
-    s->phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
-    return st;
-}
-
-static lbk_status build_engine(lbk_run_state *s)
-{
-    const double t = lbk_timer_now();
-    lbk_engine_params params;
-    lbk_engine_params_from_job(s->job, &s->tuning, &params);
-    const lbk_status st =
-        lbk_engine_create(s->device, &params, s->engine_kind, &s->shard, &s->engine);
-    s->phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
-    return st;
-}
-
-/* Queries one rank batches: all of them, or the largest rank's slice. */
-static uint64_t queries_to_batch(const lbk_run_state *s)
-{
-    const uint64_t nq = s->shape.query_rows, p = (uint64_t)s->comm->size;
-    return s->strategy->owns_slice ? nq / p + (nq % p != 0) : nq;
-}
-
-/* Collective: the smallest batch any rank's device can take. */
-static lbk_status plan_batches(lbk_run_state *s)
-{
-    const uint64_t nq = queries_to_batch(s);
-    uint64_t batch = lbk_engine_max_batch(s->engine);
-    if (s->job->device.batch > 0 && s->job->device.batch < batch)
-        batch = s->job->device.batch;
-    if (batch > BATCH_CAP)
-        batch = BATCH_CAP;
-    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
-    if (batch > BATCH_LIST_BYTES / list_bytes)
-        batch = BATCH_LIST_BYTES / list_bytes;
-    if (batch > nq)
-        batch = nq;
-    if (batch == 0)
-        batch = 1;
-    LBK_TRY(lbk_comm_allreduce_u64(s->comm, &batch, LBK_REDUCE_MIN));
-    s->batch = batch;
-    s->batches = (nq + batch - 1) / batch;
-    return LBK_OK;
+    LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, s->job, &s->plan,
+                             s->shape.reference_rows, s->shape.reference_labels, &s->shard,
+                             &s->index));
+    return lbk_index_prepare(s->index, s->shape.query_rows, 0);
 }
 
 /* A query's class scores and probabilities; where ranks own slices, the
@@ -224,7 +165,7 @@ static lbk_status alloc_vote_buffers(lbk_run_state *s)
     if (s->classes > PROBABILITIES_MAX_CLASSES)
         return LBK_OK;
     s->proba = alloc_or_log((size_t)s->classes, sizeof *s->proba, "probabilities", &st);
-    if (st == LBK_OK && s->strategy->owns_slice && s->shape.reference_labels) {
+    if (st == LBK_OK && s->plan.owns_slice && s->shape.reference_labels) {
         s->proba_rows = open_memstream(&s->proba_text, &s->proba_text_len);
         LBK_FAIL_IF(!s->proba_rows, LBK_ERR_NOMEM, "out of host memory for probabilities");
     }
@@ -233,22 +174,14 @@ static lbk_status alloc_vote_buffers(lbk_run_state *s)
 
 static lbk_status alloc_batch_buffers(lbk_run_state *s)
 {
-    const uint64_t batch = s->batch, lists = batch * (uint64_t)s->job->knn.k;
-    const bool labels = s->shape.query_labels, owns = s->strategy->owns_slice;
-    lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
-    if (st == LBK_OK && !owns)
-        s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
-    if (st == LBK_OK)
-        s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);
-    if (st == LBK_OK)
-        s->predictions = alloc_or_log(owns ? s->queries.rows : batch, sizeof *s->predictions,
-                                      "predictions", &st);
+    const uint64_t batch = lbk_index_info_of(s->index)->batch;
+    const bool labels = s->shape.query_labels, owns = s->plan.owns_slice;
+    lbk_status st = LBK_OK;
+    s->predictions =
+        alloc_or_log(owns ? s->queries.rows : batch, sizeof *s->predictions, "predictions", &st);
     if (st == LBK_OK)
         st = alloc_vote_buffers(s);
-    if (st == LBK_OK && !s->root && !owns)
-        s->batch_points =
-            alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float), "query batch", &st);
-    if (st == LBK_OK && labels && s->strategy->sliced && !s->root && !owns)
+    if (st == LBK_OK && labels && s->plan.sliced && !s->root && !owns)
         s->batch_truth = alloc_or_log(batch, sizeof *s->batch_truth, "query labels", &st);
     if (st == LBK_OK && labels)
         st = lbk_classify_confusion_init(
@@ -261,7 +194,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
     const lbk_outputs_shape shape = {s->shape.query_rows, s->classes};
-    const bool shared = s->strategy->sliced && s->comm->size > 1;
+    const bool shared = s->plan.sliced && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
     return st;
@@ -271,58 +204,30 @@ static lbk_status open_outputs(lbk_run_state *s, bool create)
  * this run, are rank 0's. */
 static lbk_status share_output_names(lbk_run_state *s)
 {
-    if (!s->strategy->sliced)
+    if (!s->plan.sliced)
         return LBK_OK;
     return lbk_comm_bcast_bytes(s->comm, &s->outputs, sizeof s->outputs);
 }
 
-static lbk_status timed(lbk_run_state *s, lbk_report_phase phase, lbk_batch_step step,
-                        lbk_batch *b)
+static void show_progress(void *run_state, uint64_t batch, uint64_t batches)
 {
-    const double t = lbk_timer_now();
-    const lbk_status st = step(s, b);
-    s->phase[phase] += lbk_timer_now() - t;
-    return st;
+    lbk_run_state *s = run_state;
+    const uint64_t done = batch * lbk_index_info_of(s->index)->batch;
+    lbk_progress_update(&s->progress, done < s->progress_total ? done : s->progress_total, batch,
+                        batches);
 }
 
-/* One batch: the strategy's stages, with every rank's status agreed after
- * each, so that a failure anywhere (a failed write included) stops every
- * rank before the next collective step, batch or close. */
-static lbk_status run_batch(lbk_run_state *s, lbk_batch *b)
-{
-    const lbk_batch_stage *stage = s->strategy->stages;
-    for (int i = 0; i < LBK_BATCH_STAGES_MAX && stage[i].step; i++)
-        LBK_TRY(lbk_comm_agree(s->comm, timed(s, stage[i].phase, stage[i].step, b)));
-    return LBK_OK;
-}
-
-/* Batch i: of the whole query file, or (owns_slice) of this rank's slice,
- * where a rank with a shorter slice runs empty batches at the end. */
-static lbk_batch batch_at(const lbk_run_state *s, uint64_t i)
-{
-    const bool owns = s->strategy->owns_slice;
-    const uint64_t nq = owns ? s->queries.rows : s->shape.query_rows, at = i * s->batch;
-    lbk_batch b = {.first = (owns ? s->query_first : 0) + at};
-    b.count = at >= nq ? 0 : nq - at < s->batch ? nq - at : s->batch;
-    return b;
-}
-
+/* Collective: every batch through the index, its final lists to
+ * lbk_run_emit. */
 static lbk_status run_batches(lbk_run_state *s)
 {
     /* With owned slices, rank 0's progress stands for every rank's. */
-    const uint64_t nq = s->strategy->owns_slice ? s->queries.rows : s->shape.query_rows;
-    lbk_progress progress;
-    lbk_progress_start(&progress, s->root && s->options->progress, nq);
-    const double t_search = lbk_timer_now();
-    for (uint64_t i = 0; i < s->batches; i++) {
-        lbk_batch b = batch_at(s, i);
-        LBK_TRY(run_batch(s, &b));
-        const uint64_t done = (i + 1) * s->batch;
-        lbk_progress_update(&progress, done < nq ? done : nq, i + 1, s->batches);
-    }
-    lbk_progress_finish(&progress);
-    s->search_s = lbk_timer_now() - t_search;
-    return LBK_OK;
+    s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
+    lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
+    const lbk_index_sink sink = {lbk_run_emit, show_progress, s};
+    const lbk_status st = lbk_index_search(s->index, s->queries.points, &sink);
+    lbk_progress_finish(&s->progress);
+    return st;
 }
 
 static lbk_status close_outputs(lbk_run_state *s)
@@ -341,13 +246,15 @@ static uint64_t peak_rss_bytes(void)
  * slowest redistribution and its bytes. */
 static lbk_status gather_rank_stats(lbk_run_state *s)
 {
-    s->stats.points = s->shard.rows;
+    const lbk_index_info *info = lbk_index_info_of(s->index);
+    s->stats = info->stats;
     s->stats.peak_rss_bytes = peak_rss_bytes();
-    s->stats.peak_device_bytes = lbk_engine_peak_device_bytes(s->engine, s->largest_search);
+    s->stats.peak_device_bytes = lbk_index_peak_device_bytes(s->index);
     LBK_TRY(lbk_comm_allgather_bytes(s->comm, &s->stats, s->rank_stats, (int)sizeof s->stats));
-    if (!s->spatial)
+    if (!info->spatial)
         return LBK_OK;
-    lbk_report_spatial *r = &s->spatial->report;
+    lbk_report_spatial *r = &s->spatial;
+    *r = *info->spatial;
     double lo, avg, hi;
     LBK_TRY(lbk_comm_reduce_stats(s->comm, &r->redistribute_s, 1, &lo, &avg, &hi));
     r->redistribute_s = hi;
@@ -359,7 +266,11 @@ static lbk_status reduce_results(lbk_run_state *s)
 {
     lbk_classify_confusion *c = &s->confusion;
     lbk_report *r = &s->report;
-    if (s->shape.query_labels && s->strategy->sliced && s->comm->size > 1) {
+    const lbk_index_info *info = lbk_index_info_of(s->index);
+    for (int i = 0; i < LBK_PHASE_COUNT; i++)
+        s->phase[i] += info->phase[i];
+    s->merge_bytes = info->merge_bytes;
+    if (s->shape.query_labels && s->plan.sliced && s->comm->size > 1) {
         uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, counts, 4));
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, c->matrix,
@@ -389,18 +300,19 @@ static void fill_report(lbk_run_state *s)
     r->ranks = s->comm->size;
     r->devices = s->devices;
     r->tuning_dir = s->options->tune_cache_dir ? s->options->tune_cache_dir : "";
-    r->engine = s->engine_kind;
-    r->engine_why = s->engine_why;
-    lbk_engine_describe(s->engine, r->engine_detail, sizeof r->engine_detail);
-    r->batches = s->batches;
-    r->batch_size = s->batch;
-    r->search_s = s->search_s;
+    const lbk_index_info *info = lbk_index_info_of(s->index);
+    r->engine = s->plan.engine;
+    r->engine_why = s->plan.engine_why;
+    lbk_index_describe(s->index, r->engine_detail, sizeof r->engine_detail);
+    r->batches = info->batches;
+    r->batch_size = info->batch;
+    r->search_s = info->search_s;
     r->merge_bytes = s->merge_bytes;
     r->confusion = s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
-    r->partition = s->partition;
-    r->partition_why = s->partition_why;
+    r->partition = s->plan.partition;
+    r->partition_why = s->plan.partition_why;
     r->rank_stats = s->rank_stats;
-    r->spatial = s->spatial ? &s->spatial->report : NULL;
+    r->spatial = info->spatial ? &s->spatial : NULL;
     r->total_s = lbk_timer_now() - s->t_start;
 }
 
@@ -439,8 +351,8 @@ static void run_state_init(lbk_run_state *s, const lbk_comm *comm, lbk_job *job,
     s->options = options;
     s->root = comm->rank == 0;
     s->t_start = lbk_timer_now();
-    s->engine_why = "";
-    s->partition_why = "";
+    s->plan.engine_why = "";
+    s->plan.partition_why = "";
 }
 
 static void run_state_free(lbk_run_state *s)
@@ -448,13 +360,10 @@ static void run_state_free(lbk_run_state *s)
     if (s->outputs_open && !s->committed)
         lbk_outputs_abort(&s->outputs, s->root);
     lbk_classify_confusion_free(&s->confusion);
-    lbk_engine_destroy(s->engine);
+    lbk_index_destroy(s->index);
     lbk_device_close(s->device);
-    lbk_engine_result_free(&s->result);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
-    lbk_alloc_large_free(s->local);
-    lbk_alloc_large_free(s->merged);
     lbk_alloc_large_free(s->predictions);
     lbk_alloc_large_free(s->scores);
     lbk_alloc_large_free(s->proba);
@@ -462,11 +371,9 @@ static void run_state_free(lbk_run_state *s)
         fclose(s->proba_rows);
     free(s->proba_text);
     lbk_alloc_large_free(s->batch_truth);
-    lbk_alloc_large_free(s->batch_points);
     lbk_alloc_large_free(s->devices);
     lbk_alloc_large_free(s->rank_phases);
     lbk_alloc_large_free(s->rank_stats);
-    lbk_batch_spatial_free(s->spatial);
 }
 
 /* The protocol at a glance: each line is one step every rank takes;
@@ -488,16 +395,15 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, reduce_label_max(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
-    LBK_TRY_GOTO(st, redistribute(&s)); /* spatial: points to their owners */
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, build_engine(&s)));
-    LBK_TRY_GOTO(st, plan_batches(&s));
+    LBK_TRY_GOTO(st, build_index(&s)); /* spatial: points to their owners; batches */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
-    LBK_TRY_GOTO(
-        st, lbk_comm_agree(comm, !root && s.strategy->sliced ? open_outputs(&s, false) : LBK_OK));
+    LBK_TRY_GOTO(st,
+                 lbk_comm_agree(comm, !root && s.plan.sliced ? open_outputs(&s, false) : LBK_OK));
     LBK_TRY_GOTO(st, run_batches(&s)); /* per batch: each stage, agree */
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, lbk_batch_finish(&s))); /* owned slices' predictions */
+    LBK_TRY_GOTO(st,
+                 lbk_comm_agree(comm, lbk_run_emit_finish(&s))); /* owned slices' predictions */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, close_outputs(&s)));
     LBK_TRY_GOTO(st, reduce_results(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? write_report(&s) : LBK_OK));

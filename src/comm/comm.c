@@ -33,7 +33,25 @@ lbk_status lbk_comm_mpi_check(int rc, const char *what)
     return LBK_ERR_MPI;
 }
 
-lbk_status lbk_comm_init(lbk_comm *comm)
+static lbk_status comm_init_over(lbk_comm *comm, MPI_Comm base);
+
+lbk_status lbk_comm_init(lbk_comm *comm) { return comm_init_over(comm, MPI_COMM_WORLD); }
+
+lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm)
+{
+    if (mpi_comm)
+        return comm_init_over(comm, *(const MPI_Comm *)mpi_comm);
+    int started = 0;
+    LBK_TRY(lbk_comm_mpi_check(MPI_Initialized(&started), "MPI_Initialized"));
+    if (!started) {
+        int provided = 0;
+        LBK_TRY(lbk_comm_mpi_check(MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided),
+                                   "MPI_Init_thread"));
+    }
+    return comm_init_over(comm, MPI_COMM_SELF);
+}
+
+static lbk_status comm_init_over(lbk_comm *comm, MPI_Comm base)
 {
     lbk_status st = LBK_OK;
     MPI_Comm local = MPI_COMM_NULL;
@@ -47,8 +65,7 @@ lbk_status lbk_comm_init(lbk_comm *comm)
 
     /* A private communicator keeps our collectives from matching any that a
      * library (or a test harness) posts on MPI_COMM_WORLD. */
-    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_dup(MPI_COMM_WORLD, &LBK_COMM_MPI(comm)),
-                                        "MPI_Comm_dup"));
+    LBK_TRY_GOTO(st, lbk_comm_mpi_check(MPI_Comm_dup(base, &LBK_COMM_MPI(comm)), "MPI_Comm_dup"));
     /* Errors come back as codes so that they are logged with their cause and
      * travel through lbk_status like every other failure. */
     LBK_TRY_GOTO(
@@ -230,6 +247,20 @@ lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint6
         LBK_TRY(lbk_comm_mpi_check(
             MPI_Reduce(send, values + at, n, MPI_UINT64_T, MPI_SUM, 0, LBK_COMM_MPI(comm)),
             "MPI_Reduce"));
+    }
+    return LBK_OK;
+}
+
+lbk_status lbk_comm_allreduce_or_bytes(const lbk_comm *comm, void *data, uint64_t bytes)
+{
+    if (comm->size == 1)
+        return LBK_OK;
+    const uint64_t step = chunk_bytes > 0 ? chunk_bytes : 1;
+    for (uint64_t at = 0; at < bytes; at += step) {
+        const int n = (int)(bytes - at < step ? bytes - at : step);
+        LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, (unsigned char *)data + at, n,
+                                                 MPI_BYTE, MPI_BOR, LBK_COMM_MPI(comm)),
+                                   "MPI_Allreduce"));
     }
     return LBK_OK;
 }

@@ -30,6 +30,11 @@ void lbk_comm_mpi_finalize(void);
  * LBK_ERR_MPI), node-local rank and size, and the log's rank prefix
  * (lbk_log_set_rank). */
 lbk_status lbk_comm_init(lbk_comm *comm);
+/* The same over a library caller's communicator: `mpi_comm` the address of
+ * an MPI_Comm, or NULL for this process alone (MPI_COMM_SELF, after
+ * starting MPI when nobody has: it is then never finalized, because the
+ * caller may use MPI after the library). */
+lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm);
 void lbk_comm_free(lbk_comm *comm);
 
 /* Every rank calls this before every collective step with its own status.
@@ -61,6 +66,9 @@ lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm
 /* Sum of `value` over the ranks before this one (0 on rank 0), and over all. */
 lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
                                uint64_t *total);
+/* Bitwise OR of `bytes` bytes over every rank, in place on every rank: a
+ * buffer each of whose bytes at most one rank has set gathers exactly. */
+lbk_status lbk_comm_allreduce_or_bytes(const lbk_comm *comm, void *data, uint64_t bytes);
 /* Element-wise sum of `count` values onto rank 0, in place. */
 lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count);
 /* Every rank's `count` doubles, in rank order, into `all` on rank 0. */

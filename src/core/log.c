@@ -6,6 +6,14 @@
 
 static int log_rank = -1;
 static bool log_quiet = false;
+static lbk_log_sink_fn log_sink = NULL;
+static void *log_sink_user = NULL;
+
+void lbk_log_set_sink(lbk_log_sink_fn sink, void *user)
+{
+    log_sink = sink;
+    log_sink_user = user;
+}
 
 void lbk_log_set_rank(int rank, int size) { log_rank = size > 1 ? rank : -1; }
 void lbk_log_set_quiet(bool quiet) { log_quiet = quiet; }
@@ -72,7 +80,7 @@ size_t lbk_log_escape(const char *text, char *out, size_t size, bool keep_newlin
     return used;
 }
 
-static void log_line(const char *level, const char *fmt, va_list ap)
+static void log_line(int level_code, const char *level, const char *fmt, va_list ap)
 {
     /* A message is one line whatever it quotes: control bytes (a newline or
      * an escape sequence in a file name) and invalid UTF-8 are shown as \xNN,
@@ -82,7 +90,9 @@ static void log_line(const char *level, const char *fmt, va_list ap)
     char body[2048], shown[4 * sizeof body];
     vsnprintf(body, sizeof body, fmt, ap);
     lbk_log_escape(body, shown, sizeof shown, false);
-    if (log_rank >= 0)
+    if (log_sink)
+        log_sink(log_sink_user, level_code, shown);
+    else if (log_rank >= 0)
         fprintf(stderr, "lbknn[rank %d]: %s%s\n", log_rank, level, shown);
     else
         fprintf(stderr, "lbknn: %s%s\n", level, shown);
@@ -92,27 +102,27 @@ void lbk_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    log_line("error: ", fmt, ap);
+    log_line(0, "error: ", fmt, ap);
     va_end(ap);
 }
 
 void lbk_warn(const char *fmt, ...)
 {
-    if (log_quiet)
+    if (log_quiet && !log_sink)
         return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("warning: ", fmt, ap);
+    log_line(1, "warning: ", fmt, ap);
     va_end(ap);
 }
 
 void lbk_info(const char *fmt, ...)
 {
-    if (log_quiet)
+    if (log_quiet && !log_sink)
         return;
     va_list ap;
     va_start(ap, fmt);
-    log_line("", fmt, ap);
+    log_line(2, "", fmt, ap);
     va_end(ap);
 }
 
@@ -120,6 +130,10 @@ void lbk_log_text(const char *text)
 {
     static char shown[16384];
     lbk_log_escape(text, shown, sizeof shown, true);
+    if (log_sink) {
+        log_sink(log_sink_user, 2, shown);
+        return;
+    }
     const size_t n = strlen(shown);
     fprintf(stderr, "%s%s", shown, n > 0 && shown[n - 1] == '\n' ? "" : "\n");
 }

@@ -14,6 +14,13 @@ void lbk_log_set_rank(int rank, int size);
 void lbk_log_set_quiet(bool quiet);
 bool lbk_log_is_quiet(void);
 
+/* Where messages go instead of stderr (a library's caller, lbknn.h), or
+ * NULL for stderr. `message` is one escaped line without the program and
+ * level prefixes ("knn.k=0: must be ..."), `level` 0 error, 1 warning, 2
+ * information; --quiet does not apply. Process-wide. */
+typedef void (*lbk_log_sink_fn)(void *user, int level, const char *message);
+void lbk_log_set_sink(lbk_log_sink_fn sink, void *user);
+
 /* "lbknn: error: ..." / "lbknn[rank 3]: error: ..." */
 void lbk_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void lbk_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

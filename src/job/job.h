@@ -125,6 +125,9 @@ lbk_status lbk_job_load(const char *path, lbk_job *job);
  * YAML scalar (or flow sequence for device.list); paths are taken literally
  * and kept relative to the working directory. On error the job is unchanged. */
 lbk_status lbk_job_set(lbk_job *job, const char *assignment);
+/* The same for a library's options (lbknn.h): errors read "option ASSIGN:
+ * ...". */
+lbk_status lbk_job_set_option(lbk_job *job, const char *assignment);
 
 /* Every per-key range again plus the cross-key rules (query.path needs
  * reference.path and vice versa, label_column needs CSV, predictions and

@@ -16,6 +16,7 @@
 typedef struct {
     const char *origin; /* job file, assignment, or the job's source */
     bool is_set;
+    const char *set_prefix; /* is_set: "--set " or "option " */
     bool has_marks;
     char base_dir[LBK_PATH_MAX]; /* relative input paths resolve here; "" = as is */
     yaml_document_t *doc;

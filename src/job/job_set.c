@@ -79,15 +79,16 @@ cleanup:
     return st;
 }
 
-lbk_status lbk_job_set(lbk_job *job, const char *assignment)
+static lbk_status job_set(lbk_job *job, const char *assignment, const char *prefix)
 {
     lbk_status st = LBK_OK;
     const lbk_job_key_desc *d = NULL;
     const char *value = NULL;
     lbk_job_ctx *c = calloc(1, sizeof *c);
-    LBK_FAIL_IF(!c, LBK_ERR_NOMEM, "--set %s: out of memory", assignment);
+    LBK_FAIL_IF(!c, LBK_ERR_NOMEM, "%s%s: out of memory", prefix, assignment);
     c->origin = assignment;
     c->is_set = true;
+    c->set_prefix = prefix;
 
     LBK_TRY_GOTO(st, split_assignment(c, assignment, &d, &value));
     if (lbk_job_key_is_path(d)) {
@@ -99,4 +100,14 @@ lbk_status lbk_job_set(lbk_job *job, const char *assignment)
 cleanup:
     free(c);
     return st;
+}
+
+lbk_status lbk_job_set(lbk_job *job, const char *assignment)
+{
+    return job_set(job, assignment, "--set ");
+}
+
+lbk_status lbk_job_set_option(lbk_job *job, const char *assignment)
+{
+    return job_set(job, assignment, "option ");
 }

@@ -18,7 +18,8 @@ lbk_status lbk_job_fail(const lbk_job_ctx *c, yaml_mark_t mark, const char *fmt,
     /* A --set value may be a whole page; the message stays one line that
      * still shows what is wrong. */
     if (c->is_set)
-        lbk_error("--set %.160s%s: %s", c->origin, strlen(c->origin) > 160 ? "..." : "", what);
+        lbk_error("%s%.160s%s: %s", c->set_prefix, c->origin,
+                  strlen(c->origin) > 160 ? "..." : "", what);
     else if (c->has_marks)
         lbk_error("%s:%zu:%zu: %s", c->origin, mark.line + 1, mark.column + 1, what);
     else

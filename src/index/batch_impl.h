@@ -1,32 +1,31 @@
 /* One batch of queries under a partition strategy: how the queries reach
- * the ranks, how each rank's K-lists become the final lists, and which rank
- * classifies and writes which slice. The run driver (run.c) calls the
+ * the ranks, how each rank's K-lists become the final lists, and which
+ * rank's sink gets which slice. The index's search (index.c) calls the
  * stages in order and agrees on every rank's status after each; a stage
  * does its rank's part and at most one collective step of its own (an
  * exchange agrees on its own preparation first), so a partition is a list
  * of stages. The spatial partition's stages live in batch_spatial.c. */
-#ifndef LBK_BATCH_H
-#define LBK_BATCH_H
+#ifndef LBK_BATCH_IMPL_H
+#define LBK_BATCH_IMPL_H
 
-#include "run_state.h"
+#include "index_impl.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct {
     uint64_t first, count;             /* queries [first, first + count) of the query file */
-    float *points;                     /* the batch's query points on this rank */
-    int32_t *truth;                    /* their labels, where this rank scores them; or NULL */
+    const float *points;               /* the batch's query points on this rank */
     uint64_t slice_first, slice_count; /* the final lists this rank holds in s->merged:
                                         * queries first + slice_first, ... */
 } lbk_batch;
 
-typedef lbk_status (*lbk_batch_step)(lbk_run_state *s, lbk_batch *b);
+typedef lbk_status (*lbk_batch_step)(lbk_index *s, lbk_batch *b);
 
 /* One stage of a batch and the phase its time counts in. */
 typedef struct {
     lbk_batch_step step;
-    lbk_report_phase phase;
+    lbk_index_phase phase;
 } lbk_batch_stage;
 
 #define LBK_BATCH_STAGES_MAX 8
@@ -34,15 +33,14 @@ typedef struct {
 typedef struct lbk_batch_strategy {
     /* Collective, once before the engine is built, or NULL: the spatial
      * partition moves the reference points to their owners here. */
-    lbk_status (*redistribute)(lbk_run_state *s);
+    lbk_status (*redistribute)(lbk_index *s);
     /* The stages, up to the first with a NULL step; lbk_batch_emit is the
      * last one of every strategy. */
     lbk_batch_stage stages[LBK_BATCH_STAGES_MAX];
     /* Every rank emits its own slice (true), or rank 0 the whole batch. */
     bool sliced;
-    /* Each rank reads and answers its own contiguous slice of the query
-     * file, in batches of its own; the predictions text, whose offsets
-     * depend on every earlier slice, is written by lbk_batch_finish. */
+    /* Each rank holds and answers its own contiguous slice of the
+     * queries, in batches of its own. */
     bool owns_slice;
 } lbk_batch_strategy;
 
@@ -56,19 +54,15 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
 
 /* The spatial partition (batch_spatial.c), and its state's release. */
 extern const lbk_batch_strategy lbk_batch_spatial_strategy;
-void lbk_batch_spatial_free(lbk_run_spatial *spatial);
+void lbk_batch_spatial_free(lbk_index_spatial *spatial);
 
 /* The K-lists of `count` query points in this rank's references, as merge
  * candidates (global ids, labels), in chunks of the run's batch. */
-lbk_status lbk_batch_search(lbk_run_state *s, const float *points, uint64_t count,
+lbk_status lbk_batch_search(lbk_index *s, const float *points, uint64_t count,
                             lbk_knn_candidate *out);
 
-/* Classify, score and write this rank's final lists, if it emits. Where
- * every rank emits, every rank must call it: it holds a collective scan. */
-lbk_status lbk_batch_emit(lbk_run_state *s, lbk_batch *b);
-
-/* Collective, after the last batch: the predictions of strategies that own
- * slices, at offsets from an exclusive scan over the ranks. */
-lbk_status lbk_batch_finish(lbk_run_state *s);
+/* The last stage of every strategy: this rank's final lists to the sink,
+ * if it emits. */
+lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b);
 
 #endif

@@ -9,7 +9,7 @@
  *      bound (inclusive), those return their K-lists, and the owner merges
  *      them into the home list with the (key, id) merge.
  * Why that is exact: docs/design.md, "Spatial partition". */
-#include "batch.h"
+#include "batch_impl.h"
 
 #include "decompose.h"
 #include "log.h"
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void lbk_batch_spatial_free(lbk_run_spatial *sp)
+void lbk_batch_spatial_free(lbk_index_spatial *sp)
 {
     if (!sp)
         return;
@@ -37,10 +37,10 @@ void lbk_batch_spatial_free(lbk_run_spatial *sp)
     free(sp);
 }
 
-static lbk_status spatial_alloc(lbk_run_state *s)
+static lbk_status spatial_alloc(lbk_index *s)
 {
     const size_t p = (size_t)s->comm->size;
-    lbk_run_spatial *sp = calloc(1, sizeof *sp);
+    lbk_index_spatial *sp = calloc(1, sizeof *sp);
     s->spatial = sp;
     LBK_FAIL_IF(!sp, LBK_ERR_NOMEM, "out of host memory for the spatial partition");
     sp->send_counts = calloc(p, sizeof *sp->send_counts);
@@ -57,11 +57,11 @@ static lbk_status spatial_alloc(lbk_run_state *s)
 /* Collective: the row shard becomes the points of this rank's box, with
  * their global ids (ascending, so the engine's (key, row) order is the
  * (key, id) order). */
-static lbk_status spatial_redistribute(lbk_run_state *s)
+static lbk_status spatial_redistribute(lbk_index *s)
 {
     const double t = lbk_timer_now();
     LBK_TRY(lbk_comm_agree(s->comm, spatial_alloc(s)));
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const lbk_decompose_shard view = {.rows = s->shard.rows,
                                       .first_row = s->shard.first_row,
                                       .total_rows = s->shape.reference_rows,
@@ -81,6 +81,7 @@ static lbk_status spatial_redistribute(lbk_run_state *s)
                              .ids32 = own.ids32};
     sp->report.levels = lbk_toptree_levels(&sp->tree);
     sp->report.redistribute_s = lbk_timer_now() - t;
+    s->info.spatial = &sp->report;
     sp->report.redistribute_bytes = bytes;
     return LBK_OK;
 }
@@ -94,7 +95,7 @@ static uint64_t sum_counts(const uint64_t *counts, int p)
 }
 
 /* cursor[r] = the first row for rank r when rows are packed by rank. */
-static void start_cursors(lbk_run_spatial *sp, int p)
+static void start_cursors(lbk_index_spatial *sp, int p)
 {
     uint64_t at = 0;
     for (int r = 0; r < p; r++) {
@@ -105,14 +106,13 @@ static void start_cursors(lbk_run_spatial *sp, int p)
 
 /* Phase 1, out: each query of the batch to its home rank, rows packed by
  * rank; query q's row is row[q]. */
-static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
+static lbk_status route_home(lbk_index *s, lbk_batch *b)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const int p = s->comm->size;
     const uint64_t dim = (uint64_t)s->shape.dim, off = b->first - s->query_first;
     const size_t row = (size_t)dim * sizeof(float);
-    b->points = b->count ? s->queries.points + off * dim : NULL;
-    b->truth = b->count && s->queries.labels ? s->queries.labels + off : NULL;
+    b->points = b->count ? s->query_points + off * dim : NULL;
     b->slice_first = 0;
     b->slice_count = b->count;
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
@@ -138,13 +138,13 @@ static lbk_status route_home(lbk_run_state *s, lbk_batch *b)
         }
     }
     return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
-                             sp->recv_counts, &s->stats.bytes_sent);
+                             sp->recv_counts, &s->info.stats.bytes_sent);
 }
 
 /* The K-lists of every query received, in the order received. */
-static lbk_status search_received(lbk_run_state *s, uint64_t *answered)
+static lbk_status search_received(lbk_index *s, uint64_t *answered)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
     const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
     LBK_TRY(
@@ -153,29 +153,29 @@ static lbk_status search_received(lbk_run_state *s, uint64_t *answered)
     return lbk_batch_search(s, sp->rows_in.data, n, sp->lists_out.data);
 }
 
-static lbk_status search_home(lbk_run_state *s, lbk_batch *b)
+static lbk_status search_home(lbk_index *s, lbk_batch *b)
 {
     (void)b;
-    return search_received(s, &s->stats.queries_phase1);
+    return search_received(s, &s->info.stats.queries_phase1);
 }
 
-static lbk_status search_extra(lbk_run_state *s, lbk_batch *b)
+static lbk_status search_extra(lbk_index *s, lbk_batch *b)
 {
     (void)b;
-    return search_received(s, &s->stats.queries_phase2);
+    return search_received(s, &s->info.stats.queries_phase2);
 }
 
 /* Collective: the K-lists back to the queries' owners, into `into`, which
  * get exactly as many from each rank as they sent it queries. */
-static lbk_status return_lists(lbk_run_state *s, lbk_exchange_buffer *into)
+static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
     uint64_t bytes = 0;
     LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list, into,
                               sp->back_counts, &bytes));
-    s->stats.bytes_sent += bytes;
-    s->merge_bytes += bytes;
+    s->info.stats.bytes_sent += bytes;
+    s->info.merge_bytes += bytes;
     for (int r = 0; r < s->comm->size; r++)
         LBK_FAIL_IF(sp->back_counts[r] != sp->send_counts[r], LBK_ERR_INTERNAL,
                     "internal: rank %d returned %llu K-lists for %llu queries", r,
@@ -187,11 +187,11 @@ static lbk_status return_lists(lbk_run_state *s, lbk_exchange_buffer *into)
 /* Phase 1, back: the home lists come back in the order the queries went
  * out, straight into s->merged (query q's at row[q]), where phase 2 merges
  * into them in place: no second list buffer. */
-static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
+static lbk_status return_home(lbk_index *s, lbk_batch *b)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const uint64_t k = (uint64_t)s->job->knn.k;
-    const size_t lists = (size_t)s->batch * (size_t)k * sizeof(lbk_knn_candidate);
+    const size_t lists = (size_t)s->info.batch * (size_t)k * sizeof(lbk_knn_candidate);
     lbk_exchange_buffer merged = {s->merged, lists, true};
     LBK_TRY(return_lists(s, &merged));
     /* The bounds in row order, one pass down the lists: phase 2 reads them
@@ -208,9 +208,9 @@ static lbk_status return_home(lbk_run_state *s, lbk_batch *b)
 
 /* Phase 2's ranks of query q: every other rank whose box is within the
  * home list's K-th key. */
-static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
+static int near_ranks(lbk_index *s, const lbk_batch *b, uint64_t q)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const uint64_t at = ((const uint64_t *)sp->row.data)[q];
     const float bound = ((const float *)sp->bound.data)[at];
     return lbk_toptree_near(&sp->tree, b->points + q * (uint64_t)s->shape.dim, bound,
@@ -218,9 +218,9 @@ static int near_ranks(lbk_run_state *s, const lbk_batch *b, uint64_t q)
 }
 
 /* Phase 2, out: each query to the other ranks within its bound. */
-static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
+static lbk_status route_extra(lbk_index *s, lbk_batch *b)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const int p = s->comm->size;
     const uint64_t dim = (uint64_t)s->shape.dim;
     const size_t row = (size_t)dim * sizeof(float);
@@ -232,7 +232,7 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
         count[q] = near_ranks(s, b, q);
         for (int i = 0; i < count[q]; i++)
             sp->send_counts[sp->near[i]]++;
-        s->stats.owned_phase2 += count[q] > 0;
+        s->info.stats.owned_phase2 += count[q] > 0;
     }
     const uint64_t total = sum_counts(sp->send_counts, p);
     if (st == LBK_OK)
@@ -262,7 +262,7 @@ static lbk_status route_extra(lbk_run_state *s, lbk_batch *b)
         }
     }
     return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
-                             sp->recv_counts, &s->stats.bytes_sent);
+                             sp->recv_counts, &s->info.stats.bytes_sent);
 }
 
 /* Row q of `lists` takes row at[q]'s list: each cycle of the permutation
@@ -289,9 +289,9 @@ static void to_batch_order(lbk_knn_candidate *lists, uint64_t *at, uint64_t coun
 
 /* Phase 2, back: every list merged into its query's home list, then the
  * lists put in batch order for the votes and the writes. */
-static lbk_status return_extra(lbk_run_state *s, lbk_batch *b)
+static lbk_status return_extra(lbk_index *s, lbk_batch *b)
 {
-    lbk_run_spatial *sp = s->spatial;
+    lbk_index_spatial *sp = s->spatial;
     const int k = s->job->knn.k;
     const size_t list = (size_t)k * sizeof(lbk_knn_candidate);
     LBK_TRY(return_lists(s, &sp->lists_in));

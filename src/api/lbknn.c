@@ -1,0 +1,198 @@
+/* The library's handles: options (a job, set key by key), the context (a
+ * communicator and a device), statuses and messages. The index and its
+ * searches: lbknn_index.c. */
+#include "lbknn_impl.h"
+
+#include "cpu_share.h"
+#include "log.h"
+#include "try.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static lbknn_log_fn user_log = NULL;
+static void *user_log_data = NULL;
+/* The handle message the current call fills (its first error), or NULL. */
+static char *capture_to = NULL;
+
+static void api_log(void *user, int level, const char *message)
+{
+    (void)user;
+    if (level == 0 && capture_to && capture_to[0] == '\0')
+        snprintf(capture_to, LBKNN_MESSAGE_MAX, "%s", message);
+    if (user_log)
+        user_log(user_log_data, (lbknn_log_level)level, message);
+}
+
+void lbknn_set_log_callback(lbknn_log_fn fn, void *user)
+{
+    user_log = fn;
+    user_log_data = user;
+}
+
+void lbk_api_begin(char *message)
+{
+    lbk_log_set_sink(api_log, NULL);
+    capture_to = message;
+    if (message)
+        message[0] = '\0';
+}
+
+lbknn_status lbk_api_end(lbk_status st)
+{
+    static const lbknn_status codes[] = {
+        [LBK_OK] = LBKNN_OK,
+        [LBK_ERR_USAGE] = LBKNN_ERR_USAGE,
+        [LBK_ERR_CONFIG] = LBKNN_ERR_CONFIG,
+        [LBK_ERR_INPUT] = LBKNN_ERR_INPUT,
+        [LBK_ERR_IO] = LBKNN_ERR_IO,
+        [LBK_ERR_NOMEM] = LBKNN_ERR_NOMEM,
+        [LBK_ERR_DEVICE] = LBKNN_ERR_DEVICE,
+        [LBK_ERR_MPI] = LBKNN_ERR_MPI,
+        [LBK_ERR_REMOTE] = LBKNN_ERR_REMOTE,
+        [LBK_ERR_INTERNAL] = LBKNN_ERR_INTERNAL,
+        [LBK_ERR_REMOTE_INPUT] = LBKNN_ERR_REMOTE,
+    };
+    const lbknn_status code =
+        (unsigned)st < sizeof codes / sizeof *codes ? codes[st] : LBKNN_ERR_INTERNAL;
+    /* A rank that did not fail logs nothing: the failing one said why. */
+    if (code != LBKNN_OK && capture_to && capture_to[0] == '\0')
+        snprintf(capture_to, LBKNN_MESSAGE_MAX, "%s",
+                 lbk_status_is_remote(st) ? "another rank failed (its message says why)"
+                                          : lbknn_status_string(code));
+    capture_to = NULL;
+    return code;
+}
+
+const char *lbknn_version(void) { return LBK_VERSION; }
+
+const char *lbknn_status_string(lbknn_status status)
+{
+    switch (status) {
+    case LBKNN_OK: return "ok";
+    case LBKNN_ERR_USAGE: return "invalid argument";
+    case LBKNN_ERR_CONFIG: return "bad option";
+    case LBKNN_ERR_INPUT: return "bad input data";
+    case LBKNN_ERR_IO: return "I/O error";
+    case LBKNN_ERR_NOMEM: return "out of memory";
+    case LBKNN_ERR_DEVICE: return "device error";
+    case LBKNN_ERR_MPI: return "MPI error";
+    case LBKNN_ERR_REMOTE: return "failure on another rank";
+    case LBKNN_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+lbknn_status lbknn_options_create(lbknn_options **out)
+{
+    if (!out)
+        return LBKNN_ERR_USAGE;
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return LBKNN_ERR_NOMEM;
+    lbk_job_defaults(&(*out)->job);
+    snprintf((*out)->job.source, sizeof(*out)->job.source, "%s", "<library options>");
+    return LBKNN_OK;
+}
+
+lbknn_status lbknn_options_set(lbknn_options *o, const char *key, const char *value)
+{
+    if (!o)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(o->error);
+    lbk_status st = LBK_OK;
+    char assignment[LBK_PATH_MAX + 160];
+    if (!key || !value) {
+        lbk_error("lbknn_options_set: key and value must not be NULL");
+        st = LBK_ERR_USAGE;
+    } else if (snprintf(assignment, sizeof assignment, "%s=%s", key, value) >=
+               (int)sizeof assignment) {
+        lbk_error("option %.64s: value too long", key);
+        st = LBK_ERR_CONFIG;
+    } else {
+        st = lbk_job_set_option(&o->job, assignment);
+    }
+    return lbk_api_end(st);
+}
+
+const char *lbknn_options_error(const lbknn_options *o) { return o ? o->error : ""; }
+
+void lbknn_options_destroy(lbknn_options *o) { free(o); }
+
+/* Before the device opens: PoCL takes its thread count when its platform
+ * starts, and ranks of one node must share the cores (as `lbknn run`
+ * does; a value the caller set wins). */
+static void share_cpu_threads(const lbk_comm *comm)
+{
+    if (getenv("POCL_MAX_PTHREAD_COUNT"))
+        return;
+    const long share = lbk_cpu_share(comm);
+    char value[32];
+    snprintf(value, sizeof value, "%ld", share);
+    if (share > 0 && setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0)
+        lbk_warn("cannot set POCL_MAX_PTHREAD_COUNT=%s; CPU threads may oversubscribe", value);
+}
+
+static lbk_status open_device(lbknn_context *c)
+{
+    const lbk_job *job = &c->options;
+    share_cpu_threads(&c->comm);
+    const lbk_device_request request = {job->device.type, c->comm.local_rank, job->device.list,
+                                        job->device.list_len};
+    LBK_TRY(lbk_device_open(&request, &c->device));
+    snprintf(c->device_desc, sizeof c->device_desc, "%s [index %d, node rank %d]",
+             lbk_device_description(c->device), lbk_device_index(c->device), c->comm.local_rank);
+    return LBK_OK;
+}
+
+lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_comm,
+                                  lbknn_context **out, char *error, size_t error_size)
+{
+    char message[LBKNN_MESSAGE_MAX];
+    lbk_api_begin(message);
+    lbk_status st = LBK_OK;
+    lbknn_context *c = NULL;
+    if (!out) {
+        lbk_error("lbknn_context_create: out must not be NULL");
+        st = LBK_ERR_USAGE;
+        goto cleanup;
+    }
+    *out = NULL;
+    c = calloc(1, sizeof *c);
+    if (!c) {
+        lbk_error("out of host memory for a context");
+        st = LBK_ERR_NOMEM;
+        goto cleanup;
+    }
+    if (options)
+        c->options = options->job;
+    else
+        lbk_job_defaults(&c->options);
+    LBK_TRY_GOTO(st, lbk_comm_init_from(&c->comm, mpi_comm));
+    c->comm_ok = true;
+    LBK_TRY_GOTO(st, lbk_comm_agree(&c->comm, open_device(c)));
+    *out = c;
+    c = NULL;
+cleanup:
+    lbknn_context_destroy(c);
+    const lbknn_status code = lbk_api_end(st);
+    if (code != LBKNN_OK && error && error_size > 0)
+        snprintf(error, error_size, "%s", message);
+    return code;
+}
+
+int lbknn_context_rank(const lbknn_context *c) { return c ? c->comm.rank : -1; }
+int lbknn_context_size(const lbknn_context *c) { return c ? c->comm.size : 0; }
+const char *lbknn_context_device(const lbknn_context *c) { return c ? c->device_desc : ""; }
+const char *lbknn_context_error(const lbknn_context *c) { return c ? c->error : ""; }
+
+void lbknn_context_destroy(lbknn_context *c)
+{
+    if (!c)
+        return;
+    lbk_device_close(c->device);
+    if (c->comm_ok)
+        lbk_comm_free(&c->comm);
+    free(c);
+}

@@ -1,0 +1,471 @@
+/* The library's index and its searches: the caller's rows become the
+ * index's shard (src/index, the search `lbknn run` uses), and the final
+ * K-lists its sink receives are gathered on every rank, chunk by chunk,
+ * then turned into ids and distances, votes or averaged targets. */
+#include "lbknn_impl.h"
+
+#include "alloc_large.h"
+#include "classify.h"
+#include "enums.h"
+#include "knn.h"
+#include "log.h"
+#include "normalize.h"
+#include "try.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Queries per chunk: the gathered lists of one chunk stay within this many
+ * bytes (and a chunk of at least one query). */
+#define CHUNK_LIST_BYTES ((uint64_t)64 << 20)
+
+static void *alloc_or_log(uint64_t count, size_t size, const char *what, lbk_status *st)
+{
+    void *p = count ? lbk_alloc_large((size_t)count * size) : NULL;
+    if (count && !p) {
+        lbk_error("out of host memory for %s (%llu bytes)", what,
+                  (unsigned long long)(count * size));
+        *st = LBK_ERR_NOMEM;
+    }
+    return p;
+}
+
+static lbk_status check_finite(const char *what, const float *v, uint64_t rows, int dim)
+{
+    for (uint64_t r = 0; r < rows; r++)
+        for (int j = 0; j < dim; j++)
+            LBK_FAIL_IF(!isfinite(v[r * (uint64_t)dim + (uint64_t)j]), LBK_ERR_INPUT,
+                        "%s[%llu][%d] = %g: not a finite number", what, (unsigned long long)r, j,
+                        (double)v[r * (uint64_t)dim + (uint64_t)j]);
+    return LBK_OK;
+}
+
+/* What this rank passed, before anything is shared. */
+static lbk_status check_rows(int64_t rows, int dim, const float *points, const int32_t *labels,
+                             const double *targets)
+{
+    LBK_FAIL_IF(rows < 0, LBK_ERR_USAGE, "rows = %lld: must not be negative", (long long)rows);
+    LBK_FAIL_IF(dim < 1, LBK_ERR_USAGE, "dim = %d: must be at least 1", dim);
+    LBK_FAIL_IF(rows > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld rows",
+                (long long)rows);
+    LBK_TRY(check_finite("points", points, (uint64_t)rows, dim));
+    for (int64_t r = 0; labels && r < rows; r++)
+        LBK_FAIL_IF(labels[r] < 0, LBK_ERR_INPUT, "labels[%lld] = %d: labels must be >= 0",
+                    (long long)r, labels[r]);
+    for (int64_t r = 0; targets && r < rows; r++)
+        LBK_FAIL_IF(!isfinite(targets[r]), LBK_ERR_INPUT,
+                    "targets[%lld] = %g: not a finite number", (long long)r, targets[r]);
+    return LBK_OK;
+}
+
+static lbk_status min_max(const lbk_comm *comm, uint64_t value, uint64_t *lo, uint64_t *hi)
+{
+    *lo = *hi = value;
+    LBK_TRY(lbk_comm_allreduce_u64(comm, lo, LBK_REDUCE_MIN));
+    return lbk_comm_allreduce_u64(comm, hi, LBK_REDUCE_MAX);
+}
+
+/* Collective: every rank passed the same kind of rows; the global ids. */
+static lbk_status agree_shape(lbknn_index *ix, uint64_t rows, int dim, bool labels, bool targets)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    uint64_t lo, hi;
+    LBK_TRY(min_max(comm, (uint64_t)dim, &lo, &hi));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "ranks passed rows of %llu to %llu dimensions",
+                (unsigned long long)lo, (unsigned long long)hi);
+    LBK_TRY(min_max(comm, labels, &lo, &hi));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "some ranks passed labels and others none");
+    LBK_TRY(min_max(comm, targets, &lo, &hi));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "some ranks passed targets and others none");
+    uint64_t before = 0, total = rows;
+    LBK_TRY(lbk_comm_exscan_u64(comm, rows, &before, &total));
+    if (ix->plan.replicated) {
+        LBK_TRY(min_max(comm, rows, &lo, &hi));
+        LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
+                    "mpi.partition = replicate: every rank passes every row, but ranks passed "
+                    "%llu to %llu rows",
+                    (unsigned long long)lo, (unsigned long long)hi);
+        before = 0;
+        total = rows;
+    }
+    LBK_FAIL_IF(total == 0, LBK_ERR_USAGE, "no reference rows on any rank");
+    ix->rows = total;
+    ix->first_row = before;
+    ix->local_rows = rows;
+    ix->dim = dim;
+    return LBK_OK;
+}
+
+/* This rank's rows as the index's shard (copies: the caller keeps its own). */
+static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t *labels,
+                             const double *targets, lbk_dataset *shard)
+{
+    lbk_status st = LBK_OK;
+    const uint64_t n = ix->local_rows, values = n * (uint64_t)ix->dim;
+    *shard = (lbk_dataset){.rows = n, .dim = ix->dim, .first_row = ix->first_row};
+    shard->points = alloc_or_log(values, sizeof(float), "reference points", &st);
+    if (st == LBK_OK && labels)
+        shard->labels = alloc_or_log(n, sizeof(int32_t), "reference labels", &st);
+    if (st == LBK_OK && targets)
+        ix->targets = alloc_or_log(n, sizeof(double), "reference targets", &st);
+    if (st != LBK_OK)
+        return st;
+    if (values)
+        memcpy(shard->points, points, (size_t)values * sizeof(float));
+    if (labels && n)
+        memcpy(shard->labels, labels, (size_t)n * sizeof(int32_t));
+    if (targets && n)
+        memcpy(ix->targets, targets, (size_t)n * sizeof(double));
+    /* As `lbknn run` reads them: cosine's rows normalised once, here. */
+    if (ix->options.knn.metric == LBK_METRIC_COSINE)
+        lbk_normalize_rows(shard->points, n, ix->dim);
+    return LBK_OK;
+}
+
+static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *points,
+                        const int32_t *labels, const double *targets)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    lbk_dataset shard = {0};
+    lbk_status st = LBK_OK;
+    LBK_TRY(lbk_comm_agree(comm, check_rows(rows, dim, points, labels, targets)));
+    LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
+    /* The plan needs the total, which needs the plan's replicated flag:
+     * the flag does not depend on the total (partition and engine do not
+     * decide replication). */
+    lbk_index_plan_make(&ix->options, dim, 1, comm->size, &ix->plan);
+    LBK_TRY(lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, labels, targets)));
+    lbk_index_plan_make(&ix->options, dim, ix->rows, comm->size, &ix->plan);
+    int32_t label_max = -1;
+    for (int64_t r = 0; labels && r < rows; r++)
+        label_max = labels[r] > label_max ? labels[r] : label_max;
+    LBK_TRY(lbk_comm_allreduce_i32(comm, &label_max, LBK_REDUCE_MAX));
+    ix->classes = label_max + 1;
+    ix->has_targets = targets != NULL;
+    st = lbk_comm_agree(comm, copy_shard(ix, points, labels, targets, &shard));
+    if (st == LBK_OK)
+        st = lbk_index_create(comm, ix->context->device, NULL, &ix->options, &ix->plan, ix->rows,
+                              labels != NULL, &shard, &ix->index);
+    lbk_dataset_free(&shard);
+    return st;
+}
+
+lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
+                               int dim, const float *points, const int32_t *labels,
+                               const double *targets, lbknn_index **out)
+{
+    if (!context || !out)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(context->error);
+    *out = NULL;
+    lbknn_index *ix = calloc(1, sizeof *ix);
+    lbk_status st = lbk_comm_agree(&context->comm, ix ? LBK_OK : LBK_ERR_NOMEM);
+    if (st == LBK_OK) {
+        ix->context = context;
+        if (options)
+            ix->options = options->job;
+        else
+            lbk_job_defaults(&ix->options);
+        st = build(ix, rows, dim, points, labels, targets);
+    }
+    if (st == LBK_OK) {
+        *out = ix;
+        ix = NULL;
+    }
+    lbknn_index_destroy(ix);
+    return lbk_api_end(st);
+}
+
+int64_t lbknn_index_rows(const lbknn_index *ix) { return ix ? (int64_t)ix->rows : 0; }
+int lbknn_index_dim(const lbknn_index *ix) { return ix ? ix->dim : 0; }
+int32_t lbknn_index_classes(const lbknn_index *ix) { return ix ? ix->classes : 0; }
+int lbknn_index_has_targets(const lbknn_index *ix) { return ix && ix->has_targets; }
+const char *lbknn_index_error(const lbknn_index *ix) { return ix ? ix->error : ""; }
+
+const char *lbknn_index_engine(const lbknn_index *ix)
+{
+    return ix ? lbk_engine_name(ix->plan.engine) : "";
+}
+
+const char *lbknn_index_partition(const lbknn_index *ix)
+{
+    return ix ? lbk_partition_name(ix->plan.partition) : "";
+}
+
+void lbknn_index_destroy(lbknn_index *ix)
+{
+    if (!ix)
+        return;
+    lbk_index_destroy(ix->index);
+    lbk_alloc_large_free(ix->targets);
+    free(ix);
+}
+
+/* ---- searches ---- */
+
+/* The sink: a slice of final lists into the chunk's gathered lists. */
+typedef struct {
+    lbk_knn_candidate *lists; /* the chunk's, K per query */
+    int k;
+} gather_sink;
+
+static lbk_status gather_emit(void *user, const lbk_index_slice *slice)
+{
+    const gather_sink *g = user;
+    const uint64_t at = (slice->first + slice->slice_first) * (uint64_t)g->k;
+    memcpy(g->lists + at, slice->lists,
+           (size_t)slice->slice_count * (size_t)g->k * sizeof *g->lists);
+    return LBK_OK;
+}
+
+/* Collective: the final K-lists of `count` queries (every rank's copy of
+ * them), on every rank. Each query's list comes from one rank's sink, the
+ * rest of the buffer stays zero, so an OR over the ranks gathers it. */
+static lbk_status search_chunk(lbknn_index *ix, const float *points, uint64_t count,
+                               lbk_knn_candidate *lists)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    const int k = ix->options.knn.k;
+    memset(lists, 0, (size_t)count * (size_t)k * sizeof *lists);
+    LBK_TRY(lbk_index_prepare(ix->index, count, 0));
+    const float *mine = points;
+    if (ix->plan.owns_slice) {
+        uint64_t first = 0, n = 0;
+        lbk_index_query_slice(count, comm, &first, &n);
+        mine = points + first * (uint64_t)ix->dim;
+    }
+    gather_sink g = {lists, k};
+    const lbk_index_sink sink = {gather_emit, NULL, &g};
+    LBK_TRY(lbk_index_search(ix->index, mine, &sink));
+    return lbk_comm_allreduce_or_bytes(comm, lists, count * (uint64_t)k * sizeof *lists);
+}
+
+/* What a search makes of each chunk's lists. */
+typedef struct search_job search_job;
+typedef lbk_status (*chunk_fn)(search_job *job, uint64_t first, uint64_t count,
+                               const lbk_knn_candidate *lists);
+struct search_job {
+    lbknn_index *ix;
+    int k;
+    chunk_fn use;
+    /* outputs (by kind of search) */
+    int64_t *ids;
+    float *distances;
+    lbk_classify_rule rule;
+    int32_t *labels;
+    double *probabilities;
+    lbk_classify_score *scores;
+    double *values;
+    double *neighbour_targets; /* a chunk's, k per query */
+};
+
+static lbk_status check_search(const lbknn_index *ix, int64_t queries, const float *points, int k)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    LBK_FAIL_IF(queries < 0, LBK_ERR_USAGE, "queries = %lld: must not be negative",
+                (long long)queries);
+    LBK_FAIL_IF(k < 1 || k > ix->options.knn.k, LBK_ERR_USAGE,
+                "k = %d: must be 1 .. %d (the index's knn.k)", k, ix->options.knn.k);
+    LBK_FAIL_IF(queries > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld queries",
+                (long long)queries);
+    return comm->rank == 0 ? check_finite("queries", points, (uint64_t)queries, ix->dim) : LBK_OK;
+}
+
+/* Collective: every chunk searched and used. */
+static lbk_status run_search(search_job *job, int64_t queries, const float *points,
+                             lbk_status checked)
+{
+    lbknn_index *ix = job->ix;
+    const lbk_comm *comm = &ix->context->comm;
+    const uint64_t nq = (uint64_t)(queries > 0 ? queries : 0);
+    const uint64_t list_bytes = (uint64_t)ix->options.knn.k * sizeof(lbk_knn_candidate);
+    uint64_t chunk = CHUNK_LIST_BYTES / list_bytes;
+    chunk = chunk < 1 ? 1 : chunk > nq ? nq : chunk;
+    /* Every rank must agree on the query count before chunking by it. */
+    uint64_t lo = nq, hi = nq;
+    lbk_status st = lbk_comm_agree(comm, checked);
+    if (st == LBK_OK)
+        st = min_max(comm, nq, &lo, &hi);
+    if (st == LBK_OK && lo != hi) {
+        lbk_error("ranks passed %llu to %llu queries: every rank passes the same ones",
+                  (unsigned long long)lo, (unsigned long long)hi);
+        st = LBK_ERR_USAGE;
+    }
+    lbk_knn_candidate *lists = NULL;
+    float *normalized = NULL; /* cosine: a chunk's queries, normalised as the references */
+    const bool cosine = ix->options.knn.metric == LBK_METRIC_COSINE;
+    if (st == LBK_OK)
+        lists = alloc_or_log(chunk, (size_t)list_bytes, "gathered K-lists", &st);
+    if (st == LBK_OK && cosine)
+        normalized = alloc_or_log(chunk * (uint64_t)ix->dim, sizeof(float), "queries", &st);
+    if (st == LBK_OK && ix->has_targets && job->values)
+        job->neighbour_targets =
+            alloc_or_log(chunk * (uint64_t)job->k, sizeof(double), "neighbour targets", &st);
+    st = lbk_comm_agree(comm, st);
+    for (uint64_t at = 0; at < nq && st == LBK_OK; at += chunk) {
+        const uint64_t n = nq - at < chunk ? nq - at : chunk;
+        const float *rows = points + at * (uint64_t)ix->dim;
+        if (cosine) {
+            memcpy(normalized, rows, (size_t)(n * (uint64_t)ix->dim) * sizeof(float));
+            lbk_normalize_rows(normalized, n, ix->dim);
+            rows = normalized;
+        }
+        st = search_chunk(ix, rows, n, lists);
+        if (st == LBK_OK)
+            st = job->use(job, at, n, lists);
+    }
+    lbk_alloc_large_free(lists);
+    lbk_alloc_large_free(normalized);
+    lbk_alloc_large_free(job->neighbour_targets);
+    return st;
+}
+
+static lbk_status use_lists(search_job *job, uint64_t first, uint64_t count,
+                            const lbk_knn_candidate *lists)
+{
+    const int k = job->k, kk = job->ix->options.knn.k;
+    const lbk_metric metric = job->ix->options.knn.metric;
+    for (uint64_t q = 0; q < count; q++)
+        for (int j = 0; j < k; j++) {
+            const lbk_knn_candidate *c = lists + q * (uint64_t)kk + (uint64_t)j;
+            const bool pad = c->id == UINT64_MAX;
+            const uint64_t at = (first + q) * (uint64_t)k + (uint64_t)j;
+            if (job->ids)
+                job->ids[at] = pad ? -1 : (int64_t)c->id;
+            if (job->distances)
+                job->distances[at] = pad ? INFINITY : lbk_knn_key_to_distance(metric, c->key);
+        }
+    return LBK_OK;
+}
+
+lbknn_status lbknn_index_search(lbknn_index *ix, int64_t queries, const float *points, int k,
+                                int64_t *ids, float *distances)
+{
+    if (!ix)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(ix->error);
+    search_job job = {.ix = ix, .k = k, .use = use_lists, .ids = ids, .distances = distances};
+    return lbk_api_end(run_search(&job, queries, points, check_search(ix, queries, points, k)));
+}
+
+static lbk_status use_votes(search_job *job, uint64_t first, uint64_t count,
+                            const lbk_knn_candidate *lists)
+{
+    const int k = job->k, kk = job->ix->options.knn.k, classes = job->ix->classes;
+    for (uint64_t q = 0; q < count; q++) {
+        const int n = lbk_classify_scores(lists + q * (uint64_t)kk, k, &job->rule, job->scores);
+        if (job->labels)
+            job->labels[first + q] = lbk_classify_top(job->scores, n);
+        if (job->probabilities)
+            lbk_classify_probabilities(job->scores, n, classes,
+                                       job->probabilities + (first + q) * (uint64_t)classes);
+    }
+    return LBK_OK;
+}
+
+static lbk_status check_weights(const lbknn_index *ix, lbknn_weights weights, double temperature,
+                                bool regress)
+{
+    LBK_FAIL_IF(weights != LBKNN_WEIGHTS_UNIFORM && weights != LBKNN_WEIGHTS_DISTANCE &&
+                    (regress || weights != LBKNN_WEIGHTS_SOFTMAX),
+                LBK_ERR_USAGE, "weights = %d: expected uniform, distance%s", (int)weights,
+                regress ? "" : " or softmax");
+    LBK_FAIL_IF(weights == LBKNN_WEIGHTS_DISTANCE && ix->options.knn.metric == LBK_METRIC_IP,
+                LBK_ERR_USAGE, "distance weights need a distance; metric ip has none");
+    LBK_FAIL_IF(weights == LBKNN_WEIGHTS_SOFTMAX && !(temperature > 0 && isfinite(temperature)),
+                LBK_ERR_USAGE, "temperature = %g: must be a positive number", temperature);
+    return LBK_OK;
+}
+
+lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float *points, int k,
+                                  lbknn_weights weights, double temperature, int32_t *labels,
+                                  double *probabilities)
+{
+    if (!ix)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(ix->error);
+    lbk_status st = check_search(ix, queries, points, k);
+    if (st == LBK_OK && ix->classes == 0) {
+        lbk_error("classify: the index was built without labels");
+        st = LBK_ERR_USAGE;
+    }
+    if (st == LBK_OK)
+        st = check_weights(ix, weights, temperature, false);
+    search_job job = {
+        .ix = ix, .k = k, .use = use_votes, .labels = labels, .probabilities = probabilities};
+    job.rule = (lbk_classify_rule){ix->options.knn.metric, (lbk_weights)weights, temperature};
+    if (st == LBK_OK)
+        job.scores = alloc_or_log((uint64_t)k, sizeof *job.scores, "class scores", &st);
+    st = run_search(&job, queries, points, st);
+    lbk_alloc_large_free(job.scores);
+    return lbk_api_end(st);
+}
+
+/* scikit-learn's KNeighborsRegressor: the mean, or weights 1/d where no
+ * neighbour is at distance 0 and otherwise 1 for those at 0 and none for
+ * the rest; sums in neighbour order. */
+static double regress_one(const lbk_knn_candidate *list, const double *targets, int k,
+                          lbk_metric metric, bool by_distance)
+{
+    bool exact = false;
+    for (int j = 0; j < k && by_distance; j++)
+        exact |= list[j].id != UINT64_MAX && lbk_knn_key_to_distance(metric, list[j].key) == 0;
+    double sum = 0, weights = 0;
+    for (int j = 0; j < k; j++) {
+        if (list[j].id == UINT64_MAX)
+            continue;
+        const double d = lbk_knn_key_to_distance(metric, list[j].key);
+        const double w = !by_distance ? 1.0 : exact ? (d == 0 ? 1.0 : 0.0) : 1.0 / d;
+        sum += w * targets[j];
+        weights += w;
+    }
+    return weights > 0 ? sum / weights : NAN;
+}
+
+/* Collective: each neighbour's target, from the rank that holds it. */
+static lbk_status use_targets(search_job *job, uint64_t first, uint64_t count,
+                              const lbk_knn_candidate *lists)
+{
+    const lbknn_index *ix = job->ix;
+    const lbk_comm *comm = &ix->context->comm;
+    const int k = job->k, kk = ix->options.knn.k;
+    const bool holder = !ix->plan.replicated || comm->rank == 0;
+    double *t = job->neighbour_targets;
+    memset(t, 0, (size_t)count * (size_t)k * sizeof *t);
+    for (uint64_t q = 0; q < count && holder; q++)
+        for (int j = 0; j < k; j++) {
+            const uint64_t id = lists[q * (uint64_t)kk + (uint64_t)j].id;
+            if (id != UINT64_MAX && id >= ix->first_row && id - ix->first_row < ix->local_rows)
+                t[q * (uint64_t)k + (uint64_t)j] = ix->targets[id - ix->first_row];
+        }
+    LBK_TRY(lbk_comm_allreduce_or_bytes(comm, t, count * (uint64_t)k * sizeof *t));
+    const bool by_distance = job->rule.weights == LBK_WEIGHTS_DISTANCE;
+    for (uint64_t q = 0; q < count; q++)
+        job->values[first + q] = regress_one(lists + q * (uint64_t)kk, t + q * (uint64_t)k, k,
+                                             ix->options.knn.metric, by_distance);
+    return LBK_OK;
+}
+
+lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *points, int k,
+                                 lbknn_weights weights, double *values)
+{
+    if (!ix)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(ix->error);
+    lbk_status st = check_search(ix, queries, points, k);
+    /* Every rank knows whether the index has targets: they were agreed. */
+    if (st == LBK_OK && !ix->has_targets) {
+        lbk_error("regress: the index was built without targets");
+        st = LBK_ERR_USAGE;
+    }
+    if (st == LBK_OK && !values) {
+        lbk_error("regress: values must not be NULL");
+        st = LBK_ERR_USAGE;
+    }
+    if (st == LBK_OK)
+        st = check_weights(ix, weights, 0, true);
+    search_job job = {.ix = ix, .k = k, .use = use_targets, .values = values};
+    job.rule.weights = (lbk_weights)weights;
+    return lbk_api_end(run_search(&job, queries, points, st));
+}

@@ -1,0 +1,157 @@
+/* The run's sink of the index's final K-lists: each slice is voted,
+ * scored and written to the result files at its offsets. */
+#include "run_state.h"
+
+#include "classify.h"
+#include "log.h"
+#include "try.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Predictions and probabilities are variable-length text: every rank's
+ * slice goes after the slices of the ranks before it, so offsets come from
+ * an exclusive scan, which a rank joins even when it has failed, so that no
+ * rank is left waiting in it. `text` (len bytes) is this rank's slice;
+ * *offset the file's bytes so far, over all ranks. */
+typedef lbk_status (*text_writer)(lbk_outputs *out, uint64_t offset, const char *text,
+                                  size_t len);
+
+static lbk_status write_text_slice(lbk_run_state *s, text_writer write, uint64_t *offset,
+                                   const char *text, size_t len, lbk_status st)
+{
+    uint64_t before = 0, total = len;
+    if (s->plan.sliced) {
+        const lbk_status scan = lbk_comm_exscan_u64(s->comm, len, &before, &total);
+        st = st != LBK_OK ? st : scan;
+    }
+    if (st == LBK_OK && len > 0)
+        st = write(&s->outputs, *offset + before, text, len);
+    *offset += total;
+    return st;
+}
+
+/* The slice's votes: predictions, accuracy (top-1 and top-5) and, when
+ * `rows` is given, the probability rows appended to it. */
+static void vote_slice(lbk_run_state *s, const lbk_index_slice *b, const int32_t *truth,
+                       int32_t *predictions, FILE *rows)
+{
+    const lbk_job *job = s->job;
+    const int k = job->knn.k;
+    const lbk_classify_rule rule = {job->knn.metric, job->knn.weights, job->knn.temperature};
+    for (uint64_t q = 0; q < b->slice_count; q++) {
+        const int n = lbk_classify_scores(b->lists + q * (uint64_t)k, k, &rule, s->scores);
+        predictions[q] = lbk_classify_top(s->scores, n);
+        if (truth) {
+            lbk_classify_confusion_add(&s->confusion, truth[q], predictions[q]);
+            s->confusion.correct_top5 += lbk_classify_in_top(s->scores, n, truth[q], 5);
+        }
+        if (rows) {
+            lbk_classify_probabilities(s->scores, n, s->classes, s->proba);
+            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + q, s->proba,
+                                            s->classes);
+        }
+    }
+}
+
+static bool want_probabilities(const lbk_run_state *s)
+{
+    return s->outputs_open && s->shape.reference_labels &&
+           lbk_outputs_want_probabilities(&s->outputs);
+}
+
+/* This rank's predictions of queries [first, first + count) and its
+ * probability rows (`proba`, len bytes), each after the slices of the ranks
+ * before it. Both scans are joined whatever st is: every rank takes the same
+ * collective steps. */
+static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count,
+                              const int32_t *predictions, const char *proba, size_t proba_len,
+                              lbk_status st)
+{
+    char *pred = NULL;
+    size_t pred_len = 0;
+    if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
+        st = lbk_outputs_format_predictions(first, count, predictions, &pred, &pred_len);
+    st = write_text_slice(s, lbk_outputs_write_text, &s->outputs.text_offset, pred, pred_len, st);
+    if (s->job->output.probabilities[0])
+        st = write_text_slice(s, lbk_outputs_write_probabilities, &s->outputs.proba_offset, proba,
+                              proba_len, st);
+    free(pred);
+    return st;
+}
+
+/* The true labels of the slice, where the queries have them: this rank's
+ * own (owns_slice), rank 0's, or, where every rank emits a slice of rank
+ * 0's batch, rank 0's broadcast (a collective every rank joins). */
+static lbk_status slice_truth(lbk_run_state *s, const lbk_index_slice *b, const int32_t **truth)
+{
+    *truth = NULL;
+    if (!s->shape.query_labels)
+        return LBK_OK;
+    if (s->plan.owns_slice) {
+        *truth = s->queries.labels + (b->first - s->query_first) + b->slice_first;
+        return LBK_OK;
+    }
+    int32_t *batch = s->root ? s->queries.labels + b->first : s->batch_truth;
+    if (s->plan.sliced)
+        LBK_TRY(lbk_comm_bcast_bytes(s->comm, batch, b->count * sizeof *batch));
+    *truth = batch + b->slice_first;
+    return LBK_OK;
+}
+
+lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
+{
+    lbk_run_state *s = run_state;
+    const int32_t *truth = NULL;
+    /* Every failure below falls through to write_texts, whose scans every
+     * rank that emits must join. */
+    lbk_status st = slice_truth(s, b, &truth);
+    /* Ranks that own a slice of the query file vote batch by batch but write
+     * their text once, at the end (lbk_run_emit_finish): a slice's offsets
+     * depend on every earlier rank's whole slice. */
+    const bool owns = s->plan.owns_slice;
+    int32_t *predictions = owns ? s->predictions + (b->first - s->query_first) : s->predictions;
+    char *proba = NULL;
+    size_t proba_len = 0;
+    FILE *rows = owns ? s->proba_rows : NULL;
+    if (st == LBK_OK && !owns && want_probabilities(s)) {
+        rows = open_memstream(&proba, &proba_len);
+        if (!rows) {
+            lbk_error("out of host memory rendering probabilities");
+            st = LBK_ERR_NOMEM;
+        }
+    }
+    if (st == LBK_OK && s->shape.reference_labels)
+        vote_slice(s, b, truth, predictions, rows);
+    if (!owns && rows && fclose(rows) != 0 && st == LBK_OK) {
+        lbk_error("out of host memory rendering probabilities");
+        st = LBK_ERR_NOMEM;
+    }
+    if (st == LBK_OK && s->outputs_open)
+        st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
+                                     b->lists);
+    if (!owns)
+        st = write_texts(s, b->first + b->slice_first, b->slice_count, predictions, proba,
+                         proba_len, st);
+    free(proba);
+    return st;
+}
+
+lbk_status lbk_run_emit_finish(lbk_run_state *s)
+{
+    if (!s->plan.owns_slice)
+        return LBK_OK;
+    lbk_status st = LBK_OK;
+    if (s->proba_rows) {
+        const int rc = fclose(s->proba_rows);
+        s->proba_rows = NULL;
+        if (rc != 0) {
+            lbk_error("out of host memory rendering probabilities");
+            st = LBK_ERR_NOMEM;
+        }
+    }
+    /* Every rank's slice text after those of the ranks before it: one scan
+     * over the whole slices, which every rank joins. */
+    return write_texts(s, s->query_first, s->queries.rows, s->predictions, s->proba_text,
+                       s->proba_text_len, st);
+}

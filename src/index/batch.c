@@ -1,0 +1,159 @@
+#include "batch_impl.h"
+
+#include "merge.h"
+#include "try.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Rank 0 holds the queries; every rank gets the whole batch. */
+static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
+{
+    const uint64_t dim = (uint64_t)s->shape.dim;
+    float *points = s->root ? (float *)s->query_points + b->first * dim : s->batch_points;
+    b->points = points;
+    return lbk_comm_bcast_floats(s->comm, points, b->count * dim);
+}
+
+/* Engine output (shard rows) to merge candidates (global ids, labels). A
+ * row the shard does not have is an engine's bug, caught here before its
+ * label or id is read. */
+static lbk_status to_candidates(const lbk_knn_result *res, const lbk_dataset *shard,
+                                lbk_knn_candidate *out)
+{
+    const uint64_t slots = res->queries * (uint64_t)res->k;
+    for (uint64_t s = 0; s < slots; s++) {
+        const uint32_t idx = res->index[s];
+        if (idx == UINT32_MAX) {
+            out[s].key = INFINITY;
+            out[s].label = -1;
+            out[s].id = UINT64_MAX;
+        } else {
+            LBK_FAIL_IF(idx >= shard->rows, LBK_ERR_INTERNAL,
+                        "internal: the engine answered row %lu of a shard of %llu rows",
+                        (unsigned long)idx, (unsigned long long)shard->rows);
+            out[s].key = res->keys[s];
+            out[s].label = shard->labels ? shard->labels[idx] : -1;
+            out[s].id = lbk_dataset_id(shard, idx);
+        }
+    }
+    return LBK_OK;
+}
+
+lbk_status lbk_batch_search(lbk_index *s, const float *points, uint64_t count,
+                            lbk_knn_candidate *out)
+{
+    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
+    for (uint64_t at = 0; at < count; at += s->info.batch) {
+        const uint64_t n = count - at < s->info.batch ? count - at : s->info.batch;
+        s->result.queries = n;
+        LBK_TRY(lbk_engine_query(s->engine, points + at * dim, n, &s->result));
+        LBK_TRY(to_candidates(&s->result, &s->shard, out + at * k));
+        s->info.largest_search = n > s->info.largest_search ? n : s->info.largest_search;
+    }
+    return LBK_OK;
+}
+
+/* The K-lists of the batch's queries [first, first + count) in this rank's
+ * references. */
+static lbk_status search_range(lbk_index *s, const lbk_batch *b, uint64_t first, uint64_t count,
+                               lbk_knn_candidate *out)
+{
+    s->info.stats.queries_phase1 += count;
+    return lbk_batch_search(s, b->points + first * (uint64_t)s->shape.dim, count, out);
+}
+
+/* Sharded references: every rank searches the whole batch in its shard. */
+static lbk_status search_whole_batch(lbk_index *s, lbk_batch *b)
+{
+    b->slice_first = 0;
+    b->slice_count = b->count;
+    return search_range(s, b, 0, b->count, s->local);
+}
+
+/* Replicated references: each rank searches only its own slice of the batch,
+ * and those lists are already final, so they go straight to s->merged. */
+static lbk_status search_own_slice(lbk_index *s, lbk_batch *b)
+{
+    lbk_merge_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first,
+                          &b->slice_count);
+    return search_range(s, b, b->slice_first, b->slice_count, s->merged);
+}
+
+/* The K-list reduction: rank 0 gets every list (reduce), or each rank its
+ * slice (reduce_scatter). */
+static lbk_status merge_lists(lbk_index *s, lbk_batch *b)
+{
+    uint64_t moved = 0;
+    const lbk_status st =
+        lbk_merge_candidates(s->comm, s->job->mpi.merge, s->local, b->count, s->job->knn.k,
+                             s->merged, &b->slice_first, &b->slice_count, &moved);
+    s->info.merge_bytes += moved;
+    s->info.stats.bytes_sent += moved;
+    return st;
+}
+
+static const lbk_batch_strategy shard_reduce = {NULL,
+                                                {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+                                                 {search_whole_batch, LBK_PHASE_QUERY},
+                                                 {merge_lists, LBK_PHASE_MERGE},
+                                                 {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                false,
+                                                false};
+static const lbk_batch_strategy shard_reduce_scatter = {NULL,
+                                                        {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+                                                         {search_whole_batch, LBK_PHASE_QUERY},
+                                                         {merge_lists, LBK_PHASE_MERGE},
+                                                         {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                        true,
+                                                        false};
+static const lbk_batch_strategy replicate = {NULL,
+                                             {{broadcast_batch, LBK_PHASE_DISTRIBUTE},
+                                              {search_own_slice, LBK_PHASE_QUERY},
+                                              {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                             true,
+                                             false};
+
+lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
+                                          const char **why)
+{
+    if (requested != LBK_PARTITION_AUTO) {
+        *why = "requested by mpi.partition";
+        return requested;
+    }
+    if (ranks == 1) {
+        *why = "auto: one rank holds every reference point";
+        return LBK_PARTITION_SHARD;
+    }
+    if (engine == LBK_ENGINE_KDTREE) {
+        *why = "auto: k-d tree on several ranks: each rank owns one box of space and searches "
+               "only the queries that can have neighbours in it";
+        return LBK_PARTITION_SPATIAL;
+    }
+    *why = "auto: brute force on several ranks: each rank searches every query in its row "
+           "shard, so the work per rank falls with the shard";
+    return LBK_PARTITION_SHARD;
+}
+
+const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge)
+{
+    /* A switch, so that -Wswitch points here when a partition is added. */
+    switch (partition) {
+    case LBK_PARTITION_AUTO: /* resolved before this is asked */
+    case LBK_PARTITION_SHARD: break;
+    case LBK_PARTITION_REPLICATE: return &replicate;
+    case LBK_PARTITION_SPATIAL: return &lbk_batch_spatial_strategy;
+    }
+    return merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
+}
+
+lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
+{
+    if (!s->strategy->sliced && !s->root)
+        return LBK_OK;
+    s->info.stats.queries_owned += b->slice_count;
+    const lbk_index_slice slice = {b->first,       b->count,  b->slice_first,
+                                   b->slice_count, s->merged, s->job->knn.k};
+    return s->sink->emit(s->sink->user, &slice);
+}

@@ -1,0 +1,240 @@
+#include "index.h"
+
+#include "alloc_large.h"
+#include "batch_impl.h"
+#include "engine_params.h"
+#include "log.h"
+#include "merge.h"
+#include "timer.h"
+#include "try.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Upper bound on queries per batch, whatever the engine could take, so the
+ * host-side K-lists of one batch stay in the hundreds of MiB at most: at
+ * most BATCH_CAP queries and BATCH_LIST_BYTES of each of the two K-list
+ * buffers (K = 4096 lists are 64 KiB each). */
+#define BATCH_CAP (1u << 18)
+#define BATCH_LIST_BYTES ((uint64_t)256 << 20)
+
+void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, int ranks,
+                         lbk_index_plan *plan)
+{
+    lbk_engine_params params;
+    lbk_engine_params_from_job(job, NULL, &params);
+    plan->engine = lbk_engine_resolve(&params, dim, reference_rows, &plan->engine_why);
+    plan->partition = lbk_batch_partition_resolve(job->mpi.partition, plan->engine, ranks,
+                                                  &plan->partition_why);
+    const lbk_batch_strategy *strategy = lbk_batch_strategy_for(plan->partition, job->mpi.merge);
+    plan->replicated = plan->partition == LBK_PARTITION_REPLICATE;
+    plan->owns_slice = strategy->owns_slice;
+    plan->sliced = strategy->sliced;
+}
+
+void lbk_index_query_slice(uint64_t queries, const lbk_comm *comm, uint64_t *first,
+                           uint64_t *count)
+{
+    lbk_merge_query_slice(queries, comm->size, comm->rank, first, count);
+}
+
+static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
+{
+    void *p = lbk_alloc_large(count * size);
+    if (!p) {
+        lbk_error("out of host memory for %s (%zu bytes)", what, count * size);
+        *st = LBK_ERR_NOMEM;
+    }
+    return p;
+}
+
+/* Collective, where the strategy moves the reference points (spatial). */
+static lbk_status redistribute(lbk_index *s)
+{
+    if (!s->strategy->redistribute)
+        return LBK_OK;
+    const double t = lbk_timer_now();
+    const lbk_status st = s->strategy->redistribute(s);
+    s->info.phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
+    return st;
+}
+
+static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
+{
+    const double t = lbk_timer_now();
+    lbk_engine_params params;
+    lbk_engine_params_from_job(s->job, tuning, &params);
+    const lbk_status st =
+        lbk_engine_create(s->device, &params, s->plan.engine, &s->shard, &s->engine);
+    s->info.phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
+    s->info.stats.points = s->shard.rows;
+    return st;
+}
+
+lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
+                            const lbk_job *job, const lbk_index_plan *plan,
+                            uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
+                            lbk_index **out)
+{
+    lbk_index *s = calloc(1, sizeof *s);
+    *out = s;
+    if (!s)
+        lbk_error("out of host memory for the index");
+    LBK_TRY(lbk_comm_agree(comm, s ? LBK_OK : LBK_ERR_NOMEM));
+    s->comm = comm;
+    s->job = job;
+    s->plan = *plan;
+    s->strategy = lbk_batch_strategy_for(plan->partition, job->mpi.merge);
+    s->root = comm->rank == 0;
+    s->shape.reference_rows = reference_rows;
+    s->shape.dim = shard->dim;
+    s->shape.reference_labels = reference_labels;
+    s->shard = *shard;
+    *shard = (lbk_dataset){0};
+    s->device = device;
+    LBK_TRY(redistribute(s)); /* spatial: points to their owners */
+    return lbk_comm_agree(comm, build_engine(s, tuning));
+}
+
+void lbk_index_destroy(lbk_index *s)
+{
+    if (!s)
+        return;
+    lbk_engine_destroy(s->engine);
+    lbk_engine_result_free(&s->result);
+    lbk_dataset_free(&s->shard);
+    lbk_alloc_large_free(s->local);
+    lbk_alloc_large_free(s->merged);
+    lbk_alloc_large_free(s->batch_points);
+    lbk_batch_spatial_free(s->spatial);
+    free(s);
+}
+
+/* Queries one rank batches: all of them, or the largest rank's slice. */
+static uint64_t queries_to_batch(const lbk_index *s)
+{
+    const uint64_t nq = s->query_rows, p = (uint64_t)s->comm->size;
+    return s->plan.owns_slice ? nq / p + (nq % p != 0) : nq;
+}
+
+/* Collective: the smallest batch any rank's device can take. */
+static lbk_status plan_batches(lbk_index *s, uint64_t cap)
+{
+    const uint64_t nq = queries_to_batch(s);
+    uint64_t batch = lbk_engine_max_batch(s->engine);
+    if (s->job->device.batch > 0 && s->job->device.batch < batch)
+        batch = s->job->device.batch;
+    if (cap > 0 && cap < batch)
+        batch = cap;
+    if (batch > BATCH_CAP)
+        batch = BATCH_CAP;
+    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    if (batch > BATCH_LIST_BYTES / list_bytes)
+        batch = BATCH_LIST_BYTES / list_bytes;
+    if (batch > nq)
+        batch = nq;
+    if (batch == 0)
+        batch = 1;
+    LBK_TRY(lbk_comm_allreduce_u64(s->comm, &batch, LBK_REDUCE_MIN));
+    s->info.batch = batch;
+    s->info.batches = (nq + batch - 1) / batch;
+    return LBK_OK;
+}
+
+/* This rank's buffers for batches of s->info.batch queries, kept from one
+ * search to the next while they are large enough. */
+static lbk_status alloc_buffers(lbk_index *s)
+{
+    const uint64_t batch = s->info.batch, lists = batch * (uint64_t)s->job->knn.k;
+    if (s->buffers_for >= batch)
+        return LBK_OK;
+    lbk_engine_result_free(&s->result);
+    lbk_alloc_large_free(s->local);
+    lbk_alloc_large_free(s->merged);
+    lbk_alloc_large_free(s->batch_points);
+    s->local = s->merged = NULL;
+    s->batch_points = NULL;
+    s->buffers_for = 0;
+    const bool owns = s->plan.owns_slice;
+    lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
+    if (st == LBK_OK && !owns)
+        s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
+    if (st == LBK_OK)
+        s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);
+    if (st == LBK_OK && !s->root && !owns)
+        s->batch_points =
+            alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float), "query batch", &st);
+    if (st == LBK_OK)
+        s->buffers_for = batch;
+    return st;
+}
+
+lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_cap)
+{
+    s->query_rows = query_rows;
+    s->query_first = 0;
+    s->query_count = query_rows;
+    if (s->plan.owns_slice)
+        lbk_index_query_slice(query_rows, s->comm, &s->query_first, &s->query_count);
+    LBK_TRY(plan_batches(s, batch_cap));
+    return lbk_comm_agree(s->comm, alloc_buffers(s));
+}
+
+static lbk_status timed(lbk_index *s, lbk_index_phase phase, lbk_batch_step step, lbk_batch *b)
+{
+    const double t = lbk_timer_now();
+    const lbk_status st = step(s, b);
+    s->info.phase[phase] += lbk_timer_now() - t;
+    return st;
+}
+
+/* One batch: the strategy's stages, with every rank's status agreed after
+ * each, so that a failure anywhere (a failed write included) stops every
+ * rank before the next collective step, batch or close. */
+static lbk_status run_batch(lbk_index *s, lbk_batch *b)
+{
+    const lbk_batch_stage *stage = s->strategy->stages;
+    for (int i = 0; i < LBK_BATCH_STAGES_MAX && stage[i].step; i++)
+        LBK_TRY(lbk_comm_agree(s->comm, timed(s, stage[i].phase, stage[i].step, b)));
+    return LBK_OK;
+}
+
+/* Batch i: of every query, or (owns_slice) of this rank's slice, where a
+ * rank with a shorter slice runs empty batches at the end. */
+static lbk_batch batch_at(const lbk_index *s, uint64_t i)
+{
+    const uint64_t nq = s->query_count, at = i * s->info.batch;
+    lbk_batch b = {.first = s->query_first + at};
+    b.count = at >= nq ? 0 : nq - at < s->info.batch ? nq - at : s->info.batch;
+    return b;
+}
+
+lbk_status lbk_index_search(lbk_index *s, const float *points, const lbk_index_sink *sink)
+{
+    s->query_points = points;
+    s->sink = sink;
+    const double t_search = lbk_timer_now();
+    lbk_status st = LBK_OK;
+    for (uint64_t i = 0; i < s->info.batches && st == LBK_OK; i++) {
+        lbk_batch b = batch_at(s, i);
+        st = run_batch(s, &b);
+        if (st == LBK_OK && sink->progress)
+            sink->progress(sink->user, i + 1, s->info.batches);
+    }
+    s->info.search_s = lbk_timer_now() - t_search;
+    s->query_points = NULL;
+    s->sink = NULL;
+    return st;
+}
+
+const lbk_index_info *lbk_index_info_of(const lbk_index *s) { return &s->info; }
+
+void lbk_index_describe(const lbk_index *s, char *buf, size_t size)
+{
+    lbk_engine_describe(s->engine, buf, size);
+}
+
+uint64_t lbk_index_peak_device_bytes(const lbk_index *s)
+{
+    return lbk_engine_peak_device_bytes(s->engine, s->info.largest_search);
+}

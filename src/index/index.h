@@ -1,0 +1,145 @@
+/* The distributed index: every rank's reference points on its device, the
+ * partition that spreads them (row shards, replicas, or the spatial boxes),
+ * and the search of a query set in batches across the ranks. The one search
+ * path of lbknn: `lbknn run` (src/app) and the library (src/api, lbknn.h)
+ * are its two clients, and differ only in where the queries come from and
+ * where the final K-lists go (the sink). */
+#ifndef LBK_INDEX_H
+#define LBK_INDEX_H
+
+#include "comm.h"
+#include "dataset.h"
+#include "device.h"
+#include "enums.h"
+#include "job.h"
+#include "knn.h"
+#include "status.h"
+#include "tuning.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* X(constant, name in the summary and report): the phases a rank's time is
+ * split into; the index times build to output, its client the rest. */
+#define LBK_INDEX_PHASE_LIST(X)                                                                  \
+    X(LBK_PHASE_READ, "read")             /* reading the shard (and, on rank 0, the queries) */  \
+    X(LBK_PHASE_DEVICE, "device")         /* opening the OpenCL device */                        \
+    X(LBK_PHASE_BUILD, "build")           /* uploading the shard / building the tree */          \
+    X(LBK_PHASE_DISTRIBUTE, "distribute") /* broadcasting query batches */                       \
+    X(LBK_PHASE_QUERY, "query")           /* per-shard top-K on the device */                    \
+    X(LBK_PHASE_MERGE, "merge")           /* the MPI K-list reduction */                         \
+    X(LBK_PHASE_OUTPUT, "output")         /* the sink: classification and writing results */
+
+#define LBK_INDEX_PHASE_CONSTANT_(constant, name) constant,
+typedef enum { LBK_INDEX_PHASE_LIST(LBK_INDEX_PHASE_CONSTANT_) LBK_PHASE_COUNT } lbk_index_phase;
+#undef LBK_INDEX_PHASE_CONSTANT_
+
+/* One rank's work, as every rank tells rank 0 (sent as bytes). Under the
+ * spatial partition, queries_phase1 are the queries this rank searched as
+ * their home rank and queries_phase2 those it searched for other ranks'
+ * bounds (phase 2); otherwise queries_phase1 counts every query it
+ * searched. The client fills the two peaks. */
+typedef struct {
+    uint64_t points; /* reference points this rank searched */
+    uint64_t queries_phase1, queries_phase2;
+    uint64_t queries_owned;     /* final lists this rank handed to its sink */
+    uint64_t owned_phase2;      /* of those, the ones that went to phase 2 */
+    uint64_t bytes_sent;        /* query-time bytes sent to other ranks: the spatial
+                                  * exchanges' queries and K-lists, or the K-list merge's
+                                  * model (merge.h); query broadcasts are not counted */
+    uint64_t peak_rss_bytes;    /* getrusage's ru_maxrss */
+    uint64_t peak_device_bytes; /* engine's estimate; 0 = not tracked (brute force) */
+} lbk_index_rank_stats;
+
+/* The spatial partition's numbers (this rank's until its client reduces
+ * them over the ranks). */
+typedef struct {
+    int levels;                  /* of the top tree */
+    double redistribute_s;       /* this rank's decomposition and exchange */
+    uint64_t redistribute_bytes; /* this rank's sent bytes */
+} lbk_index_spatial_report;
+
+/* How the work is spread: the same on every rank, with no communication,
+ * from the options, the reference set's shape and the rank count. */
+typedef struct {
+    lbk_engine engine; /* resolved: KDTREE or BRUTE */
+    const char *engine_why;
+    lbk_partition partition; /* resolved: never AUTO */
+    const char *partition_why;
+    bool replicated; /* every rank holds every reference row */
+    bool owns_slice; /* each rank holds its own slice of the queries (lbk_index_query_slice);
+                      * otherwise rank 0 holds them all */
+    bool sliced;     /* every rank's sink gets a slice of each batch; otherwise rank 0's
+                      * gets every list */
+} lbk_index_plan;
+
+void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, int ranks,
+                         lbk_index_plan *plan);
+
+/* The query rows [*first, *first + *count) a rank holds when the plan owns
+ * slices. */
+void lbk_index_query_slice(uint64_t queries, const lbk_comm *comm, uint64_t *first,
+                           uint64_t *count);
+
+typedef struct lbk_index lbk_index;
+
+/* Collective. The index over every rank's `shard` (taken: the index frees
+ * it; rows with global ids, first_row on), `reference_rows` in all, on
+ * `device` (borrowed) with `tuning` (NULL: derived from the device).
+ * Options: knn.k, knn.metric, knn.engine, tree.*, mpi.*, device.batch,
+ * device.groups, device.memory_mb (borrowed: `job` must outlive the
+ * index). *out is set whatever the status (lbk_index_destroy it). */
+lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
+                            const lbk_job *job, const lbk_index_plan *plan,
+                            uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
+                            lbk_index **out);
+void lbk_index_destroy(lbk_index *index);
+
+/* Collective: batches and buffers for a search of `query_rows` queries.
+ * `batch_cap`: at most this many queries per batch (0: none). */
+lbk_status lbk_index_prepare(lbk_index *index, uint64_t query_rows, uint64_t batch_cap);
+
+/* What a sink gets: the final K-lists of the queries first + slice_first,
+ * ..., first + slice_first + slice_count - 1 of the batch [first, first +
+ * count) (query rows of the whole search), in (key, id) order with
+ * reference labels (-1 without). */
+typedef struct {
+    uint64_t first, count;
+    uint64_t slice_first, slice_count;
+    const lbk_knn_candidate *lists; /* slice_count x k */
+    int k;
+} lbk_index_slice;
+
+typedef struct {
+    /* Called on every rank when the plan is sliced (every rank must then
+     * join whatever collective step it takes), else on rank 0; its status
+     * is agreed over the ranks before the next batch. */
+    lbk_status (*emit)(void *user, const lbk_index_slice *slice);
+    /* After each batch, on every rank, or NULL. */
+    void (*progress)(void *user, uint64_t batch, uint64_t batches);
+    void *user;
+} lbk_index_sink;
+
+/* Collective, after lbk_index_prepare: the queries through the sink.
+ * `points`: this rank's slice (plan.owns_slice), or rank 0's every query
+ * row (the others' is not read). */
+lbk_status lbk_index_search(lbk_index *index, const float *points, const lbk_index_sink *sink);
+
+/* For the client's report. */
+typedef struct {
+    double phase[LBK_PHASE_COUNT]; /* this rank's seconds (build .. output) */
+    uint64_t batch, batches;       /* of the last lbk_index_prepare */
+    double search_s;               /* wall time of the last search's batch loop */
+    uint64_t merge_bytes;          /* this rank's */
+    uint64_t largest_search;       /* most queries in one engine call */
+    lbk_index_rank_stats stats;
+    const lbk_index_spatial_report *spatial; /* NULL unless the partition is spatial */
+} lbk_index_info;
+
+const lbk_index_info *lbk_index_info_of(const lbk_index *index);
+/* Extra lines for the report (the engine's own), may be empty; its peak
+ * device bytes. */
+void lbk_index_describe(const lbk_index *index, char *buf, size_t size);
+uint64_t lbk_index_peak_device_bytes(const lbk_index *index);
+
+#endif

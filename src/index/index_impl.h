@@ -1,0 +1,70 @@
+/* The index's state, shared by its driver (index.c) and the batch
+ * strategies (batch.c, batch_spatial.c); private to src/index. */
+#ifndef LBK_INDEX_IMPL_H
+#define LBK_INDEX_IMPL_H
+
+#include "comm.h"
+#include "dataset.h"
+#include "device.h"
+#include "engine.h"
+#include "exchange.h"
+#include "index.h"
+#include "job.h"
+#include "knn.h"
+#include "toptree.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lbk_batch_strategy;
+
+/* The spatial partition's state (batch_spatial.c): the replicated top tree
+ * and the buffers its exchanges reuse from batch to batch. */
+typedef struct {
+    lbk_toptree tree;
+    uint64_t *send_counts, *recv_counts, *back_counts; /* per rank */
+    uint64_t *cursor;                                  /* per rank */
+    int *near;                               /* one query's phase-2 ranks (ranks entries) */
+    lbk_exchange_buffer home;                /* batch: each query's home rank (int) */
+    lbk_exchange_buffer row;                 /* batch: each query's row (uint64_t) in the phase-1
+                                              * exchange, and so in s->merged until the lists
+                                              * are put back in batch order */
+    lbk_exchange_buffer rows_out, rows_in;   /* query points to / from other ranks */
+    lbk_exchange_buffer lists_out, lists_in; /* K-lists to / from other ranks (phase 1's come
+                                              * back straight into s->merged) */
+    lbk_exchange_buffer extra_row;  /* phase 2: the s->merged row (uint64_t) of each row sent */
+    lbk_exchange_buffer bound;      /* phase 1: each home list's K-th key (float), by row */
+    lbk_exchange_buffer near_count; /* batch: each query's phase-2 rank count (int) */
+    lbk_index_spatial_report report;
+} lbk_index_spatial;
+
+struct lbk_index {
+    const lbk_comm *comm;
+    const lbk_job *job; /* the options (borrowed) */
+    lbk_index_plan plan;
+    const struct lbk_batch_strategy *strategy;
+    bool root;
+    struct {
+        uint64_t reference_rows;
+        int dim;
+        bool reference_labels;
+    } shape;
+    lbk_dataset shard;
+    lbk_index_spatial *spatial; /* spatial partition only */
+    lbk_device *device;         /* borrowed */
+    lbk_engine_state *engine;
+
+    uint64_t query_rows;               /* of the search prepared */
+    uint64_t query_first, query_count; /* owns_slice: this rank's slice */
+    const float *query_points;         /* the search's: the slice, or rank 0's all */
+    lbk_knn_result result;             /* the engine's lists of one batch */
+    lbk_knn_candidate *local, *merged; /* this rank's lists, and the final ones its sink
+                                        * gets; no local where ranks own slices (the
+                                        * spatial stages build the final lists in place) */
+    float *batch_points;               /* ranks but 0, where rank 0 holds the queries */
+    uint64_t buffers_for;              /* the batch size the buffers hold */
+    const lbk_index_sink *sink;        /* the search's */
+    lbk_index_info info;
+};
+
+#endif
