@@ -48,55 +48,70 @@ def same_everywhere(value, what):
           f"rank {rank}: {what} differs between ranks")
 
 
+# The references, computed once: scikit-learn's and a single process's
+# (comm=None: this rank alone, all the rows).
+WEIGHTS = ("uniform", "distance")
+sk = {}
+for weights in WEIGHTS:
+    c = SkKNN(5, weights=weights, algorithm="brute").fit(X, y)
+    sk[weights] = (c.predict(Q), c.predict_proba(Q),
+                   SkReg(4, weights=weights, algorithm="brute").fit(X, t).predict(Q))
+sk_n = SkNN(n_neighbors=6, algorithm="brute").fit(X)
+sk["kneighbors(Q)"], sk["kneighbors()"] = sk_n.kneighbors(Q), sk_n.kneighbors()
+sk["k9"] = sk_n.kneighbors(n_neighbors=9, return_distance=False)
+solo = {}
+for algorithm in ("kd_tree", "brute"):
+    for weights in WEIGHTS:
+        c = lbknn.KNeighborsClassifier(5, weights=weights, algorithm=algorithm).fit(X, y)
+        r = lbknn.KNeighborsRegressor(4, weights=weights, algorithm=algorithm).fit(X, t)
+        solo[algorithm, weights] = (c.predict(Q), c.predict_proba(Q), r.predict(Q))
+    n = lbknn.NearestNeighbors(n_neighbors=6, algorithm=algorithm).fit(X)
+    solo[algorithm, "kneighbors(Q)"] = n.kneighbors(Q)
+    solo[algorithm, "kneighbors()"] = n.kneighbors()
+
 for empty_rank in (None, 1 if size > 2 else None):
     lo, hi = shards(empty_rank)
     mine = slice(lo, hi)
     print(f"rank {rank}: rows {lo}..{hi} (classes {sorted(set(y[mine].tolist()))})", flush=True)
     for algorithm in ("kd_tree", "brute"):
         case = f"rank {rank} {algorithm} empty={empty_rank}"
-        for weights in ("uniform", "distance"):
+        for weights in WEIGHTS:
+            solo_p, solo_pp, solo_v = solo[algorithm, weights]
+            sk_p, sk_pp, sk_v = sk[weights]
             dist_c = lbknn.KNeighborsClassifier(5, weights=weights, algorithm=algorithm,
                                                 comm=comm).fit(X[mine], y[mine])
-            solo_c = lbknn.KNeighborsClassifier(5, weights=weights, algorithm=algorithm).fit(X, y)
-            sk_c = SkKNN(5, weights=weights, algorithm="brute").fit(X, y)
             check(np.array_equal(dist_c.classes_, [0, 1, 2, 3]), f"{case}: classes_ "
                   f"{dist_c.classes_}")
             check(dist_c.n_samples_fit_ == N, f"{case}: n_samples_fit_ {dist_c.n_samples_fit_}")
             p, pp = dist_c.predict(Q), dist_c.predict_proba(Q)
-            check(np.array_equal(p, solo_c.predict(Q)), f"{case} {weights}: predict != P=1")
-            check(np.array_equal(pp, solo_c.predict_proba(Q)),
-                  f"{case} {weights}: predict_proba != P=1")
-            check(np.array_equal(p, sk_c.predict(Q)), f"{case} {weights}: predict != sklearn")
-            check(np.allclose(pp, sk_c.predict_proba(Q), atol=1e-6),
-                  f"{case} {weights}: predict_proba != sklearn")
-            check(dist_c.score(Q, sk_c.predict(Q)) == 1.0, f"{case}: score")
+            check(np.array_equal(p, solo_p), f"{case} {weights}: predict != P=1")
+            check(np.array_equal(pp, solo_pp), f"{case} {weights}: predict_proba != P=1")
+            check(np.array_equal(p, sk_p), f"{case} {weights}: predict != sklearn")
+            check(np.allclose(pp, sk_pp, atol=1e-6), f"{case} {weights}: predict_proba != sklearn")
+            check(dist_c.score(Q, sk_p) == 1.0, f"{case}: score")
             same_everywhere(p, f"{weights} predict")
             same_everywhere(pp, f"{weights} predict_proba")
 
             dist_r = lbknn.KNeighborsRegressor(4, weights=weights, algorithm=algorithm,
                                                comm=comm).fit(X[mine], t[mine])
-            solo_r = lbknn.KNeighborsRegressor(4, weights=weights, algorithm=algorithm).fit(X, t)
             v = dist_r.predict(Q)
-            check(np.array_equal(v, solo_r.predict(Q)), f"{case} {weights}: regress != P=1")
-            check(np.allclose(v, SkReg(4, weights=weights, algorithm="brute").fit(X, t).predict(Q),
-                              rtol=1e-5), f"{case} {weights}: regress != sklearn")
+            check(np.array_equal(v, solo_v), f"{case} {weights}: regress != P=1")
+            check(np.allclose(v, sk_v, rtol=1e-5), f"{case} {weights}: regress != sklearn")
             same_everywhere(v, f"{weights} regress")
 
         dist_n = lbknn.NearestNeighbors(n_neighbors=6, algorithm=algorithm,
                                         comm=comm).fit(X[mine])
-        solo_n = lbknn.NearestNeighbors(n_neighbors=6, algorithm=algorithm).fit(X)
-        sk_n = SkNN(n_neighbors=6, algorithm="brute").fit(X)
         for what, args in (("kneighbors(Q)", (Q,)), ("kneighbors()", ())):
             d, i = dist_n.kneighbors(*args)
-            sd, si = solo_n.kneighbors(*args)
-            rd, ri = sk_n.kneighbors(*args)
+            sd, si = solo[algorithm, what]
+            rd, ri = sk[what]
             check(np.array_equal(i, si) and np.array_equal(d, sd), f"{case}: {what} != P=1")
             check(np.array_equal(i, ri) and np.allclose(d, rd, rtol=1e-5),
                   f"{case}: {what} != sklearn")
             same_everywhere(i, what)
         i9 = dist_n.kneighbors(n_neighbors=9, return_distance=False)
-        check(np.array_equal(i9, sk_n.kneighbors(n_neighbors=9, return_distance=False)),
-              f"{case}: kneighbors(n_neighbors=9) != sklearn (a rebuild)")
+        check(np.array_equal(i9, sk["k9"]), f"{case}: kneighbors(n_neighbors=9) != sklearn "
+              "(a rebuild)")
 
 if rank == 0:
     print(f"{size} ranks compared", flush=True)

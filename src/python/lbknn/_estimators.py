@@ -168,7 +168,8 @@ class _LbknnBase(BaseEstimator):
         self._lbknn_metric = metric
         self._lbknn_engine = engine
         self._lbknn = _Native()
-        index = self._index(min(self.n_neighbors, n_total))
+        with _lib.lock:
+            index = self._index(min(self.n_neighbors, n_total))
         self._fit_method = _FIT_METHOD.get(index.engine, index.engine)
         self.engine_ = index.engine
         self.device_ = index.ctx.device
@@ -177,7 +178,8 @@ class _LbknnBase(BaseEstimator):
     def _index(self, k):
         """The index, (re)built if it serves fewer than k neighbours or
         was dropped by pickling. Collective under MPI, as every call that
-        reaches it."""
+        reaches it. The caller holds _lib.lock until it has used the index,
+        so that another thread's rebuild cannot free it meanwhile."""
         native = self._lbknn
         if native.index is None or native.index.k < k:
             if native.index is not None:
@@ -230,7 +232,8 @@ class _LbknnBase(BaseEstimator):
         else:
             X = self._validate_queries(X)
         k = self._query_k(k)
-        ids, dist = self._index(k).search(X, k, distances=return_distance)
+        with _lib.lock:
+            ids, dist = self._index(k).search(X, k, distances=return_distance)
         if query_is_train:
             n = X.shape[0]
             keep = ids != np.arange(n)[:, None]
@@ -343,8 +346,9 @@ class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
         weights = self._check_weights(self._WEIGHTS)
         k = self._query_k(_check_n_neighbors(self.n_neighbors))
         X = self._validate_queries(X)
-        labels, proba = self._index(k).classify(X, k, weights, self.temperature,
-                                                probabilities=probabilities)
+        with _lib.lock:
+            labels, proba = self._index(k).classify(X, k, weights, self.temperature,
+                                                    probabilities=probabilities)
         if labels.size and labels.min() < 0:
             raise RuntimeError("lbknn: a query without a voting neighbour (a library bug)")
         return labels, proba
@@ -396,7 +400,8 @@ class KNeighborsRegressor(RegressorMixin, _LbknnBase):
         weights = self._check_weights(self._WEIGHTS)
         k = self._query_k(_check_n_neighbors(self.n_neighbors))
         X = self._validate_queries(X)
-        return self._index(k).regress(X, k, weights)
+        with _lib.lock:
+            return self._index(k).regress(X, k, weights)
 
 
 class NearestNeighbors(_LbknnBase):

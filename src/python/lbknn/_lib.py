@@ -3,8 +3,8 @@ and small owners of the library's handles.
 
 The library is looked up in this order: the environment variable
 LBKNN_LIBRARY (a path), the build tree's library (_build_paths, written
-by CMake next to the package in build/python only), a liblbknn.so* in the
-lib directory the package is installed under, then the system's
+by CMake next to the package in build/python only), liblbknn.so.MAJOR in
+the lib directory the package is installed under, then the system's
 (ctypes.util.find_library). It is loaded on first use, so that `import
 lbknn` works, and says what is missing, without it.
 """
@@ -12,7 +12,6 @@ lbknn` works, and says what is missing, without it.
 import atexit
 import ctypes
 import ctypes.util
-import glob
 import logging
 import os
 import threading
@@ -62,7 +61,12 @@ def _text(b):
     return "" if b is None else b.decode("utf-8", "replace")
 
 
-_lock = threading.Lock()
+# The library takes one thread at a time (lbknn.h): every call, and the
+# reading of the message a failed call left, holds this lock. (A thread
+# waiting for it does not hold the GIL, so a log callback in the thread that
+# holds it still runs.)
+_lock = threading.RLock()
+lock = _lock
 _lib = None
 
 
@@ -79,13 +83,27 @@ def library_candidates():
         found.append(_build_paths.LIBRARY)
     except ImportError:
         pass
-    # Installed as <libdir>/python3/dist-packages/lbknn: the library is in <libdir>.
-    libdir = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
-    found.extend(sorted(glob.glob(os.path.join(libdir, "liblbknn.so*")), key=len, reverse=True))
+    # Installed as <libdir>/python3/dist-packages/lbknn: the library is in
+    # <libdir>, by its SONAME (the interface this package was written for).
+    here = os.path.dirname(os.path.abspath(__file__))
+    libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    for name in (f"liblbknn.so.{_major()}", "liblbknn.so"):
+        path = os.path.join(libdir, name)
+        if os.path.exists(path):
+            found.append(path)
     system = ctypes.util.find_library("lbknn")
     if system:
         found.append(system)
     return found
+
+
+def _major():
+    try:
+        from ._version import __version__
+
+        return __version__.split(".")[0]
+    except ImportError:
+        return "0"
 
 
 _LOG_FN = ctypes.CFUNCTYPE(None, _c_void_p, _c_int, ctypes.c_char_p)
@@ -150,6 +168,24 @@ def _declare(lib):
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
+    return list(sigs)
+
+
+class _Serialized:
+    """The library's functions, each called under _lock."""
+
+    def __init__(self, handle, names):
+        self._name = handle._name
+        for name in names:
+            setattr(self, name, self._locked(getattr(handle, name)))
+
+    @staticmethod
+    def _locked(fn):
+        def call(*args):
+            with _lock:
+                return fn(*args)
+
+        return call
 
 
 def lib():
@@ -170,9 +206,10 @@ def lib():
             except OSError as e:
                 tried.append(f"{path} ({e})")
                 continue
-            _declare(handle)
-            handle.lbknn_set_log_callback(_on_log, None)
-            _lib = handle
+            serialized = _Serialized(handle, _declare(handle))
+            serialized.lbknn_set_log_callback(_on_log, None)
+            _lib = serialized
+            atexit.register(_shutdown)
             return _lib
         raise OSError(
             "lbknn: cannot load the shared library liblbknn: tried "
@@ -210,9 +247,10 @@ class Options:
             self.set(key.replace("__", "."), value)
 
     def set(self, key, value):
-        status = self._lib.lbknn_options_set(self._h, key.encode(), str(value).encode())
-        if status != OK:
-            _raise(status, _text(self._lib.lbknn_options_error(self._h)))
+        with _lock:
+            status = self._lib.lbknn_options_set(self._h, key.encode(), str(value).encode())
+            if status != OK:
+                _raise(status, _text(self._lib.lbknn_options_error(self._h)))
 
     def __del__(self):
         h, self._h = getattr(self, "_h", None), None
@@ -265,16 +303,18 @@ _atexit_registered = False
 def context(device, comm):
     global _atexit_registered
     key = (device, None if comm is None else id(comm))
-    ctx = _contexts.get(key)
-    if ctx is None:
-        if not _atexit_registered:
-            # Registered now, after mpi4py's import (a communicator exists
-            # already), so that it runs before mpi4py finalizes MPI.
-            atexit.register(_shutdown)
-            _atexit_registered = True
-        ctx = Context(device, comm)
-        _contexts[key] = ctx
-    return ctx
+    with _lock:
+        ctx = _contexts.get(key)
+        if ctx is None:
+            if comm is not None and not _atexit_registered:
+                # Again, now that mpi4py is imported, so that it runs before
+                # mpi4py finalizes MPI (atexit runs the last registered
+                # first); if it runs after all, it leaves the handles alone.
+                atexit.register(_shutdown)
+                _atexit_registered = True
+            ctx = Context(device, comm)
+            _contexts[key] = ctx
+        return ctx
 
 
 def _shutdown():
@@ -282,15 +322,20 @@ def _shutdown():
     global _shut_down
     import sys
 
+    if _shut_down:
+        return
     mpi = sys.modules.get("mpi4py.MPI")
     alive = mpi is None or not mpi.Is_finalized()
-    if alive:
-        for index in list(_indexes):
-            index.destroy()
-        for ctx in _contexts.values():
-            ctx.destroy()
-    _contexts.clear()
-    _shut_down = True
+    with _lock:
+        if alive:
+            for index in list(_indexes):
+                index.destroy()
+            for ctx in _contexts.values():
+                ctx.destroy()
+        _contexts.clear()
+        # Nothing may call into the interpreter once it is going away.
+        _lib.lbknn_set_log_callback(_LOG_FN(), None)
+        _shut_down = True
 
 
 def _ptr(a):
@@ -315,11 +360,12 @@ class Index:
         labels = None if labels is None else _c_rows(labels, np.int32)
         targets = None if targets is None else _c_rows(targets, np.float64)
         h = _c_void_p()
-        status = self._lib.lbknn_index_build(
-            ctx._h, options._h, points.shape[0], points.shape[1], _ptr(points), _ptr(labels),
-            _ptr(targets), ctypes.byref(h))
-        if status != OK:
-            _raise(status, ctx.error())
+        with _lock:
+            status = self._lib.lbknn_index_build(
+                ctx._h, options._h, points.shape[0], points.shape[1], _ptr(points),
+                _ptr(labels), _ptr(targets), ctypes.byref(h))
+            if status != OK:
+                _raise(status, ctx.error())
         self._h = h
         _indexes.add(self)
         self.rows = int(self._lib.lbknn_index_rows(h))
@@ -328,17 +374,18 @@ class Index:
         self.engine = _text(self._lib.lbknn_index_engine(h))
         self.partition = _text(self._lib.lbknn_index_partition(h))
 
-    def _check(self, status):
-        if status != OK:
-            _raise(status, _text(self._lib.lbknn_index_error(self._h)))
+    def _call(self, fn, *args):
+        with _lock:
+            status = fn(self._h, *args)
+            if status != OK:
+                _raise(status, _text(self._lib.lbknn_index_error(self._h)))
 
     def search(self, queries, k, distances=True):
         queries = _c_rows(queries, np.float32)
         n = queries.shape[0]
         ids = np.empty((n, k), dtype=np.int64)
         dist = np.empty((n, k), dtype=np.float32) if distances else None
-        self._check(self._lib.lbknn_index_search(
-            self._h, n, _ptr(queries), k, _ptr(ids), _ptr(dist)))
+        self._call(self._lib.lbknn_index_search, n, _ptr(queries), k, _ptr(ids), _ptr(dist))
         return ids, dist
 
     def classify(self, queries, k, weights, temperature, probabilities=True):
@@ -346,17 +393,16 @@ class Index:
         n = queries.shape[0]
         labels = np.empty(n, dtype=np.int32)
         proba = np.empty((n, self.classes), dtype=np.float64) if probabilities else None
-        self._check(self._lib.lbknn_index_classify(
-            self._h, n, _ptr(queries), k, WEIGHTS[weights], float(temperature), _ptr(labels),
-            _ptr(proba)))
+        self._call(self._lib.lbknn_index_classify, n, _ptr(queries), k, WEIGHTS[weights],
+                   float(temperature), _ptr(labels), _ptr(proba))
         return labels, proba
 
     def regress(self, queries, k, weights):
         queries = _c_rows(queries, np.float32)
         n = queries.shape[0]
         values = np.empty(n, dtype=np.float64)
-        self._check(self._lib.lbknn_index_regress(
-            self._h, n, _ptr(queries), k, WEIGHTS[weights], _ptr(values)))
+        self._call(self._lib.lbknn_index_regress, n, _ptr(queries), k, WEIGHTS[weights],
+                   _ptr(values))
         return values
 
     def destroy(self):
