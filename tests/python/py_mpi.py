@@ -113,6 +113,31 @@ for empty_rank in (None, 1 if size > 2 else None):
         check(np.array_equal(i9, sk["k9"]), f"{case}: kneighbors(n_neighbors=9) != sklearn "
               "(a rebuild)")
 
+# Bad input on one rank only: every rank raises (none waits for the others
+# in a collective call), the failing rank its own error, the others one that
+# names it.
+lo, hi = shards(None)
+bad = X[lo:hi].copy()
+if rank == size - 1:
+    bad[0, 0] = np.nan
+try:
+    lbknn.KNeighborsClassifier(3, comm=comm).fit(bad, y[lo:hi])
+    check(False, f"rank {rank}: NaN on rank {size - 1}: no error")
+except ValueError as e:
+    own = rank == size - 1
+    check(("NaN" in str(e)) if own else (f"rank {size - 1} failed" in str(e) and "NaN" in str(e)),
+          f"rank {rank}: NaN on rank {size - 1}: message {e}")
+fitted = lbknn.NearestNeighbors(n_neighbors=2, comm=comm).fit(X[lo:hi])
+Qbad = Q[:, :2] if rank == 0 else Q
+try:
+    fitted.kneighbors(Qbad)
+    check(False, f"rank {rank}: a query of the wrong dimension on rank 0: no error")
+except ValueError as e:
+    check("features" in str(e), f"rank {rank}: wrong dimension on rank 0: message {e}")
+# And the communicator still works afterwards.
+check(np.array_equal(fitted.kneighbors(Q)[1], sk_n.kneighbors(Q, n_neighbors=2)[1]),
+      f"rank {rank}: kneighbors after the failures")
+
 if rank == 0:
     print(f"{size} ranks compared", flush=True)
 failed = comm.allreduce(1 if lbk_pytest.failures else 0)

@@ -54,6 +54,30 @@ def _comm_size(comm):
     return 1 if comm is None else comm.Get_size()
 
 
+def _agreed(comm, fn):
+    """fn()'s result, where under MPI every rank learns whether fn failed on
+    any rank and then raises too (the failing rank its own exception, the
+    others one that names it), instead of waiting in the next collective
+    call for a rank that has left. Input is checked per rank (each has its
+    own shard), so such failures need not be the same on every rank."""
+    if comm is None or comm.Get_size() == 1:
+        return fn()
+    try:
+        result, error = fn(), None
+    except Exception as e:  # noqa: BLE001 - re-raised below, after the agreement
+        result, error = None, e
+    kind = (None if error is None else ValueError if isinstance(error, ValueError)
+            else TypeError if isinstance(error, TypeError) else RuntimeError)
+    failed = comm.allgather(None if error is None else (kind, type(error).__name__, str(error)))
+    if error is not None:
+        raise error
+    for rank, failure in enumerate(failed):
+        if failure is not None:
+            kind, name, message = failure
+            raise kind(f"rank {rank} failed: {name}: {message}")
+    return result
+
+
 class _LbknnBase(BaseEstimator):
     """Fitting, the index and kneighbors, shared by the three estimators.
     Subclasses set _supervised ('labels', 'targets' or None)."""
@@ -122,16 +146,18 @@ class _LbknnBase(BaseEstimator):
         # number of features other than fit's.
         # (Values beyond float32's range become inf, refused below; not
         # also a RuntimeWarning.)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return self._validate_data(X, reset=False, accept_sparse=False, dtype=np.float32,
-                                       order="C")
+        def validate():
+            with np.errstate(over="ignore", invalid="ignore"):
+                return self._validate_data(X, reset=False, accept_sparse=False,
+                                           dtype=np.float32, order="C")
 
-    def _fit(self, X, y):
-        metric, engine = self._check_common_params()
-        comm = self.comm
-        min_samples = 1 if _comm_size(comm) == 1 else 0
+        return _agreed(self.comm, validate)
+
+    def _validate_fit(self, X, y):
         # A copy: the rows are queried again by kneighbors(X=None) and refit
         # from after unpickling, whatever the caller does with X meanwhile.
+        # Under MPI a shard may be empty.
+        min_samples = 1 if _comm_size(self.comm) == 1 else 0
         with np.errstate(over="ignore", invalid="ignore"):
             if self._supervised is None:
                 X = self._validate_data(X, accept_sparse=False, dtype=np.float32, order="C",
@@ -140,14 +166,20 @@ class _LbknnBase(BaseEstimator):
                 X, y = self._validate_data(
                     X, y, accept_sparse=False, dtype=np.float32, order="C", copy=True,
                     ensure_min_samples=min_samples, y_numeric=self._supervised == "targets")
+        if self._supervised == "labels":
+            check_classification_targets(y)
+        return X, y
+
+    def _fit(self, X, y):
+        metric, engine = self._check_common_params()
+        comm = self.comm
+        X, y = _agreed(comm, lambda: self._validate_fit(X, y))
         n_local = X.shape[0]
         n_total = n_local if comm is None else comm.allreduce(n_local)
         if n_total == 0:
             raise ValueError("Found array with 0 sample(s) on every rank while a minimum of 1 "
                              "is required.")
-        labels = targets = None
         if self._supervised == "labels":
-            check_classification_targets(y)
             classes = np.unique(y)
             if comm is not None:
                 # Every rank's classes: a class may be missing from a shard
@@ -159,8 +191,7 @@ class _LbknnBase(BaseEstimator):
             self._y = labels
             self.outputs_2d_ = False
         elif self._supervised == "targets":
-            targets = np.asarray(y, dtype=np.float64)
-            self._y = targets
+            self._y = np.asarray(y, dtype=np.float64)
         self._fit_X = X
         self.n_samples_fit_ = int(n_total)
         self.effective_metric_ = _EFFECTIVE[metric]
