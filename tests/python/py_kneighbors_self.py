@@ -3,7 +3,8 @@ out, as scikit-learn does (K + 1 searched, the point's own column dropped,
 or the first column where the point is not among them). Compared with
 scikit-learn's NearestNeighbors on random data (no ties: the same ids and
 distances to float32 precision) for L2, L1, Linf and cosine, on both
-engines, with n_neighbors given and by default, for all three estimators;
+engines, with n_neighbors given and by default, for all three estimators
+and for kneighbors_graph;
 and on a set of many duplicates, where the point itself may be missing
 from its own K + 1, with an independent NumPy implementation of that rule
 (ties to the smaller index, lbknn's order)."""
@@ -47,6 +48,16 @@ for metric in ("euclidean", "manhattan", "chebyshev", "cosine"):
             rd1, ri1 = ref.kneighbors(X[:50], n_neighbors=2)
             check(np.array_equal(i1, ri1) and np.allclose(d1, rd1, rtol=1e-5, atol=1e-6),
                   f"{case}: kneighbors(X) differs")
+
+# kneighbors_graph, on kneighbors: both modes, X=None and X given.
+ours = lbknn.NearestNeighbors(n_neighbors=4).fit(X)
+ref = SkNN(n_neighbors=4, algorithm="brute").fit(X)
+for mode in ("connectivity", "distance"):
+    for args in ((), (X[:30],)):
+        g, r = ours.kneighbors_graph(*args, mode=mode), ref.kneighbors_graph(*args, mode=mode)
+        check(g.shape == r.shape and g.format == "csr", f"kneighbors_graph {mode}: {g.shape}")
+        check(np.allclose(g.toarray(), r.toarray(), rtol=1e-5, atol=1e-6),
+              f"kneighbors_graph {mode} {len(args)}: differs from scikit-learn's")
 
 # Duplicates: 4 copies of each of 5 points; with n_neighbors=4 (5 searched)
 # a point's own index may be beyond its 5 zero-distance matches.

@@ -318,9 +318,6 @@ class _LbknnBase(BaseEstimator):
         if "_fit_X" in state:
             self._lbknn = _Native()
 
-    def _more_tags(self):
-        return {"X_types": ["2darray"]}
-
 
 class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
     """Classifier implementing the k-nearest neighbours vote, on lbknn.
