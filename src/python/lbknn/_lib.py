@@ -200,8 +200,8 @@ def lib():
                 tried.append(f"{path} (missing)")
                 continue
             try:
-                # RTLD_GLOBAL: Open MPI's plugins, loaded later by libmpi,
-                # resolve their symbols against it.
+                # RTLD_GLOBAL: the plugins Open MPI opens later resolve
+                # their symbols against the libmpi loaded with the library.
                 handle = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
             except OSError as e:
                 tried.append(f"{path} ({e})")
@@ -237,14 +237,12 @@ def status_string(status):
 class Options:
     """lbknn_options: the job file's keys, set by name."""
 
-    def __init__(self, **settings):
+    def __init__(self):
         self._lib = lib()
         self._h = _c_void_p()
         status = self._lib.lbknn_options_create(ctypes.byref(self._h))
         if status != OK:
             _raise(status, "cannot create options")
-        for key, value in settings.items():
-            self.set(key.replace("__", "."), value)
 
     def set(self, key, value):
         with _lock:
