@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the dependencies (including SLURM and munge for the job-script test,
-# scikit-learn for the check of the votes against its predict_proba, and
-# Oclgrind for the kernel checks, clang-format for the style check), build,
+# scikit-learn for the check of the votes against its predict_proba and the
+# Python package's tests, with mpi4py and pandas for their MPI and pandas
+# cases, Oclgrind for the kernel checks, clang-format for the style check), build,
 # and run the whole CTest suite
 # except tests labelled `slow` (run those with: scripts/test.sh -L slow),
 # then the same suite on a build with AddressSanitizer and UBSan
@@ -9,8 +10,8 @@
 # build only. A machine where the tests find no OpenCL device fails: the
 # device tests do not skip here.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn oclgrind \
-    clang-format
+lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn \
+    python3-mpi4py python3-pandas oclgrind clang-format
 lbk_build
 lbk_mpi_env
 lbk_pocl_cache_env

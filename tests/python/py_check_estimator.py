@@ -1,0 +1,54 @@
+"""python.check_estimator.*: scikit-learn's own estimator checks
+(sklearn.utils.estimator_checks.check_estimator), every one of them run,
+every failure printed, for the estimator with its defaults and with other
+engines, metrics and weights.
+
+    py_check_estimator.py classifier|regressor|nearest_neighbors
+
+A check that raises SkipTest is listed as skipped: scikit-learn's own
+(pandas is not installed) or the estimator's _xfail_checks tag (each
+one's reason is in the README's Python section)."""
+import sys
+import traceback
+import warnings
+
+from lbk_pytest import check, finish
+
+from sklearn.exceptions import SkipTestWarning  # noqa: E402
+from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
+
+import lbknn  # noqa: E402
+
+# The defaults, then other engines, metrics and weights.
+C, R, N = lbknn.KNeighborsClassifier, lbknn.KNeighborsRegressor, lbknn.NearestNeighbors
+estimators = {
+    "classifier": [C(), C(3, weights="distance", metric="manhattan", algorithm="kd_tree"),
+                   C(weights="softmax", metric="cosine", temperature=0.1),
+                   C(metric="chebyshev", algorithm="brute")],
+    "regressor": [R(), R(weights="distance", metric="cosine"),
+                  R(metric="minkowski", p=1, algorithm="kd_tree")],
+    "nearest_neighbors": [N(), N(metric="ip"), N(n_neighbors=1, metric="l1", algorithm="kd_tree")],
+}
+for estimator in estimators[sys.argv[1]]:
+    skipped = []
+    passed = 0
+    for est, chk in check_estimator(estimator, generate_only=True):
+        name = getattr(chk, "func", chk).__name__
+        kwargs = getattr(chk, "keywords", {}) or {}
+        label = f"{estimator!r}: " + name + (f"({kwargs})" if kwargs else "")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SkipTestWarning)
+                chk(est)
+            passed += 1
+        except Exception as e:  # noqa: BLE001 - SkipTest is unittest's, whatever the runner
+            if type(e).__name__ == "SkipTest":
+                skipped.append(f"{name}: {e}")
+                continue
+            traceback.print_exc()
+            check(False, f"{label}: {type(e).__name__}: {e}")
+    print(f"{estimator!r}: {passed} checks passed, {len(skipped)} skipped")
+    for text in skipped:
+        print(f"  skipped {text}")
+    check(passed > 20, f"{estimator!r}: only {passed} checks ran")
+finish()
