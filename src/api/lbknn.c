@@ -182,6 +182,21 @@ cleanup:
     return code;
 }
 
+lbknn_status lbknn_context_set_program_cache(lbknn_context *c, const char *dir)
+{
+    if (!c)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(c->error);
+    lbk_status st = LBK_OK;
+    if (dir && strlen(dir) >= LBK_PATH_MAX) {
+        lbk_error("program cache directory: longer than %d bytes", LBK_PATH_MAX - 1);
+        st = LBK_ERR_USAGE;
+    } else {
+        lbk_device_set_program_cache(c->device, dir);
+    }
+    return lbk_api_end(st);
+}
+
 int lbknn_context_rank(const lbknn_context *c) { return c ? c->comm.rank : -1; }
 int lbknn_context_size(const lbknn_context *c) { return c ? c->comm.size : 0; }
 const char *lbknn_context_device(const lbknn_context *c) { return c ? c->device_desc : ""; }

@@ -102,6 +102,12 @@ void lbknn_options_destroy(lbknn_options *options);
  * NULL and `error` (if not NULL, `error_size` bytes) gets the message. */
 lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_comm,
                                   lbknn_context **out, char *error, size_t error_size);
+/* Keep the device's built kernels in `dir` (created when missing; NULL or
+ * "" = no such cache, the default) and load them from there in later
+ * processes: an index's first build then skips the kernel compiler.
+ * `lbknn run` uses $XDG_CACHE_HOME/lbknn/programs (else
+ * ~/.cache/lbknn/programs), which the library may share. Not collective. */
+lbknn_status lbknn_context_set_program_cache(lbknn_context *context, const char *dir);
 int lbknn_context_rank(const lbknn_context *context);
 int lbknn_context_size(const lbknn_context *context);
 /* "<device name> [index i, node rank r]". */

@@ -36,12 +36,13 @@ static lbk_status check_finite(const char *what, const float *v, uint64_t rows, 
     for (uint64_t r = 0; r < rows; r++)
         for (int j = 0; j < dim; j++)
             LBK_FAIL_IF(!isfinite(v[r * (uint64_t)dim + (uint64_t)j]), LBK_ERR_INPUT,
-                        "%s[%llu][%d] = %g: not a finite number", what, (unsigned long long)r, j,
-                        (double)v[r * (uint64_t)dim + (uint64_t)j]);
+                        "%s[%llu][%d] = %g: not a finite number (NaN or infinity)", what,
+                        (unsigned long long)r, j, (double)v[r * (uint64_t)dim + (uint64_t)j]);
     return LBK_OK;
 }
 
-/* What this rank passed, before anything is shared. */
+/* What this rank passed, before anything is shared (the points' values
+ * are checked as they are copied, copy_shard). */
 static lbk_status check_rows(int64_t rows, int dim, const float *points, const int32_t *labels,
                              const double *targets)
 {
@@ -49,13 +50,30 @@ static lbk_status check_rows(int64_t rows, int dim, const float *points, const i
     LBK_FAIL_IF(dim < 1, LBK_ERR_USAGE, "dim = %d: must be at least 1", dim);
     LBK_FAIL_IF(rows > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld rows",
                 (long long)rows);
-    LBK_TRY(check_finite("points", points, (uint64_t)rows, dim));
     for (int64_t r = 0; labels && r < rows; r++)
         LBK_FAIL_IF(labels[r] < 0, LBK_ERR_INPUT, "labels[%lld] = %d: labels must be >= 0",
                     (long long)r, labels[r]);
     for (int64_t r = 0; targets && r < rows; r++)
         LBK_FAIL_IF(!isfinite(targets[r]), LBK_ERR_INPUT,
-                    "targets[%lld] = %g: not a finite number", (long long)r, targets[r]);
+                    "targets[%lld] = %g: not a finite number (NaN or infinity)", (long long)r,
+                    targets[r]);
+    return LBK_OK;
+}
+
+/* The rows copied and checked block by block, each block checked while it
+ * is still in cache: one pass over the caller's memory, not two. */
+static lbk_status copy_finite(float *dst, const float *src, uint64_t rows, int dim)
+{
+    const uint64_t values = rows * (uint64_t)dim, block = 16384;
+    for (uint64_t at = 0; at < values; at += block) {
+        const uint64_t n = values - at < block ? values - at : block;
+        memcpy(dst + at, src + at, (size_t)n * sizeof *dst);
+        bool finite = true;
+        for (uint64_t i = 0; i < n; i++)
+            finite &= isfinite(dst[at + i]) != 0;
+        if (!finite)
+            return check_finite("points", src, rows, dim);
+    }
     return LBK_OK;
 }
 
@@ -124,8 +142,7 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
         ix->targets = alloc_or_log(n, sizeof(double), "reference targets", &st);
     if (st != LBK_OK)
         return st;
-    if (values)
-        memcpy(shard->points, points, (size_t)values * sizeof(float));
+    LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
     if (labels && n)
         memcpy(shard->labels, labels, (size_t)n * sizeof(int32_t));
     if (targets && n)

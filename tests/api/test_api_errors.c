@@ -66,7 +66,8 @@ int main(void)
     const int32_t labels[] = {0, 1, -1, 0};
     lbknn_index *ix = NULL;
     expect("non-finite point", lbknn_index_build(ctx, o, 4, 2, pts, NULL, NULL, &ix),
-           LBKNN_ERR_INPUT, lbknn_context_error(ctx), "points[2][0] = nan: not a finite number");
+           LBKNN_ERR_INPUT, lbknn_context_error(ctx),
+           "points[2][0] = nan: not a finite number (NaN or infinity)");
     expect("negative label", lbknn_index_build(ctx, o, 2, 2, pts, labels + 1, NULL, &ix),
            LBKNN_ERR_INPUT, lbknn_context_error(ctx), "labels[1] = -1: labels must be >= 0");
     expect("no rows", lbknn_index_build(ctx, o, 0, 2, pts, NULL, NULL, &ix), LBKNN_ERR_USAGE,

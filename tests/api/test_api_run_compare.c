@@ -150,5 +150,9 @@ int main(int argc, char **argv)
     lbknn_index_destroy(ix);
     lbknn_context_destroy(ctx);
     lbknn_options_destroy(o);
+    void *arrays[] = {ref, labels, queries, run_ids, run_dist,  run_pred,  run_proba,
+                      ids, dist,   pred,    proba,   pred_text, proba_text};
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+        free(arrays[i]);
     return bad ? 1 : 0;
 }

@@ -149,23 +149,36 @@ class _LbknnBase(BaseEstimator):
         def validate():
             with np.errstate(over="ignore", invalid="ignore"):
                 return self._validate_data(X, reset=False, accept_sparse=False,
-                                           dtype=np.float32, order="C")
+                                           dtype=np.float32, order="C",
+                                           force_all_finite=self._check_finite())
 
         return _agreed(self.comm, validate)
 
+    def _check_finite(self):
+        # One process: the library checks every value itself (one pass in C,
+        # its message names the row and column); scanning here as well cost
+        # Fashion-MNIST's fit and predict about 2 % (bench/python_peers.py).
+        # Under MPI the check stays here, where _agreed turns a bad shard
+        # into the same ValueError on every rank.
+        return _comm_size(self.comm) > 1
+
     def _validate_fit(self, X, y):
         # A copy: the rows are queried again by kneighbors(X=None) and refit
-        # from after unpickling, whatever the caller does with X meanwhile.
-        # Under MPI a shard may be empty.
+        # from after unpickling, whatever the caller does with X meanwhile
+        # (the library's index holds a copy of its own: the fit is a
+        # snapshot). Under MPI a shard may be empty.
         min_samples = 1 if _comm_size(self.comm) == 1 else 0
+        finite = self._check_finite()
         with np.errstate(over="ignore", invalid="ignore"):
             if self._supervised is None:
                 X = self._validate_data(X, accept_sparse=False, dtype=np.float32, order="C",
-                                        copy=True, ensure_min_samples=min_samples)
+                                        copy=True, ensure_min_samples=min_samples,
+                                        force_all_finite=finite)
             else:
                 X, y = self._validate_data(
                     X, y, accept_sparse=False, dtype=np.float32, order="C", copy=True,
-                    ensure_min_samples=min_samples, y_numeric=self._supervised == "targets")
+                    ensure_min_samples=min_samples, y_numeric=self._supervised == "targets",
+                    force_all_finite=finite)
         if self._supervised == "labels":
             check_classification_targets(y)
         return X, y
@@ -339,8 +352,9 @@ class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
         'ip' (largest inner product), or 'minkowski' with p in 1, 2, inf.
     p : float, default=2
         The power of the 'minkowski' metric (1, 2 or inf).
-    temperature : float, default=1.0
-        Temperature of the softmax weights.
+    temperature : float, default=0.07
+        Temperature of the softmax weights (lbknn run's knn.temperature
+        default: the kNN evaluation of DINO and instance discrimination).
     device : {'any', 'cpu', 'gpu'}, default='any'
         OpenCL device type ('any' prefers GPUs).
     comm : mpi4py.MPI.Intracomm or None, default=None
@@ -352,7 +366,7 @@ class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
     _supervised = "labels"
 
     def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto",
-                 metric="euclidean", p=2, temperature=1.0, device="any", comm=None):
+                 metric="euclidean", p=2, temperature=0.07, device="any", comm=None):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.algorithm = algorithm

@@ -136,6 +136,7 @@ def _declare(lib):
             _c_int,
             [_c_void_p, _c_void_p, P(_c_void_p), ctypes.c_char_p, ctypes.c_size_t],
         ),
+        "lbknn_context_set_program_cache": (_c_int, [_c_void_p, ctypes.c_char_p]),
         "lbknn_context_rank": (_c_int, [_c_void_p]),
         "lbknn_context_size": (_c_int, [_c_void_p]),
         "lbknn_context_device": (ctypes.c_char_p, [_c_void_p]),
@@ -256,6 +257,15 @@ class Options:
             self._lib.lbknn_options_destroy(h)
 
 
+def program_cache_dir():
+    """Where `lbknn run` keeps built kernels ($XDG_CACHE_HOME/lbknn/programs,
+    else ~/.cache/lbknn/programs): shared with it, so that a fit skips the
+    kernel compiler once either has built them. None without a home."""
+    base = os.environ.get("XDG_CACHE_HOME") or (
+        os.path.join(os.environ["HOME"], ".cache") if os.environ.get("HOME") else None)
+    return os.path.join(base, "lbknn", "programs") if base else None
+
+
 class Context:
     """lbknn_context: this process's device and the ranks of a communicator."""
 
@@ -276,6 +286,11 @@ class Context:
         if status != OK:
             self._h = None
             _raise(status, _text(error.value))
+        cache = program_cache_dir()
+        if cache:
+            status = self._lib.lbknn_context_set_program_cache(self._h, cache.encode())
+            if status != OK:
+                _raise(status, self.error())
         self.rank = self._lib.lbknn_context_rank(self._h)
         self.size = self._lib.lbknn_context_size(self._h)
         self.device = _text(self._lib.lbknn_context_device(self._h))
