@@ -20,17 +20,6 @@
  * bytes (and a chunk of at least one query). */
 #define CHUNK_LIST_BYTES ((uint64_t)64 << 20)
 
-static void *alloc_or_log(uint64_t count, size_t size, const char *what, lbk_status *st)
-{
-    void *p = count ? lbk_alloc_large((size_t)count * size) : NULL;
-    if (count && !p) {
-        lbk_error("out of host memory for %s (%llu bytes)", what,
-                  (unsigned long long)(count * size));
-        *st = LBK_ERR_NOMEM;
-    }
-    return p;
-}
-
 static lbk_status check_finite(const char *what, const float *v, uint64_t rows, int dim)
 {
     for (uint64_t r = 0; r < rows; r++)
@@ -135,11 +124,11 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
     lbk_status st = LBK_OK;
     const uint64_t n = ix->local_rows, values = n * (uint64_t)ix->dim;
     *shard = (lbk_dataset){.rows = n, .dim = ix->dim, .first_row = ix->first_row};
-    shard->points = alloc_or_log(values, sizeof(float), "reference points", &st);
+    shard->points = lbk_alloc_large_logged(values, sizeof(float), "reference points", &st);
     if (st == LBK_OK && labels)
-        shard->labels = alloc_or_log(n, sizeof(int32_t), "reference labels", &st);
+        shard->labels = lbk_alloc_large_logged(n, sizeof(int32_t), "reference labels", &st);
     if (st == LBK_OK && targets)
-        ix->targets = alloc_or_log(n, sizeof(double), "reference targets", &st);
+        ix->targets = lbk_alloc_large_logged(n, sizeof(double), "reference targets", &st);
     if (st != LBK_OK)
         return st;
     LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
@@ -328,12 +317,13 @@ static lbk_status run_search(search_job *job, int64_t queries, const float *poin
     float *normalized = NULL; /* cosine: a chunk's queries, normalised as the references */
     const bool cosine = ix->options.knn.metric == LBK_METRIC_COSINE;
     if (st == LBK_OK)
-        lists = alloc_or_log(chunk, (size_t)list_bytes, "gathered K-lists", &st);
+        lists = lbk_alloc_large_logged(chunk, (size_t)list_bytes, "gathered K-lists", &st);
     if (st == LBK_OK && cosine)
-        normalized = alloc_or_log(chunk * (uint64_t)ix->dim, sizeof(float), "queries", &st);
+        normalized =
+            lbk_alloc_large_logged(chunk * (uint64_t)ix->dim, sizeof(float), "queries", &st);
     if (st == LBK_OK && ix->has_targets && job->values)
-        job->neighbour_targets =
-            alloc_or_log(chunk * (uint64_t)job->k, sizeof(double), "neighbour targets", &st);
+        job->neighbour_targets = lbk_alloc_large_logged(chunk * (uint64_t)job->k, sizeof(double),
+                                                        "neighbour targets", &st);
     st = lbk_comm_agree(comm, st);
     for (uint64_t at = 0; at < nq && st == LBK_OK; at += chunk) {
         const uint64_t n = nq - at < chunk ? nq - at : chunk;
@@ -428,7 +418,7 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
         .ix = ix, .k = k, .use = use_votes, .labels = labels, .probabilities = probabilities};
     job.rule = (lbk_classify_rule){ix->options.knn.metric, (lbk_weights)weights, temperature};
     if (st == LBK_OK)
-        job.scores = alloc_or_log((uint64_t)k, sizeof *job.scores, "class scores", &st);
+        job.scores = lbk_alloc_large_logged((uint64_t)k, sizeof *job.scores, "class scores", &st);
     st = run_search(&job, queries, points, st);
     lbk_alloc_large_free(job.scores);
     return lbk_api_end(st);

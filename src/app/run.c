@@ -21,16 +21,6 @@
  * lbk_run agrees on it before the next collective step. Phases that are
  * themselves collective (broadcasts, reductions) say so. */
 
-static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
-{
-    void *p = lbk_alloc_large(count * size);
-    if (!p) {
-        lbk_error("out of host memory for %s (%zu bytes)", what, count * size);
-        *st = LBK_ERR_NOMEM;
-    }
-    return p;
-}
-
 /* Rank 0 probes the inputs and checks what needs no computing. The read
  * phase's clock starts here on every rank: probing is reading too. */
 static lbk_status probe_inputs(lbk_run_state *s)
@@ -111,13 +101,14 @@ static lbk_status open_device(lbk_run_state *s)
                          sizeof s->tuning_file);
     }
     s->phase[LBK_PHASE_DEVICE] = lbk_timer_now() - t;
-    s->devices = alloc_or_log((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
+    s->devices =
+        lbk_alloc_large_logged((size_t)s->comm->size, sizeof *s->devices, "device names", &st);
     if (st == LBK_OK)
-        s->rank_stats = alloc_or_log((size_t)s->comm->size, sizeof *s->rank_stats,
-                                     "per-rank statistics", &st);
+        s->rank_stats = lbk_alloc_large_logged((size_t)s->comm->size, sizeof *s->rank_stats,
+                                               "per-rank statistics", &st);
     if (st == LBK_OK && s->root)
-        s->rank_phases = alloc_or_log((size_t)s->comm->size * LBK_PHASE_COUNT, sizeof(double),
-                                      "per-rank timings", &st);
+        s->rank_phases = lbk_alloc_large_logged((size_t)s->comm->size * LBK_PHASE_COUNT,
+                                                sizeof(double), "per-rank timings", &st);
     return st;
 }
 
@@ -153,7 +144,8 @@ static lbk_status build_index(lbk_run_state *s)
 static lbk_status alloc_vote_buffers(lbk_run_state *s)
 {
     lbk_status st = LBK_OK;
-    s->scores = alloc_or_log((size_t)s->job->knn.k, sizeof *s->scores, "class scores", &st);
+    s->scores =
+        lbk_alloc_large_logged((size_t)s->job->knn.k, sizeof *s->scores, "class scores", &st);
     const bool proba = s->job->output.probabilities[0] != '\0';
     if (st != LBK_OK || !proba)
         return st;
@@ -164,7 +156,7 @@ static lbk_status alloc_vote_buffers(lbk_run_state *s)
                 s->classes - 1, PROBABILITIES_MAX_CLASSES);
     if (s->classes > PROBABILITIES_MAX_CLASSES)
         return LBK_OK;
-    s->proba = alloc_or_log((size_t)s->classes, sizeof *s->proba, "probabilities", &st);
+    s->proba = lbk_alloc_large_logged((size_t)s->classes, sizeof *s->proba, "probabilities", &st);
     if (st == LBK_OK && s->plan.owns_slice && s->shape.reference_labels) {
         s->proba_rows = open_memstream(&s->proba_text, &s->proba_text_len);
         LBK_FAIL_IF(!s->proba_rows, LBK_ERR_NOMEM, "out of host memory for probabilities");
@@ -177,12 +169,13 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
     const uint64_t batch = lbk_index_info_of(s->index)->batch;
     const bool labels = s->shape.query_labels, owns = s->plan.owns_slice;
     lbk_status st = LBK_OK;
-    s->predictions =
-        alloc_or_log(owns ? s->queries.rows : batch, sizeof *s->predictions, "predictions", &st);
+    s->predictions = lbk_alloc_large_logged(owns ? s->queries.rows : batch,
+                                            sizeof *s->predictions, "predictions", &st);
     if (st == LBK_OK)
         st = alloc_vote_buffers(s);
     if (st == LBK_OK && labels && s->plan.sliced && !s->root && !owns)
-        s->batch_truth = alloc_or_log(batch, sizeof *s->batch_truth, "query labels", &st);
+        s->batch_truth =
+            lbk_alloc_large_logged(batch, sizeof *s->batch_truth, "query labels", &st);
     if (st == LBK_OK && labels)
         st = lbk_classify_confusion_init(
             &s->confusion, s->label_max < CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);

@@ -2,6 +2,8 @@
 #define _DEFAULT_SOURCE
 #include "alloc_large.h"
 
+#include "log.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -90,6 +92,18 @@ static void *alloc_guarded(size_t bytes)
         return NULL;
     }
     return user;
+}
+
+void *lbk_alloc_large_logged(uint64_t count, size_t size, const char *what, lbk_status *st)
+{
+    const bool fits = size == 0 || count <= SIZE_MAX / size;
+    void *p = fits ? lbk_alloc_large((size_t)count * size) : NULL;
+    if (!p) {
+        lbk_error("out of host memory for %s (%llu x %zu bytes)", what, (unsigned long long)count,
+                  size);
+        *st = LBK_ERR_NOMEM;
+    }
+    return p;
 }
 
 void *lbk_alloc_large(size_t bytes)

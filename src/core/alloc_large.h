@@ -3,8 +3,11 @@
 #ifndef LBK_ALLOC_LARGE_H
 #define LBK_ALLOC_LARGE_H
 
+#include "status.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Like malloc, but an array of at least LBK_ALLOC_LARGE_BYTES is aligned to
  * 2 MiB and marked for huge pages: its first touch then faults once per
@@ -17,6 +20,11 @@
  * faults on every machine, wherever the heap happens to end. The start is
  * then aligned only as the size is (a multiple of the element size). */
 void *lbk_alloc_large(size_t bytes);
+
+/* lbk_alloc_large of count x size bytes, or NULL with "out of host memory
+ * for WHAT (N bytes)" logged and *st set to LBK_ERR_NOMEM (also when the
+ * product overflows). */
+void *lbk_alloc_large_logged(uint64_t count, size_t size, const char *what, lbk_status *st);
 
 /* Frees what lbk_alloc_large returned (or malloc: a pointer this module did
  * not map goes to free); NULL is a no-op. */

@@ -38,16 +38,6 @@ void lbk_index_query_slice(uint64_t queries, const lbk_comm *comm, uint64_t *fir
     lbk_merge_query_slice(queries, comm->size, comm->rank, first, count);
 }
 
-static void *alloc_or_log(size_t count, size_t size, const char *what, lbk_status *st)
-{
-    void *p = lbk_alloc_large(count * size);
-    if (!p) {
-        lbk_error("out of host memory for %s (%zu bytes)", what, count * size);
-        *st = LBK_ERR_NOMEM;
-    }
-    return p;
-}
-
 /* Collective, where the strategy moves the reference points (spatial). */
 static lbk_status redistribute(lbk_index *s)
 {
@@ -158,12 +148,12 @@ static lbk_status alloc_buffers(lbk_index *s)
     const bool owns = s->plan.owns_slice;
     lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
     if (st == LBK_OK && !owns)
-        s->local = alloc_or_log(lists, sizeof *s->local, "local K-lists", &st);
+        s->local = lbk_alloc_large_logged(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
-        s->merged = alloc_or_log(lists, sizeof *s->merged, "merged K-lists", &st);
+        s->merged = lbk_alloc_large_logged(lists, sizeof *s->merged, "merged K-lists", &st);
     if (st == LBK_OK && !s->root && !owns)
-        s->batch_points =
-            alloc_or_log(batch * (uint64_t)s->shape.dim, sizeof(float), "query batch", &st);
+        s->batch_points = lbk_alloc_large_logged(batch * (uint64_t)s->shape.dim, sizeof(float),
+                                                 "query batch", &st);
     if (st == LBK_OK)
         s->buffers_for = batch;
     return st;
