@@ -16,7 +16,6 @@ KNeighborsClassifier (brute force):
     bash bench/python.sh [build]          (installs the peers, sets the BLAS)
 """
 import argparse
-import gzip
 import os
 import statistics
 import subprocess
@@ -26,14 +25,7 @@ import time
 
 import numpy as np
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    rank = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(rank)]
-    arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * rank)
-    return arr.reshape(dims[0], -1) if rank > 1 else arr
+from fashion_peers import read_idx  # the IDX reader of the Fashion-MNIST peers
 
 
 def vote(labels, classes=10):
