@@ -283,14 +283,14 @@ struct search_job {
 
 static lbk_status check_search(const lbknn_index *ix, int64_t queries, const float *points, int k)
 {
-    const lbk_comm *comm = &ix->context->comm;
     LBK_FAIL_IF(queries < 0, LBK_ERR_USAGE, "queries = %lld: must not be negative",
                 (long long)queries);
     LBK_FAIL_IF(k < 1 || k > ix->options.knn.k, LBK_ERR_USAGE,
                 "k = %d: must be 1 .. %d (the index's knn.k)", k, ix->options.knn.k);
     LBK_FAIL_IF(queries > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld queries",
                 (long long)queries);
-    return comm->rank == 0 ? check_finite("queries", points, (uint64_t)queries, ix->dim) : LBK_OK;
+    const bool rank0 = ix->context->comm.rank == 0;
+    return rank0 ? check_finite("queries", points, (uint64_t)queries, ix->dim) : LBK_OK;
 }
 
 /* Collective: every chunk searched and used. */

@@ -214,6 +214,40 @@ static void check_results(const api_case *c, int ci, const case_data *d, lbknn_i
     free(values);
 }
 
+static void my_rows(const api_case *c, int rank, int size, bool empty, uint32_t *lo,
+                    uint32_t *hi);
+
+/* Under the spatial partition each rank searches its own copy of the
+ * queries: a NaN in the last rank's copy alone must fail the search on
+ * every rank (that rank with its message, the others as remote), with no
+ * rank left waiting. */
+static void check_bad_copy(lbknn_context *ctx, int rank, int size)
+{
+    const api_case c = {0, "kdtree", "spatial", 400, 8, 3, 4};
+    case_data d;
+    make_data(&c, &d, 99);
+    uint32_t lo, hi;
+    my_rows(&c, rank, size, false, &lo, &hi);
+    lbknn_options *o = options_for(&c, c.k);
+    lbknn_index *ix = NULL;
+    int rc = lbknn_index_build(ctx, o, hi - lo, c.dim, d.ref + (size_t)lo * (size_t)c.dim, NULL,
+                               NULL, &ix);
+    CHECK(rc == LBKNN_OK, "bad copy: build: %s", lbknn_context_error(ctx));
+    if (rank == size - 1)
+        d.queries[(c.nq - 1) * (uint32_t)c.dim] = NAN;
+    int64_t ids[8 * 4];
+    rc = lbknn_index_search(ix, c.nq, d.queries, c.k, ids, NULL);
+    const int want = rank == size - 1 ? LBKNN_ERR_INPUT : LBKNN_ERR_REMOTE;
+    CHECK(rc == want, "bad copy on rank %d: rank %d got status %d (%s), expected %d", size - 1,
+          rank, rc, lbknn_index_error(ix), want);
+    if (rank == 0)
+        printf("a NaN in rank %d's copy of the queries: rank 0 got \"%s\"\n", size - 1,
+               lbknn_index_error(ix));
+    lbknn_index_destroy(ix);
+    lbknn_options_destroy(o);
+    free_data(&d);
+}
+
 /* This rank's rows: uneven blocks (rank r gets a share growing with r),
  * or none on the last rank with `empty`; all of them for replicate. */
 static void my_rows(const api_case *c, int rank, int size, bool empty, uint32_t *lo, uint32_t *hi)
@@ -286,6 +320,8 @@ int main(int argc, char **argv)
         lbknn_options_destroy(o);
         free_data(&d);
     }
+    if (size > 1)
+        check_bad_copy(ctx, rank, size);
     lbknn_context_destroy(ctx);
     lbknn_options_destroy(device);
     if (use_mpi) {
