@@ -289,8 +289,8 @@ static lbk_status check_search(const lbknn_index *ix, int64_t queries, const flo
                 "k = %d: must be 1 .. %d (the index's knn.k)", k, ix->options.knn.k);
     LBK_FAIL_IF(queries > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld queries",
                 (long long)queries);
-    const bool rank0 = ix->context->comm.rank == 0;
-    return rank0 ? check_finite("queries", points, (uint64_t)queries, ix->dim) : LBK_OK;
+    /* Every rank's copy: under the spatial partition each searches its own. */
+    return check_finite("queries", points, (uint64_t)queries, ix->dim);
 }
 
 /* Collective: every chunk searched and used. */
