@@ -3,7 +3,7 @@
  * searches: lbknn_index.c. */
 #include "lbknn_impl.h"
 
-#include "cpu_share.h"
+#include "cpu_threads.h"
 #include "log.h"
 #include "try.h"
 
@@ -120,29 +120,14 @@ const char *lbknn_options_error(const lbknn_options *o) { return o ? o->error : 
 
 void lbknn_options_destroy(lbknn_options *o) { free(o); }
 
-/* Before the device opens: PoCL takes its thread count when its platform
- * starts, and ranks of one node must share the cores (as `lbknn run`
- * does; a value the caller set wins). */
-static void share_cpu_threads(const lbk_comm *comm)
-{
-    if (getenv("POCL_MAX_PTHREAD_COUNT"))
-        return;
-    const long share = lbk_cpu_share(comm);
-    char value[32];
-    snprintf(value, sizeof value, "%ld", share);
-    if (share > 0 && setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0)
-        lbk_warn("cannot set POCL_MAX_PTHREAD_COUNT=%s; CPU threads may oversubscribe", value);
-}
-
 static lbk_status open_device(lbknn_context *c)
 {
     const lbk_job *job = &c->options;
-    share_cpu_threads(&c->comm);
+    (void)lbk_cpu_threads_apply(&c->comm); /* before the device: as `lbknn run` */
     const lbk_device_request request = {job->device.type, c->comm.local_rank, job->device.list,
                                         job->device.list_len};
     LBK_TRY(lbk_device_open(&request, &c->device));
-    snprintf(c->device_desc, sizeof c->device_desc, "%s [index %d, node rank %d]",
-             lbk_device_description(c->device), lbk_device_index(c->device), c->comm.local_rank);
+    lbk_device_label(c->device, c->comm.local_rank, c->device_desc, sizeof c->device_desc);
     return LBK_OK;
 }
 

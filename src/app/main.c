@@ -1,6 +1,5 @@
 /* lbknn: command line. Only this file turns a status into an exit code. */
 #include "comm.h"
-#include "cpu_share.h"
 #include "cpu_threads.h"
 #include "device.h"
 #include "generate.h"
@@ -93,29 +92,10 @@ static lbk_status load_job(const job_args *a, lbk_job *job)
     return lbk_job_validate(job);
 }
 
-/* Before any device is opened: PoCL reads POCL_MAX_PTHREAD_COUNT when its
- * platform starts. Returns where the setting comes from. */
-static lbk_cpu_threads_source share_cpu_threads(const lbk_comm *comm)
-{
-    /* The user may know better (SMT, or a deliberate overlap). */
-    if (getenv("POCL_MAX_PTHREAD_COUNT"))
-        return LBK_CPU_THREADS_ENVIRONMENT;
-    const long share = lbk_cpu_share(comm);
-    if (share <= 0)
-        return LBK_CPU_THREADS_DEVICE_DEFAULT; /* PoCL's own default is already right */
-    char value[32];
-    snprintf(value, sizeof value, "%ld", share);
-    if (setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0) {
-        lbk_warn("cannot set POCL_MAX_PTHREAD_COUNT=%s; CPU threads may oversubscribe", value);
-        return LBK_CPU_THREADS_DEVICE_DEFAULT;
-    }
-    return LBK_CPU_THREADS_NODE_SHARE;
-}
-
 /* Every rank: rank 0 loads the job, and lbk_run hands it to the others. */
 static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a)
 {
-    const lbk_cpu_threads_source threads = share_cpu_threads(comm);
+    const lbk_cpu_threads_source threads = lbk_cpu_threads_apply(comm);
     const lbk_run_options options = {
         .progress = !a->quiet && (a->progress || isatty(STDERR_FILENO)),
         .cpu_threads = threads,

@@ -117,8 +117,7 @@ static lbk_status gather_devices(lbk_run_state *s)
 {
     lbk_report_rank_device mine;
     memset(&mine, 0, sizeof mine);
-    snprintf(mine.desc, sizeof mine.desc, "%s [index %d, node rank %d]",
-             lbk_device_description(s->device), lbk_device_index(s->device), s->comm->local_rank);
+    lbk_device_label(s->device, s->comm->local_rank, mine.desc, sizeof mine.desc);
     if (!lbk_device_is_gpu(s->device)) {
         mine.cpu_threads = lbk_device_compute_units(s->device);
         mine.cpu_threads_source = s->options->cpu_threads;

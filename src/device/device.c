@@ -326,6 +326,12 @@ void lbk_device_close(lbk_device *dev)
 
 const char *lbk_device_description(const lbk_device *dev) { return dev->description; }
 int lbk_device_index(const lbk_device *dev) { return dev->index; }
+
+void lbk_device_label(const lbk_device *dev, int node_rank, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s [index %d, node rank %d]", lbk_device_description(dev), dev->index,
+             node_rank);
+}
 bool lbk_device_is_gpu(const lbk_device *dev) { return dev->is_gpu; }
 bool lbk_device_is_cpu(const lbk_device *dev) { return dev->is_cpu; }
 uint64_t lbk_device_global_mem(const lbk_device *dev) { return dev->global_mem; }

@@ -29,6 +29,9 @@ void lbk_device_close(lbk_device *dev);
 const char *lbk_device_description(const lbk_device *dev);
 /* index among the devices matching the request type, as `lbknn devices` lists them */
 int lbk_device_index(const lbk_device *dev);
+/* "<description> [index i, node rank r]": which device a rank runs on, as
+ * the summary, the report and the library name it. */
+void lbk_device_label(const lbk_device *dev, int node_rank, char *buf, size_t size);
 bool lbk_device_is_gpu(const lbk_device *dev);
 /* CL_DEVICE_TYPE_CPU: its buffers are host memory, and one made over the
  * caller's memory (CL_MEM_USE_HOST_PTR) is used in place. */

@@ -1,0 +1,33 @@
+#include "cpu_threads.h"
+
+#include "cpu_share.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+lbk_cpu_threads_source lbk_cpu_threads_apply(const lbk_comm *comm)
+{
+    if (getenv("POCL_MAX_PTHREAD_COUNT"))
+        return LBK_CPU_THREADS_ENVIRONMENT;
+    const long share = lbk_cpu_share(comm);
+    if (share <= 0)
+        return LBK_CPU_THREADS_DEVICE_DEFAULT; /* PoCL's own default is already right */
+    char value[32];
+    snprintf(value, sizeof value, "%ld", share);
+    if (setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0) {
+        lbk_warn("cannot set POCL_MAX_PTHREAD_COUNT=%s; CPU threads may oversubscribe", value);
+        return LBK_CPU_THREADS_DEVICE_DEFAULT;
+    }
+    return LBK_CPU_THREADS_NODE_SHARE;
+}
+
+const char *lbk_cpu_threads_source_name(lbk_cpu_threads_source source)
+{
+    switch (source) {
+    case LBK_CPU_THREADS_DEVICE_DEFAULT: return "device default";
+    case LBK_CPU_THREADS_ENVIRONMENT: return "environment";
+    case LBK_CPU_THREADS_NODE_SHARE: return "node share";
+    }
+    return "?";
+}
