@@ -66,14 +66,8 @@ static lbk_status copy_finite(float *dst, const float *src, uint64_t rows, int d
     return LBK_OK;
 }
 
-static lbk_status min_max(const lbk_comm *comm, uint64_t value, uint64_t *lo, uint64_t *hi)
-{
-    *lo = *hi = value;
-    LBK_TRY(lbk_comm_allreduce_u64(comm, lo, LBK_REDUCE_MIN));
-    return lbk_comm_allreduce_u64(comm, hi, LBK_REDUCE_MAX);
-}
-
-/* The same over the ranks that `count` (a rank with no rows has no say). */
+/* Collective: the least and largest `value` over the ranks that `count`
+ * (a rank with no rows has no say in what rows are like). */
 static lbk_status min_max_if(const lbk_comm *comm, bool count, uint64_t value, uint64_t *lo,
                              uint64_t *hi)
 {
@@ -81,6 +75,11 @@ static lbk_status min_max_if(const lbk_comm *comm, bool count, uint64_t value, u
     *hi = count ? value : 0;
     LBK_TRY(lbk_comm_allreduce_u64(comm, lo, LBK_REDUCE_MIN));
     return lbk_comm_allreduce_u64(comm, hi, LBK_REDUCE_MAX);
+}
+
+static lbk_status min_max(const lbk_comm *comm, uint64_t value, uint64_t *lo, uint64_t *hi)
+{
+    return min_max_if(comm, true, value, lo, hi);
 }
 
 /* Collective: every rank passed the same kind of rows; the global ids. */
@@ -100,7 +99,8 @@ static lbk_status agree_shape(lbknn_index *ix, uint64_t rows, int dim, bool *lab
     *targets = hi == 1;
     uint64_t before = 0, total = rows;
     LBK_TRY(lbk_comm_exscan_u64(comm, rows, &before, &total));
-    if (ix->plan.replicated) {
+    /* `auto` never picks replicate: only the option asks for it. */
+    if (ix->options.mpi.partition == LBK_PARTITION_REPLICATE) {
         LBK_TRY(min_max(comm, rows, &lo, &hi));
         LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
                     "mpi.partition = replicate: every rank passes every row, but ranks passed "
@@ -150,10 +150,6 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     lbk_status st = LBK_OK;
     LBK_TRY(lbk_comm_agree(comm, check_rows(rows, dim, points, labels, targets)));
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
-    /* The plan needs the total, which needs the plan's replicated flag:
-     * the flag does not depend on the total (partition and engine do not
-     * decide replication). */
-    lbk_index_plan_make(&ix->options, dim, 1, comm->size, &ix->plan);
     bool has_labels = labels != NULL, has_targets = targets != NULL;
     LBK_TRY(
         lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, &has_labels, &has_targets)));

@@ -171,12 +171,18 @@ lbk_status lbk_comm_agree(const lbk_comm *comm, lbk_status local)
     return lbk_status_remote(cause);
 }
 
+/* Bytes one MPI call of a byte buffer may carry: the chunk, as an int. */
+static uint64_t byte_step(void)
+{
+    return chunk_bytes < (uint64_t)INT_MAX ? chunk_bytes : (uint64_t)INT_MAX;
+}
+
 lbk_status lbk_comm_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes)
 {
     if (comm->size <= 1)
         return LBK_OK;
     unsigned char *p = data;
-    const uint64_t step = chunk_bytes < (uint64_t)INT_MAX ? chunk_bytes : (uint64_t)INT_MAX;
+    const uint64_t step = byte_step();
     for (uint64_t done = 0; done < bytes;) {
         const uint64_t n = bytes - done < step ? bytes - done : step;
         LBK_TRY(lbk_comm_mpi_check(MPI_Bcast(p + done, (int)n, MPI_BYTE, 0, LBK_COMM_MPI(comm)),
@@ -255,7 +261,7 @@ lbk_status lbk_comm_allreduce_or_bytes(const lbk_comm *comm, void *data, uint64_
 {
     if (comm->size == 1)
         return LBK_OK;
-    const uint64_t step = chunk_bytes > 0 ? chunk_bytes : 1;
+    const uint64_t step = byte_step();
     for (uint64_t at = 0; at < bytes; at += step) {
         const int n = (int)(bytes - at < step ? bytes - at : step);
         LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, (unsigned char *)data + at, n,
