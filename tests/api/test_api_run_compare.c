@@ -9,41 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A TEXMEX file (.fvecs / .ivecs): each row its dimension, then the values. */
-static void *read_vecs(const char *dir, const char *name, int64_t *rows, int *dim)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    const long bytes = ftell(f);
-    rewind(f);
-    int32_t d = 0;
-    if (fread(&d, 4, 1, f) != 1 || d < 1) {
-        fprintf(stderr, "%s: bad header\n", path);
-        exit(1);
-    }
-    rewind(f);
-    *dim = d;
-    *rows = bytes / (4 * (d + 1));
-    char *out = malloc((size_t)*rows * (size_t)d * 4);
-    for (int64_t r = 0; r < *rows; r++) {
-        int32_t head;
-        if (fread(&head, 4, 1, f) != 1 || head != d ||
-            fread(out + (size_t)r * (size_t)d * 4, 4, (size_t)d, f) != (size_t)d) {
-            fprintf(stderr, "%s: bad row %lld\n", path, (long long)r);
-            exit(1);
-        }
-    }
-    fclose(f);
-    return out;
-}
-
-static char *read_text(const char *dir, const char *name)
+/* DIR/NAME whole, NUL-terminated (text files compare as strings); its
+ * length in *bytes. Any failure ends the test. */
+static char *read_file(const char *dir, const char *name, size_t *bytes)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -55,11 +23,50 @@ static char *read_text(const char *dir, const char *name)
     fseek(f, 0, SEEK_END);
     const long n = ftell(f);
     rewind(f);
-    char *text = calloc((size_t)n + 1, 1);
-    if (fread(text, 1, (size_t)n, f) != (size_t)n)
+    char *data = calloc((size_t)n + 1, 1);
+    if (!data || fread(data, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "%s: cannot read\n", path);
         exit(1);
+    }
     fclose(f);
-    return text;
+    *bytes = (size_t)n;
+    return data;
+}
+
+static char *read_text(const char *dir, const char *name)
+{
+    size_t bytes;
+    return read_file(dir, name, &bytes);
+}
+
+/* A TEXMEX file (.fvecs / .ivecs): each row its dimension, then the values,
+ * returned without the dimensions (4-byte values, row-major). */
+static void *read_vecs(const char *dir, const char *name, int64_t *rows, int *dim)
+{
+    size_t bytes;
+    char *file = read_file(dir, name, &bytes);
+    int32_t d = 0;
+    if (bytes >= 4)
+        memcpy(&d, file, 4);
+    if (d < 1) {
+        fprintf(stderr, "%s/%s: bad header\n", dir, name);
+        exit(1);
+    }
+    const size_t row = 4 * ((size_t)d + 1);
+    *dim = d;
+    *rows = (int64_t)(bytes / row);
+    char *out = malloc((size_t)*rows * (size_t)d * 4);
+    for (int64_t r = 0; r < *rows; r++) {
+        int32_t head;
+        memcpy(&head, file + (size_t)r * row, 4);
+        if (head != d) {
+            fprintf(stderr, "%s/%s: bad row %lld\n", dir, name, (long long)r);
+            exit(1);
+        }
+        memcpy(out + (size_t)r * (size_t)d * 4, file + (size_t)r * row + 4, (size_t)d * 4);
+    }
+    free(file);
+    return out;
 }
 
 static void die_on(int rc, const char *what, const char *message)
