@@ -76,6 +76,16 @@
     X(LBK_PARTITION_REPLICATE, "replicate")                                                      \
     X(LBK_PARTITION_SPATIAL, "spatial")
 
+/* What a job computes from the K-lists: classify (votes of reference
+ * labels), regress (averaged reference targets), search (the lists only),
+ * graph (the reference set's own kNN graph, each point's K nearest other
+ * points; no query set). */
+#define LBK_TASK_LIST(X)                                                                         \
+    X(LBK_TASK_CLASSIFY, "classify")                                                             \
+    X(LBK_TASK_REGRESS, "regress")                                                               \
+    X(LBK_TASK_SEARCH, "search")                                                                 \
+    X(LBK_TASK_GRAPH, "graph")
+
 /* One enumeration in the job's table form: for schema walkers and messages
  * that list the allowed names. Terminated by a NULL name. */
 typedef struct {
@@ -101,6 +111,7 @@ LBK_ENUM_DECLARE_(lbk_tree_split, LBK_TREE_SPLIT_LIST)
 LBK_ENUM_DECLARE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
 LBK_ENUM_DECLARE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
 LBK_ENUM_DECLARE_(lbk_partition, LBK_PARTITION_LIST)
+LBK_ENUM_DECLARE_(lbk_task, LBK_TASK_LIST)
 
 /* "a, b, c": the names of a NULL-terminated item table, for error messages
  * that tell the fix. Truncated to size. */

@@ -20,7 +20,8 @@
  * section (also the member of lbk_job.output holding the path; empty = not
  * wanted). Every list of outputs (schema, checks, writers, report) comes
  * from this one. */
-#define LBK_JOB_OUTPUT_LIST(X) X(predictions) X(probabilities) X(neighbors) X(distances) X(report)
+#define LBK_JOB_OUTPUT_LIST(X)                                                                   \
+    X(predictions) X(probabilities) X(neighbors) X(distances) X(graph) X(report)
 #define LBK_JOB_OUTPUT_COUNT_(name) +1
 enum { LBK_JOB_OUTPUT_COUNT = 0 LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_COUNT_) };
 #undef LBK_JOB_OUTPUT_COUNT_
@@ -55,6 +56,7 @@ typedef struct {
 
 typedef struct {
     char source[LBK_PATH_MAX]; /* job file path, or "<built-in default>" */
+    lbk_task task;             /* the one top-level key */
 
     lbk_job_input_spec reference;
     lbk_job_input_spec query;

@@ -230,19 +230,59 @@ static lbk_status check_labels_for(const lbk_job_ctx *c, const lbk_job *job, con
     return LBK_OK;
 }
 
+/* An output the task does not make, pointed at where the job names it. */
+static lbk_status check_output_for_task(const lbk_job_ctx *c, const lbk_job *job,
+                                        const char *path, const char *name, bool made)
+{
+    if (path[0] && !made)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, path),
+                            "output.%s is not made by task %s (see docs/usage.md, \"Tasks\")",
+                            name, lbk_task_name(job->task));
+    return LBK_OK;
+}
+
+/* What each task makes, and the graph's own rules: its queries are the
+ * reference points, and each searches K + 1 points (itself among them). */
+static lbk_status check_task(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const lbk_task task = job->task;
+    const bool votes = task == LBK_TASK_CLASSIFY, graph = task == LBK_TASK_GRAPH;
+    LBK_TRY(check_output_for_task(c, job, job->output.predictions, "predictions",
+                                  votes || task == LBK_TASK_REGRESS));
+    LBK_TRY(check_output_for_task(c, job, job->output.probabilities, "probabilities", votes));
+    LBK_TRY(check_output_for_task(c, job, job->output.graph, "graph", graph));
+    if (!graph)
+        return LBK_OK;
+    if (job->query.path[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->query.path),
+                            "task graph finds the neighbours of the reference points "
+                            "themselves; remove query.path");
+    const int most = job->knn.engine == LBK_ENGINE_KDTREE ? LBK_TREE_K_MAX : LBK_K_MAX;
+    if (job->knn.k + 1 > most)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.k),
+                            "knn.k = %d: task graph searches K + 1 points (each point finds "
+                            "itself), and the %s supports K up to %d",
+                            job->knn.k,
+                            job->knn.engine == LBK_ENGINE_KDTREE ? "k-d tree" : "search", most);
+    return LBK_OK;
+}
+
 lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
 {
+    LBK_TRY(check_task(c, job));
     if (job->query.path[0] && !job->reference.path[0])
         return lbk_job_fail(c, lbk_job_mark_of(c, job, job->query.path),
                             "query.path given without reference.path (the synthetic reference "
                             "brings its own queries)");
-    if (job->reference.path[0] && !job->query.path[0])
+    if (job->reference.path[0] && !job->query.path[0] && job->task != LBK_TASK_GRAPH)
         return lbk_job_fail(c, lbk_job_section_mark(c, LBK_SEC_REFERENCE),
                             "reference.path given without query.path");
     LBK_TRY(check_input(c, job, &job->reference, LBK_SEC_REFERENCE));
     LBK_TRY(check_input(c, job, &job->query, LBK_SEC_QUERY));
-    LBK_TRY(check_labels_for(c, job, job->output.predictions, "predictions"));
-    LBK_TRY(check_labels_for(c, job, job->output.probabilities, "probabilities"));
+    if (job->task == LBK_TASK_CLASSIFY) {
+        LBK_TRY(check_labels_for(c, job, job->output.predictions, "predictions"));
+        LBK_TRY(check_labels_for(c, job, job->output.probabilities, "probabilities"));
+    }
     LBK_TRY(check_knn(c, job));
     LBK_TRY(check_tuning(c, job));
     LBK_TRY(check_outputs_differ(c, job));

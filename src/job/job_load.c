@@ -42,10 +42,22 @@ static lbk_status apply_section(lbk_job_ctx *c, int section, const yaml_node_t *
     return LBK_OK;
 }
 
+/* A top-level key (task): a scalar value beside the sections. */
+static lbk_status apply_top_key(lbk_job_ctx *c, int idx, const yaml_node_t *k,
+                                const yaml_node_t *v, lbk_job *job)
+{
+    if (c->key_seen[idx])
+        return lbk_job_fail(c, k->start_mark, "duplicate key '%s'", lbk_job_keys[idx].name);
+    c->key_seen[idx] = true;
+    c->key_mark[idx] = v->start_mark;
+    return lbk_job_apply_value(c, &lbk_job_keys[idx], v, job);
+}
+
 static lbk_status apply_root(lbk_job_ctx *c, const yaml_node_t *root, lbk_job *job)
 {
-    char sections[128];
+    char sections[128], top_keys[64];
     lbk_enum_join_names(lbk_job_sections, sections, sizeof sections);
+    lbk_job_join_keys(LBK_SEC_TOP, top_keys, sizeof top_keys);
     c->root_mark = root->start_mark;
     if (lbk_job_yaml_is_null(root))
         return LBK_OK;
@@ -60,10 +72,15 @@ static lbk_status apply_root(lbk_job_ctx *c, const yaml_node_t *root, lbk_job *j
         if (k->type != YAML_SCALAR_NODE)
             return lbk_job_fail(c, k->start_mark, "section names must be names, not %s",
                                 lbk_job_yaml_kind(k));
+        const int top = lbk_job_find_key(LBK_SEC_TOP, lbk_job_yaml_text(k));
+        if (top >= 0) {
+            LBK_TRY(apply_top_key(c, top, k, v, job));
+            continue;
+        }
         const lbk_enum_item *sec = lbk_enum_find_name(lbk_job_sections, lbk_job_yaml_text(k));
         if (!sec)
-            return lbk_job_fail(c, k->start_mark, "unknown key '%.64s' (sections: %s)",
-                                lbk_job_yaml_text(k), sections);
+            return lbk_job_fail(c, k->start_mark, "unknown key '%.64s' (keys: %s; sections: %s)",
+                                lbk_job_yaml_text(k), top_keys, sections);
         if (c->section_seen[sec->value])
             return lbk_job_fail(c, k->start_mark, "duplicate key '%s'", sec->name);
         c->section_seen[sec->value] = true;

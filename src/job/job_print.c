@@ -130,14 +130,14 @@ void lbk_job_print(const lbk_job *job, void *file, int indent)
     FILE *f = file;
     if (indent < 0)
         indent = 0;
-    int section = -1;
+    int section = LBK_SEC_TOP; /* the top-level keys come first, under no header */
     for (int i = 0; i < lbk_job_key_count; i++) {
         const lbk_job_key_desc *d = &lbk_job_keys[i];
         if (d->section != section) {
             section = d->section;
             fprintf(f, "%*s%s:\n", indent, "", lbk_job_sections[section].name);
         }
-        fprintf(f, "%*s  %s: ", indent, "", d->name);
+        fprintf(f, "%*s%s%s: ", indent, "", d->section == LBK_SEC_TOP ? "" : "  ", d->name);
         print_value(f, job, d);
         fputc('\n', f);
     }

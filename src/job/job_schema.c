@@ -17,6 +17,7 @@ _Static_assert(sizeof(lbk_tree_split) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_tree_sort) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_merge_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_partition) == sizeof(int), "enum size");
+_Static_assert(sizeof(lbk_task) == sizeof(int), "enum size");
 
 #define SECTION_ITEM_(constant, member) {#member, LBK_SEC_##constant},
 const lbk_enum_item lbk_job_sections[] = {LBK_JOB_SECTION_LIST(SECTION_ITEM_){NULL, 0}};
@@ -56,6 +57,7 @@ const lbk_enum_item lbk_job_labels_formats[] = {
 #define OUTPUT_KEY_(member) KEY(OUTPUT, output, member, OUT_PATH, 0, 0, NULL)
 
 const lbk_job_key_desc lbk_job_keys[] = {
+    {LBK_SEC_TOP, "task", LBK_KEY_ENUM, offsetof(lbk_job, task), 0, 0, lbk_task_items},
     INPUT_KEYS(REFERENCE, reference) INPUT_KEYS(QUERY, query) KEY(
         SYNTHETIC, synthetic, points, U64, 1, INT64_MAX,
         NULL) KEY(SYNTHETIC, synthetic, queries, U64, 1, INT64_MAX,
@@ -126,7 +128,10 @@ bool lbk_job_key_is_path(const lbk_job_key_desc *d)
 
 void lbk_job_key_name(const lbk_job_key_desc *d, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s.%s", lbk_job_sections[d->section].name, d->name);
+    if (d->section == LBK_SEC_TOP)
+        snprintf(buf, size, "%s", d->name);
+    else
+        snprintf(buf, size, "%s.%s", lbk_job_sections[d->section].name, d->name);
 }
 
 void lbk_job_join_keys(int section, char *buf, size_t size)

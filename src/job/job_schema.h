@@ -29,6 +29,10 @@
 enum { LBK_JOB_SECTION_LIST(LBK_JOB_SEC_CONSTANT_) LBK_SEC_COUNT };
 #undef LBK_JOB_SEC_CONSTANT_
 
+/* The pseudo-section of the keys that stand at the top level of a job
+ * file, outside any section (task); never in lbk_job_sections. */
+enum { LBK_SEC_TOP = -1 };
+
 /* The section names as an item table (value = section), NULL-terminated. */
 extern const lbk_enum_item lbk_job_sections[];
 

@@ -24,9 +24,15 @@ static lbk_status split_assignment(const lbk_job_ctx *c, const char *assignment,
     memcpy(name, assignment, name_len);
     name[name_len] = '\0';
     char *dot = strchr(name, '.');
-    if (!dot)
-        return lbk_job_fail(c, nowhere, "expected SECTION.KEY=VALUE, e.g. knn.k=7; got key '%s'",
-                            name);
+    if (!dot) {
+        const int top = lbk_job_find_key(LBK_SEC_TOP, name);
+        if (top < 0)
+            return lbk_job_fail(c, nowhere,
+                                "expected SECTION.KEY=VALUE, e.g. knn.k=7; got key '%s'", name);
+        *key = &lbk_job_keys[top];
+        *value = eq + 1;
+        return LBK_OK;
+    }
     *dot = '\0';
     const lbk_enum_item *sec = lbk_enum_find_name(lbk_job_sections, name);
     const int idx = sec ? lbk_job_find_key(sec->value, dot + 1) : -1;

@@ -29,6 +29,8 @@ lbk_status lbk_job_fail(const lbk_job_ctx *c, yaml_mark_t mark, const char *fmt,
 
 yaml_mark_t lbk_job_section_mark(const lbk_job_ctx *c, int section)
 {
+    if (section == LBK_SEC_TOP)
+        return c->root_mark;
     return c->section_seen[section] ? c->section_mark[section] : c->root_mark;
 }
 

@@ -282,8 +282,9 @@ static void mode_set_good(void)
         "reference.header=auto",
         "query.path=/q.csv",
         "output.report=", /* empty = not written */
-        "output.predictions=pred: out.txt",
+        "output.neighbors=nb: out.npy",
         "mpi.merge=reduce_scatter",
+        "task=search", /* the top-level key: no section */
     };
     for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
         LBK_EXPECT_EQ_INT(lbk_job_set(&j, sets[i]), LBK_OK, "--set %s failed", sets[i]);
@@ -291,6 +292,7 @@ static void mode_set_good(void)
     LBK_EXPECT_EQ_INT(j.knn.metric, LBK_METRIC_L1);
     LBK_EXPECT_EQ_INT(j.knn.weights, LBK_WEIGHTS_DISTANCE);
     LBK_EXPECT_EQ_INT(j.knn.engine, LBK_ENGINE_BRUTE);
+    LBK_EXPECT_EQ_INT(j.task, LBK_TASK_SEARCH);
     LBK_EXPECT_EQ_INT(j.device.list_len, 2);
     LBK_EXPECT_EQ_INT(j.device.list[0], 2);
     LBK_EXPECT_EQ_INT(j.device.list[1], 0);
@@ -307,7 +309,7 @@ static void mode_set_good(void)
     LBK_EXPECT_EQ_INT(j.reference.header, -1);
     LBK_EXPECT_EQ_STR(j.query.path, "/q.csv");
     LBK_EXPECT_EQ_STR(j.output.report, "");
-    LBK_EXPECT_EQ_STR(j.output.predictions, "pred: out.txt");
+    LBK_EXPECT_EQ_STR(j.output.neighbors, "nb: out.npy");
     LBK_EXPECT_EQ_INT(j.mpi.merge, LBK_MERGE_REDUCE_SCATTER);
     LBK_EXPECT_EQ_INT(lbk_job_validate(&j), LBK_OK, "validate failed");
 
