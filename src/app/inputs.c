@@ -20,15 +20,23 @@
 lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
 {
     memset(shape, 0, sizeof *shape);
+    /* Labels count only where votes are taken; a graph's queries are the
+     * reference points. */
+    const bool votes = job->task == LBK_TASK_CLASSIFY, graph = job->task == LBK_TASK_GRAPH;
     if (job->reference.path[0] == '\0') {
         shape->reference_rows = job->synthetic.points;
-        shape->query_rows = job->synthetic.queries;
+        shape->query_rows = graph ? job->synthetic.points : job->synthetic.queries;
         shape->dim = job->synthetic.dim;
-        shape->reference_labels = shape->query_labels = true;
+        shape->reference_labels = shape->query_labels = votes;
         return LBK_OK;
     }
     lbk_dataset_info ref, query;
     LBK_TRY(lbk_dataset_probe(&job->reference, &ref));
+    if (graph) {
+        shape->reference_rows = shape->query_rows = ref.rows;
+        shape->dim = ref.dim;
+        return LBK_OK;
+    }
     LBK_TRY(lbk_dataset_probe(&job->query, &query));
     LBK_FAIL_IF(query.dim != ref.dim, LBK_ERR_INPUT,
                 "%s: queries have dimension %d but the reference points (%s) have %d",
@@ -36,8 +44,8 @@ lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
     shape->reference_rows = ref.rows;
     shape->query_rows = query.rows;
     shape->dim = ref.dim;
-    shape->reference_labels = ref.has_labels;
-    shape->query_labels = query.has_labels;
+    shape->reference_labels = votes && ref.has_labels;
+    shape->query_labels = votes && query.has_labels;
     return LBK_OK;
 }
 
@@ -140,6 +148,11 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
     LBK_FAIL_IF((uint64_t)job->knn.k > shape->reference_rows, LBK_ERR_INPUT,
                 "%s: knn.k = %d is larger than the %" PRIu64 " reference points", where,
                 job->knn.k, shape->reference_rows);
+    LBK_FAIL_IF(job->task == LBK_TASK_GRAPH && (uint64_t)job->knn.k >= shape->reference_rows,
+                LBK_ERR_INPUT,
+                "%s: knn.k = %d: task graph needs K other points, and each of the %" PRIu64
+                " points has %" PRIu64,
+                where, job->knn.k, shape->reference_rows, shape->reference_rows - 1);
     LBK_FAIL_IF(job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX,
                 LBK_ERR_INPUT,
                 "%s: %" PRIu64 " reference points do not fit the int32 ids of an .ivecs "

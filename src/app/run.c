@@ -29,7 +29,7 @@ static lbk_status probe_inputs(lbk_run_state *s)
     if (!s->root)
         return LBK_OK;
     /* Interim, while the tasks land one by one (issue 23). */
-    LBK_FAIL_IF(s->job->task == LBK_TASK_REGRESS || s->job->task == LBK_TASK_GRAPH, LBK_ERR_CONFIG,
+    LBK_FAIL_IF(s->job->task == LBK_TASK_REGRESS, LBK_ERR_CONFIG,
                 "%s: task %s is not in this build yet", s->job->source,
                 lbk_task_name(s->job->task));
     LBK_TRY(lbk_inputs_probe(s->job, &s->shape));
@@ -53,7 +53,9 @@ static lbk_status read_inputs(lbk_run_state *s)
     const bool all = s->plan.replicated;
     lbk_status st = lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p,
                                          all ? n : n * (r + 1) / p, &s->shard);
-    if (st == LBK_OK && s->plan.owns_slice) {
+    if (s->job->task == LBK_TASK_GRAPH) {
+        /* The graph's queries are the reference points themselves. */
+    } else if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
         lbk_index_query_slice(s->shape.query_rows, s->comm, &s->query_first, &count);
         st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count,
@@ -136,10 +138,24 @@ static lbk_status gather_devices(lbk_run_state *s)
  * batches for the query file. */
 static lbk_status build_index(lbk_run_state *s)
 {
-    LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, s->job, &s->plan,
+    const bool graph = s->job->task == LBK_TASK_GRAPH;
+    s->index_job = *s->job;
+    s->index_job.knn.k += graph;
+    LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_job, &s->plan,
                              s->shape.reference_rows, s->shape.reference_labels, &s->shard,
                              &s->index));
+    if (graph)
+        return lbk_index_prepare_self(s->index, 0);
     return lbk_index_prepare(s->index, s->shape.query_rows, 0);
+}
+
+/* Collective, task graph: this rank's share of the graph's rows. */
+static lbk_status init_graph(lbk_run_state *s)
+{
+    if (s->job->task != LBK_TASK_GRAPH)
+        return LBK_OK;
+    return lbk_run_graph_init(&s->graph, s->comm, s->job->knn.k, s->shape.reference_rows,
+                              s->plan.sliced);
 }
 
 /* A query's class scores and probabilities; where ranks own slices, the
@@ -208,7 +224,11 @@ static lbk_status share_output_names(lbk_run_state *s)
 static void show_progress(void *run_state, uint64_t batch, uint64_t batches)
 {
     lbk_run_state *s = run_state;
-    const uint64_t done = batch * lbk_index_info_of(s->index)->batch;
+    uint64_t done = batch * lbk_index_info_of(s->index)->batch;
+    /* A spatial graph's ranks search their own boxes: rank 0's batches
+     * stand for a share of every point. */
+    if (s->job->task == LBK_TASK_GRAPH)
+        done = s->progress_total * batch / batches;
     lbk_progress_update(&s->progress, done < s->progress_total ? done : s->progress_total, batch,
                         batches);
 }
@@ -220,7 +240,8 @@ static lbk_status run_batches(lbk_run_state *s)
     /* With owned slices, rank 0's progress stands for every rank's. */
     s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
     lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
-    const lbk_index_sink sink = {lbk_run_emit, show_progress, s};
+    const bool graph = s->job->task == LBK_TASK_GRAPH;
+    const lbk_index_sink sink = {graph ? lbk_run_emit_graph : lbk_run_emit, show_progress, s};
     const lbk_status st = lbk_index_search(s->index, s->queries.points, &sink);
     lbk_progress_finish(&s->progress);
     return st;
@@ -357,6 +378,7 @@ static void run_state_free(lbk_run_state *s)
         lbk_outputs_abort(&s->outputs, s->root);
     lbk_classify_confusion_free(&s->confusion);
     lbk_index_destroy(s->index);
+    lbk_run_graph_free(&s->graph);
     lbk_device_close(s->device);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
@@ -393,6 +415,7 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, gather_devices(&s));
     LBK_TRY_GOTO(st, build_index(&s)); /* spatial: points to their owners; batches */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
+    LBK_TRY_GOTO(st, init_graph(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
     LBK_TRY_GOTO(st,

@@ -137,8 +137,16 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
     return st;
 }
 
+lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice)
+{
+    lbk_run_state *s = run_state;
+    return lbk_run_graph_add(&s->graph, slice);
+}
+
 lbk_status lbk_run_emit_finish(lbk_run_state *s)
 {
+    if (s->job->task == LBK_TASK_GRAPH)
+        return s->outputs_open ? lbk_run_graph_write(&s->graph, &s->outputs) : LBK_OK;
     if (!s->plan.owns_slice)
         return LBK_OK;
     lbk_status st = LBK_OK;

@@ -15,6 +15,7 @@
 #include "progress.h"
 #include "report.h"
 #include "run.h"
+#include "run_graph.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +40,8 @@ typedef struct {
     char tuning_file[48];            /* the tuning cache file looked for ("" = none) */
     lbk_report_rank_device *devices; /* every rank's, in rank order */
     lbk_index *index;
+    lbk_job index_job;  /* task graph: the job with K + 1 (each point finds itself) */
+    lbk_run_graph graph; /* task graph: this rank's rows of the graph */
 
     int32_t *predictions;       /* one batch's, or (owns_slice) the whole slice's */
     lbk_classify_score *scores; /* one query's class scores (K entries) */
@@ -69,5 +72,7 @@ typedef struct {
  * slices (collective: offsets from an exclusive scan over the ranks). */
 lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *slice);
 lbk_status lbk_run_emit_finish(lbk_run_state *s);
+/* task graph's sink: lbk_run_graph_add. */
+lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice);
 
 #endif

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Rank 0 holds the queries; every rank gets the whole batch. */
 static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
@@ -14,6 +15,31 @@ static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
     float *points = s->root ? (float *)s->query_points + b->first * dim : s->batch_points;
     b->points = points;
     return lbk_comm_bcast_floats(s->comm, points, b->count * dim);
+}
+
+/* Self search of row shards: the batch's reference rows from the ranks
+ * that hold them. Each rank puts its own rows into a zeroed buffer and a
+ * bitwise OR over the ranks fills in the rest, exactly, as every row has
+ * one holder. */
+static lbk_status gather_own_rows(lbk_index *s, lbk_batch *b)
+{
+    const uint64_t dim = (uint64_t)s->shape.dim, end = b->first + b->count;
+    const uint64_t held_first = s->shard.first_row, held_end = held_first + s->shard.rows;
+    const uint64_t lo = b->first > held_first ? b->first : held_first;
+    const uint64_t hi = end < held_end ? end : held_end;
+    b->points = s->batch_points;
+    memset(s->batch_points, 0, (size_t)(b->count * dim) * sizeof(float));
+    if (hi > lo)
+        memcpy(s->batch_points + (lo - b->first) * dim, s->shard.points + (lo - held_first) * dim,
+               (size_t)((hi - lo) * dim) * sizeof(float));
+    return lbk_comm_allreduce_or_bytes(s->comm, s->batch_points, b->count * dim * sizeof(float));
+}
+
+/* Self search of replicas: every rank holds every row. */
+static lbk_status replica_rows(lbk_index *s, lbk_batch *b)
+{
+    b->points = s->shard.points + b->first * (uint64_t)s->shape.dim;
+    return LBK_OK;
 }
 
 /* Engine output (shard rows) to merge candidates (global ids, labels). A
@@ -115,6 +141,28 @@ static const lbk_batch_strategy replicate = {NULL,
                                              true,
                                              false};
 
+static const lbk_batch_strategy shard_reduce_self = {NULL,
+                                                     {{gather_own_rows, LBK_PHASE_DISTRIBUTE},
+                                                      {search_whole_batch, LBK_PHASE_QUERY},
+                                                      {merge_lists, LBK_PHASE_MERGE},
+                                                      {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                     false,
+                                                     false};
+static const lbk_batch_strategy shard_reduce_scatter_self = {
+    NULL,
+    {{gather_own_rows, LBK_PHASE_DISTRIBUTE},
+     {search_whole_batch, LBK_PHASE_QUERY},
+     {merge_lists, LBK_PHASE_MERGE},
+     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+    true,
+    false};
+static const lbk_batch_strategy replicate_self = {NULL,
+                                                  {{replica_rows, LBK_PHASE_DISTRIBUTE},
+                                                   {search_own_slice, LBK_PHASE_QUERY},
+                                                   {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                  true,
+                                                  false};
+
 lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
                                           const char **why)
 {
@@ -136,16 +184,20 @@ lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine en
     return LBK_PARTITION_SHARD;
 }
 
-const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge)
+const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge,
+                                                 bool self)
 {
     /* A switch, so that -Wswitch points here when a partition is added. */
     switch (partition) {
     case LBK_PARTITION_AUTO: /* resolved before this is asked */
     case LBK_PARTITION_SHARD: break;
-    case LBK_PARTITION_REPLICATE: return &replicate;
-    case LBK_PARTITION_SPATIAL: return &lbk_batch_spatial_strategy;
+    case LBK_PARTITION_REPLICATE: return self ? &replicate_self : &replicate;
+    case LBK_PARTITION_SPATIAL:
+        return self ? &lbk_batch_spatial_self_strategy : &lbk_batch_spatial_strategy;
     }
-    return merge == LBK_MERGE_REDUCE_SCATTER ? &shard_reduce_scatter : &shard_reduce;
+    if (merge == LBK_MERGE_REDUCE_SCATTER)
+        return self ? &shard_reduce_scatter_self : &shard_reduce_scatter;
+    return self ? &shard_reduce_self : &shard_reduce;
 }
 
 lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
@@ -153,7 +205,12 @@ lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
     if (!s->strategy->sliced && !s->root)
         return LBK_OK;
     s->info.stats.queries_owned += b->slice_count;
-    const lbk_index_slice slice = {b->first,       b->count,  b->slice_first,
-                                   b->slice_count, s->merged, s->job->knn.k};
+    const lbk_index_slice slice = {b->first,
+                                   b->count,
+                                   b->slice_first,
+                                   b->slice_count,
+                                   s->merged,
+                                   s->job->knn.k,
+                                   s->self && s->spatial ? &s->shard : NULL};
     return s->sink->emit(s->sink->user, &slice);
 }

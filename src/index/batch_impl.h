@@ -49,11 +49,15 @@ typedef struct lbk_batch_strategy {
 lbk_partition lbk_batch_partition_resolve(lbk_partition requested, lbk_engine engine, int ranks,
                                           const char **why);
 
-/* The strategy of a resolved partition and the job's mpi.merge. */
-const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge);
+/* The strategy of a resolved partition and the job's mpi.merge; `self`:
+ * of the self search (lbk_index_prepare_self), whose queries are the
+ * reference points where they are held. */
+const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_merge_mode merge,
+                                                 bool self);
 
 /* The spatial partition (batch_spatial.c), and its state's release. */
 extern const lbk_batch_strategy lbk_batch_spatial_strategy;
+extern const lbk_batch_strategy lbk_batch_spatial_self_strategy;
 void lbk_batch_spatial_free(lbk_index_spatial *spatial);
 
 /* The K-lists of `count` query points in this rank's references, as merge

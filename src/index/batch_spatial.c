@@ -206,6 +206,34 @@ static lbk_status return_home(lbk_index *s, lbk_batch *b)
     return LBK_OK;
 }
 
+/* The self search's phase 1, with no exchange: the batch is this rank's
+ * own points, their home is this rank, and their lists go straight to
+ * s->merged, in batch order. */
+static lbk_status search_own_points(lbk_index *s, lbk_batch *b)
+{
+    lbk_index_spatial *sp = s->spatial;
+    const uint64_t k = (uint64_t)s->job->knn.k, dim = (uint64_t)s->shape.dim;
+    b->points = b->count ? s->shard.points + b->first * dim : NULL;
+    b->slice_first = 0;
+    b->slice_count = b->count;
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks"));
+    LBK_TRY(
+        lbk_exchange_buffer_reserve(&sp->row, (size_t)b->count * sizeof(uint64_t), "query rows"));
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float),
+                                        "phase-1 bounds"));
+    s->info.stats.queries_phase1 += b->count;
+    LBK_TRY(lbk_batch_search(s, b->points, b->count, s->merged));
+    int *home = sp->home.data;
+    uint64_t *row = sp->row.data;
+    float *bound = sp->bound.data;
+    for (uint64_t q = 0; q < b->count; q++) {
+        home[q] = s->comm->rank;
+        row[q] = q;
+        bound[q] = s->merged[q * k + k - 1].key;
+    }
+    return LBK_OK;
+}
+
 /* Phase 2's ranks of query q: every other rank whose box is within the
  * home list's K-th key. */
 static int near_ranks(lbk_index *s, const lbk_batch *b, uint64_t q)
@@ -318,3 +346,13 @@ const lbk_batch_strategy lbk_batch_spatial_strategy = {spatial_redistribute,
                                                         {lbk_batch_emit, LBK_PHASE_OUTPUT}},
                                                        true,
                                                        true};
+
+const lbk_batch_strategy lbk_batch_spatial_self_strategy = {
+    spatial_redistribute,
+    {{search_own_points, LBK_PHASE_QUERY},
+     {route_extra, LBK_PHASE_DISTRIBUTE},
+     {search_extra, LBK_PHASE_QUERY},
+     {return_extra, LBK_PHASE_MERGE},
+     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+    true,
+    true};

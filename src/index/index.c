@@ -26,7 +26,8 @@ void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, i
     plan->engine = lbk_engine_resolve(&params, dim, reference_rows, &plan->engine_why);
     plan->partition = lbk_batch_partition_resolve(job->mpi.partition, plan->engine, ranks,
                                                   &plan->partition_why);
-    const lbk_batch_strategy *strategy = lbk_batch_strategy_for(plan->partition, job->mpi.merge);
+    const lbk_batch_strategy *strategy =
+        lbk_batch_strategy_for(plan->partition, job->mpi.merge, false);
     plan->replicated = plan->partition == LBK_PARTITION_REPLICATE;
     plan->owns_slice = strategy->owns_slice;
     plan->sliced = strategy->sliced;
@@ -74,7 +75,7 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
     s->comm = comm;
     s->job = job;
     s->plan = *plan;
-    s->strategy = lbk_batch_strategy_for(plan->partition, job->mpi.merge);
+    s->strategy = lbk_batch_strategy_for(plan->partition, job->mpi.merge, false);
     s->root = comm->rank == 0;
     s->shape.reference_rows = reference_rows;
     s->shape.dim = shard->dim;
@@ -100,17 +101,26 @@ void lbk_index_destroy(lbk_index *s)
     free(s);
 }
 
-/* Queries one rank batches: all of them, or the largest rank's slice. */
-static uint64_t queries_to_batch(const lbk_index *s)
+/* Collective: the queries one rank batches: all of them, or the largest
+ * rank's slice, or (a spatial self search) the most points a rank owns. */
+static lbk_status queries_to_batch(const lbk_index *s, uint64_t *nq)
 {
-    const uint64_t nq = s->query_rows, p = (uint64_t)s->comm->size;
-    return s->plan.owns_slice ? nq / p + (nq % p != 0) : nq;
+    const uint64_t p = (uint64_t)s->comm->size;
+    *nq = s->query_rows;
+    if (s->self && s->spatial) {
+        *nq = s->query_count;
+        return lbk_comm_allreduce_u64(s->comm, nq, LBK_REDUCE_MAX);
+    }
+    if (s->plan.owns_slice)
+        *nq = s->query_rows / p + (s->query_rows % p != 0);
+    return LBK_OK;
 }
 
 /* Collective: the smallest batch any rank's device can take. */
 static lbk_status plan_batches(lbk_index *s, uint64_t cap)
 {
-    const uint64_t nq = queries_to_batch(s);
+    uint64_t nq = 0;
+    LBK_TRY(queries_to_batch(s, &nq));
     uint64_t batch = lbk_engine_max_batch(s->engine);
     if (s->job->device.batch > 0 && s->job->device.batch < batch)
         batch = s->job->device.batch;
@@ -136,7 +146,11 @@ static lbk_status plan_batches(lbk_index *s, uint64_t cap)
 static lbk_status alloc_buffers(lbk_index *s)
 {
     const uint64_t batch = s->info.batch, lists = batch * (uint64_t)s->job->knn.k;
-    if (s->buffers_for >= batch)
+    const bool owns = s->plan.owns_slice;
+    /* Rows of another rank's batch, or (self search of row shards) of
+     * every rank's part of it. */
+    const bool points = s->self ? !s->spatial && !s->plan.replicated : !s->root && !owns;
+    if (s->buffers_for >= batch && (!points || s->batch_points))
         return LBK_OK;
     lbk_engine_result_free(&s->result);
     lbk_alloc_large_free(s->local);
@@ -145,13 +159,12 @@ static lbk_status alloc_buffers(lbk_index *s)
     s->local = s->merged = NULL;
     s->batch_points = NULL;
     s->buffers_for = 0;
-    const bool owns = s->plan.owns_slice;
     lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
     if (st == LBK_OK && !owns)
         s->local = lbk_alloc_large_logged(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
         s->merged = lbk_alloc_large_logged(lists, sizeof *s->merged, "merged K-lists", &st);
-    if (st == LBK_OK && !s->root && !owns)
+    if (st == LBK_OK && points)
         s->batch_points = lbk_alloc_large_logged(batch * (uint64_t)s->shape.dim, sizeof(float),
                                                  "query batch", &st);
     if (st == LBK_OK)
@@ -161,11 +174,24 @@ static lbk_status alloc_buffers(lbk_index *s)
 
 lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_cap)
 {
+    s->self = false;
+    s->strategy = lbk_batch_strategy_for(s->plan.partition, s->job->mpi.merge, false);
     s->query_rows = query_rows;
     s->query_first = 0;
     s->query_count = query_rows;
     if (s->plan.owns_slice)
         lbk_index_query_slice(query_rows, s->comm, &s->query_first, &s->query_count);
+    LBK_TRY(plan_batches(s, batch_cap));
+    return lbk_comm_agree(s->comm, alloc_buffers(s));
+}
+
+lbk_status lbk_index_prepare_self(lbk_index *s, uint64_t batch_cap)
+{
+    s->self = true;
+    s->strategy = lbk_batch_strategy_for(s->plan.partition, s->job->mpi.merge, true);
+    s->query_rows = s->shape.reference_rows;
+    s->query_first = 0;
+    s->query_count = s->spatial ? s->shard.rows : s->query_rows;
     LBK_TRY(plan_batches(s, batch_cap));
     return lbk_comm_agree(s->comm, alloc_buffers(s));
 }

@@ -99,6 +99,14 @@ void lbk_index_destroy(lbk_index *index);
  * `batch_cap`: at most this many queries per batch (0: none). */
 lbk_status lbk_index_prepare(lbk_index *index, uint64_t query_rows, uint64_t batch_cap);
 
+/* Collective: the same for the self search, whose queries are the index's
+ * own reference points, each searched from the rank that holds it: no
+ * query set and, under the spatial partition, no routing to a home rank
+ * (the owner is the home). lbk_index_search then reads no `points`. Each
+ * point finds itself among its lists' candidates: the client drops it (a
+ * graph asks the index for K + 1). */
+lbk_status lbk_index_prepare_self(lbk_index *index, uint64_t batch_cap);
+
 /* What a sink gets: the final K-lists of the queries first + slice_first,
  * ..., first + slice_first + slice_count - 1 of the batch [first, first +
  * count) (query rows of the whole search), in (key, id) order with
@@ -108,6 +116,11 @@ typedef struct {
     uint64_t slice_first, slice_count;
     const lbk_knn_candidate *lists; /* slice_count x k */
     int k;
+    /* A spatial index's self search: the batch is of this rank's own points
+     * first, ... (rows of `own`), and list q is point first + slice_first +
+     * q's, whose global row is lbk_dataset_id(own, first + slice_first +
+     * q). NULL: first + slice_first + q is the global row. */
+    const lbk_dataset *own;
 } lbk_index_slice;
 
 typedef struct {

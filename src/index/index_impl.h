@@ -54,6 +54,7 @@ struct lbk_index {
     lbk_device *device;         /* borrowed */
     lbk_engine_state *engine;
 
+    bool self;                         /* the search prepared is the self search */
     uint64_t query_rows;               /* of the search prepared */
     uint64_t query_first, query_count; /* owns_slice: this rank's slice */
     const float *query_points;         /* the search's: the slice, or rank 0's all */
@@ -61,7 +62,8 @@ struct lbk_index {
     lbk_knn_candidate *local, *merged; /* this rank's lists, and the final ones its sink
                                         * gets; no local where ranks own slices (the
                                         * spatial stages build the final lists in place) */
-    float *batch_points;               /* ranks but 0, where rank 0 holds the queries */
+    float *batch_points;               /* ranks but 0, where rank 0 holds the queries; every
+                                        * rank in a self search of row shards */
     uint64_t buffers_for;              /* the batch size the buffers hold */
     const lbk_index_sink *sink;        /* the search's */
     lbk_index_info info;
