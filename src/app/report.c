@@ -133,8 +133,8 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
 {
     const lbk_job *job = r->job;
     char shown[SHOWN_MAX];
-    fprintf(out, "lbknn %s  job: %s\n", LBK_VERSION,
-            lbk_log_shown(job->source, shown, sizeof shown));
+    fprintf(out, "lbknn %s  job: %s  task: %s\n", LBK_VERSION,
+            lbk_log_shown(job->source, shown, sizeof shown), lbk_task_name(job->task));
     fprintf(out, "  reference  %" PRIu64 " x %d  (%s)%s\n", r->reference_rows, r->dim,
             lbk_log_shown(lbk_inputs_name(job, false), shown, sizeof shown),
             r->reference_labels ? "" : "  [no labels]");
@@ -257,13 +257,16 @@ static void report_timings(FILE *f, const lbk_report *r)
             r->search_s > 0 ? (double)r->query_rows / r->search_s : 0.0);
 }
 
+static bool job_takes_no_votes(const lbk_report *r) { return r->job->task != LBK_TASK_CLASSIFY; }
+
 static void report_accuracy(FILE *f, const lbk_report *r)
 {
     const lbk_classify_confusion *c = r->confusion;
     if (!c || c->total == 0) {
         /* No score: say why (either side may lack labels). */
         fprintf(f, "accuracy: null  # %s\n",
-                !r->query_labels       ? "the queries have no labels"
+                job_takes_no_votes(r)  ? "the task takes no votes"
+                : !r->query_labels     ? "the queries have no labels"
                 : !r->reference_labels ? "the reference has no labels"
                                        : "no query was evaluated");
         return;

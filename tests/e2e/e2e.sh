@@ -194,6 +194,19 @@ bad-input-leaves-nothing)
     expect_err "query.csv:2"
     no_outputs
     ;;
+task-search)
+    # The lists alone: the same neighbours as classify's, no votes taken,
+    # and an output that needs votes refused before any work.
+    small=(--set synthetic.points=3000 --set synthetic.queries=200 --set synthetic.dim=4)
+    expect_exit 0 "$LBKNN" run --quiet "${small[@]}" --set output.neighbors=classify.ivecs
+    expect_exit 0 "$LBKNN" run --quiet "${small[@]}" --set task=search \
+        --set output.neighbors=search.ivecs --set output.report=search.yaml
+    cmp classify.ivecs search.ivecs || fail "task search found other neighbours than classify"
+    grep -qF "accuracy: null  # the task takes no votes" search.yaml || fail "search voted"
+    expect_exit 2 "$LBKNN" run "${small[@]}" --set task=search --set output.predictions=p.csv
+    expect_err "output.predictions is not made by task search"
+    one_line
+    ;;
 k-larger-than-data)
     expect_exit 2 "$LBKNN" run --set synthetic.points=3 --set synthetic.classes=2 --set knn.k=5
     expect_err "knn.k = 5 is larger than the 3 reference points"
