@@ -24,13 +24,13 @@ done
 build=$(cd "$build" && pwd)
 out=bench/out/graph
 for kind in uniform clustered; do
-    [ -s $out/$kind/points.fvecs ] || "$build/bench/bench_points" $out/$kind $kind 1000000 1 3 >/dev/null
+    [ -s $out/$kind/reference.fvecs ] || "$build/bench/bench_points" $out/$kind $kind 1000000 1 3 >/dev/null
 done
 echo "## $(date -u '+%Y-%m-%d %H:%M UTC'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 lbk_peers_describe
 /usr/bin/python3 "$(dirname "$0")/graph_peers.py" time "$build/lbknn" $out "$rounds"
 if [ $memory = 1 ]; then
-    [ -s $out/big/points.fvecs ] || "$build/bench/bench_points" $out/big uniform 10000000 1 3 >/dev/null
+    [ -s $out/big/reference.fvecs ] || "$build/bench/bench_points" $out/big uniform 10000000 1 3 >/dev/null
     /usr/bin/python3 "$(dirname "$0")/graph_peers.py" memory "$build/lbknn" mpirun $out
 fi
 echo "## load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """task: graph against SciPy cKDTree, side by side (bench/graph.sh runs it).
 
-    graph_peers.py time LBKNN DIR ROUNDS      # DIR/{uniform,clustered}/points.fvecs
-    graph_peers.py memory LBKNN MPIEXEC DIR   # DIR/big/points.fvecs, P = 1 and 2
+    graph_peers.py time LBKNN DIR ROUNDS      # DIR/{uniform,clustered}/reference.fvecs
+    graph_peers.py memory LBKNN MPIEXEC DIR   # DIR/big/reference.fvecs, P = 1 and 2
 
 time: per data set, ROUNDS interleaved rounds of (a) `lbknn run` with task
 graph, K = 16, end to end as a user runs it (process start, reading the
@@ -71,7 +71,7 @@ def time_cmd(lbknn, data_dir, rounds):
           "| rows equal | other rows: distances agree |")
     print("|---|---|---|---|---|---|")
     for kind in ("uniform", "clustered"):
-        points = os.path.join(data_dir, kind, "points.fvecs")
+        points = os.path.join(data_dir, kind, "reference.fvecs")
         x = read_fvecs(points)
         ours, theirs = [], []
         with tempfile.TemporaryDirectory() as tmp:
@@ -95,7 +95,7 @@ def peaks(report):
 
 
 def memory_cmd(lbknn, mpiexec, data_dir):
-    points = os.path.join(data_dir, "big", "points.fvecs")
+    points = os.path.join(data_dir, "big", "reference.fvecs")
     small = os.path.join(data_dir, "small.npy")
     np.save(small, read_fvecs(points)[:1000])
     rows = []

@@ -160,7 +160,7 @@ static lbk_status alloc_buffers(lbk_index *s)
     s->batch_points = NULL;
     s->buffers_for = 0;
     lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
-    if (st == LBK_OK && !owns)
+    if (st == LBK_OK && !owns && s->comm->size > 1) /* one rank's lists are final */
         s->local = lbk_alloc_large_logged(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
         s->merged = lbk_alloc_large_logged(lists, sizeof *s->merged, "merged K-lists", &st);
