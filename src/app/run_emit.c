@@ -146,7 +146,8 @@ lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice)
 lbk_status lbk_run_emit_finish(lbk_run_state *s)
 {
     if (s->job->task == LBK_TASK_GRAPH)
-        return s->outputs_open ? lbk_run_graph_write(&s->graph, &s->outputs) : LBK_OK;
+        return s->outputs_open ? lbk_run_graph_write(&s->graph, &s->outputs, s->job->output.graph)
+                               : LBK_OK;
     if (!s->plan.owns_slice)
         return LBK_OK;
     lbk_status st = LBK_OK;

@@ -1,6 +1,7 @@
 #include "run_graph.h"
 
 #include "alloc_large.h"
+#include "graph_npz.h"
 #include "log.h"
 #include "merge.h"
 #include "try.h"
@@ -58,8 +59,7 @@ void lbk_run_graph_free(lbk_run_graph *g)
 /* The K nearest points other than `self` of a list of K + 1: the list
  * without `self`, or its first K where `self` is not in it (then all K + 1
  * lie at least as near as it, K of them before it in (key, id) order). */
-static void drop_self(const lbk_knn_candidate *list, int k, uint64_t self,
-                      lbk_knn_candidate *out)
+static void drop_self(const lbk_knn_candidate *list, int k, uint64_t self, lbk_knn_candidate *out)
 {
     int kept = 0;
     for (int i = 0; i <= k && kept < k; i++)
@@ -96,8 +96,7 @@ static int owner_of(const lbk_run_graph *g, uint64_t row)
 static lbk_status place(lbk_run_graph *g, uint64_t row, const lbk_knn_candidate *list)
 {
     LBK_FAIL_IF(row < g->first || row >= g->first + g->rows, LBK_ERR_INTERNAL,
-                "internal: graph row %" PRIu64 " reached the rank of rows %" PRIu64
-                "..%" PRIu64,
+                "internal: graph row %" PRIu64 " reached the rank of rows %" PRIu64 "..%" PRIu64,
                 row, g->first, g->first + g->rows);
     memcpy(g->lists + (row - g->first) * (uint64_t)g->k, list,
            (size_t)g->k * sizeof(lbk_knn_candidate));
@@ -154,17 +153,86 @@ lbk_status lbk_run_graph_add(lbk_run_graph *g, const lbk_index_slice *b)
     return LBK_OK;
 }
 
-lbk_status lbk_run_graph_write(lbk_run_graph *g, lbk_outputs *out)
+/* Rows per piece of the final writes, whose formatting buffers are the
+ * writers' own. */
+#define WRITE_PIECE ((uint64_t)1 << 16)
+
+static lbk_status write_graph_at(void *file, uint64_t offset, const void *data, size_t size)
 {
-    LBK_FAIL_IF(g->filled != g->rows, LBK_ERR_INTERNAL,
-                "internal: %" PRIu64 " of the graph's %" PRIu64 " rows %" PRIu64
-                "..%" PRIu64 " arrived",
-                g->filled, g->rows, g->first, g->first + g->rows);
-    /* In pieces: the writer formats its rows in buffers of its own. */
-    const uint64_t piece = 1u << 16;
-    for (uint64_t at = 0; at < g->rows; at += piece)
-        LBK_TRY(lbk_outputs_write_lists(out, g->first + at,
-                                        g->rows - at < piece ? g->rows - at : piece,
-                                        g->lists + at * (uint64_t)g->k));
-    return LBK_OK;
+    return lbk_outfile_write_at(file, offset, data, size);
+}
+
+/* This rank's rows of the .npz graph, in pieces, their CRCs combined into
+ * one slice for the finisher. */
+static lbk_status write_npz_rows(const lbk_run_graph *g, lbk_outputs *out,
+                                 const lbk_graph_npz_layout *layout,
+                                 const lbk_graph_npz_sink *sink, lbk_graph_npz_slice *slice)
+{
+    const uint64_t k = (uint64_t)g->k, piece_slots = WRITE_PIECE * k;
+    lbk_status st = LBK_OK;
+    float *dist = lbk_alloc_large_logged(piece_slots, sizeof *dist, "graph distances", &st);
+    uint64_t *ids = lbk_alloc_large_logged(piece_slots, sizeof *ids, "graph ids", &st);
+    for (uint64_t at = 0; at < g->rows && st == LBK_OK; at += WRITE_PIECE) {
+        const uint64_t n = g->rows - at < WRITE_PIECE ? g->rows - at : WRITE_PIECE;
+        const lbk_knn_candidate *c = g->lists + at * k;
+        for (uint64_t i = 0; i < n * k; i++) {
+            dist[i] = lbk_knn_key_to_distance(out->metric, c[i].key);
+            ids[i] = c[i].id;
+        }
+        const lbk_graph_npz_rows rows = {g->first + at, g->first + at + n, dist, ids, (size_t)k};
+        lbk_graph_npz_slice part;
+        st = lbk_graph_npz_write_rows(layout, sink, &rows, &part);
+        if (st == LBK_OK)
+            lbk_graph_npz_slice_append(layout, slice, &part);
+    }
+    lbk_alloc_large_free(dist);
+    lbk_alloc_large_free(ids);
+    return st;
+}
+
+/* Collective where every rank writes a slice: each rank its rows, then
+ * rank 0 the rest of the file from every slice's CRCs. */
+static lbk_status write_npz(const lbk_run_graph *g, lbk_outputs *out, const char *path,
+                            lbk_status st)
+{
+    lbk_graph_npz_layout layout;
+    if (st == LBK_OK)
+        st = lbk_graph_npz_layout_make(&layout, g->points, (uint64_t)g->k,
+                                       lbk_graph_npz_index_size(g->points, (uint64_t)g->k), path);
+    const lbk_graph_npz_sink sink = {path, -1, write_graph_at, &out->graph.file};
+    lbk_graph_npz_slice mine = {g->first, g->first, 0, 0, 0, 0}; /* grown by the pieces */
+    if (st == LBK_OK)
+        st = write_npz_rows(g, out, &layout, &sink, &mine);
+    const bool all_ranks = g->sliced && g->comm->size > 1;
+    lbk_graph_npz_slice *slices = &mine;
+    if (all_ranks) {
+        LBK_TRY(lbk_comm_agree(g->comm, st));
+        slices =
+            lbk_alloc_large_logged((uint64_t)g->comm->size, sizeof *slices, "graph slices", &st);
+        st = lbk_comm_agree(g->comm, st);
+        if (st == LBK_OK)
+            st = lbk_comm_allgather_bytes(g->comm, &mine, slices, (int)sizeof mine);
+    }
+    if (st == LBK_OK && g->comm->rank == 0)
+        st = lbk_graph_npz_finish(&layout, &sink, slices, all_ranks ? (size_t)g->comm->size : 1);
+    if (slices != &mine)
+        lbk_alloc_large_free(slices);
+    return st;
+}
+
+lbk_status lbk_run_graph_write(lbk_run_graph *g, lbk_outputs *out, const char *graph_path)
+{
+    lbk_status st = LBK_OK;
+    if (g->filled != g->rows) {
+        lbk_error("internal: %" PRIu64 " of the graph's %" PRIu64 " rows %" PRIu64 "..%" PRIu64
+                  " arrived",
+                  g->filled, g->rows, g->first, g->first + g->rows);
+        st = LBK_ERR_INTERNAL;
+    }
+    for (uint64_t at = 0; at < g->rows && st == LBK_OK; at += WRITE_PIECE)
+        st = lbk_outputs_write_lists(out, g->first + at,
+                                     g->rows - at < WRITE_PIECE ? g->rows - at : WRITE_PIECE,
+                                     g->lists + at * (uint64_t)g->k);
+    /* Joined whatever st is: the slices meet in a collective. */
+    return graph_path[0] ? write_npz(g, out, graph_path, st) : st;
 }

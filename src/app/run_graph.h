@@ -21,13 +21,13 @@
 
 typedef struct {
     const lbk_comm *comm;
-    int k;               /* neighbours per row (the index searches k + 1) */
-    uint64_t points;     /* rows of the graph: every reference point */
-    bool sliced;         /* every rank emits (and writes its own slice) */
-    uint64_t first;      /* this rank's output slice */
-    uint64_t rows;       /*   and its length */
-    uint64_t filled;     /* rows of the slice received so far */
-    lbk_knn_candidate *lists; /* rows x k, in row order */
+    int k;                               /* neighbours per row (the index searches k + 1) */
+    uint64_t points;                     /* rows of the graph: every reference point */
+    bool sliced;                         /* every rank emits (and writes its own slice) */
+    uint64_t first;                      /* this rank's output slice */
+    uint64_t rows;                       /*   and its length */
+    uint64_t filled;                     /* rows of the slice received so far */
+    lbk_knn_candidate *lists;            /* rows x k, in row order */
     uint64_t *send_counts, *recv_counts; /* per rank */
     lbk_exchange_buffer out, in;         /* (row, k candidates) records */
 } lbk_run_graph;
@@ -42,7 +42,9 @@ void lbk_run_graph_free(lbk_run_graph *g);
 lbk_status lbk_run_graph_add(lbk_run_graph *g, const lbk_index_slice *slice);
 
 /* After the last batch: the slice's rows, every one of them present, into
- * the neighbours and distances files. */
-lbk_status lbk_run_graph_write(lbk_run_graph *g, lbk_outputs *out);
+ * the neighbours and distances files and, when graph_path is not empty,
+ * the .npz graph (collective when sliced: rank 0 completes the file from
+ * every rank's slice). */
+lbk_status lbk_run_graph_write(lbk_run_graph *g, lbk_outputs *out, const char *graph_path);
 
 #endif

@@ -40,7 +40,7 @@ typedef struct {
     char tuning_file[48];            /* the tuning cache file looked for ("" = none) */
     lbk_report_rank_device *devices; /* every rank's, in rank order */
     lbk_index *index;
-    lbk_job index_job;  /* task graph: the job with K + 1 (each point finds itself) */
+    lbk_job index_job;   /* task graph: the job with K + 1 (each point finds itself) */
     lbk_run_graph graph; /* task graph: this rank's rows of the graph */
 
     int32_t *predictions;       /* one batch's, or (owns_slice) the whole slice's */

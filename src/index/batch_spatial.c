@@ -347,12 +347,11 @@ const lbk_batch_strategy lbk_batch_spatial_strategy = {spatial_redistribute,
                                                        true,
                                                        true};
 
-const lbk_batch_strategy lbk_batch_spatial_self_strategy = {
-    spatial_redistribute,
-    {{search_own_points, LBK_PHASE_QUERY},
-     {route_extra, LBK_PHASE_DISTRIBUTE},
-     {search_extra, LBK_PHASE_QUERY},
-     {return_extra, LBK_PHASE_MERGE},
-     {lbk_batch_emit, LBK_PHASE_OUTPUT}},
-    true,
-    true};
+const lbk_batch_strategy lbk_batch_spatial_self_strategy = {spatial_redistribute,
+                                                            {{search_own_points, LBK_PHASE_QUERY},
+                                                             {route_extra, LBK_PHASE_DISTRIBUTE},
+                                                             {search_extra, LBK_PHASE_QUERY},
+                                                             {return_extra, LBK_PHASE_MERGE},
+                                                             {lbk_batch_emit, LBK_PHASE_OUTPUT}},
+                                                            true,
+                                                            true};

@@ -111,6 +111,11 @@ lbk_status lbk_graph_npz_write_rows(const lbk_graph_npz_layout *layout,
                                     const lbk_graph_npz_sink *sink,
                                     const lbk_graph_npz_rows *rows, lbk_graph_npz_slice *slice);
 
+/* Extends *slice by `next`, the slice that follows it (next->begin ==
+ * slice->end): one slice for rows written in several pieces. */
+void lbk_graph_npz_slice_append(const lbk_graph_npz_layout *layout, lbk_graph_npz_slice *slice,
+                                const lbk_graph_npz_slice *next);
+
 /* Completes the file: the .npy headers, the small members, indptr[N], the
  * local headers with their CRCs, the central directory and the end records.
  * slices: every slice written, in row order, contiguous from row 0 to N

@@ -377,3 +377,16 @@ lbk_status lbk_graph_npz_finish(const lbk_graph_npz_layout *layout,
                        v.indptr_last, layout->index_size));
     return write_directory(layout, sink, crc);
 }
+
+void lbk_graph_npz_slice_append(const lbk_graph_npz_layout *layout, lbk_graph_npz_slice *slice,
+                                const lbk_graph_npz_slice *next)
+{
+    const uint64_t rows = next->end - next->begin, slots = rows * layout->neighbors;
+    slice->crc_data =
+        (uint32_t)crc32_combine(slice->crc_data, next->crc_data, (z_off_t)(slots * 4));
+    slice->crc_indices = (uint32_t)crc32_combine(slice->crc_indices, next->crc_indices,
+                                                 (z_off_t)(slots * layout->index_size));
+    slice->crc_indptr = (uint32_t)crc32_combine(slice->crc_indptr, next->crc_indptr,
+                                                (z_off_t)(rows * layout->index_size));
+    slice->end = next->end;
+}
