@@ -29,8 +29,8 @@ static lbk_status probe_inputs(lbk_run_state *s)
     if (!s->root)
         return LBK_OK;
     /* Interim, while the tasks land one by one (issue 23). */
-    LBK_FAIL_IF(s->job->task == LBK_TASK_REGRESS || s->job->task == LBK_TASK_GRAPH, LBK_ERR_CONFIG,
-                "%s: task %s is not in this build yet", s->job->source,
+    LBK_FAIL_IF(s->job->task == LBK_TASK_REGRESS || s->job->task == LBK_TASK_GRAPH,
+                LBK_ERR_CONFIG, "%s: task %s is not in this build yet", s->job->source,
                 lbk_task_name(s->job->task));
     LBK_TRY(lbk_inputs_probe(s->job, &s->shape));
     return lbk_inputs_check(s->job, &s->shape);
@@ -189,7 +189,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
  * each batch then open what it made, by the names it broadcast. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes};
+    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
     const bool shared = s->plan.sliced && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
