@@ -6,6 +6,7 @@
 #include "engine_params.h"
 #include "log.h"
 #include "normalize.h"
+#include "truth.h"
 #include "try.h"
 
 #include <errno.h>
@@ -140,7 +141,8 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
     LBK_FAIL_IF((uint64_t)job->knn.k > shape->reference_rows, LBK_ERR_INPUT,
                 "%s: knn.k = %d is larger than the %" PRIu64 " reference points", where,
                 job->knn.k, shape->reference_rows);
-    LBK_FAIL_IF(job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX,
+    LBK_FAIL_IF(job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX &&
+                    lbk_dataset_array_layout_of(job->output.neighbors) != LBK_ARRAY_HDF5,
                 LBK_ERR_INPUT,
                 "%s: %" PRIu64 " reference points do not fit the int32 ids of an .ivecs "
                 "neighbours file",
@@ -156,6 +158,7 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
                     LBK_ERR_INPUT,
                     "%s: %" PRIu64 " queries do not fit the uint32 row count of a big-ann file",
                     lists[i], shape->query_rows);
+    LBK_TRY(lbk_truth_check(job, shape->query_rows));
     return check_output_paths(job);
 }
 

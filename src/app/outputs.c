@@ -58,8 +58,8 @@ static lbk_status create_hdf5(lbk_outputs_file *f, const char *what, const char 
     uint64_t offset = 0;
     LBK_FAIL_IF(f->file.direct || f->file.unnamed, LBK_ERR_INTERNAL,
                 "%s: internal: %s is not a named partial file", f->file.path, what);
-    LBK_TRY(lbk_dataset_hdf5_array_create(lbk_outfile_write_path(&f->file), dataset, floats,
-                                          value_bytes, shape->queries, k, &offset));
+    LBK_TRY(lbk_hdf5_array_create(lbk_outfile_write_path(&f->file), dataset, floats, value_bytes,
+                                  shape->queries, k, &offset));
     f->header_len = (size_t)offset;
     return LBK_OK;
 }

@@ -249,8 +249,8 @@ lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t l
 
 /* ---- ground truth ------------------------------------------------------- */
 
-lbk_status lbk_dataset_truth_probe(const char *path, const char *name, bool distances,
-                                   uint64_t *rows, uint64_t *cols)
+lbk_status lbk_hdf5_truth_probe(const char *path, const char *name, bool distances,
+                                uint64_t *rows, uint64_t *cols)
 {
     h5_array a;
     lbk_status st = h5_open(path, name, &a);
@@ -288,14 +288,14 @@ static lbk_status truth_read(const char *path, const char *name, bool distances,
     return st;
 }
 
-lbk_status lbk_dataset_truth_read_ids(const char *path, const char *name, uint64_t lo,
-                                      uint64_t hi, uint64_t cols, int64_t *ids)
+lbk_status lbk_hdf5_truth_read_ids(const char *path, const char *name, uint64_t lo, uint64_t hi,
+                                   uint64_t cols, int64_t *ids)
 {
     return truth_read(path, name, false, lo, hi, cols, ids);
 }
 
-lbk_status lbk_dataset_truth_read_distances(const char *path, const char *name, uint64_t lo,
-                                            uint64_t hi, uint64_t cols, double *distances)
+lbk_status lbk_hdf5_truth_read_distances(const char *path, const char *name, uint64_t lo,
+                                         uint64_t hi, uint64_t cols, double *distances)
 {
     return truth_read(path, name, true, lo, hi, cols, distances);
 }
@@ -314,8 +314,7 @@ static lbk_status create_dataset(const char *path, hid_t file, const char *name,
     hid_t dset = -1;
     if (space >= 0 && dcpl >= 0 && H5Pset_layout(dcpl, H5D_CONTIGUOUS) >= 0 &&
         H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) >= 0 &&
-        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 &&
-        H5Pset_obj_track_times(dcpl, 0) >= 0)
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0)
         dset = H5Dcreate2(file, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
     const haddr_t at = dset >= 0 ? H5Dget_offset(dset) : HADDR_UNDEF;
     if (dset >= 0)
@@ -331,9 +330,8 @@ static lbk_status create_dataset(const char *path, hid_t file, const char *name,
     return LBK_OK;
 }
 
-lbk_status lbk_dataset_hdf5_array_create(const char *path, const char *name, bool floats,
-                                         size_t value_bytes, uint64_t rows, int cols,
-                                         uint64_t *offset)
+lbk_status lbk_hdf5_array_create(const char *path, const char *name, bool floats,
+                                 size_t value_bytes, uint64_t rows, int cols, uint64_t *offset)
 {
     h5_quiet();
     const hid_t type = floats ? H5T_IEEE_F32LE : value_bytes == 8 ? H5T_STD_I64LE : H5T_STD_I32LE;
