@@ -6,7 +6,7 @@ cmake_minimum_required(VERSION 3.20)
 #   - a header of a layer it may not use;
 #   - a header another layer declares private (NAME_impl.h, or listed);
 #   - a guarded header (OpenCL and NAME_cl.h, MPI, libyaml, zlib, libdeflate,
-#     lbk_shared.h) outside the layers allowed it.
+#     libhdf5, lbk_shared.h) outside the layers allowed it.
 # Each violation is one line: the file, the rule, and the chain of includes
 # that reaches the header (app/run.c -> engines/a.h -> CL/cl.h). A chain is
 # not followed past its first violation.

@@ -8,7 +8,7 @@ LBK_BUILD=${LBK_BUILD:-$LBK_ROOT/build}
 
 LBK_BUILD_PACKAGES="build-essential cmake pkg-config libopenmpi-dev openmpi-bin
   ocl-icd-opencl-dev opencl-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo libyaml-dev
-  zlib1g-dev libdeflate-dev"
+  zlib1g-dev libdeflate-dev libhdf5-dev"
 
 lbk_sudo() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

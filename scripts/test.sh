@@ -11,7 +11,7 @@
 # device tests do not skip here.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn \
-    python3-mpi4py python3-pandas oclgrind clang-format
+    python3-mpi4py python3-pandas python3-h5py oclgrind clang-format
 lbk_build
 lbk_mpi_env
 lbk_pocl_cache_env

@@ -6,6 +6,7 @@
 #include "engine_params.h"
 #include "log.h"
 #include "normalize.h"
+#include "truth.h"
 #include "try.h"
 
 #include <errno.h>
@@ -153,7 +154,8 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
                 "%s: knn.k = %d: task graph needs K other points, and each of the %" PRIu64
                 " points has %" PRIu64,
                 where, job->knn.k, shape->reference_rows, shape->reference_rows - 1);
-    LBK_FAIL_IF(job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX,
+    LBK_FAIL_IF(job->output.neighbors[0] && shape->reference_rows > (uint64_t)INT32_MAX &&
+                    lbk_dataset_array_layout_of(job->output.neighbors) != LBK_ARRAY_HDF5,
                 LBK_ERR_INPUT,
                 "%s: %" PRIu64 " reference points do not fit the int32 ids of an .ivecs "
                 "neighbours file",
@@ -169,6 +171,7 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
                     LBK_ERR_INPUT,
                     "%s: %" PRIu64 " queries do not fit the uint32 row count of a big-ann file",
                     lists[i], shape->query_rows);
+    LBK_TRY(lbk_truth_check(job, shape->query_rows));
     return check_output_paths(job);
 }
 

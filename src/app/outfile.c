@@ -134,6 +134,16 @@ lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what
     return create_partial(f, what);
 }
 
+lbk_status lbk_outfile_create_named(lbk_outfile *f, const char *path, const char *what)
+{
+    struct stat sb;
+    LBK_FAIL_IF(stat(path, &sb) == 0 && !S_ISREG(sb.st_mode), LBK_ERR_CONFIG,
+                "%s: %s is not a regular file, and its format is laid out by a library that "
+                "writes a file by name; write it to a file",
+                path, what);
+    return lbk_outfile_create(f, path, what, true);
+}
+
 lbk_status lbk_outfile_join(lbk_outfile *f)
 {
     f->fd = -1;

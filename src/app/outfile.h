@@ -43,6 +43,11 @@ typedef struct {
  * processes will write into it too (lbk_outfile_join), which only a
  * regular file on a shared file system allows. */
 lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what, bool shared);
+/* The same, always as a named partial file (or path itself), for a writer
+ * that opens it by a name it resolves: libhdf5 takes the real path of the
+ * name, which an unnamed file's /proc/self/fd link does not have. A name
+ * that exists as something other than a regular file is refused. */
+lbk_status lbk_outfile_create_named(lbk_outfile *f, const char *path, const char *what);
 /* Another rank: open the partial file the creator made (f as the creator
  * filled it, received by broadcast). */
 lbk_status lbk_outfile_join(lbk_outfile *f);

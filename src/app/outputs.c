@@ -48,11 +48,48 @@ static char *probabilities_header(int classes, size_t *len)
     return h;
 }
 
+/* An HDF5 result file (creator): libhdf5 lays the file out; the rows go to
+ * the dataset's offset, which becomes the "header" length that every rank
+ * receives with `out` (docs/design.md, "HDF5 outputs"). */
+static lbk_status create_hdf5(lbk_outputs_file *f, const char *what, const char *dataset,
+                              bool floats, size_t value_bytes, const lbk_outputs_shape *shape,
+                              int k)
+{
+    uint64_t offset = 0;
+    LBK_FAIL_IF(f->file.direct || f->file.unnamed, LBK_ERR_INTERNAL,
+                "%s: internal: %s is not a named partial file", f->file.path, what);
+    LBK_TRY(lbk_hdf5_array_create(lbk_outfile_write_path(&f->file), dataset, floats, value_bytes,
+                                  shape->queries, k, &offset));
+    f->header_len = (size_t)offset;
+    return LBK_OK;
+}
+
+/* A neighbours or distances array's header (length on every rank, bytes by
+ * the creator); HDF5: the creator makes the file, the others keep the
+ * offset it found. */
+static lbk_status array_header(lbk_outputs_file *f, lbk_dataset_array_layout layout, bool floats,
+                               const lbk_outputs *out, const lbk_outputs_shape *shape,
+                               bool create)
+{
+    unsigned char head[LBK_DATASET_NPY_HEADER_MAX];
+    if (layout == LBK_ARRAY_HDF5) {
+        if (!create || f->file.fd < 0)
+            return LBK_OK;
+        return floats ? create_hdf5(f, "output.distances", "distances", true, 4, shape, out->k)
+                      : create_hdf5(f, "output.neighbors", "neighbors", false, out->id_bytes,
+                                    shape, out->k);
+    }
+    const size_t len = lbk_dataset_array_header(layout, floats, shape->queries, out->k, head);
+    f->header_len = len;
+    if (create && f->file.fd >= 0 && len > 0)
+        LBK_TRY(write_at(f, 0, head, len));
+    return LBK_OK;
+}
+
 /* Every file's header length (every rank: they place the rows), and the
  * creator's header bytes. */
 static lbk_status write_headers(lbk_outputs *out, const lbk_outputs_shape *shape, bool create)
 {
-    unsigned char head[LBK_DATASET_NPY_HEADER_MAX];
     size_t len = 0;
     lbk_status st = LBK_OK;
     out->predictions.header_len = sizeof predictions_header - 1;
@@ -68,15 +105,14 @@ static lbk_status write_headers(lbk_outputs *out, const lbk_outputs_shape *shape
         free(ph);
         LBK_TRY(st);
     }
-    len = lbk_dataset_array_header(out->neighbors_layout, false, shape->queries, out->k, head);
-    out->neighbors.header_len = len;
-    if (create && out->neighbors.file.fd >= 0 && len > 0)
-        LBK_TRY(write_at(&out->neighbors, 0, head, len));
-    len = lbk_dataset_array_header(out->distances_layout, true, shape->queries, out->k, head);
-    out->distances.header_len = len;
-    if (create && out->distances.file.fd >= 0 && len > 0)
-        LBK_TRY(write_at(&out->distances, 0, head, len));
-    return LBK_OK;
+    LBK_TRY(array_header(&out->neighbors, out->neighbors_layout, false, out, shape, create));
+    return array_header(&out->distances, out->distances_layout, true, out, shape, create);
+}
+
+static bool is_hdf5(const lbk_outputs *out, const lbk_outputs_file *f)
+{
+    return (f == &out->neighbors && out->neighbors_layout == LBK_ARRAY_HDF5) ||
+           (f == &out->distances && out->distances_layout == LBK_ARRAY_HDF5);
 }
 
 static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
@@ -91,7 +127,9 @@ static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outpu
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         if (files[i] == &out->report || paths[i][0] == '\0')
             continue;
-        if (create)
+        if (create && is_hdf5(out, files[i]))
+            LBK_TRY(lbk_outfile_create_named(&files[i]->file, paths[i], output_names[i]));
+        else if (create)
             LBK_TRY(lbk_outfile_create(&files[i]->file, paths[i], output_names[i], shared));
         else
             LBK_TRY(lbk_outfile_join(&files[i]->file));
@@ -110,6 +148,10 @@ lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outp
         out->classes = shape->classes;
         out->neighbors_layout = lbk_dataset_array_layout_of(job->output.neighbors);
         out->distances_layout = lbk_dataset_array_layout_of(job->output.distances);
+        /* Every other layout holds int32 ids (as TEXMEX and big-ann ground
+         * truth do); HDF5 says the width in the file. */
+        out->id_bytes =
+            out->neighbors_layout == LBK_ARRAY_HDF5 && shape->references > INT32_MAX ? 8 : 4;
     }
     list_files(out, files);
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
@@ -130,9 +172,9 @@ bool lbk_outputs_want_probabilities(const lbk_outputs *out)
     return out->probabilities.file.fd >= 0;
 }
 
-/* One row of a result array: K values, after K as int32 in the TEXMEX
- * layout; returns the row's bytes. */
-static size_t array_row(lbk_dataset_array_layout layout, int k, const void *values,
+/* One row of a result array: K values of `bytes` each, after K as int32 in
+ * the TEXMEX layout; returns the row's bytes. */
+static size_t array_row(lbk_dataset_array_layout layout, int k, size_t bytes, const void *values,
                         unsigned char *row)
 {
     size_t at = 0;
@@ -141,20 +183,22 @@ static size_t array_row(lbk_dataset_array_layout layout, int k, const void *valu
         memcpy(row, &dim, 4);
         at = 4;
     }
-    memcpy(row + at, values, (size_t)k * 4);
-    return at + (size_t)k * 4;
+    memcpy(row + at, values, (size_t)k * bytes);
+    return at + (size_t)k * bytes;
 }
 
-/* count rows of K values (ints or floats) into f at rows [first, ...). */
+/* count rows of K values (ints or floats, `bytes` each) into f at rows
+ * [first, ...). */
 static lbk_status write_array(lbk_outputs_file *f, lbk_dataset_array_layout layout, int k,
-                              uint64_t first, uint64_t count, const void *values)
+                              size_t bytes, uint64_t first, uint64_t count, const void *values)
 {
-    const size_t record = (size_t)k * 4 + (layout == LBK_ARRAY_VECS ? 4 : 0);
+    const size_t record = (size_t)k * bytes + (layout == LBK_ARRAY_VECS ? 4 : 0);
     unsigned char *rows = malloc(record * count);
     LBK_FAIL_IF(!rows, LBK_ERR_NOMEM, "out of host memory formatting %" PRIu64 " result rows",
                 count);
     for (uint64_t q = 0; q < count; q++)
-        array_row(layout, k, (const char *)values + q * (uint64_t)k * 4, rows + q * record);
+        array_row(layout, k, bytes, (const char *)values + q * (uint64_t)k * bytes,
+                  rows + q * record);
     const lbk_status st = write_at(f, f->header_len + first * record, rows, record * count);
     free(rows);
     return st;
@@ -168,9 +212,11 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
     const size_t slots = (size_t)count * (size_t)k;
     if (count == 0 || (out->neighbors.file.fd < 0 && out->distances.file.fd < 0))
         return LBK_OK;
-    int32_t *ids = malloc(slots * sizeof *ids);
+    const bool wide = out->id_bytes == 8;
+    int32_t *ids = wide ? NULL : malloc(slots * sizeof *ids);
+    int64_t *ids64 = wide ? malloc(slots * sizeof *ids64) : NULL;
     float *dist = malloc(slots * sizeof *dist);
-    if (!ids || !dist) {
+    if ((!ids && !ids64) || !dist) {
         lbk_error("out of host memory formatting %" PRIu64 " result rows", count);
         st = LBK_ERR_NOMEM;
         goto cleanup;
@@ -178,16 +224,21 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
     for (size_t s = 0; s < slots; s++) {
         const lbk_knn_candidate *c = &lists[s];
         const bool pad = c->id == UINT64_MAX;
-        ids[s] = pad ? -1 : (int32_t)c->id;
+        if (wide)
+            ids64[s] = pad ? -1 : (int64_t)c->id;
+        else
+            ids[s] = pad ? -1 : (int32_t)c->id;
         dist[s] = pad ? INFINITY : lbk_knn_key_to_distance(out->metric, c->key);
     }
     if (out->neighbors.file.fd >= 0)
         LBK_TRY_GOTO(st,
-                     write_array(&out->neighbors, out->neighbors_layout, k, first, count, ids));
+                     write_array(&out->neighbors, out->neighbors_layout, k, out->id_bytes, first,
+                                 count, wide ? (const void *)ids64 : (const void *)ids));
     if (out->distances.file.fd >= 0)
-        st = write_array(&out->distances, out->distances_layout, k, first, count, dist);
+        st = write_array(&out->distances, out->distances_layout, k, 4, first, count, dist);
 cleanup:
     free(ids);
+    free(ids64);
     free(dist);
     return st;
 }

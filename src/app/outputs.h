@@ -1,7 +1,8 @@
 /* Result files: predictions CSV (query,label), class probabilities CSV
  * (query,p0,p1,...), neighbours and distances (K per query: the ground-truth
- * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy;
- * dataset.h, lbk_dataset_array_layout).
+ * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy,
+ * .hdf5/.h5 (datasets `neighbors`, int32 or int64 as the ids need, and
+ * `distances`, float32); dataset.h, lbk_dataset_array_layout).
  * Every file is written under a partial name of this run's own and renamed
  * only when the whole run succeeded, so a failed run leaves no output file
  * and changes none that was there (outfile.h; an output that is not a
@@ -36,14 +37,16 @@ typedef struct {
     lbk_metric metric;
     int classes; /* probabilities: columns p0 .. p(classes - 1) */
     lbk_dataset_array_layout neighbors_layout, distances_layout;
+    size_t id_bytes;       /* neighbours: 4 (int32) or, in HDF5 past INT32_MAX ids, 8 */
     uint64_t text_offset;  /* predictions: bytes written so far (all ranks) */
     uint64_t proba_offset; /* probabilities: the same */
 } lbk_outputs;
 
 /* What the files' headers and row offsets depend on beyond the job. */
 typedef struct {
-    uint64_t queries; /* rows of the neighbours and distances arrays */
-    int classes;      /* reference labels 0 .. classes - 1 */
+    uint64_t queries;    /* rows of the neighbours and distances arrays */
+    int classes;         /* reference labels 0 .. classes - 1 */
+    uint64_t references; /* reference rows: the ids' range */
 } lbk_outputs_shape;
 
 /* Creator (rank 0): create the partial files, truncated, write the headers

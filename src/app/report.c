@@ -129,6 +129,24 @@ static void print_timings(FILE *out, const lbk_report *r)
 /* Paths in the summary, escaped (lbk_log_shown); longer ones end in "...". */
 #define SHOWN_MAX 4096
 
+static double fraction(uint64_t n, uint64_t of) { return of ? (double)n / (double)of : 0.0; }
+
+/* The ground truth's agreement, for people (truth.h). */
+static void print_truth(FILE *out, const lbk_truth_counts *t)
+{
+    if (!t)
+        return;
+    fprintf(out, "  truth     ");
+    if (t->ids)
+        fprintf(out, " ids %.4f (%" PRIu64 " / %" PRIu64 ")",
+                fraction(t->ids_equal, t->evaluated), t->ids_equal, t->evaluated);
+    if (t->distances)
+        fprintf(out, "  distances %.4f (%" PRIu64 " / %" PRIu64 "), exact %.4f",
+                fraction(t->distances_equal, t->evaluated), t->distances_equal, t->evaluated,
+                fraction(t->distances_exact, t->evaluated));
+    fprintf(out, "\n");
+}
+
 void lbk_report_print_summary(FILE *out, const lbk_report *r)
 {
     const lbk_job *job = r->job;
@@ -167,11 +185,33 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
         fprintf(out, "  top-5      %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
                 (double)c->correct_top5 / (double)c->total, c->correct_top5, c->total);
     }
+    print_truth(out, r->truth);
 #define PRINT_OUTPUT_(name)                                                                      \
     if (job->output.name[0])                                                                     \
         fprintf(out, "  %-10s %s\n", #name, lbk_log_shown(job->output.name, shown, sizeof shown));
     LBK_JOB_OUTPUT_LIST(PRINT_OUTPUT_)
 #undef PRINT_OUTPUT_
+}
+
+static void report_truth(FILE *f, const lbk_truth_counts *t)
+{
+    if (!t) {
+        fprintf(f, "ground_truth: null  # the job names none (query.neighbors, "
+                   "query.distances)\n");
+        return;
+    }
+    fprintf(f, "ground_truth: {evaluated: %" PRIu64, t->evaluated);
+    if (t->ids)
+        fprintf(f, ", ids_equal: %" PRIu64 ", ids_fraction: %.6f", t->ids_equal,
+                fraction(t->ids_equal, t->evaluated));
+    if (t->distances)
+        fprintf(f,
+                ", distances_equal: %" PRIu64
+                ", distances_fraction: %.6f, distances_exact: %" PRIu64
+                ", distances_exact_fraction: %.6f",
+                t->distances_equal, fraction(t->distances_equal, t->evaluated),
+                t->distances_exact, fraction(t->distances_exact, t->evaluated));
+    fprintf(f, "}\n");
 }
 
 static void report_inputs(FILE *f, const lbk_report *r)
@@ -330,6 +370,7 @@ static void write_report_body(FILE *f, const lbk_report *r)
     report_timings(f, r);
     report_partition(f, r);
     report_accuracy(f, r);
+    report_truth(f, r->truth);
 }
 
 lbk_status lbk_report_render(const lbk_report *r, char **text, size_t *len)

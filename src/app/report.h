@@ -8,6 +8,7 @@
 #include "index.h"
 #include "job.h"
 #include "status.h"
+#include "truth.h"
 #include "tuning.h"
 
 #include <stdint.h>
@@ -52,6 +53,7 @@ typedef struct {
     double search_s;      /* wall time of the batch loop on rank 0 */
     uint64_t merge_bytes; /* sum over ranks */
     const lbk_classify_confusion *confusion; /* NULL without query labels */
+    const lbk_truth_counts *truth;           /* NULL without ground truth */
     lbk_partition partition;                 /* resolved: never AUTO */
     const char *partition_why;
     const lbk_report_rank_stats *rank_stats; /* one per rank, in rank order */

@@ -26,6 +26,7 @@
 static lbk_status probe_inputs(lbk_run_state *s)
 {
     s->t_read = lbk_timer_now();
+    lbk_truth_init(s->job, &s->truth);
     if (!s->root)
         return LBK_OK;
     /* Interim, while the tasks land one by one (issue 23). */
@@ -205,7 +206,7 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
  * each batch then open what it made, by the names it broadcast. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes};
+    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
     const bool shared = s->plan.sliced && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
@@ -297,6 +298,15 @@ static lbk_status reduce_results(lbk_run_state *s)
         c->other = counts[2];
         c->correct_top5 = counts[3];
     }
+    if ((s->truth.ids || s->truth.distances) && s->plan.sliced && s->comm->size > 1) {
+        lbk_truth_counts *t = &s->truth;
+        uint64_t counts[4] = {t->evaluated, t->ids_equal, t->distances_equal, t->distances_exact};
+        LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, counts, 4));
+        t->evaluated = counts[0];
+        t->ids_equal = counts[1];
+        t->distances_equal = counts[2];
+        t->distances_exact = counts[3];
+    }
     LBK_TRY(lbk_comm_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
                                   r->phase_max));
     LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
@@ -326,6 +336,7 @@ static void fill_report(lbk_run_state *s)
     r->search_s = info->search_s;
     r->merge_bytes = s->merge_bytes;
     r->confusion = s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
+    r->truth = s->truth.ids || s->truth.distances ? &s->truth : NULL;
     r->partition = s->plan.partition;
     r->partition_why = s->plan.partition_why;
     r->rank_stats = s->rank_stats;

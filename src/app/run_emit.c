@@ -130,6 +130,9 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
     if (st == LBK_OK && s->outputs_open)
         st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
                                      b->lists);
+    if (st == LBK_OK)
+        st = lbk_truth_add(s->job, s->shape.dim, b->first + b->slice_first, b->slice_count,
+                           b->lists, &s->truth);
     if (!owns)
         st = write_texts(s, b->first + b->slice_first, b->slice_count, predictions, proba,
                          proba_len, st);

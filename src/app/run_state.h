@@ -16,6 +16,7 @@
 #include "report.h"
 #include "run.h"
 #include "run_graph.h"
+#include "truth.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,7 @@ typedef struct {
     size_t proba_text_len;
     int32_t *batch_truth; /* ranks but 0 that emit slices: their labels */
     lbk_classify_confusion confusion;
+    lbk_truth_counts truth; /* ground-truth agreement of this rank's slices */
     lbk_progress progress;
     uint64_t progress_total;
 

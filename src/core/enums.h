@@ -33,7 +33,8 @@
 
 /* AUTO: from the file name's extension; IDX: MNIST-style, plain or .gz;
  * TEXT: labels only, one integer per line; NPY: NumPy arrays; FBIN, U8BIN,
- * I8BIN, IBIN: big-ann-benchmarks files (uint32 rows, uint32 dim, values). */
+ * I8BIN, IBIN: big-ann-benchmarks files (uint32 rows, uint32 dim, values);
+ * HDF5: one named dataset of an HDF5 file (ann-benchmarks' layout). */
 #define LBK_FORMAT_LIST(X)                                                                       \
     X(LBK_FORMAT_AUTO, "auto")                                                                   \
     X(LBK_FORMAT_FVECS, "fvecs")                                                                 \
@@ -46,7 +47,8 @@
     X(LBK_FORMAT_FBIN, "fbin")                                                                   \
     X(LBK_FORMAT_U8BIN, "u8bin")                                                                 \
     X(LBK_FORMAT_I8BIN, "i8bin")                                                                 \
-    X(LBK_FORMAT_IBIN, "ibin")
+    X(LBK_FORMAT_IBIN, "ibin")                                                                   \
+    X(LBK_FORMAT_HDF5, "hdf5")
 
 #define LBK_TREE_SPLIT_LIST(X)                                                                   \
     X(LBK_SPLIT_ROUND_ROBIN, "round_robin")                                                      \

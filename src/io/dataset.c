@@ -39,7 +39,7 @@ static const struct {
     {LBK_FORMAT_IDX, ".idx", NULL, true},      {LBK_FORMAT_TEXT, ".txt", ".labels", false},
     {LBK_FORMAT_NPY, ".npy", NULL, true},      {LBK_FORMAT_FBIN, ".fbin", NULL, true},
     {LBK_FORMAT_U8BIN, ".u8bin", NULL, false}, {LBK_FORMAT_I8BIN, ".i8bin", NULL, false},
-    {LBK_FORMAT_IBIN, ".ibin", NULL, false},
+    {LBK_FORMAT_IBIN, ".ibin", NULL, false},   {LBK_FORMAT_HDF5, ".hdf5", ".h5", false},
 };
 #define FORMAT_COUNT (sizeof formats / sizeof formats[0])
 
@@ -139,6 +139,8 @@ static lbk_status probe_points(const lbk_job_input_spec *spec, lbk_dataset_info 
     case LBK_FORMAT_CSV: return lbk_csv_probe(spec, &info->rows, &info->dim);
     case LBK_FORMAT_IDX: return lbk_idx_probe(path, false, &info->rows, &info->dim);
     case LBK_FORMAT_NPY: return lbk_npy_probe(path, false, &info->rows, &info->dim);
+    case LBK_FORMAT_HDF5:
+        return lbk_hdf5_probe(path, spec->dataset, false, &info->rows, &info->dim);
     case LBK_FORMAT_FBIN:
     case LBK_FORMAT_U8BIN:
     case LBK_FORMAT_I8BIN:
@@ -155,7 +157,12 @@ static lbk_status probe_label_file(const lbk_job_input_spec *spec, lbk_dataset_i
     uint64_t count = 0;
     LBK_TRY(check_readable(spec->labels));
     LBK_TRY(resolve_labels(spec->labels, spec->labels_format, &info->labels_format));
-    LBK_TRY(lbk_labels_probe(spec->labels, info->labels_format, &count));
+    if (info->labels_format == LBK_FORMAT_HDF5) {
+        int one = 0;
+        LBK_TRY(lbk_hdf5_probe(spec->labels, spec->labels_dataset, true, &count, &one));
+    } else {
+        LBK_TRY(lbk_labels_probe(spec->labels, info->labels_format, &count));
+    }
     LBK_FAIL_IF(count != info->rows, LBK_ERR_INPUT, "%s: %llu labels, but %s has %llu points",
                 spec->labels, (unsigned long long)count, spec->path,
                 (unsigned long long)info->rows);
@@ -201,6 +208,9 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
     case LBK_FORMAT_NPY:
         LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, d->points, NULL));
         break;
+    case LBK_FORMAT_HDF5:
+        LBK_TRY(lbk_hdf5_read(spec->path, spec->dataset, d->dim, lo, hi, d->points, NULL));
+        break;
     case LBK_FORMAT_FBIN:
     case LBK_FORMAT_U8BIN:
     case LBK_FORMAT_I8BIN:
@@ -209,6 +219,8 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
         break;
     default: LBK_TRY(lbk_idx_read(spec->path, d->dim, lo, hi, d->points, NULL)); break;
     }
+    if (spec->labels[0] && info->labels_format == LBK_FORMAT_HDF5)
+        return lbk_hdf5_read(spec->labels, spec->labels_dataset, 1, lo, hi, NULL, d->labels);
     if (spec->labels[0])
         return lbk_labels_read(spec->labels, info->labels_format, lo, hi, d->labels);
     return LBK_OK;
@@ -288,6 +300,8 @@ lbk_dataset_array_layout lbk_dataset_array_layout_of(const char *path)
     const lbk_format format = lbk_dataset_format_from_path(path);
     if (format == LBK_FORMAT_IBIN || format == LBK_FORMAT_FBIN)
         return LBK_ARRAY_BIN;
+    if (format == LBK_FORMAT_HDF5)
+        return LBK_ARRAY_HDF5;
     return format == LBK_FORMAT_NPY ? LBK_ARRAY_NPY : LBK_ARRAY_VECS;
 }
 

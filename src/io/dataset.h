@@ -98,7 +98,12 @@ lbk_status lbk_dataset_write_ivecs(const char *path, const int32_t *values, uint
  * (an 8-byte header: uint32 rows, uint32 K), ".npy" NumPy (int32 ids or
  * float32 distances, shape (rows, K), C order), anything else TEXMEX
  * (".ivecs"/".fvecs": every row starts with K as int32, no file header). */
-typedef enum { LBK_ARRAY_VECS, LBK_ARRAY_BIN, LBK_ARRAY_NPY } lbk_dataset_array_layout;
+typedef enum {
+    LBK_ARRAY_VECS,
+    LBK_ARRAY_BIN,
+    LBK_ARRAY_NPY,
+    LBK_ARRAY_HDF5 /* ".hdf5"/".h5": lbk_hdf5_array_create; no header here */
+} lbk_dataset_array_layout;
 #define LBK_DATASET_NPY_HEADER_MAX 256
 lbk_dataset_array_layout lbk_dataset_array_layout_of(const char *path);
 /* The file header of a rows x cols array (int32 or float32) into buf (at
@@ -110,6 +115,26 @@ size_t lbk_dataset_array_header(lbk_dataset_array_layout layout, bool floats, ui
 size_t lbk_npy_header(const char *descr, uint64_t rows, uint64_t cols, bool vector,
                       unsigned char *buf);
 void lbk_bigann_header(uint64_t rows, uint64_t cols, unsigned char *buf);
+
+/* Ground truth (ann-benchmarks' HDF5 `neighbors` and `distances`): the
+ * dataset `name` of path, a 2-D array of integer ids or of float
+ * distances, one row per query. Probe: its shape, after checking the
+ * kind. Read: rows [lo, hi), their first `cols` columns (int32 and float32
+ * files convert exactly). Errors name the file and the dataset. */
+lbk_status lbk_hdf5_truth_probe(const char *path, const char *name, bool distances,
+                                uint64_t *rows, uint64_t *cols);
+lbk_status lbk_hdf5_truth_read_ids(const char *path, const char *name, uint64_t lo, uint64_t hi,
+                                   uint64_t cols, int64_t *ids);
+lbk_status lbk_hdf5_truth_read_distances(const char *path, const char *name, uint64_t lo,
+                                         uint64_t hi, uint64_t cols, double *distances);
+
+/* An HDF5 result file: creates path (truncated) holding one rows x cols
+ * dataset `name` (float32, or int32 / int64 by value_bytes), contiguous and
+ * allocated in the file now, unfilled; *offset: the byte where its row 0
+ * starts. The rows are then written as raw little-endian values at
+ * offset + row * cols * value_bytes by any process (docs/design.md). */
+lbk_status lbk_hdf5_array_create(const char *path, const char *name, bool floats,
+                                 size_t value_bytes, uint64_t rows, int cols, uint64_t *offset);
 
 void lbk_dataset_free(lbk_dataset *data);
 

@@ -188,6 +188,15 @@ lbk_status lbk_bigann_read(const char *path, lbk_format format, int dim, uint64_
 lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,
                             const int32_t *ints, uint64_t rows, int dim);
 
+/* HDF5: the dataset `name` of the file (empty: an error listing the
+ * file's datasets). Points: 2-D floats (float64 rounded to float32);
+ * labels: integers, shape (N,) or (N, 1). Rows [lo, hi) are read as one
+ * hyperslab per chunk. Exactly one of points / labels is non-NULL. */
+lbk_status lbk_hdf5_probe(const char *path, const char *name, bool labels, uint64_t *rows,
+                          int *dim);
+lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t lo, uint64_t hi,
+                         float *points, int32_t *labels);
+
 /* Label files: ivecs (dim 1), IDX, TEXT (one integer per line), CSV (one
  * integer per line, optional header line), NPY, IBIN (dim 1). */
 lbk_status lbk_labels_probe(const char *path, lbk_format format, uint64_t *rows);

@@ -1,8 +1,8 @@
 /* NumPy .npy files: the magic "\x93NUMPY", a version, a header length
  * (uint16 in version 1, uint32 in versions 2 and 3, little-endian) and a
  * Python dict literal {'descr': '<f4', 'fortran_order': False, 'shape':
- * (N, D)}, then the values in C order. Points are 2-D float32, float64,
- * uint8 or int8; labels are 1-D (or N x 1) integers. Rows have a fixed size
+ * (N, D)}, then the values in C order. Points are 2-D float16 (each value
+ * exact in float32), float32, float64, uint8 or int8; labels are 1-D (or N x 1) integers. Rows have a fixed size
  * after the header, so a shard reads only its own bytes. Object arrays
  * (pickles), structured dtypes and Fortran order are refused with a message
  * that says what to save instead. */
@@ -119,9 +119,9 @@ static lbk_status parse_descr(const char *path, const char *d, npy_header *h)
     const bool known = (order == '<' || order == '>' || order == '|' || order == '=') &&
                        (kind == 'f' || kind == 'i' || kind == 'u') && end && *end == '\0' &&
                        (size == 1 || size == 2 || size == 4 || size == 8) &&
-                       !(kind == 'f' && size < 4);
+                       !(kind == 'f' && size < 2);
     LBK_FAIL_IF(!known, LBK_ERR_INPUT,
-                "%s: unsupported NumPy dtype '%s' (points: <f4, <f8, |u1 or |i1; labels: "
+                "%s: unsupported NumPy dtype '%s' (points: <f2, <f4, <f8, |u1 or |i1; labels: "
                 "integers)",
                 path, d);
     h->kind = kind;
@@ -239,8 +239,8 @@ static lbk_status check_shape(const char *path, npy_header *h, bool labels)
     LBK_FAIL_IF(h->ndims != 2, LBK_ERR_INPUT,
                 "%s: points must be a 2-D array (rows, dimension), not %d-D", path, h->ndims);
     LBK_FAIL_IF(h->kind != 'f' && h->size != 1, LBK_ERR_INPUT,
-                "%s: points must be float32, float64, uint8 or int8, not %c%zu", path, h->kind,
-                h->size);
+                "%s: points must be float16, float32, float64, uint8 or int8, not %c%zu", path,
+                h->kind, h->size);
     LBK_FAIL_IF(h->shape[1] == 0, LBK_ERR_INPUT, "%s: dimension 0", path);
     LBK_FAIL_IF(h->shape[1] > INT_MAX, LBK_ERR_INPUT, "%s: dimension %llu is too large", path,
                 (unsigned long long)h->shape[1]);
@@ -291,11 +291,24 @@ lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim
 
 /* ---- values --------------------------------------------------------------- */
 
+/* IEEE binary16: every value, subnormals included, is exact in a float. */
+static double half_to_double(uint16_t bits)
+{
+    const int exponent = bits >> 10 & 0x1f;
+    const double mantissa = bits & 0x3ff;
+    double v = exponent == 0    ? ldexp(mantissa, -24)
+               : exponent == 31 ? (mantissa != 0 ? NAN : INFINITY)
+                                : ldexp(mantissa + 1024, exponent - 25);
+    return bits & 0x8000 ? -v : v;
+}
+
 static double decode(const npy_header *h, const unsigned char *p)
 {
     unsigned char b[8];
     for (size_t i = 0; i < h->size; i++)
         b[i] = h->swap ? p[h->size - 1 - i] : p[i];
+    if (h->kind == 'f' && h->size == 2)
+        return half_to_double((uint16_t)(b[0] | b[1] << 8));
     if (h->kind == 'f' && h->size == 4) {
         float f;
         memcpy(&f, b, 4);

@@ -38,10 +38,23 @@ typedef struct {
     lbk_format format;
     char labels[LBK_PATH_MAX];
     lbk_format labels_format;
-    int label_column; /* CSV: 0-based column holding the label; -1 = none */
-    char delimiter;   /* CSV: ',' by default */
-    int header;       /* CSV: -1 auto-detect, 0 no header, 1 header */
+    int label_column;                  /* CSV: 0-based column holding the label; -1 = none */
+    char delimiter;                    /* CSV: ',' by default */
+    int header;                        /* CSV: -1 auto-detect, 0 no header, 1 header */
+    char dataset[LBK_NAME_MAX];        /* HDF5: the points' dataset ("train"; "" = not given) */
+    char labels_dataset[LBK_NAME_MAX]; /* HDF5 labels file: the labels' dataset */
 } lbk_job_input_spec;
+
+/* A search's ground truth: the true neighbour ids (and distances) of every
+ * query, as HDF5 datasets (ann-benchmarks' `neighbors` and `distances`);
+ * the job file's keys query.neighbors, query.distances and their
+ * *_dataset. Empty paths: none. */
+typedef struct {
+    char neighbors[LBK_PATH_MAX];
+    char neighbors_dataset[LBK_NAME_MAX];
+    char distances[LBK_PATH_MAX];
+    char distances_dataset[LBK_NAME_MAX];
+} lbk_job_truth_spec;
 
 /* The built-in data set used when reference.path is not given: seeded
  * Gaussian blobs, generated row by row so any shard can make its own rows. */
@@ -60,6 +73,7 @@ typedef struct {
 
     lbk_job_input_spec reference;
     lbk_job_input_spec query;
+    lbk_job_truth_spec truth; /* keys of the query section */
     lbk_job_synthetic_spec synthetic;
 
     struct {

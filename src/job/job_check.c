@@ -98,6 +98,10 @@ static lbk_status check_field(const lbk_job_ctx *c, const lbk_job *job, const lb
         if (memchr(p, '\0', LBK_PATH_MAX) == NULL)
             return lbk_job_fail(c, nowhere, "%s is too long", key);
         return LBK_OK;
+    case LBK_KEY_NAME:
+        if (memchr(p, '\0', LBK_NAME_MAX) == NULL)
+            return lbk_job_fail(c, nowhere, "%s is too long", key);
+        return LBK_OK;
     case LBK_KEY_DEV_LIST: return check_device_list(c, job, d, key);
     case LBK_KEY_BOOL: return LBK_OK;
     }
@@ -131,6 +135,18 @@ static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job,
         return lbk_job_fail(c, lbk_job_mark_of(c, job, &in->label_column),
                             "%s.label_column and %s.labels both give the labels; use one", name,
                             name);
+    return LBK_OK;
+}
+
+/* Ground truth is of queries read from a file (the synthetic set has none). */
+static lbk_status check_truth(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const char *const given[2] = {job->truth.neighbors, job->truth.distances};
+    const char *const names[2] = {"neighbors", "distances"};
+    for (int i = 0; i < 2; i++)
+        if (given[i][0] && !job->query.path[0])
+            return lbk_job_fail(c, lbk_job_mark_of(c, job, given[i]),
+                                "query.%s (the ground truth) given without query.path", names[i]);
     return LBK_OK;
 }
 
@@ -279,6 +295,7 @@ lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
                             "reference.path given without query.path");
     LBK_TRY(check_input(c, job, &job->reference, LBK_SEC_REFERENCE));
     LBK_TRY(check_input(c, job, &job->query, LBK_SEC_QUERY));
+    LBK_TRY(check_truth(c, job));
     if (job->task == LBK_TASK_CLASSIFY) {
         LBK_TRY(check_labels_for(c, job, job->output.predictions, "predictions"));
         LBK_TRY(check_labels_for(c, job, job->output.probabilities, "probabilities"));

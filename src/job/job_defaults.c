@@ -19,6 +19,8 @@ void lbk_job_defaults(lbk_job *job)
     memset(job, 0, sizeof *job);
     snprintf(job->source, sizeof job->source, "%s", "<built-in default>");
     input_defaults(&job->reference);
+    snprintf(job->truth.neighbors_dataset, sizeof job->truth.neighbors_dataset, "neighbors");
+    snprintf(job->truth.distances_dataset, sizeof job->truth.distances_dataset, "distances");
     input_defaults(&job->query);
     job->synthetic.points = 100000;
     job->synthetic.queries = 10000;

@@ -115,7 +115,8 @@ static void print_value(FILE *f, const lbk_job *job, const lbk_job_key_desc *d)
         break;
     }
     case LBK_KEY_IN_PATH:
-    case LBK_KEY_OUT_PATH: lbk_job_print_string(f, (const char *)p); break;
+    case LBK_KEY_OUT_PATH:
+    case LBK_KEY_NAME: lbk_job_print_string(f, (const char *)p); break;
     case LBK_KEY_DEV_LIST:
         fputc('[', f);
         for (int j = 0; j < job->device.list_len && j < LBK_JOB_MAX_DEVICE_LIST; j++)

@@ -31,16 +31,23 @@ LBK_FORMAT_LIST(FORMAT_NAME_)
     {                                                                                            \
         format_name_##constant, constant                                                         \
     }
-const lbk_enum_item lbk_job_points_formats[] = {
-    FORMAT_(LBK_FORMAT_AUTO),  FORMAT_(LBK_FORMAT_FVECS), FORMAT_(LBK_FORMAT_IVECS),
-    FORMAT_(LBK_FORMAT_BVECS), FORMAT_(LBK_FORMAT_CSV),   FORMAT_(LBK_FORMAT_IDX),
-    FORMAT_(LBK_FORMAT_NPY),   FORMAT_(LBK_FORMAT_FBIN),  FORMAT_(LBK_FORMAT_U8BIN),
-    FORMAT_(LBK_FORMAT_I8BIN), FORMAT_(LBK_FORMAT_IBIN),  {NULL, 0}};
+const lbk_enum_item lbk_job_points_formats[] = {FORMAT_(LBK_FORMAT_AUTO),
+                                                FORMAT_(LBK_FORMAT_FVECS),
+                                                FORMAT_(LBK_FORMAT_IVECS),
+                                                FORMAT_(LBK_FORMAT_BVECS),
+                                                FORMAT_(LBK_FORMAT_CSV),
+                                                FORMAT_(LBK_FORMAT_IDX),
+                                                FORMAT_(LBK_FORMAT_NPY),
+                                                FORMAT_(LBK_FORMAT_FBIN),
+                                                FORMAT_(LBK_FORMAT_U8BIN),
+                                                FORMAT_(LBK_FORMAT_I8BIN),
+                                                FORMAT_(LBK_FORMAT_IBIN),
+                                                FORMAT_(LBK_FORMAT_HDF5),
+                                                {NULL, 0}};
 const lbk_enum_item lbk_job_labels_formats[] = {
-    FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_IVECS),
-    FORMAT_(LBK_FORMAT_IDX),  FORMAT_(LBK_FORMAT_TEXT),
-    FORMAT_(LBK_FORMAT_CSV),  FORMAT_(LBK_FORMAT_NPY),
-    FORMAT_(LBK_FORMAT_IBIN), {NULL, 0}};
+    FORMAT_(LBK_FORMAT_AUTO), FORMAT_(LBK_FORMAT_IVECS), FORMAT_(LBK_FORMAT_IDX),
+    FORMAT_(LBK_FORMAT_TEXT), FORMAT_(LBK_FORMAT_CSV),   FORMAT_(LBK_FORMAT_NPY),
+    FORMAT_(LBK_FORMAT_IBIN), FORMAT_(LBK_FORMAT_HDF5),  {NULL, 0}};
 
 /* KEY(SECTION, section, key, kind, min, max, items): key names the member
  * of lbk_job.section that holds the value, and is the key's name. */
@@ -53,12 +60,21 @@ const lbk_enum_item lbk_job_labels_formats[] = {
     KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_job_labels_formats)                             \
     KEY(SEC, sec, label_column, INT, -1, INT_MAX, NULL)                                          \
     KEY(SEC, sec, delimiter, CHAR, 0, 0, NULL)                                                   \
-    KEY(SEC, sec, header, HEADER, 0, 0, NULL)
+    KEY(SEC, sec, header, HEADER, 0, 0, NULL)                                                    \
+    KEY(SEC, sec, dataset, NAME, 0, 0, NULL)                                                     \
+    KEY(SEC, sec, labels_dataset, NAME, 0, 0, NULL)
+/* The ground truth's keys stand in the query section, stored in job.truth. */
+#define TRUTH_KEY(member, kind)                                                                  \
+    {LBK_SEC_QUERY, #member, LBK_KEY_##kind, offsetof(lbk_job, truth.member), 0, 0, NULL},
+#define TRUTH_KEYS                                                                               \
+    TRUTH_KEY(neighbors, IN_PATH)                                                                \
+    TRUTH_KEY(neighbors_dataset, NAME)                                                           \
+    TRUTH_KEY(distances, IN_PATH) TRUTH_KEY(distances_dataset, NAME)
 #define OUTPUT_KEY_(member) KEY(OUTPUT, output, member, OUT_PATH, 0, 0, NULL)
 
 const lbk_job_key_desc lbk_job_keys[] = {
     {LBK_SEC_TOP, "task", LBK_KEY_ENUM, offsetof(lbk_job, task), 0, 0, lbk_task_items},
-    INPUT_KEYS(REFERENCE, reference) INPUT_KEYS(QUERY, query) KEY(
+    INPUT_KEYS(REFERENCE, reference) INPUT_KEYS(QUERY, query) TRUTH_KEYS KEY(
         SYNTHETIC, synthetic, points, U64, 1, INT64_MAX,
         NULL) KEY(SYNTHETIC, synthetic, queries, U64, 1, INT64_MAX,
                   NULL) KEY(SYNTHETIC, synthetic, dim, INT, 1, 4096,

@@ -46,6 +46,7 @@ typedef enum {
     LBK_KEY_CHAR,     /* char field: exactly one character */
     LBK_KEY_IN_PATH,  /* data file: relative paths resolve against the job file */
     LBK_KEY_OUT_PATH, /* output file: relative paths stay relative to the cwd */
+    LBK_KEY_NAME,     /* char[LBK_NAME_MAX]: a name inside a file (an HDF5 dataset) */
     LBK_KEY_DEV_LIST  /* device.list + device.list_len */
 } lbk_job_key_kind;
 
@@ -60,7 +61,7 @@ typedef struct {
 
 /* The keys in print order (grouped by section); a parse records one mark
  * per key, so the table has a fixed upper bound. */
-enum { LBK_JOB_MAX_KEYS = 64 };
+enum { LBK_JOB_MAX_KEYS = 96 };
 extern const lbk_job_key_desc lbk_job_keys[];
 extern const int lbk_job_key_count;
 

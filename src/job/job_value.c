@@ -25,6 +25,7 @@ static const char *expected_text(const lbk_job_key_desc *d)
     case LBK_KEY_CHAR: return "one character";
     case LBK_KEY_IN_PATH:
     case LBK_KEY_OUT_PATH: return "a path";
+    case LBK_KEY_NAME: return "a name";
     case LBK_KEY_DEV_LIST: return "a sequence of device indices";
     }
     return "?";
@@ -93,6 +94,28 @@ static lbk_status set_path(const lbk_job_ctx *c, const lbk_job_key_desc *d, cons
         return lbk_job_fail(c, n->start_mark, "%s is too long (at most %d bytes after resolving)",
                             key, LBK_PATH_MAX - 1);
     memcpy(dst, resolved, strlen(resolved) + 1);
+    return LBK_OK;
+}
+
+/* A name inside a file, taken as written (no path resolution). */
+static lbk_status set_name(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
+                           const char *key, lbk_job *job)
+{
+    char *dst = lbk_job_key_field(job, d);
+    if (n->type != YAML_SCALAR_NODE)
+        return lbk_job_fail(c, n->start_mark, "%s must be a name, not %s", key,
+                            lbk_job_yaml_kind(n));
+    if (lbk_job_yaml_is_null(n)) {
+        dst[0] = '\0';
+        return LBK_OK;
+    }
+    LBK_TRY(check_no_nul(c, n, key));
+    const char *text = lbk_job_yaml_text(n);
+    const size_t len = strlen(text);
+    if (len >= LBK_NAME_MAX)
+        return lbk_job_fail(c, n->start_mark, "%s is too long (at most %d bytes)", key,
+                            LBK_NAME_MAX - 1);
+    memcpy(dst, text, len + 1);
     return LBK_OK;
 }
 
@@ -238,6 +261,8 @@ lbk_status lbk_job_apply_value(const lbk_job_ctx *c, const lbk_job_key_desc *d,
         return set_path(c, d, n, key, job);
     if (d->kind == LBK_KEY_DEV_LIST)
         return set_dev_list(c, d, n, key, job);
+    if (d->kind == LBK_KEY_NAME)
+        return set_name(c, d, n, key, job);
 
     if (n->type != YAML_SCALAR_NODE)
         return lbk_job_fail(c, n->start_mark, "%s must be %s, not %s", key, expected_text(d),

@@ -501,7 +501,7 @@ static const bad_case bad[] = {
     {"npy_1d_points", npy_1d_points, 0, 1,
      "@/1d.npy: points must be a 2-D array (rows, dimension), not 1-D"},
     {"npy_int32_points", npy_int32_points, 0, 1,
-     "@/i4.npy: points must be float32, float64, uint8 or int8, not i4"},
+     "@/i4.npy: points must be float16, float32, float64, uint8 or int8, not i4"},
     {"npy_truncated", npy_truncated, 0, 1,
      "@/t.npy:3: truncated record (file is 148 bytes, the header promises 152)"},
     {"npy_trailing", npy_trailing, 0, 1,
