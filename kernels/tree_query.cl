@@ -91,7 +91,6 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
                               uint bucket_level, ulong twos, __global ulong *list, int k,
                               ulong worst)
 {
-    const int8 lane_bit = (int8)(1, 2, 4, 8, 16, 32, 64, 128);
     const ulong b = (ulong)s + 1 - ((ulong)1 << bucket_level);
     const ulong first = lbk_tq_tile_start(b, twos), end = first + (b < twos ? 2 : 1);
     for (ulong t = first; t < end; t++) {
@@ -104,13 +103,18 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
             for (int d = 0; d < dim; d++)
                 key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), metric);
         }
-        float keys[LBK_TREE_TILE_LANES];
-        vstore8(key, 0, keys);
-        uint bits = 0;
-        for (uint j = 0; j < LBK_TREE_TILE_LANES; j++)
-            bits |= (keys[j] <= lbk_packed_key(worst) ? 1u : 0u) << j;
+        /* The lanes' bits straight from the vector compare: a compare of
+         * the stored keys read them back as a vector, which waited on the
+         * two halves' stores (6 % of the kernel's samples on Zen 3). */
+        const float kth = lbk_packed_key(worst);
+        uint bits = (key.s0 <= kth ? 1u : 0u) | (key.s1 <= kth ? 2u : 0u) |
+                    (key.s2 <= kth ? 4u : 0u) | (key.s3 <= kth ? 8u : 0u) |
+                    (key.s4 <= kth ? 16u : 0u) | (key.s5 <= kth ? 32u : 0u) |
+                    (key.s6 <= kth ? 64u : 0u) | (key.s7 <= kth ? 128u : 0u);
         if (bits == 0)
             continue;
+        float keys[LBK_TREE_TILE_LANES];
+        vstore8(key, 0, keys);
         __global const uint *ti = bucket_ids + t * LBK_TREE_TILE_LANES;
         while (bits) {
             const uint j = 31u - clz(bits & (0u - bits));
