@@ -1,4 +1,4 @@
-/* Result files: predictions CSV (query,label), class probabilities CSV
+/* Result files: predictions CSV (query,label; task regress: query,value), class probabilities CSV
  * (query,p0,p1,...), neighbours and distances (K per query: the ground-truth
  * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy;
  * dataset.h, lbk_dataset_array_layout).
@@ -35,6 +35,7 @@ typedef struct {
     int k;
     lbk_metric metric;
     int classes; /* probabilities: columns p0 .. p(classes - 1) */
+    bool values; /* task regress: the predictions are values, not labels */
     lbk_dataset_array_layout neighbors_layout, distances_layout;
     uint64_t text_offset;  /* predictions: bytes written so far (all ranks) */
     uint64_t proba_offset; /* probabilities: the same */
@@ -64,6 +65,10 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
  * malloc'd buffer; *len gets its size. */
 lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
                                           char **text, size_t *len);
+/* The same for task regress's values "query,value", each value %.17g: the
+ * double reads back bit for bit. */
+lbk_status lbk_outputs_format_values(uint64_t first, uint64_t count, const double *values,
+                                     char **text, size_t *len);
 /* Write rendered text at byte `offset` past the header. */
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len);

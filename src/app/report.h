@@ -7,6 +7,7 @@
 #include "cpu_threads.h"
 #include "index.h"
 #include "job.h"
+#include "regress.h"
 #include "status.h"
 #include "tuning.h"
 
@@ -52,6 +53,7 @@ typedef struct {
     double search_s;      /* wall time of the batch loop on rank 0 */
     uint64_t merge_bytes; /* sum over ranks */
     const lbk_classify_confusion *confusion; /* NULL without query labels */
+    const lbk_regress_score *score;          /* task regress: NULL without query targets */
     lbk_partition partition;                 /* resolved: never AUTO */
     const char *partition_why;
     const lbk_report_rank_stats *rank_stats; /* one per rank, in rank order */
