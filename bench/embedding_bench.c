@@ -68,6 +68,7 @@ static lbk_status load(const options *o, const char *name, long max_rows, lbk_da
     snprintf(spec.path, sizeof spec.path, "%s/%s.npy", o->dir, name);
     snprintf(spec.labels, sizeof spec.labels, "%s/%s-labels.npy", o->dir, name);
     spec.label_column = -1;
+    spec.target_column = -1;
     spec.delimiter = ',';
     spec.header = -1;
     lbk_dataset_info info;

@@ -10,6 +10,7 @@
 #include "knn.h"
 #include "log.h"
 #include "normalize.h"
+#include "regress.h"
 #include "try.h"
 
 #include <math.h>
@@ -253,7 +254,7 @@ static lbk_status search_chunk(lbknn_index *ix, const float *points, uint64_t co
         mine = points + first * (uint64_t)ix->dim;
     }
     gather_sink g = {lists, k};
-    const lbk_index_sink sink = {gather_emit, NULL, &g};
+    const lbk_index_sink sink = {gather_emit, NULL, &g, false};
     LBK_TRY(lbk_index_search(ix->index, mine, &sink));
     return lbk_comm_allreduce_or_bytes(comm, lists, count * (uint64_t)k * sizeof *lists);
 }
@@ -420,27 +421,6 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
     return lbk_api_end(st);
 }
 
-/* scikit-learn's KNeighborsRegressor: the mean, or weights 1/d where no
- * neighbour is at distance 0 and otherwise 1 for those at 0 and none for
- * the rest; sums in neighbour order. */
-static double regress_one(const lbk_knn_candidate *list, const double *targets, int k,
-                          lbk_metric metric, bool by_distance)
-{
-    bool exact = false;
-    for (int j = 0; j < k && by_distance; j++)
-        exact |= list[j].id != UINT64_MAX && lbk_knn_key_to_distance(metric, list[j].key) == 0;
-    double sum = 0, weights = 0;
-    for (int j = 0; j < k; j++) {
-        if (list[j].id == UINT64_MAX)
-            continue;
-        const double d = lbk_knn_key_to_distance(metric, list[j].key);
-        const double w = !by_distance ? 1.0 : exact ? (d == 0 ? 1.0 : 0.0) : 1.0 / d;
-        sum += w * targets[j];
-        weights += w;
-    }
-    return weights > 0 ? sum / weights : NAN;
-}
-
 /* Collective: each neighbour's target, from the rank that holds it. */
 static lbk_status use_targets(search_job *job, uint64_t first, uint64_t count,
                               const lbk_knn_candidate *lists)
@@ -460,8 +440,9 @@ static lbk_status use_targets(search_job *job, uint64_t first, uint64_t count,
     LBK_TRY(lbk_comm_allreduce_or_bytes(comm, t, count * (uint64_t)k * sizeof *t));
     const bool by_distance = job->rule.weights == LBK_WEIGHTS_DISTANCE;
     for (uint64_t q = 0; q < count; q++)
-        job->values[first + q] = regress_one(lists + q * (uint64_t)kk, t + q * (uint64_t)k, k,
-                                             ix->options.knn.metric, by_distance);
+        job->values[first + q] =
+            lbk_regress_predict(lists + q * (uint64_t)kk, t + q * (uint64_t)k, k,
+                                ix->options.knn.metric, by_distance);
     return LBK_OK;
 }
 

@@ -3,6 +3,7 @@
 
 #include "inputs.h"
 
+#include "alloc_large.h"
 #include "engine_params.h"
 #include "log.h"
 #include "normalize.h"
@@ -47,6 +48,8 @@ lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
     shape->dim = ref.dim;
     shape->reference_labels = votes && ref.has_labels;
     shape->query_labels = votes && query.has_labels;
+    shape->reference_targets = ref.has_targets;
+    shape->query_targets = query.has_targets;
     return LBK_OK;
 }
 
@@ -104,13 +107,14 @@ static lbk_status check_distinct(const output_target *a, const output_target *b)
  * file itself. */
 static lbk_status check_not_input(const lbk_job *job, const output_target *t)
 {
-    const char *const inputs[] = {job->reference.path, job->reference.labels, job->query.path,
-                                  job->query.labels, job->source};
+    const char *const inputs[] = {
+        job->source,     job->reference.path, job->reference.labels, job->reference.targets,
+        job->query.path, job->query.labels,   job->query.targets};
     for (size_t j = 0; t->exists && j < sizeof inputs / sizeof *inputs; j++) {
         struct stat in;
         LBK_FAIL_IF(inputs[j][0] && stat(inputs[j], &in) == 0 && same_file(&in, &t->sb),
                     LBK_ERR_CONFIG, "%s: %s would overwrite the %s %s", t->path, t->name,
-                    j == 4 ? "job file" : "input file", inputs[j]);
+                    j == 0 ? "job file" : "input file", inputs[j]);
     }
     return LBK_OK;
 }
@@ -160,7 +164,10 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
                 "%s: %" PRIu64 " reference points do not fit the int32 ids of an .ivecs "
                 "neighbours file",
                 where, shape->reference_rows);
-    LBK_FAIL_IF(job->output.predictions[0] && !shape->reference_labels, LBK_ERR_INPUT,
+    const bool regress = job->task == LBK_TASK_REGRESS;
+    LBK_FAIL_IF(regress && !shape->reference_targets, LBK_ERR_INPUT,
+                "%s: task regress needs reference targets, and none were given", where);
+    LBK_FAIL_IF(!regress && job->output.predictions[0] && !shape->reference_labels, LBK_ERR_INPUT,
                 "%s: output.predictions needs reference labels, and none were given", where);
     LBK_FAIL_IF(job->output.probabilities[0] && !shape->reference_labels, LBK_ERR_INPUT,
                 "%s: output.probabilities needs reference labels, and none were given", where);
@@ -188,6 +195,12 @@ lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, 
     return LBK_OK;
 }
 
+lbk_status lbk_inputs_read_targets(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
+                                   double *targets)
+{
+    return lbk_dataset_read_targets(is_query ? &job->query : &job->reference, lo, hi, targets);
+}
+
 const char *lbk_inputs_name(const lbk_job *job, bool is_query)
 {
     if (is_query && job->task == LBK_TASK_GRAPH)
@@ -198,16 +211,34 @@ const char *lbk_inputs_name(const lbk_job *job, bool is_query)
     return is_query ? job->query.path : job->reference.path;
 }
 
+/* Every target read, which is what checks their values. */
+static lbk_status check_targets(const lbk_job *job, const lbk_inputs_shape *shape)
+{
+    const bool has[2] = {shape->reference_targets, shape->query_targets};
+    const uint64_t rows[2] = {shape->reference_rows, shape->query_rows};
+    lbk_status st = LBK_OK;
+    for (int q = 0; q < 2 && st == LBK_OK; q++) {
+        if (!has[q])
+            continue;
+        double *t = lbk_alloc_large_logged(rows[q], sizeof *t, "targets", &st);
+        if (st == LBK_OK)
+            st = lbk_inputs_read_targets(job, q == 1, 0, rows[q], t);
+        lbk_alloc_large_free(t);
+    }
+    return st;
+}
+
 static void print_check(const lbk_job *job, const lbk_inputs_shape *shape,
                         const lbk_dataset *query)
 {
     char shown[4096];
     printf("%s: OK\n", lbk_log_shown(job->source, shown, sizeof shown));
-    printf("  reference  %" PRIu64 " x %d%s  (%s)\n", shape->reference_rows, shape->dim,
+    printf("  reference  %" PRIu64 " x %d%s%s  (%s)\n", shape->reference_rows, shape->dim,
            shape->reference_labels ? ", labelled" : ", no labels",
+           shape->reference_targets ? ", targets" : "",
            lbk_log_shown(lbk_inputs_name(job, false), shown, sizeof shown));
-    printf("  queries    %" PRIu64 " x %d%s  (%s)\n", shape->query_rows, shape->dim,
-           query->labels ? ", labelled" : ", no labels",
+    printf("  queries    %" PRIu64 " x %d%s%s  (%s)\n", shape->query_rows, shape->dim,
+           query->labels ? ", labelled" : ", no labels", shape->query_targets ? ", targets" : "",
            lbk_log_shown(lbk_inputs_name(job, true), shown, sizeof shown));
     const char *why = "";
     lbk_engine_params params;
@@ -230,6 +261,7 @@ lbk_status lbk_inputs_check_command(const lbk_job *job)
     LBK_TRY_GOTO(st, lbk_inputs_read_rows(job, false, 0, shape.reference_rows, &ref));
     if (job->task != LBK_TASK_GRAPH)
         LBK_TRY_GOTO(st, lbk_inputs_read_rows(job, true, 0, shape.query_rows, &query));
+    LBK_TRY_GOTO(st, check_targets(job, &shape));
     print_check(job, &shape, &query);
 cleanup:
     lbk_dataset_free(&ref);

@@ -17,6 +17,7 @@ typedef struct {
     uint64_t reference_rows, query_rows;
     int dim;
     bool reference_labels, query_labels;
+    bool reference_targets, query_targets; /* task regress */
 } lbk_inputs_shape;
 
 /* Rows, dimension and labels of both inputs; the dimensions must agree. */
@@ -31,6 +32,11 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape);
  * checked. */
 lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
                                 lbk_dataset *out);
+
+/* Rows [lo, hi) of the reference or query targets (task regress), into
+ * hi - lo doubles. */
+lbk_status lbk_inputs_read_targets(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
+                                   double *targets);
 
 /* The input's path, or "built-in synthetic blobs", for messages and reports. */
 const char *lbk_inputs_name(const lbk_job *job, bool is_query);

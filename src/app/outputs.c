@@ -10,6 +10,7 @@
 #include <string.h>
 
 static const char predictions_header[] = "query,label\n";
+static const char values_header[] = "query,value\n"; /* task regress */
 
 static lbk_status write_at(lbk_outputs_file *f, uint64_t offset, const void *data, size_t len)
 {
@@ -92,10 +93,10 @@ static lbk_status write_headers(lbk_outputs *out, const lbk_outputs_shape *shape
 {
     size_t len = 0;
     lbk_status st = LBK_OK;
-    out->predictions.header_len = sizeof predictions_header - 1;
+    const char *header = out->values ? values_header : predictions_header;
+    out->predictions.header_len = strlen(header);
     if (create && out->predictions.file.fd >= 0)
-        LBK_TRY(
-            write_at(&out->predictions, 0, predictions_header, sizeof predictions_header - 1));
+        LBK_TRY(write_at(&out->predictions, 0, header, out->predictions.header_len));
     if (out->probabilities.file.fd >= 0) {
         char *ph = probabilities_header(out->classes, &len);
         LBK_FAIL_IF(!ph, LBK_ERR_NOMEM, "out of host memory for the probabilities header");
@@ -146,6 +147,7 @@ lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outp
         out->k = job->knn.k;
         out->metric = job->knn.metric;
         out->classes = shape->classes;
+        out->values = job->task == LBK_TASK_REGRESS;
         out->neighbors_layout = lbk_dataset_array_layout_of(job->output.neighbors);
         out->distances_layout = lbk_dataset_array_layout_of(job->output.distances);
         /* Every other layout holds int32 ids (as TEXMEX and big-ann ground
@@ -257,6 +259,25 @@ lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const 
     for (uint64_t q = 0; q < count; q++)
         used += (size_t)snprintf(buf + used, cap - used, "%" PRIu64 ",%" PRId32 "\n", first + q,
                                  labels[q]);
+    *text = buf;
+    *len = used;
+    return LBK_OK;
+}
+
+lbk_status lbk_outputs_format_values(uint64_t first, uint64_t count, const double *values,
+                                     char **text, size_t *len)
+{
+    /* 20 digits of query, 24 characters of %.17g, a comma and a newline. */
+    const size_t cap = count * 46 + 1;
+    char *buf = malloc(cap);
+    size_t used = 0;
+    *text = NULL;
+    *len = 0;
+    LBK_FAIL_IF(!buf, LBK_ERR_NOMEM, "out of host memory formatting %" PRIu64 " predictions",
+                count);
+    for (uint64_t q = 0; q < count; q++)
+        used +=
+            (size_t)snprintf(buf + used, cap - used, "%" PRIu64 ",%.17g\n", first + q, values[q]);
     *text = buf;
     *len = used;
     return LBK_OK;

@@ -1,4 +1,4 @@
-/* Result files: predictions CSV (query,label), class probabilities CSV
+/* Result files: predictions CSV (query,label; task regress: query,value), class probabilities CSV
  * (query,p0,p1,...), neighbours and distances (K per query: the ground-truth
  * layouts of ANN benchmarks, by extension: .ivecs/.fvecs, .ibin/.fbin, .npy,
  * .hdf5/.h5 (datasets `neighbors`, int32 or int64 as the ids need, and
@@ -36,6 +36,7 @@ typedef struct {
     int k;
     lbk_metric metric;
     int classes; /* probabilities: columns p0 .. p(classes - 1) */
+    bool values; /* task regress: the predictions are values, not labels */
     lbk_dataset_array_layout neighbors_layout, distances_layout;
     size_t id_bytes;       /* neighbours: 4 (int32) or, in HDF5 past INT32_MAX ids, 8 */
     uint64_t text_offset;  /* predictions: bytes written so far (all ranks) */
@@ -67,6 +68,10 @@ lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t co
  * malloc'd buffer; *len gets its size. */
 lbk_status lbk_outputs_format_predictions(uint64_t first, uint64_t count, const int32_t *labels,
                                           char **text, size_t *len);
+/* The same for task regress's values "query,value", each value %.17g: the
+ * double reads back bit for bit. */
+lbk_status lbk_outputs_format_values(uint64_t first, uint64_t count, const double *values,
+                                     char **text, size_t *len);
 /* Write rendered text at byte `offset` past the header. */
 lbk_status lbk_outputs_write_text(lbk_outputs *out, uint64_t offset, const char *text,
                                   size_t len);

@@ -178,6 +178,9 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
         fprintf(out, "  merge      %.2f MiB moved\n", mib(r->merge_bytes));
     print_spatial(out, r);
     print_rank_stats(out, r);
+    if (r->score && r->score->count > 0)
+        fprintf(out, "  R^2        %.6f  mean absolute error %.6g  (%" PRIu64 " queries)\n",
+                lbk_regress_score_r2(r->score), lbk_regress_score_mae(r->score), r->score->count);
     if (r->confusion && r->confusion->total > 0) {
         const lbk_classify_confusion *c = r->confusion;
         fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
@@ -299,8 +302,26 @@ static void report_timings(FILE *f, const lbk_report *r)
 
 static bool job_takes_no_votes(const lbk_report *r) { return r->job->task != LBK_TASK_CLASSIFY; }
 
+/* Task regress: scikit-learn's r2_score and mean_absolute_error, printed
+ * so that the doubles read back exactly. */
+static void report_regression(FILE *f, const lbk_report *r)
+{
+    const lbk_regress_score *s = r->score;
+    if (!s || s->count == 0) {
+        fprintf(f, "r2: null  # %s\n",
+                !s ? "the queries have no targets" : "no query was evaluated");
+        return;
+    }
+    fprintf(f, "r2: %.17g\nmean_absolute_error: %.17g\nevaluated: %" PRIu64 "\n",
+            lbk_regress_score_r2(s), lbk_regress_score_mae(s), s->count);
+}
+
 static void report_accuracy(FILE *f, const lbk_report *r)
 {
+    if (r->job->task == LBK_TASK_REGRESS) {
+        report_regression(f, r);
+        return;
+    }
     const lbk_classify_confusion *c = r->confusion;
     if (!c || c->total == 0) {
         /* No score: say why (either side may lack labels). */

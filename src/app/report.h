@@ -7,6 +7,7 @@
 #include "cpu_threads.h"
 #include "index.h"
 #include "job.h"
+#include "regress.h"
 #include "status.h"
 #include "truth.h"
 #include "tuning.h"
@@ -54,6 +55,7 @@ typedef struct {
     uint64_t merge_bytes; /* sum over ranks */
     const lbk_classify_confusion *confusion; /* NULL without query labels */
     const lbk_truth_counts *truth;           /* NULL without ground truth */
+    const lbk_regress_score *score;          /* task regress: NULL without query targets */
     lbk_partition partition;                 /* resolved: never AUTO */
     const char *partition_why;
     const lbk_report_rank_stats *rank_stats; /* one per rank, in rank order */

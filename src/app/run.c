@@ -29,10 +29,6 @@ static lbk_status probe_inputs(lbk_run_state *s)
     lbk_truth_init(s->job, &s->truth);
     if (!s->root)
         return LBK_OK;
-    /* Interim, while the tasks land one by one (issue 23). */
-    LBK_FAIL_IF(s->job->task == LBK_TASK_REGRESS, LBK_ERR_CONFIG,
-                "%s: task %s is not in this build yet", s->job->source,
-                lbk_task_name(s->job->task));
     LBK_TRY(lbk_inputs_probe(s->job, &s->shape));
     return lbk_inputs_check(s->job, &s->shape);
 }
@@ -42,6 +38,30 @@ static lbk_status probe_inputs(lbk_run_state *s)
 static void resolve_plan(lbk_run_state *s)
 {
     lbk_index_plan_make(s->job, s->shape.dim, s->shape.reference_rows, s->comm->size, &s->plan);
+}
+
+/* Task regress: the targets of the reference rows [lo, hi) this rank read
+ * (they stay here, run_targets.c), and those of the queries it holds. */
+static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
+{
+    lbk_status st = LBK_OK;
+    if (s->job->task != LBK_TASK_REGRESS)
+        return LBK_OK;
+    s->targets_first = lo;
+    s->targets_rows = hi - lo;
+    s->targets = lbk_alloc_large_logged(hi - lo, sizeof *s->targets, "reference targets", &st);
+    if (st == LBK_OK)
+        st = lbk_inputs_read_targets(s->job, false, lo, hi, s->targets);
+    const bool holds = s->plan.owns_slice || s->root;
+    if (st != LBK_OK || !s->shape.query_targets || !holds)
+        return st;
+    const uint64_t first = s->plan.owns_slice ? s->query_first : 0;
+    s->query_targets =
+        lbk_alloc_large_logged(s->queries.rows, sizeof *s->query_targets, "query targets", &st);
+    if (st == LBK_OK)
+        st = lbk_inputs_read_targets(s->job, true, first, first + s->queries.rows,
+                                     s->query_targets);
+    return st;
 }
 
 /* Each rank reads its reference rows (a shard, or all of them when they are
@@ -64,6 +84,8 @@ static lbk_status read_inputs(lbk_run_state *s)
     } else if (st == LBK_OK && s->root) {
         st = lbk_inputs_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
     }
+    if (st == LBK_OK)
+        st = read_targets(s, all ? 0 : n * r / p, all ? n : n * (r + 1) / p);
     s->phase[LBK_PHASE_READ] = lbk_timer_now() - s->t_read;
     return st;
 }
@@ -184,10 +206,33 @@ static lbk_status alloc_vote_buffers(lbk_run_state *s)
     return st;
 }
 
+/* Task regress: the values, one batch's neighbour targets, the lookup's
+ * counts and the ranks' true values of a batch they emit a slice of. */
+static lbk_status alloc_regress_buffers(lbk_run_state *s, uint64_t batch)
+{
+    lbk_status st = LBK_OK;
+    const bool owns = s->plan.owns_slice;
+    s->values =
+        lbk_alloc_large_logged(owns ? s->queries.rows : batch, sizeof *s->values, "values", &st);
+    if (st == LBK_OK)
+        s->neighbour_targets = lbk_alloc_large_logged(batch * (uint64_t)s->job->knn.k,
+                                                      sizeof(double), "neighbour targets", &st);
+    if (st == LBK_OK)
+        s->lookup_counts = lbk_alloc_large_logged(4 * (uint64_t)s->comm->size, sizeof(uint64_t),
+                                                  "target lookup counts", &st);
+    if (st == LBK_OK && s->shape.query_targets && s->plan.sliced && !s->root && !owns)
+        s->batch_truth_values =
+            lbk_alloc_large_logged(batch, sizeof(double), "query targets", &st);
+    return st;
+}
+
 static lbk_status alloc_batch_buffers(lbk_run_state *s)
 {
     const uint64_t batch = lbk_index_info_of(s->index)->batch;
-    const bool labels = s->shape.query_labels, owns = s->plan.owns_slice;
+    const bool owns = s->plan.owns_slice;
+    if (s->job->task == LBK_TASK_REGRESS)
+        return alloc_regress_buffers(s, batch);
+    const bool labels = s->shape.query_labels;
     lbk_status st = LBK_OK;
     s->predictions = lbk_alloc_large_logged(owns ? s->queries.rows : batch,
                                             sizeof *s->predictions, "predictions", &st);
@@ -242,7 +287,9 @@ static lbk_status run_batches(lbk_run_state *s)
     s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
     lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
     const bool graph = s->job->task == LBK_TASK_GRAPH;
-    const lbk_index_sink sink = {graph ? lbk_run_emit_graph : lbk_run_emit, show_progress, s};
+    /* Task regress looks the neighbours' targets up on every rank. */
+    const lbk_index_sink sink = {graph ? lbk_run_emit_graph : lbk_run_emit, show_progress, s,
+                                 s->job->task == LBK_TASK_REGRESS};
     const lbk_status st = lbk_index_search(s->index, s->queries.points, &sink);
     lbk_progress_finish(&s->progress);
     return st;
@@ -279,6 +326,26 @@ static lbk_status gather_rank_stats(lbk_run_state *s)
     return lbk_comm_allreduce_u64(s->comm, &r->redistribute_bytes, LBK_REDUCE_SUM);
 }
 
+/* Collective: R^2 and MAE over every rank's queries, merged in rank order
+ * (so a given rank count and partition always give the same bits; another
+ * may differ in the last digits). */
+static lbk_status reduce_score(lbk_run_state *s)
+{
+    lbk_status st = LBK_OK;
+    lbk_regress_score *all =
+        lbk_alloc_large_logged((uint64_t)s->comm->size, sizeof *all, "regression scores", &st);
+    st = lbk_comm_agree(s->comm, st);
+    if (st == LBK_OK)
+        st = lbk_comm_allgather_bytes(s->comm, &s->score, all, (int)sizeof s->score);
+    if (st == LBK_OK) {
+        s->score = (lbk_regress_score){0};
+        for (int r = 0; r < s->comm->size; r++)
+            lbk_regress_score_merge(&s->score, &all[r]);
+    }
+    lbk_alloc_large_free(all);
+    return st;
+}
+
 /* Collective: accuracy over every rank's slices, timings over ranks. */
 static lbk_status reduce_results(lbk_run_state *s)
 {
@@ -288,7 +355,8 @@ static lbk_status reduce_results(lbk_run_state *s)
     for (int i = 0; i < LBK_PHASE_COUNT; i++)
         s->phase[i] += info->phase[i];
     s->merge_bytes = info->merge_bytes;
-    if (s->shape.query_labels && s->plan.sliced && s->comm->size > 1) {
+    const bool votes = s->job->task != LBK_TASK_REGRESS;
+    if (votes && s->shape.query_labels && s->plan.sliced && s->comm->size > 1) {
         uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, counts, 4));
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, c->matrix,
@@ -310,6 +378,8 @@ static lbk_status reduce_results(lbk_run_state *s)
     LBK_TRY(lbk_comm_reduce_stats(s->comm, s->phase, LBK_PHASE_COUNT, r->phase_min, r->phase_avg,
                                   r->phase_max));
     LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, &s->merge_bytes, 1));
+    if (s->job->task == LBK_TASK_REGRESS && s->shape.query_targets)
+        LBK_TRY(reduce_score(s));
     LBK_TRY(gather_rank_stats(s));
     return lbk_comm_gather_doubles(s->comm, s->phase, LBK_PHASE_COUNT, s->rank_phases);
 }
@@ -335,8 +405,11 @@ static void fill_report(lbk_run_state *s)
     r->batch_size = info->batch;
     r->search_s = info->search_s;
     r->merge_bytes = s->merge_bytes;
-    r->confusion = s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
+    const bool regress = s->job->task == LBK_TASK_REGRESS;
+    r->confusion =
+        !regress && s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
     r->truth = s->truth.ids || s->truth.distances ? &s->truth : NULL;
+    r->score = regress && s->shape.query_targets ? &s->score : NULL;
     r->partition = s->plan.partition;
     r->partition_why = s->plan.partition_why;
     r->rank_stats = s->rank_stats;
@@ -400,6 +473,7 @@ static void run_state_free(lbk_run_state *s)
         fclose(s->proba_rows);
     free(s->proba_text);
     lbk_alloc_large_free(s->batch_truth);
+    lbk_run_targets_free(s);
     lbk_alloc_large_free(s->devices);
     lbk_alloc_large_free(s->rank_phases);
     lbk_alloc_large_free(s->rank_stats);

@@ -1,9 +1,11 @@
-/* The run's sink of the index's final K-lists: each slice is voted,
- * scored and written to the result files at its offsets. */
+/* The run's sink of the index's final K-lists: each slice is voted (task
+ * regress: averaged), scored and written to the result files at its
+ * offsets. */
 #include "run_state.h"
 
 #include "classify.h"
 #include "log.h"
+#include "regress.h"
 #include "try.h"
 
 #include <stdio.h>
@@ -64,14 +66,18 @@ static bool want_probabilities(const lbk_run_state *s)
  * probability rows (`proba`, len bytes), each after the slices of the ranks
  * before it. Both scans are joined whatever st is: every rank takes the same
  * collective steps. */
-static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count,
-                              const int32_t *predictions, const char *proba, size_t proba_len,
-                              lbk_status st)
+static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count, const char *proba,
+                              size_t proba_len, lbk_status st)
 {
     char *pred = NULL;
     size_t pred_len = 0;
+    /* The predictions of [first, first + count): an owned slice's at their
+     * place in it, a batch's from its start. */
+    const uint64_t at = s->plan.owns_slice ? first - s->query_first : 0;
     if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
-        st = lbk_outputs_format_predictions(first, count, predictions, &pred, &pred_len);
+        st = s->values ? lbk_outputs_format_values(first, count, s->values + at, &pred, &pred_len)
+                       : lbk_outputs_format_predictions(first, count, s->predictions + at, &pred,
+                                                        &pred_len);
     st = write_text_slice(s, lbk_outputs_write_text, &s->outputs.text_offset, pred, pred_len, st);
     if (s->job->output.probabilities[0])
         st = write_text_slice(s, lbk_outputs_write_probabilities, &s->outputs.proba_offset, proba,
@@ -99,9 +105,57 @@ static lbk_status slice_truth(lbk_run_state *s, const lbk_index_slice *b, const 
     return LBK_OK;
 }
 
+/* slice_truth's for task regress: the true values of the slice. */
+static lbk_status slice_truth_values(lbk_run_state *s, const lbk_index_slice *b,
+                                     const double **truth)
+{
+    *truth = NULL;
+    if (!s->shape.query_targets)
+        return LBK_OK;
+    if (s->plan.owns_slice) {
+        *truth = s->query_targets + (b->first - s->query_first) + b->slice_first;
+        return LBK_OK;
+    }
+    if (!s->plan.sliced && !s->root)
+        return LBK_OK; /* an empty slice: rank 0 holds the batch */
+    double *batch = s->root ? s->query_targets + b->first : s->batch_truth_values;
+    if (s->plan.sliced)
+        LBK_TRY(lbk_comm_bcast_bytes(s->comm, batch, b->count * sizeof *batch));
+    *truth = batch + b->slice_first;
+    return LBK_OK;
+}
+
+/* Task regress: every rank, every batch (the lookup is collective). */
+static lbk_status regress_slice(lbk_run_state *s, const lbk_index_slice *b)
+{
+    const double *truth = NULL;
+    lbk_status st = slice_truth_values(s, b, &truth);
+    double *t = s->neighbour_targets;
+    st = lbk_run_targets_lookup(s, b, t, st);
+    const bool owns = s->plan.owns_slice;
+    double *values = owns ? s->values + (b->first - s->query_first) : s->values;
+    const int k = b->k;
+    const bool by_distance = s->job->knn.weights == LBK_WEIGHTS_DISTANCE;
+    for (uint64_t q = 0; st == LBK_OK && q < b->slice_count; q++) {
+        const uint64_t at = q * (uint64_t)k;
+        values[q] =
+            lbk_regress_predict(b->lists + at, t + at, k, s->job->knn.metric, by_distance);
+        if (truth)
+            lbk_regress_score_add(&s->score, truth[q], values[q]);
+    }
+    if (st == LBK_OK && s->outputs_open)
+        st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
+                                     b->lists);
+    if (!owns)
+        st = write_texts(s, b->first + b->slice_first, b->slice_count, NULL, 0, st);
+    return st;
+}
+
 lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
 {
     lbk_run_state *s = run_state;
+    if (s->job->task == LBK_TASK_REGRESS)
+        return regress_slice(s, b);
     const int32_t *truth = NULL;
     /* Every failure below falls through to write_texts, whose scans every
      * rank that emits must join. */
@@ -134,8 +188,7 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
         st = lbk_truth_add(s->job, s->shape.dim, b->first + b->slice_first, b->slice_count,
                            b->lists, &s->truth);
     if (!owns)
-        st = write_texts(s, b->first + b->slice_first, b->slice_count, predictions, proba,
-                         proba_len, st);
+        st = write_texts(s, b->first + b->slice_first, b->slice_count, proba, proba_len, st);
     free(proba);
     return st;
 }
@@ -164,6 +217,5 @@ lbk_status lbk_run_emit_finish(lbk_run_state *s)
     }
     /* Every rank's slice text after those of the ranks before it: one scan
      * over the whole slices, which every rank joins. */
-    return write_texts(s, s->query_first, s->queries.rows, s->predictions, s->proba_text,
-                       s->proba_text_len, st);
+    return write_texts(s, s->query_first, s->queries.rows, s->proba_text, s->proba_text_len, st);
 }

@@ -7,12 +7,14 @@
 #include "comm.h"
 #include "dataset.h"
 #include "device.h"
+#include "exchange.h"
 #include "index.h"
 #include "inputs.h"
 #include "job.h"
 #include "knn.h"
 #include "outputs.h"
 #include "progress.h"
+#include "regress.h"
 #include "report.h"
 #include "run.h"
 #include "run_graph.h"
@@ -53,6 +55,20 @@ typedef struct {
     int32_t *batch_truth; /* ranks but 0 that emit slices: their labels */
     lbk_classify_confusion confusion;
     lbk_truth_counts truth; /* ground-truth agreement of this rank's slices */
+
+    /* task regress (run_targets.c): this rank's reference targets, of the
+     * rows it read, [targets_first, targets_first + targets_rows) of the
+     * input (every row when replicated), which stay here while the points
+     * may move (the spatial partition); looked up by global id. */
+    double *targets;
+    uint64_t targets_first, targets_rows;
+    double *query_targets;      /* as queries.labels: rank 0's all or the own slice */
+    double *values;             /* predictions: as `predictions` */
+    double *batch_truth_values; /* as batch_truth */
+    double *neighbour_targets;  /* one batch's, K per query */
+    lbk_exchange_buffer lookup_send, lookup_recv, lookup_back;
+    uint64_t *lookup_counts; /* 4 x ranks: sent, received, answered, a cursor */
+    lbk_regress_score score; /* this rank's; rank 0: every rank's after the reduction */
     lbk_progress progress;
     uint64_t progress_total;
 
@@ -76,5 +92,13 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *slice);
 lbk_status lbk_run_emit_finish(lbk_run_state *s);
 /* task graph's sink: lbk_run_graph_add. */
 lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice);
+
+/* Collective, every rank in every batch (the sink's every_rank): the
+ * targets of the slice's neighbours (slice_count x k, 0 for padding) into
+ * out, each from the rank that read it; `prep` this rank's status so far,
+ * agreed before any data moves. Replicated targets are read locally. */
+lbk_status lbk_run_targets_lookup(lbk_run_state *s, const lbk_index_slice *slice, double *out,
+                                  lbk_status prep);
+void lbk_run_targets_free(lbk_run_state *s);
 
 #endif

@@ -206,8 +206,12 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
 
 lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
 {
-    if (!s->strategy->sliced && !s->root)
-        return LBK_OK;
+    if (!s->strategy->sliced && !s->root) {
+        if (!s->sink->every_rank)
+            return LBK_OK;
+        const lbk_index_slice none = {b->first, b->count, 0, 0, s->merged, s->job->knn.k, NULL};
+        return s->sink->emit(s->sink->user, &none);
+    }
     s->info.stats.queries_owned += b->slice_count;
     const lbk_index_slice slice = {b->first,
                                    b->count,

@@ -131,6 +131,9 @@ typedef struct {
     /* After each batch, on every rank, or NULL. */
     void (*progress)(void *user, uint64_t batch, uint64_t batches);
     void *user;
+    /* emit is collective: call it on every rank also where the plan gives
+     * rank 0 every list (the others with slice_count 0). */
+    bool every_rank;
 } lbk_index_sink;
 
 /* Collective, after lbk_index_prepare: the queries through the sink.

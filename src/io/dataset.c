@@ -169,6 +169,26 @@ static lbk_status probe_label_file(const lbk_job_input_spec *spec, lbk_dataset_i
     return LBK_OK;
 }
 
+/* A separate targets file: one target per point. */
+static lbk_status probe_targets_file(const lbk_job_input_spec *spec, const lbk_dataset_info *info)
+{
+    uint64_t count = 0;
+    LBK_TRY(check_readable(spec->targets));
+    LBK_TRY(lbk_targets_probe(spec->targets, &count));
+    LBK_FAIL_IF(count != info->rows, LBK_ERR_INPUT, "%s: %llu targets, but %s has %llu points",
+                spec->targets, (unsigned long long)count, spec->path,
+                (unsigned long long)info->rows);
+    return LBK_OK;
+}
+
+lbk_status lbk_dataset_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
+                                    double *targets)
+{
+    if (spec->target_column >= 0)
+        return lbk_csv_read_targets(spec, lo, hi, targets);
+    return lbk_targets_read(spec->targets, lo, hi, targets);
+}
+
 lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -188,6 +208,12 @@ lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *i
     info->has_labels = label_file || spec->label_column >= 0;
     if (label_file)
         LBK_TRY(probe_label_file(spec, info));
+    LBK_FAIL_IF(spec->target_column >= 0 && info->format != LBK_FORMAT_CSV, LBK_ERR_INPUT,
+                "%s: a target column needs CSV input, not %s", path,
+                lbk_format_name(info->format));
+    info->has_targets = spec->targets[0] || spec->target_column >= 0;
+    if (spec->targets[0])
+        LBK_TRY(probe_targets_file(spec, info));
     return LBK_OK;
 }
 

@@ -38,6 +38,7 @@ typedef struct {
     uint64_t rows;
     int dim;
     bool has_labels;
+    bool has_targets;         /* spec->targets or spec->target_column (task regress) */
     lbk_format format;        /* resolved (never AUTO) */
     lbk_format labels_format; /* resolved; AUTO when labels are a CSV column or absent */
 } lbk_dataset_info;
@@ -70,6 +71,13 @@ lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *i
  * checked. A labels file together with a CSV label_column is an error. */
 lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
                             lbk_dataset *out);
+
+/* Rows [lo, hi) of the source's regression targets (spec->targets, or the
+ * CSV column spec->target_column) as float64, into targets (hi - lo
+ * values): every value finite, else "FILE:ROW: what is wrong". The probe
+ * has checked that there is one target per point. */
+lbk_status lbk_dataset_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
+                                    double *targets);
 
 /* The synthetic data set: rows [lo, hi) of the reference set (is_query =
  * false) or of the query set. Every row is a pure function of (seed, row), so

@@ -1,5 +1,6 @@
 /* Delimited text: one point per line, an optional header line, optionally one
- * integer label column. No quoting: fields are numbers. Lines are variable
+ * integer label column and one float target column (task regress). No
+ * quoting: fields are numbers. Lines are variable
  * length, so a shard streams past the rows before its own. */
 #include "format_io.h"
 
@@ -83,6 +84,12 @@ static bool line_is_header(const csv_reader *r)
     return false;
 }
 
+/* Columns that are not coordinates: the label's and the target's. */
+static int extra_columns(const lbk_job_input_spec *spec)
+{
+    return (spec->label_column >= 0) + (spec->target_column >= 0);
+}
+
 /* The first line's layout: the delimiter, and room for the label column
  * and at least one point column. */
 static lbk_status check_layout(const csv_reader *r, const lbk_job_input_spec *spec)
@@ -101,7 +108,10 @@ static lbk_status check_layout(const csv_reader *r, const lbk_job_input_spec *sp
     LBK_FAIL_IF(spec->label_column >= r->count, LBK_ERR_INPUT,
                 "%s:%llu: label column %lld does not exist: the line has %d fields", path, first,
                 (long long)spec->label_column + 1, r->count);
-    LBK_FAIL_IF(r->count - (spec->label_column >= 0) < 1, LBK_ERR_INPUT,
+    LBK_FAIL_IF(spec->target_column >= r->count, LBK_ERR_INPUT,
+                "%s:%llu: target column %lld does not exist: the line has %d fields", path, first,
+                (long long)spec->target_column + 1, r->count);
+    LBK_FAIL_IF(r->count - extra_columns(spec) < 1, LBK_ERR_INPUT,
                 "%s:%llu: no point columns (dimension 0)", path, first);
     return LBK_OK;
 }
@@ -140,7 +150,7 @@ lbk_status lbk_csv_probe(const lbk_job_input_spec *spec, uint64_t *rows, int *di
         LBK_TRY_GOTO(st, csv_next(&r, &more));
     }
     *rows = n;
-    *dim = r.expected - (spec->label_column >= 0);
+    *dim = r.expected - extra_columns(spec);
 cleanup:
     csv_close(&r);
     return st;
@@ -157,7 +167,7 @@ static lbk_status parse_row(const csv_reader *r, float *point, int32_t *label)
     for (int c = 0; c < r->count; c++) {
         if (c == r->spec->label_column)
             LBK_TRY(lbk_fmt_parse_label(path, line, c + 1, r->field[c], label ? label : &unused));
-        else
+        else if (c != r->spec->target_column) /* lbk_csv_read_targets reads it */
             LBK_TRY(lbk_fmt_parse_float(path, line, c + 1, r->field[c], &point[j++]));
     }
     return LBK_OK;
@@ -172,9 +182,8 @@ lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, ui
 
     LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
     if (more)
-        LBK_TRY_GOTO(st,
-                     lbk_fmt_check_dim(spec->path,
-                                       (uint64_t)(r.expected - (spec->label_column >= 0)), dim));
+        LBK_TRY_GOTO(
+            st, lbk_fmt_check_dim(spec->path, (uint64_t)(r.expected - extra_columns(spec)), dim));
     for (uint64_t row = 0; row < hi; row++) {
         if (!more) {
             lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",
@@ -185,6 +194,33 @@ lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, ui
         if (row >= lo)
             LBK_TRY_GOTO(st, parse_row(&r, points + (row - lo) * (uint64_t)dim,
                                        labels ? &labels[row - lo] : NULL));
+        if (row + 1 < hi)
+            LBK_TRY_GOTO(st, csv_next(&r, &more));
+    }
+cleanup:
+    csv_close(&r);
+    return st;
+}
+
+lbk_status lbk_csv_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
+                                double *targets)
+{
+    lbk_status st = LBK_OK;
+    csv_reader r;
+    bool more = false;
+
+    LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
+    for (uint64_t row = 0; row < hi; row++) {
+        if (!more) {
+            lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",
+                      spec->path, (unsigned long long)row, (unsigned long long)hi);
+            st = LBK_ERR_INPUT;
+            goto cleanup;
+        }
+        if (row >= lo)
+            LBK_TRY_GOTO(st,
+                         lbk_fmt_parse_target(spec->path, r.lines.line, spec->target_column + 1,
+                                              r.field[spec->target_column], &targets[row - lo]));
         if (row + 1 < hi)
             LBK_TRY_GOTO(st, csv_next(&r, &more));
     }

@@ -316,6 +316,27 @@ lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const ch
     return LBK_OK;
 }
 
+lbk_status lbk_fmt_parse_target(const char *path, uint64_t row, int col, const char *field,
+                                double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = *field ? strtod(field, &end) : 0.0;
+    const char *why = NULL;
+    if (!*field)
+        why = "empty target";
+    else if (*end != '\0')
+        why = "target is not a number";
+    else if (!isfinite(v)) /* strtod gives HUGE_VAL with ERANGE for "1e999" */
+        why = errno == ERANGE ? "target too large for a double" : "target is not a finite number";
+    if (why) {
+        log_at(path, row, col, why, field);
+        return LBK_ERR_INPUT;
+    }
+    *out = v;
+    return LBK_OK;
+}
+
 lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const char *field,
                                int32_t *out)
 {

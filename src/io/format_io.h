@@ -140,6 +140,9 @@ lbk_status lbk_fmt_parse_float(const char *path, uint64_t row, int col, const ch
                                float *out);
 lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const char *field,
                                int32_t *out);
+/* A regression target: any finite double. */
+lbk_status lbk_fmt_parse_target(const char *path, uint64_t row, int col, const char *field,
+                                double *out);
 
 /* ---- formats ------------------------------------------------------------ */
 
@@ -158,6 +161,9 @@ lbk_status lbk_csv_probe(const lbk_job_input_spec *spec, uint64_t *rows, int *di
 lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
                         float *points, int32_t *labels);
 lbk_status lbk_csv_write(const char *path, const lbk_dataset *data);
+/* Rows [lo, hi) of the column spec->target_column (>= 0) as float64. */
+lbk_status lbk_csv_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
+                                double *targets);
 
 /* IDX, plain or gzip (told apart by the gzip magic, not the name). */
 lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim);
@@ -174,6 +180,10 @@ lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_
 lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim);
 lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
                         int32_t *labels);
+/* Regression targets: 1-D (or N x 1) float32 or float64, read as float64,
+ * every value finite. */
+lbk_status lbk_npy_targets_probe(const char *path, uint64_t *rows);
+lbk_status lbk_npy_targets_read(const char *path, uint64_t lo, uint64_t hi, double *targets);
 /* Exactly one of points (float32, rows x dim) / labels (int32, rows). */
 lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *labels,
                          uint64_t rows, int dim);
@@ -204,5 +214,10 @@ lbk_status lbk_labels_read(const char *path, lbk_format format, uint64_t lo, uin
                            int32_t *labels);
 lbk_status lbk_labels_write(const char *path, lbk_format format, const int32_t *labels,
                             uint64_t rows);
+
+/* Target files (task regress): NPY, TEXT (one number per line), FVECS of
+ * dimension 1; the format from the name. */
+lbk_status lbk_targets_probe(const char *path, uint64_t *rows);
+lbk_status lbk_targets_read(const char *path, uint64_t lo, uint64_t hi, double *targets);
 
 #endif

@@ -369,6 +369,68 @@ cleanup:
     return st;
 }
 
+/* ---- regression targets --------------------------------------------------- */
+
+static lbk_status open_targets(const char *path, FILE **f, npy_header *h)
+{
+    LBK_TRY(lbk_fmt_open_read(path, f));
+    LBK_TRY(read_header(*f, path, h));
+    LBK_FAIL_IF(h->kind != 'f', LBK_ERR_INPUT,
+                "%s: targets must be float32 or float64, not %c%zu (save x.astype(np.float64))",
+                path, h->kind, h->size);
+    LBK_FAIL_IF(h->ndims < 1 || h->ndims > 2 || (h->ndims == 2 && h->shape[1] != 1),
+                LBK_ERR_INPUT, "%s: targets must have shape (N,) or (N, 1), not %d-D", path,
+                h->ndims);
+    h->shape[1] = 1;
+    return check_size(*f, path, h);
+}
+
+lbk_status lbk_npy_targets_probe(const char *path, uint64_t *rows)
+{
+    FILE *f = NULL;
+    npy_header h;
+    const lbk_status st = open_targets(path, &f, &h);
+    if (f)
+        fclose(f);
+    LBK_TRY(st);
+    *rows = h.shape[0];
+    return LBK_OK;
+}
+
+typedef struct {
+    const char *path;
+    const npy_header *h;
+    uint64_t lo;
+    double *targets;
+} targets_sink;
+
+static lbk_status decode_targets(const void *ctx, const unsigned char *buf, uint64_t row,
+                                 uint64_t n)
+{
+    const targets_sink *o = ctx;
+    for (uint64_t i = 0; i < n; i++, row++) {
+        const double v = decode(o->h, buf + i * o->h->size);
+        LBK_FAIL_IF(!isfinite(v), LBK_ERR_INPUT, "%s:%llu: target is not a finite number (%g)",
+                    o->path, (unsigned long long)(row + 1), v);
+        o->targets[row - o->lo] = v;
+    }
+    return LBK_OK;
+}
+
+lbk_status lbk_npy_targets_read(const char *path, uint64_t lo, uint64_t hi, double *targets)
+{
+    lbk_status st = LBK_OK;
+    FILE *f = NULL;
+    npy_header h;
+    LBK_TRY_GOTO(st, open_targets(path, &f, &h));
+    const targets_sink out = {path, &h, lo, targets};
+    st = lbk_fmt_read_records(f, path, h.data_offset, h.size, lo, hi, decode_targets, &out);
+cleanup:
+    if (f)
+        fclose(f);
+    return st;
+}
+
 /* ---- writing -------------------------------------------------------------- */
 
 size_t lbk_npy_header(const char *descr, uint64_t rows, uint64_t cols, bool vector,

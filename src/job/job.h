@@ -31,17 +31,20 @@ enum { LBK_JOB_OUTPUT_COUNT = 0 LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_COUNT_) };
 extern const lbk_enum_item lbk_job_points_formats[];
 extern const lbk_enum_item lbk_job_labels_formats[];
 
-/* One data source: points, and labels either in a separate file or as a CSV
- * column of the points file. An empty path means "not given". */
+/* One data source: points, and labels (targets, for task regress) either in
+ * a separate file or as a CSV column of the points file. An empty path
+ * means "not given". */
 typedef struct {
     char path[LBK_PATH_MAX];
     lbk_format format;
     char labels[LBK_PATH_MAX];
     lbk_format labels_format;
-    int label_column;                  /* CSV: 0-based column holding the label; -1 = none */
-    char delimiter;                    /* CSV: ',' by default */
-    int header;                        /* CSV: -1 auto-detect, 0 no header, 1 header */
-    char dataset[LBK_NAME_MAX];        /* HDF5: the points' dataset ("train"; "" = not given) */
+    int label_column;           /* CSV: 0-based column holding the label; -1 = none */
+    char targets[LBK_PATH_MAX]; /* task regress: one float per point (.npy, .txt, .fvecs) */
+    int target_column;          /* CSV: 0-based column holding the target; -1 = none */
+    char delimiter;             /* CSV: ',' by default */
+    int header;                 /* CSV: -1 auto-detect, 0 no header, 1 header */
+    char dataset[LBK_NAME_MAX]; /* HDF5: the points' dataset ("train"; "" = not given) */
     char labels_dataset[LBK_NAME_MAX]; /* HDF5 labels file: the labels' dataset */
 } lbk_job_input_spec;
 

@@ -118,10 +118,34 @@ static lbk_status check_fields(const lbk_job_ctx *c, const lbk_job *job)
     return LBK_OK;
 }
 
+/* A target column, like a label column, is a column of CSV points, and
+ * not the label's. */
+static lbk_status check_target_column(const lbk_job_ctx *c, const lbk_job *job,
+                                      const lbk_job_input_spec *in, const char *name)
+{
+    if (in->target_column < 0)
+        return LBK_OK;
+    const yaml_mark_t at = lbk_job_mark_of(c, job, &in->target_column);
+    if (in->format != LBK_FORMAT_AUTO && in->format != LBK_FORMAT_CSV)
+        return lbk_job_fail(c, at, "%s.target_column needs CSV points, but %s.format is %s", name,
+                            name, lbk_format_name(in->format));
+    if (in->targets[0])
+        return lbk_job_fail(
+            c, at, "%s.target_column and %s.targets both give the targets; use one", name, name);
+    if (in->target_column == in->label_column)
+        return lbk_job_fail(c, at, "%s.target_column and %s.label_column are both column %d",
+                            name, name, in->target_column);
+    return LBK_OK;
+}
+
 static lbk_status check_input(const lbk_job_ctx *c, const lbk_job *job,
                               const lbk_job_input_spec *in, int section)
 {
     const char *name = lbk_job_sections[section].name;
+    if (in->targets[0] && !in->path[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, in->targets),
+                            "%s.targets given without %s.path", name, name);
+    LBK_TRY(check_target_column(c, job, in, name));
     if (in->labels[0] && !in->path[0])
         return lbk_job_fail(c, lbk_job_mark_of(c, job, in->labels),
                             "%s.labels given without %s.path", name, name);
@@ -257,11 +281,38 @@ static lbk_status check_output_for_task(const lbk_job_ctx *c, const lbk_job *job
     return LBK_OK;
 }
 
+/* Targets are what task regress averages, and nothing else reads them: a
+ * job that gives them to another task has most likely forgotten `task`. */
+static lbk_status check_targets_for_task(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const lbk_job_input_spec *const in[] = {&job->reference, &job->query};
+    for (int i = 0; i < 2 && job->task != LBK_TASK_REGRESS; i++) {
+        const char *name = i ? "query" : "reference";
+        if (in[i]->targets[0])
+            return lbk_job_fail(c, lbk_job_mark_of(c, job, in[i]->targets),
+                                "%s.targets is read by task regress only, and the task is %s",
+                                name, lbk_task_name(job->task));
+        if (in[i]->target_column >= 0)
+            return lbk_job_fail(c, lbk_job_mark_of(c, job, &in[i]->target_column),
+                                "%s.target_column is read by task regress only, and the task "
+                                "is %s",
+                                name, lbk_task_name(job->task));
+    }
+    if (job->task != LBK_TASK_REGRESS || job->reference.targets[0] ||
+        job->reference.target_column >= 0)
+        return LBK_OK;
+    /* The synthetic data set has labels, not targets. */
+    return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->task),
+                        "task regress needs reference targets (reference.targets or "
+                        "reference.target_column)");
+}
+
 /* What each task makes, and the graph's own rules: its queries are the
  * reference points, and each searches K + 1 points (itself among them). */
 static lbk_status check_task(const lbk_job_ctx *c, const lbk_job *job)
 {
     const lbk_task task = job->task;
+    LBK_TRY(check_targets_for_task(c, job));
     const bool votes = task == LBK_TASK_CLASSIFY, graph = task == LBK_TASK_GRAPH;
     LBK_TRY(check_output_for_task(c, job, job->output.predictions, "predictions",
                                   votes || task == LBK_TASK_REGRESS));

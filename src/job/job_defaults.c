@@ -10,6 +10,7 @@ static void input_defaults(lbk_job_input_spec *in)
     in->format = LBK_FORMAT_AUTO;
     in->labels_format = LBK_FORMAT_AUTO;
     in->label_column = -1;
+    in->target_column = -1;
     in->delimiter = ',';
     in->header = -1;
 }

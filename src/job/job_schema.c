@@ -59,6 +59,8 @@ const lbk_enum_item lbk_job_labels_formats[] = {
     KEY(SEC, sec, labels, IN_PATH, 0, 0, NULL)                                                   \
     KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_job_labels_formats)                             \
     KEY(SEC, sec, label_column, INT, -1, INT_MAX, NULL)                                          \
+    KEY(SEC, sec, targets, IN_PATH, 0, 0, NULL)                                                  \
+    KEY(SEC, sec, target_column, INT, -1, INT_MAX, NULL)                                         \
     KEY(SEC, sec, delimiter, CHAR, 0, 0, NULL)                                                   \
     KEY(SEC, sec, header, HEADER, 0, 0, NULL)                                                    \
     KEY(SEC, sec, dataset, NAME, 0, 0, NULL)                                                     \

@@ -234,6 +234,7 @@ lbk_job_input_spec tk_spec(const char *path)
     s.format = LBK_FORMAT_AUTO;
     s.labels_format = LBK_FORMAT_AUTO;
     s.label_column = -1;
+    s.target_column = -1;
     s.delimiter = ',';
     s.header = -1;
     return s;

@@ -55,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(spec.path, sizeof spec.path, "%s", lbk_fuzz_path(files[mode].name));
     spec.format = files[mode].format;
     spec.label_column = -1;
+    spec.target_column = -1;
     spec.delimiter = ',';
     spec.header = -1;
     if (mode == 4)

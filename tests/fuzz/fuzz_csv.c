@@ -35,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     spec.delimiter = delimiters[spec_byte & 7];
     spec.header = ((spec_byte >> 3) & 3) % 3 - 1;
     spec.label_column = label_columns[spec_byte >> 5];
+    spec.target_column = -1;
     lbk_fuzz_write(spec.path, data, size);
     lbk_fuzz_check_source(&spec, shard);
     return 0;
