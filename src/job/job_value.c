@@ -75,19 +75,32 @@ static lbk_status check_no_nul(const lbk_job_ctx *c, const yaml_node_t *n, const
     return LBK_OK;
 }
 
-static lbk_status set_path(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
-                           const char *key, lbk_job *job)
+/* A path's or name's text: a scalar (`what` names the kind in the
+ * message) without NUL; *text NULL for an empty value, which clears dst. */
+static lbk_status scalar_text(const lbk_job_ctx *c, const yaml_node_t *n, const char *key,
+                              const char *what, char *dst, const char **text)
 {
-    char *dst = lbk_job_key_field(job, d);
+    *text = NULL;
     if (n->type != YAML_SCALAR_NODE)
-        return lbk_job_fail(c, n->start_mark, "%s must be a path, not %s", key,
+        return lbk_job_fail(c, n->start_mark, "%s must be %s, not %s", key, what,
                             lbk_job_yaml_kind(n));
     if (lbk_job_yaml_is_null(n)) {
         dst[0] = '\0';
         return LBK_OK;
     }
     LBK_TRY(check_no_nul(c, n, key));
-    const char *text = lbk_job_yaml_text(n);
+    *text = lbk_job_yaml_text(n);
+    return LBK_OK;
+}
+
+static lbk_status set_path(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
+                           const char *key, lbk_job *job)
+{
+    char *dst = lbk_job_key_field(job, d);
+    const char *text = NULL;
+    LBK_TRY(scalar_text(c, n, key, "a path", dst, &text));
+    if (!text)
+        return LBK_OK;
     char resolved[LBK_PATH_MAX];
     const char *base = d->kind == LBK_KEY_IN_PATH ? c->base_dir : "";
     if (!lbk_job_resolve_path(base, text, resolved, sizeof resolved))
@@ -102,15 +115,10 @@ static lbk_status set_name(const lbk_job_ctx *c, const lbk_job_key_desc *d, cons
                            const char *key, lbk_job *job)
 {
     char *dst = lbk_job_key_field(job, d);
-    if (n->type != YAML_SCALAR_NODE)
-        return lbk_job_fail(c, n->start_mark, "%s must be a name, not %s", key,
-                            lbk_job_yaml_kind(n));
-    if (lbk_job_yaml_is_null(n)) {
-        dst[0] = '\0';
+    const char *text = NULL;
+    LBK_TRY(scalar_text(c, n, key, "a name", dst, &text));
+    if (!text)
         return LBK_OK;
-    }
-    LBK_TRY(check_no_nul(c, n, key));
-    const char *text = lbk_job_yaml_text(n);
     const size_t len = strlen(text);
     if (len >= LBK_NAME_MAX)
         return lbk_job_fail(c, n->start_mark, "%s is too long (at most %d bytes)", key,
