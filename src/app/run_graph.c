@@ -10,15 +10,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A row on its way to the rank whose output slice holds it. */
-typedef struct {
-    uint64_t row;
-    lbk_knn_candidate list[]; /* k */
-} graph_record;
-
+/* A row on its way to the rank whose output slice holds it: the row, then
+ * its k keys, then its k ids of id_bytes each (copied, not cast: an 8-byte
+ * id need not be aligned in a record). */
 static size_t record_bytes(const lbk_run_graph *g)
 {
-    return sizeof(graph_record) + (size_t)g->k * sizeof(lbk_knn_candidate);
+    return sizeof(uint64_t) + (size_t)g->k * (sizeof(float) + (size_t)g->id_bytes);
+}
+
+static void store_id(void *ids, int id_bytes, uint64_t slot, uint64_t id)
+{
+    if (id_bytes == 4) {
+        const uint32_t narrow = id == UINT64_MAX ? UINT32_MAX : (uint32_t)id;
+        memcpy((char *)ids + slot * 4, &narrow, 4);
+    } else {
+        memcpy((char *)ids + slot * 8, &id, 8);
+    }
+}
+
+static uint64_t load_id(const void *ids, int id_bytes, uint64_t slot)
+{
+    if (id_bytes == 4) {
+        uint32_t narrow;
+        memcpy(&narrow, (const char *)ids + slot * 4, 4);
+        return narrow == UINT32_MAX ? UINT64_MAX : narrow;
+    }
+    uint64_t id;
+    memcpy(&id, (const char *)ids + slot * 8, 8);
+    return id;
 }
 
 lbk_status lbk_run_graph_init(lbk_run_graph *g, const lbk_comm *comm, int k, uint64_t points,
@@ -29,12 +48,15 @@ lbk_status lbk_run_graph_init(lbk_run_graph *g, const lbk_comm *comm, int k, uin
     g->k = k;
     g->points = points;
     g->sliced = sliced;
+    g->id_bytes = points < UINT32_MAX ? 4 : 8;
     lbk_status st = LBK_OK;
     if (sliced)
         lbk_merge_query_slice(points, comm->size, comm->rank, &g->first, &g->rows);
     else
         g->rows = comm->rank == 0 ? points : 0;
-    g->lists = lbk_alloc_large_logged(g->rows * (uint64_t)k, sizeof *g->lists, "graph rows", &st);
+    const uint64_t slots = g->rows * (uint64_t)k;
+    g->keys = lbk_alloc_large_logged(slots, sizeof *g->keys, "graph rows' distances", &st);
+    g->ids = lbk_alloc_large_logged(slots, (size_t)g->id_bytes, "graph rows' ids", &st);
     if (st == LBK_OK && sliced) {
         g->send_counts = calloc((size_t)comm->size, sizeof *g->send_counts);
         g->recv_counts = calloc((size_t)comm->size, sizeof *g->recv_counts);
@@ -48,7 +70,8 @@ lbk_status lbk_run_graph_init(lbk_run_graph *g, const lbk_comm *comm, int k, uin
 
 void lbk_run_graph_free(lbk_run_graph *g)
 {
-    lbk_alloc_large_free(g->lists);
+    lbk_alloc_large_free(g->keys);
+    lbk_alloc_large_free(g->ids);
     free(g->send_counts);
     free(g->recv_counts);
     lbk_exchange_buffer_free(&g->out);
@@ -93,27 +116,82 @@ static int owner_of(const lbk_run_graph *g, uint64_t row)
     }
 }
 
-static lbk_status place(lbk_run_graph *g, uint64_t row, const lbk_knn_candidate *list)
+static bool owns_row(const lbk_run_graph *g, uint64_t row)
 {
-    LBK_FAIL_IF(row < g->first || row >= g->first + g->rows, LBK_ERR_INTERNAL,
+    return row >= g->first && row < g->first + g->rows;
+}
+
+static lbk_status check_owned(const lbk_run_graph *g, uint64_t row)
+{
+    LBK_FAIL_IF(!owns_row(g, row), LBK_ERR_INTERNAL,
                 "internal: graph row %" PRIu64 " reached the rank of rows %" PRIu64 "..%" PRIu64,
                 row, g->first, g->first + g->rows);
-    memcpy(g->lists + (row - g->first) * (uint64_t)g->k, list,
-           (size_t)g->k * sizeof(lbk_knn_candidate));
+    return LBK_OK;
+}
+
+/* The K + 1 list of `row`, less the point itself, into its slot. */
+static lbk_status place_list(lbk_run_graph *g, uint64_t row, const lbk_knn_candidate *list)
+{
+    LBK_TRY(check_owned(g, row));
+    lbk_knn_candidate kept[LBK_K_MAX];
+    drop_self(list, g->k, row, kept);
+    const uint64_t slot = (row - g->first) * (uint64_t)g->k;
+    for (int i = 0; i < g->k; i++) {
+        g->keys[slot + (uint64_t)i] = kept[i].key;
+        store_id(g->ids, g->id_bytes, slot + (uint64_t)i, kept[i].id);
+    }
     g->filled++;
     return LBK_OK;
 }
 
-/* Collective: the slice's rows packed by owner, exchanged, placed. */
+static void pack_record(const lbk_run_graph *g, uint64_t row, const lbk_knn_candidate *list,
+                        char *rec)
+{
+    lbk_knn_candidate kept[LBK_K_MAX];
+    drop_self(list, g->k, row, kept);
+    memcpy(rec, &row, sizeof row);
+    char *keys = rec + sizeof row, *ids = keys + (size_t)g->k * sizeof(float);
+    for (int i = 0; i < g->k; i++) {
+        memcpy(keys + (size_t)i * sizeof(float), &kept[i].key, sizeof(float));
+        store_id(ids, g->id_bytes, (uint64_t)i, kept[i].id);
+    }
+}
+
+static lbk_status place_record(lbk_run_graph *g, const char *rec)
+{
+    uint64_t row;
+    memcpy(&row, rec, sizeof row);
+    LBK_TRY(check_owned(g, row));
+    const uint64_t slot = (row - g->first) * (uint64_t)g->k;
+    const size_t key_bytes = (size_t)g->k * sizeof(float);
+    memcpy(g->keys + slot, rec + sizeof row, key_bytes);
+    memcpy((char *)g->ids + slot * (uint64_t)g->id_bytes, rec + sizeof row + key_bytes,
+           (size_t)g->k * (size_t)g->id_bytes);
+    g->filled++;
+    return LBK_OK;
+}
+
+/* Collective: the slice's rows of this rank's output slice placed, the
+ * others packed by owner, exchanged and placed where they arrive. */
 static lbk_status exchange_rows(lbk_run_graph *g, const lbk_index_slice *b)
 {
     const int p = g->comm->size, k1 = b->k;
     const size_t record = record_bytes(g);
+    lbk_status st = LBK_OK;
     memset(g->send_counts, 0, (size_t)p * sizeof *g->send_counts);
-    for (uint64_t q = 0; q < b->slice_count; q++)
-        g->send_counts[owner_of(g, global_row(b, q))]++;
-    lbk_status st = lbk_exchange_buffer_reserve(&g->out, (size_t)b->slice_count * record,
-                                                "graph rows for other ranks");
+    uint64_t remote = 0;
+    for (uint64_t q = 0; q < b->slice_count && st == LBK_OK; q++) {
+        const uint64_t row = global_row(b, q);
+        if (owns_row(g, row)) {
+            st = place_list(g, row, b->lists + q * (uint64_t)k1);
+        } else {
+            g->send_counts[owner_of(g, row)]++;
+            remote++;
+        }
+    }
+    if (st == LBK_OK)
+        st = lbk_exchange_buffer_reserve(&g->out, (size_t)remote * record,
+                                         "graph rows for other ranks");
     if (st == LBK_OK) {
         uint64_t *cursor = g->recv_counts; /* free until the exchange fills it */
         uint64_t at = 0;
@@ -121,10 +199,9 @@ static lbk_status exchange_rows(lbk_run_graph *g, const lbk_index_slice *b)
             cursor[r] = at;
         for (uint64_t q = 0; q < b->slice_count; q++) {
             const uint64_t row = global_row(b, q);
-            graph_record *rec =
-                (graph_record *)((char *)g->out.data + cursor[owner_of(g, row)]++ * record);
-            rec->row = row;
-            drop_self(b->lists + q * (uint64_t)k1, g->k, row, rec->list);
+            if (!owns_row(g, row))
+                pack_record(g, row, b->lists + q * (uint64_t)k1,
+                            (char *)g->out.data + cursor[owner_of(g, row)]++ * record);
         }
     }
     uint64_t sent = 0;
@@ -133,10 +210,8 @@ static lbk_status exchange_rows(lbk_run_graph *g, const lbk_index_slice *b)
     uint64_t received = 0;
     for (int r = 0; r < p; r++)
         received += g->recv_counts[r];
-    for (uint64_t i = 0; i < received; i++) {
-        const graph_record *rec = (const graph_record *)((const char *)g->in.data + i * record);
-        LBK_TRY(place(g, rec->row, rec->list));
-    }
+    for (uint64_t i = 0; i < received; i++)
+        LBK_TRY(place_record(g, (const char *)g->in.data + i * record));
     return LBK_OK;
 }
 
@@ -144,12 +219,8 @@ lbk_status lbk_run_graph_add(lbk_run_graph *g, const lbk_index_slice *b)
 {
     if (g->sliced && g->comm->size > 1)
         return exchange_rows(g, b);
-    lbk_knn_candidate kept[LBK_K_MAX];
-    for (uint64_t q = 0; q < b->slice_count; q++) {
-        const uint64_t row = global_row(b, q);
-        drop_self(b->lists + q * (uint64_t)b->k, g->k, row, kept);
-        LBK_TRY(place(g, row, kept));
-    }
+    for (uint64_t q = 0; q < b->slice_count; q++)
+        LBK_TRY(place_list(g, global_row(b, q), b->lists + q * (uint64_t)b->k));
     return LBK_OK;
 }
 
@@ -174,10 +245,9 @@ static lbk_status write_npz_rows(const lbk_run_graph *g, lbk_outputs *out,
     uint64_t *ids = lbk_alloc_large_logged(piece_slots, sizeof *ids, "graph ids", &st);
     for (uint64_t at = 0; at < g->rows && st == LBK_OK; at += WRITE_PIECE) {
         const uint64_t n = g->rows - at < WRITE_PIECE ? g->rows - at : WRITE_PIECE;
-        const lbk_knn_candidate *c = g->lists + at * k;
         for (uint64_t i = 0; i < n * k; i++) {
-            dist[i] = lbk_knn_key_to_distance(out->metric, c[i].key);
-            ids[i] = c[i].id;
+            dist[i] = lbk_knn_key_to_distance(out->metric, g->keys[at * k + i]);
+            ids[i] = load_id(g->ids, g->id_bytes, at * k + i);
         }
         const lbk_graph_npz_rows rows = {g->first + at, g->first + at + n, dist, ids, (size_t)k};
         lbk_graph_npz_slice part;
@@ -220,6 +290,28 @@ static lbk_status write_npz(const lbk_run_graph *g, lbk_outputs *out, const char
     return st;
 }
 
+/* The neighbours and distances files, in pieces rebuilt as the candidate
+ * lists their writer takes. */
+static lbk_status write_lists(const lbk_run_graph *g, lbk_outputs *out)
+{
+    const uint64_t k = (uint64_t)g->k;
+    lbk_status st = LBK_OK;
+    if (out->neighbors.file.fd < 0 && out->distances.file.fd < 0)
+        return LBK_OK;
+    lbk_knn_candidate *lists =
+        lbk_alloc_large_logged(WRITE_PIECE * k, sizeof *lists, "graph rows to write", &st);
+    for (uint64_t at = 0; at < g->rows && st == LBK_OK; at += WRITE_PIECE) {
+        const uint64_t n = g->rows - at < WRITE_PIECE ? g->rows - at : WRITE_PIECE;
+        for (uint64_t i = 0; i < n * k; i++)
+            lists[i] = (lbk_knn_candidate){.key = g->keys[at * k + i],
+                                           .label = -1,
+                                           .id = load_id(g->ids, g->id_bytes, at * k + i)};
+        st = lbk_outputs_write_lists(out, g->first + at, n, lists);
+    }
+    lbk_alloc_large_free(lists);
+    return st;
+}
+
 lbk_status lbk_run_graph_write(lbk_run_graph *g, lbk_outputs *out, const char *graph_path)
 {
     lbk_status st = LBK_OK;
@@ -229,10 +321,8 @@ lbk_status lbk_run_graph_write(lbk_run_graph *g, lbk_outputs *out, const char *g
                   g->filled, g->rows, g->first, g->first + g->rows);
         st = LBK_ERR_INTERNAL;
     }
-    for (uint64_t at = 0; at < g->rows && st == LBK_OK; at += WRITE_PIECE)
-        st = lbk_outputs_write_lists(out, g->first + at,
-                                     g->rows - at < WRITE_PIECE ? g->rows - at : WRITE_PIECE,
-                                     g->lists + at * (uint64_t)g->k);
+    if (st == LBK_OK)
+        st = write_lists(g, out);
     /* Joined whatever st is: the slices meet in a collective. */
     return graph_path[0] ? write_npz(g, out, graph_path, st) : st;
 }

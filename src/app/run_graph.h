@@ -5,7 +5,10 @@
  * The lists reach their sinks in no file order (a spatial rank emits its own
  * box's points), so each rank gathers the graph rows of its own output
  * slice (rows [first, first + rows) of the reference set; rank 0 all of them
- * where only rank 0 emits) and writes them once, at the end. */
+ * where only rank 0 emits) and writes them once, at the end. The rows are
+ * the largest thing a graph run holds (K per point), so they are kept as
+ * (float key, id) with 4-byte ids wherever the ids fit, 8 bytes a neighbour
+ * instead of a merge candidate's 16, and only rows another rank owns travel. */
 #ifndef LBK_RUN_GRAPH_H
 #define LBK_RUN_GRAPH_H
 
@@ -27,9 +30,11 @@ typedef struct {
     uint64_t first;                      /* this rank's output slice */
     uint64_t rows;                       /*   and its length */
     uint64_t filled;                     /* rows of the slice received so far */
-    lbk_knn_candidate *lists;            /* rows x k, in row order */
+    int id_bytes;                        /* 4 where every id fits in uint32, else 8 */
+    float *keys;                         /* rows x k, in row order */
+    void *ids;                           /*   and their ids, id_bytes each */
     uint64_t *send_counts, *recv_counts; /* per rank */
-    lbk_exchange_buffer out, in;         /* (row, k candidates) records */
+    lbk_exchange_buffer out, in;         /* (row, k keys, k ids) records */
 } lbk_run_graph;
 
 /* Collective: this rank's slice of the graph of `points` rows. */
