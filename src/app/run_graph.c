@@ -93,7 +93,8 @@ static void drop_self(const lbk_knn_candidate *list, int k, uint64_t self, lbk_k
 static uint64_t global_row(const lbk_index_slice *b, uint64_t q)
 {
     const uint64_t at = b->first + b->slice_first + q;
-    return b->own ? lbk_dataset_id(b->own, at) : at;
+    const uint64_t point = b->order ? b->order[at] : at;
+    return b->own ? lbk_dataset_id(b->own, point) : point;
 }
 
 /* The rank whose output slice holds `row`: the slices are

@@ -3,6 +3,7 @@
 #include "kdtree_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
+#include "morton.h"
 #include "try.h"
 
 #include <math.h>
@@ -49,81 +50,9 @@ static void fill_pads(lbk_knn_result *result, uint64_t first, uint64_t count, in
 }
 
 /* Queries walked in spatial (Morton) order share the tree nodes they touch
- * with their neighbours in the same work-group and cache. Code: the first
- * three coordinates, each quantised to 10 bits over the batch's box (a
- * billion cells, far finer than any batch needs), sorted by a stable
- * radix sort: the comparison sort of 63-bit codes was a tenth of the query
- * phase (1e5 queries over 1e6 points). */
-static uint32_t spread10(uint32_t v)
-{
-    v &= 0x3ff;
-    v = (v | v << 16) & 0x030000ffu;
-    v = (v | v << 8) & 0x0300f00fu;
-    v = (v | v << 4) & 0x030c30c3u;
-    v = (v | v << 2) & 0x09249249u;
-    return v;
-}
-
-static void morton_codes(const float *q, uint64_t nq, int dim, uint32_t *codes)
-{
-    const int used = dim < 3 ? dim : 3;
-    float lo[3] = {0, 0, 0}, scale[3] = {0, 0, 0};
-    for (int j = 0; j < used; j++) {
-        float hi = q[j];
-        lo[j] = q[j];
-        for (uint64_t i = 1; i < nq; i++) {
-            const float v = q[i * (uint64_t)dim + (uint64_t)j];
-            lo[j] = v < lo[j] ? v : lo[j];
-            hi = v > hi ? v : hi;
-        }
-        const float span = hi - lo[j];
-        scale[j] = span > 0 && isfinite(span) ? 1023.0f / span : 0.0f;
-    }
-    for (uint64_t i = 0; i < nq; i++) {
-        uint32_t code = 0;
-        for (int j = 0; j < used; j++) {
-            const float t = (q[i * (uint64_t)dim + (uint64_t)j] - lo[j]) * scale[j];
-            /* NaN or out-of-range t lands at a valid cell: the order only
-             * affects speed. */
-            const uint32_t cell = t > 0 ? (t < 1023.0f ? (uint32_t)t : 1023u) : 0u;
-            code |= spread10(cell) << j;
-        }
-        codes[i] = code;
-    }
-}
-
-/* 0..nq-1 sorted by code, ties in index order: three stable passes of 10
- * bits, each from one array of the pair into the other. Returns the array
- * that holds the order at the end. */
-static const uint32_t *radix_order(uint32_t *codes, uint32_t *codes2, uint32_t *order,
-                                   uint32_t *order2, uint64_t nq)
-{
-    for (uint64_t i = 0; i < nq; i++)
-        order[i] = (uint32_t)i;
-    for (int shift = 0; shift < 30; shift += 10) {
-        uint64_t start[1024] = {0};
-        for (uint64_t i = 0; i < nq; i++)
-            start[(codes[i] >> shift) & 1023u]++;
-        uint64_t sum = 0;
-        for (int b = 0; b < 1024; b++) {
-            const uint64_t c = start[b];
-            start[b] = sum;
-            sum += c;
-        }
-        for (uint64_t i = 0; i < nq; i++) {
-            const uint64_t to = start[(codes[i] >> shift) & 1023u]++;
-            codes2[to] = codes[i];
-            order2[to] = order[i];
-        }
-        uint32_t *swap = codes;
-        codes = codes2;
-        codes2 = swap;
-        swap = order;
-        order = order2;
-        order2 = swap;
-    }
-    return order;
-}
+ * with their neighbours in the same work-group and cache (lbk_morton's
+ * stable radix sort: the comparison sort of 63-bit codes was a tenth of the
+ * query phase, 1e5 queries over 1e6 points). */
 
 /* What one tree query call holds on the device and the host. */
 typedef struct {
@@ -181,9 +110,9 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     cl_command_queue queue = lbk_device_queue(lbk_kdtree_device(tree));
     const int dim = lbk_kdtree_dim(tree);
     const float *batch_q = queries + first * (uint64_t)dim;
-    morton_codes(batch_q, count, dim, qs->codes);
-    const uint32_t *order =
-        radix_order(qs->codes, qs->codes + qs->batch, qs->order, qs->order + qs->batch, count);
+    lbk_morton_codes(batch_q, count, dim, qs->codes);
+    const uint32_t *order = lbk_morton_radix_order(qs->codes, qs->codes + qs->batch, qs->order,
+                                                   qs->order + qs->batch, count);
     cl_int err =
         clEnqueueWriteBuffer(queue, qs->qbuf, CL_FALSE, 0, (size_t)(count * (uint64_t)dim * 4),
                              batch_q, 0, NULL, NULL);

@@ -17,6 +17,14 @@ static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
     return lbk_comm_bcast_floats(s->comm, points, b->count * dim);
 }
 
+void lbk_batch_gather_ordered(const lbk_index *s, const lbk_batch *b, float *to)
+{
+    const uint64_t dim = (uint64_t)s->shape.dim;
+    for (uint64_t q = 0; q < b->count; q++)
+        memcpy(to + q * dim, s->shard.points + (uint64_t)s->self_order[b->first + q] * dim,
+               (size_t)dim * sizeof(float));
+}
+
 /* Self search of row shards: the batch's reference rows from the ranks
  * that hold them. Each rank puts its own rows into a zeroed buffer and a
  * bitwise OR over the ranks fills in the rest, exactly, as every row has
@@ -28,6 +36,10 @@ static lbk_status gather_own_rows(lbk_index *s, lbk_batch *b)
     const uint64_t lo = b->first > held_first ? b->first : held_first;
     const uint64_t hi = end < held_end ? end : held_end;
     b->points = s->batch_points;
+    if (s->self_order) { /* one rank: it holds every row */
+        lbk_batch_gather_ordered(s, b, s->batch_points);
+        return LBK_OK;
+    }
     memset(s->batch_points, 0, (size_t)(b->count * dim) * sizeof(float));
     if (hi > lo)
         memcpy(s->batch_points + (lo - b->first) * dim, s->shard.points + (lo - held_first) * dim,
@@ -38,7 +50,12 @@ static lbk_status gather_own_rows(lbk_index *s, lbk_batch *b)
 /* Self search of replicas: every rank holds every row. */
 static lbk_status replica_rows(lbk_index *s, lbk_batch *b)
 {
-    b->points = s->shard.points + b->first * (uint64_t)s->shape.dim;
+    if (s->self_order) {
+        b->points = s->batch_points;
+        lbk_batch_gather_ordered(s, b, s->batch_points);
+    } else {
+        b->points = s->shard.points + b->first * (uint64_t)s->shape.dim;
+    }
     return LBK_OK;
 }
 
@@ -209,7 +226,8 @@ lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
     if (!s->strategy->sliced && !s->root) {
         if (!s->sink->every_rank)
             return LBK_OK;
-        const lbk_index_slice none = {b->first, b->count, 0, 0, s->merged, s->job->knn.k, NULL};
+        const lbk_index_slice none = {b->first,  b->count,      0,    0,
+                                      s->merged, s->job->knn.k, NULL, NULL};
         return s->sink->emit(s->sink->user, &none);
     }
     s->info.stats.queries_owned += b->slice_count;
@@ -219,6 +237,7 @@ lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
                                    b->slice_count,
                                    s->merged,
                                    s->job->knn.k,
-                                   s->self && s->spatial ? &s->shard : NULL};
+                                   s->self && s->spatial ? &s->shard : NULL,
+                                   s->self ? s->self_order : NULL};
     return s->sink->emit(s->sink->user, &slice);
 }

@@ -121,6 +121,10 @@ typedef struct {
      * q's, whose global row is lbk_dataset_id(own, first + slice_first +
      * q). NULL: first + slice_first + q is the global row. */
     const lbk_dataset *own;
+    /* A self search's batch order (NULL: row order): list q is then of the
+     * point order[first + slice_first + q] (a row of `own`, or the global
+     * row where own is NULL). */
+    const uint32_t *order;
 } lbk_index_slice;
 
 typedef struct {

@@ -63,7 +63,10 @@ struct lbk_index {
                                         * gets; no local where ranks own slices (the
                                         * spatial stages build the final lists in place) */
     float *batch_points;               /* ranks but 0, where rank 0 holds the queries; every
-                                        * rank in a self search of row shards */
+                                        * rank in a self search of row shards, or in one
+                                        * taken in self_order */
+    uint32_t *self_order;              /* a tree's self search: its points in Morton order,
+                                        * the order its batches take them in; NULL: row order */
     uint64_t buffers_for;              /* the batch size the buffers hold */
     const lbk_index_sink *sink;        /* the search's */
     lbk_index_info info;
