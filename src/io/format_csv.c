@@ -173,33 +173,61 @@ static lbk_status parse_row(const csv_reader *r, float *point, int32_t *label)
     return LBK_OK;
 }
 
+/* Rows [lo, hi) of an open reader, one call of `take` each (i counts from
+ * lo's 0); a file shorter than hi is an error. */
+typedef lbk_status (*csv_take_row)(const csv_reader *r, uint64_t i, void *user);
+
+static lbk_status csv_rows(csv_reader *r, bool more, uint64_t lo, uint64_t hi, csv_take_row take,
+                           void *user)
+{
+    for (uint64_t row = 0; row < hi; row++) {
+        LBK_FAIL_IF(!more, LBK_ERR_INPUT,
+                    "%s: file ended at row %llu, before row %llu (changed while reading?)",
+                    r->spec->path, (unsigned long long)row, (unsigned long long)hi);
+        if (row >= lo)
+            LBK_TRY(take(r, row - lo, user));
+        if (row + 1 < hi)
+            LBK_TRY(csv_next(r, &more));
+    }
+    return LBK_OK;
+}
+
+typedef struct {
+    int dim;
+    float *points;
+    int32_t *labels;
+} points_out;
+
+static lbk_status take_point(const csv_reader *r, uint64_t i, void *user)
+{
+    const points_out *out = user;
+    return parse_row(r, out->points + i * (uint64_t)out->dim,
+                     out->labels ? &out->labels[i] : NULL);
+}
+
 lbk_status lbk_csv_read(const lbk_job_input_spec *spec, int dim, uint64_t lo, uint64_t hi,
                         float *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;
     csv_reader r;
     bool more = false;
+    points_out out = {dim, points, labels};
 
     LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
     if (more)
         LBK_TRY_GOTO(
             st, lbk_fmt_check_dim(spec->path, (uint64_t)(r.expected - extra_columns(spec)), dim));
-    for (uint64_t row = 0; row < hi; row++) {
-        if (!more) {
-            lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",
-                      spec->path, (unsigned long long)row, (unsigned long long)hi);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-        if (row >= lo)
-            LBK_TRY_GOTO(st, parse_row(&r, points + (row - lo) * (uint64_t)dim,
-                                       labels ? &labels[row - lo] : NULL));
-        if (row + 1 < hi)
-            LBK_TRY_GOTO(st, csv_next(&r, &more));
-    }
+    st = csv_rows(&r, more, lo, hi, take_point, &out);
 cleanup:
     csv_close(&r);
     return st;
+}
+
+static lbk_status take_target(const csv_reader *r, uint64_t i, void *user)
+{
+    const int c = r->spec->target_column;
+    return lbk_fmt_parse_target(r->spec->path, r->lines.line, c + 1, r->field[c],
+                                (double *)user + i);
 }
 
 lbk_status lbk_csv_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
@@ -210,20 +238,7 @@ lbk_status lbk_csv_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uin
     bool more = false;
 
     LBK_TRY_GOTO(st, csv_open(&r, spec, &more));
-    for (uint64_t row = 0; row < hi; row++) {
-        if (!more) {
-            lbk_error("%s: file ended at row %llu, before row %llu (changed while reading?)",
-                      spec->path, (unsigned long long)row, (unsigned long long)hi);
-            st = LBK_ERR_INPUT;
-            goto cleanup;
-        }
-        if (row >= lo)
-            LBK_TRY_GOTO(st,
-                         lbk_fmt_parse_target(spec->path, r.lines.line, spec->target_column + 1,
-                                              r.field[spec->target_column], &targets[row - lo]));
-        if (row + 1 < hi)
-            LBK_TRY_GOTO(st, csv_next(&r, &more));
-    }
+    st = csv_rows(&r, more, lo, hi, take_target, targets);
 cleanup:
     csv_close(&r);
     return st;
