@@ -23,6 +23,7 @@ struct lbk_kdtree {
     cl_mem ids;               /* original shard row per node */
     cl_mem dims;              /* split dimension per node; NULL for round robin */
     lbk_tree_buckets buckets; /* the query's copy of the bottom levels */
+    lbk_tree_query_cache *query_cache;
     uint64_t bytes;
     lbk_kdtree_stats stats;
 };
@@ -585,8 +586,11 @@ void lbk_kdtree_destroy(lbk_kdtree *tree)
     if (tree->dims)
         clReleaseMemObject(tree->dims);
     lbk_tree_buckets_release(&tree->buckets);
+    lbk_tree_query_cache_free(tree->query_cache);
     free(tree);
 }
+
+lbk_tree_query_cache **lbk_kdtree_query_cache(lbk_kdtree *tree) { return &tree->query_cache; }
 
 lbk_device *lbk_kdtree_device(const lbk_kdtree *tree) { return tree->dev; }
 uint64_t lbk_kdtree_size(const lbk_kdtree *tree) { return tree->n; }

@@ -90,6 +90,8 @@ static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_stat
 
 static void query_close(query_state *qs)
 {
+    if (!qs)
+        return;
     free(qs->codes);
     free(qs->order);
     const cl_mem mems[5] = {qs->qbuf, qs->obuf, qs->lbuf, qs->kbuf, qs->ibuf};
@@ -98,6 +100,42 @@ static void query_close(query_state *qs)
             clReleaseMemObject(mems[i]);
     if (qs->kernel)
         clReleaseKernel(qs->kernel);
+}
+
+struct lbk_tree_query_cache {
+    query_state qs;
+    int k;
+};
+
+void lbk_tree_query_cache_free(lbk_tree_query_cache *cache)
+{
+    if (!cache)
+        return;
+    query_close(&cache->qs);
+    free(cache);
+}
+
+/* The tree's kept buffers, made again only when this call needs a larger
+ * batch or another K than they were made for. */
+static lbk_status kept_state(lbk_kdtree *tree, int k, uint64_t batch, query_state **out)
+{
+    lbk_tree_query_cache **slot = lbk_kdtree_query_cache(tree);
+    if (*slot && (*slot)->k == k && (*slot)->qs.batch >= batch) {
+        *out = &(*slot)->qs;
+        return LBK_OK;
+    }
+    lbk_tree_query_cache_free(*slot);
+    *slot = calloc(1, sizeof **slot);
+    LBK_FAIL_IF(!*slot, LBK_ERR_NOMEM, "out of host memory for the tree query's state");
+    (*slot)->k = k;
+    const lbk_status st = query_open(tree, k, batch, &(*slot)->qs);
+    if (st != LBK_OK) {
+        lbk_tree_query_cache_free(*slot);
+        *slot = NULL;
+        return st;
+    }
+    *out = &(*slot)->qs;
+    return LBK_OK;
 }
 
 /* Queries [first, first + count) through the kernel in Morton order; it
@@ -148,7 +186,6 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
                           lbk_metric metric, lbk_knn_result *result)
 {
-    lbk_status st = LBK_OK;
     LBK_FAIL_IF(k < 1 || k > LBK_TREE_K_MAX, LBK_ERR_CONFIG,
                 "tree query: k = %d is outside 1..%d", k, LBK_TREE_K_MAX);
     LBK_FAIL_IF(lbk_knn_is_similarity(metric), LBK_ERR_CONFIG,
@@ -164,15 +201,13 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
     uint64_t batch = lbk_tree_query_max_batch(tree, k, 0);
     if (batch > nq)
         batch = nq;
-    query_state qs = {0};
-    LBK_TRY_GOTO(st, query_open(tree, k, batch, &qs));
+    query_state *qs = NULL;
+    LBK_TRY(kept_state(tree, k, batch, &qs));
     for (uint64_t first = 0; first < nq; first += batch) {
         const uint64_t count = nq - first < batch ? nq - first : batch;
-        LBK_TRY_GOTO(st, query_batch(tree, &qs, queries, first, count, k, metric, result));
+        LBK_TRY(query_batch(tree, qs, queries, first, count, k, metric, result));
     }
-cleanup:
-    query_close(&qs);
-    return st;
+    return LBK_OK;
 }
 
 /* Measured crossover (bench/results/kdtree.md, uniform data, the worst case
