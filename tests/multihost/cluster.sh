@@ -19,6 +19,7 @@ LBK_NET=10.77.0
 LBK_BRIDGE=lbkbr0
 LBK_STATE=/run/lbknn-multihost
 LBK_LOCK=/run/lock/lbknn-multihost.lock
+LBK_CLUSTER_SH=$(realpath "${BASH_SOURCE[0]}")
 
 # host i (1-based): namespace and hostname lbkhI, 10.77.0.I on its veth
 # lbkhI-eth (inside), lbkhI-br (on the bridge, outside).
@@ -129,7 +130,7 @@ cluster_mpirun() {
 cluster_write_mpiexec() {
     cat >"$LBK_STATE/mpiexec" <<WRAP
 #!/bin/bash
-source "${BASH_SOURCE[0]}"
+source "$LBK_CLUSTER_SH"
 [ "\$1" = -n ] || { echo "cluster mpiexec: usage: -n NP PROGRAM ARGS..." >&2; exit 2; }
 np=\$2
 shift 2
