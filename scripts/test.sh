@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Install the dependencies (including SLURM and munge for the job-script test,
+# iproute2 for the multi-host test cluster of tests/multihost,
 # scikit-learn for the check of the votes against its predict_proba and the
 # Python package's tests, with mpi4py and pandas for their MPI and pandas
 # cases, Oclgrind for the kernel checks, clang-format for the style check), build,
@@ -11,7 +12,7 @@
 # device tests do not skip here.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn \
-    python3-mpi4py python3-pandas python3-h5py oclgrind clang-format
+    python3-mpi4py python3-pandas python3-h5py oclgrind clang-format iproute2
 lbk_build
 lbk_mpi_env
 lbk_pocl_cache_env

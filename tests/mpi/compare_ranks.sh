@@ -124,5 +124,8 @@ grep -q "^ranks: $np\$" "$dir/many/report.yaml" || { echo "report does not say r
 "$verify" outputs "$data" "$k" "$metric" "$weights" "$dir/many/predictions.csv" \
     "$dir/many/$nn" "$dir/many/$dd" "$temperature" "probabilities=$dir/many/probabilities.csv" \
     "report=$dir/many/report.yaml" || { echo "$np-rank outputs differ from the oracle"; status=1; }
+# LBK_SHOW_TIMINGS set: the NP-rank run's phase times (tests/multihost's
+# slow link shows what the link cost).
+[ -n "${LBK_SHOW_TIMINGS:-}" ] && sed -n '/^timings_s:/,/^  search:/p' "$dir/many/report.yaml"
 [ "$status" -eq 0 ] && echo "ok: $np ranks match one rank and the oracle"
 exit "$status"
