@@ -125,20 +125,6 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
     return worst;
 }
 
-/* The tree's points in the bucket rooted at node s: its subtree's nodes
- * above LBK_TREE_BUCKET_LEVELS levels that exist (index below n), the keys
- * tq_bucket computes for real points (spare lanes are not counted). */
-static inline uint tq_bucket_points(long s, ulong n)
-{
-    uint present = 0;
-    for (uint d = 0; d < LBK_TREE_BUCKET_LEVELS; d++) {
-        const ulong first = (((ulong)s + 1) << d) - 1, width = (ulong)1 << d;
-        if (first < n)
-            present += (uint)(n - first < width ? n - first : width);
-    }
-    return present;
-}
-
 /* The nodes of level >= bucket_level are leaves' buckets: arriving at one
  * from its parent, the walk takes every node of its subtree (at most
  * 2^(levels - bucket_level) - 1) in a plain loop and goes back up, instead
@@ -182,6 +168,13 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
      * the end, so they cost no memory traffic in the walk and depend on
      * nothing but the query and the tree. */
     uint nodes = 0, evals = 0;
+    /* A bucket's real points (its keys of spare lanes are not counted):
+     * the 7 of its full levels and its part of the tree's last level, which
+     * fills from the left, 8 slots a bucket; a tree of at most 4 levels is
+     * one bucket of all n. */
+    const long bucket0 = ((long)1 << bucket_level) - 1;
+    const long full = bucket_level ? 7 : (long)n;
+    const long last = bucket_level ? (long)n - (((long)1 << (bucket_level + 3)) - 1) : 0;
     while (curr >= 0) {
         const long parent = ((curr + 1) >> 1) - 1;
         long next = parent;
@@ -191,7 +184,7 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                 worst = tq_bucket(bucket_pts, bucket_ids, dim, q, metric, curr, bucket_level,
                                   twos, list, k, worst);
                 nodes++;
-                evals += tq_bucket_points(curr, n);
+                evals += (uint)(full + clamp(last - 8 * (curr - bucket0), 0L, 8L));
             } else {
                 __global const float *node = tree + (ulong)curr * (ulong)dim;
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
