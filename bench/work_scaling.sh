@@ -10,23 +10,28 @@
 # reports are not the point here.
 #
 #   bench/work_scaling.sh [--quick] [--data uniform|clustered|both] [--ranks "1 2 4 8 16"]
+#                         [--out DIR] [--set key=value ...]
 #
 # Default: 1e6 uniform and 1e6 clustered 3-D references, 1e5 queries from
 # the same distribution (bench_points; clustered: 64 blobs of sigma 0.01,
 # queries in the same blobs), K = 16, k-d tree, mpi.partition: spatial at
 # every P (P = 1 counts the same as the one-rank shard). --quick: 1e5 and
-# 1e4. Reports in bench/out/work_scaling/, the table on stdout and in
-# bench/out/work_scaling/table.md. LBKNN picks the binary (default
+# 1e4. --set: more job keys for every run (e.g. tree.split=widest). Reports
+# in DIR (default bench/out/work_scaling/), the table on stdout and in
+# DIR/table.md. LBKNN picks the binary (default
 # build/lbknn).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-pts=1000000 qs=100000 data=both ranks="1 2 4 8 16"
+pts=1000000 qs=100000 data=both ranks="1 2 4 8 16" out=$root/bench/out/work_scaling
+extra=()
 while [ $# -gt 0 ]; do
     case $1 in
     --quick) pts=100000 qs=10000 ;;
     --data) data=$2; shift ;;
     --ranks) ranks=$2; shift ;;
-    *) echo "usage: $0 [--quick] [--data uniform|clustered|both] [--ranks \"1 2 4 8 16\"]" >&2
+    --out) out=$2; shift ;;
+    --set) extra+=(--set "$2"); shift ;;
+    *) echo "usage: $0 [--quick] [--data uniform|clustered|both] [--ranks \"1 2 4 8 16\"] [--out DIR] [--set key=value ...]" >&2
        exit 2 ;;
     esac
     shift
@@ -37,7 +42,6 @@ gen=$(dirname "$LBKNN")/bench/bench_points
 [ -x "$gen" ] || { echo "no bench_points beside $LBKNN" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
-out=$root/bench/out/work_scaling
 mkdir -p "$out/data"
 rm -f "$out"/*.yaml
 case $data in both) kinds="uniform clustered" ;; uniform | clustered) kinds=$data ;;
@@ -51,7 +55,7 @@ for kind in $kinds; do
         POCL_MAX_PTHREAD_COUNT=1 mpirun --bind-to none --mca mpi_yield_when_idle 1 \
             -x POCL_MAX_PTHREAD_COUNT -n "$np" "$LBKNN" run --quiet "$out/data/$kind/job.yaml" \
             --set knn.k=16 --set knn.engine=kdtree --set mpi.partition=spatial \
-            --set output.predictions= --set "output.report=$report"
+            --set output.predictions= ${extra[@]+"${extra[@]}"} --set "output.report=$report"
         echo "done: $kind P = $np" >&2
         reports+=("$kind=$report")
     done
