@@ -30,8 +30,8 @@ struct lbk_engine_state {
     uint64_t memory_budget;
     lbk_brute *brute;
     lbk_kdtree *tree;
-    lbk_brute_timing brute_paths; /* the brute engine's path counts, every call summed */
-    lbk_tree_work tree_work;      /* the tree's, every call summed */
+    lbk_brute_timing brute_paths;  /* the brute engine's path counts, every call summed */
+    lbk_tree_query_work tree_work; /* the tree's, every call summed */
 };
 
 lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t reference_rows,

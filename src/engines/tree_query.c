@@ -180,7 +180,7 @@ static void query_close(query_state *qs)
 
 /* The batch's per-query counts summed into *work (may be NULL): integer
  * sums, so the total does not depend on how the queries were batched. */
-static void add_work(const uint32_t *counts, uint64_t count, lbk_tree_work *work)
+static void add_work(const uint32_t *counts, uint64_t count, lbk_tree_query_work *work)
 {
     if (!work)
         return;
@@ -198,7 +198,7 @@ static void add_work(const uint32_t *counts, uint64_t count, lbk_tree_work *work
  * read straight into the result. */
 static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *queries,
                               uint64_t first, uint64_t count, int k, lbk_metric metric,
-                              lbk_knn_result *result, lbk_tree_work *work)
+                              lbk_knn_result *result, lbk_tree_query_work *work)
 {
     cl_command_queue queue = lbk_device_queue(lbk_kdtree_device(tree));
     const int dim = lbk_kdtree_dim(tree);
@@ -243,7 +243,7 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
 }
 
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
-                          lbk_metric metric, lbk_knn_result *result, lbk_tree_work *work)
+                          lbk_metric metric, lbk_knn_result *result, lbk_tree_query_work *work)
 {
     lbk_status st = LBK_OK;
     LBK_FAIL_IF(k < 1 || k > LBK_TREE_K_MAX, LBK_ERR_CONFIG,
