@@ -212,7 +212,7 @@ static int cmd_query(lbk_device *dev, int argc, char **argv)
         double t[32];
         for (int i = 0; i < reps && i < 32; i++) {
             const double t0 = lbk_timer_now();
-            if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r) != LBK_OK)
+            if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r, NULL) != LBK_OK)
                 return 1;
             t[i] = lbk_timer_now() - t0;
         }
@@ -255,7 +255,7 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
         lbk_kdtree_stats st;
         lbk_kdtree_get_stats(tree, &st);
         double t0 = lbk_timer_now();
-        if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r) != LBK_OK)
+        if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &r, NULL) != LBK_OK)
             return 1;
         const double tq = lbk_timer_now() - t0;
         lbk_kdtree_destroy(tree);

@@ -182,6 +182,14 @@ static inline lbk_u64 lbk_kd_segment_begin(lbk_u64 s, lbk_u64 n, lbk_u32 levels)
 #define LBK_TREE_BUCKET_LEVELS 4u
 #define LBK_TREE_TILE_LANES 8u
 
+/* The tree query's work counts, LBK_TQ_WORK_FIELDS 32-bit words per query:
+ * the nodes its walk entered from their parent (a bucket counts as one
+ * node) and the query-point keys it computed (one per node above the
+ * buckets, one per point of each bucket entered). */
+#define LBK_TQ_WORK_FIELDS 2u
+#define LBK_TQ_WORK_NODES 0u
+#define LBK_TQ_WORK_EVALS 1u
+
 static inline lbk_u32 lbk_tq_bucket_level(lbk_u64 n)
 {
     const lbk_u32 levels = lbk_kd_levels(n);

@@ -145,7 +145,7 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                      __global const float *queries, __global const uint *order, ulong nq, int k,
                      int metric, uint bucket_level, ulong twos, __global const float *bucket_pts,
                      __global const uint *bucket_ids, __global ulong *lists,
-                     __global float *out_keys, __global uint *out_index)
+                     __global float *out_keys, __global uint *out_index, __global uint *work)
 {
     const ulong qi = get_global_id(0);
     if (qi >= nq)
@@ -164,6 +164,17 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
     long prev = -1, curr = 0;
     int level_dim = 0;
     uint level = 0;
+    /* The query's work (LBK_TQ_WORK_*): private counts, one store each at
+     * the end, so they cost no memory traffic in the walk and depend on
+     * nothing but the query and the tree. */
+    uint nodes = 0, evals = 0;
+    /* A bucket's real points (its keys of spare lanes are not counted):
+     * the 7 of its full levels and its part of the tree's last level, which
+     * fills from the left, 8 slots a bucket; a tree of at most 4 levels is
+     * one bucket of all n. */
+    const long bucket0 = ((long)1 << bucket_level) - 1;
+    const long full = bucket_level ? 7 : (long)n;
+    const long last = bucket_level ? (long)n - (((long)1 << (bucket_level + 3)) - 1) : 0;
     while (curr >= 0) {
         const long parent = ((curr + 1) >> 1) - 1;
         long next = parent;
@@ -172,6 +183,8 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
             if (from_parent && level >= bucket_level) {
                 worst = tq_bucket(bucket_pts, bucket_ids, dim, q, metric, curr, bucket_level,
                                   twos, list, k, worst);
+                nodes++;
+                evals += (uint)(full + clamp(last - 8 * (curr - bucket0), 0L, 8L));
             } else {
                 __global const float *node = tree + (ulong)curr * (ulong)dim;
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
@@ -180,7 +193,9 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                 const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
                 if (from_parent) {
                     next = close_child;
+                    nodes++;
                 } else if (prev == close_child) {
+                    evals++;
                     worst = tq_insert(list, k, lbk_pack(tq_key(q, node, dim, metric), ids[curr]),
                                       worst);
                     if ((ulong)far_child < n && tq_visit_far(delta, metric, worst))
@@ -198,6 +213,8 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
         prev = curr;
         curr = next;
     }
+    work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES] = nodes;
+    work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS] = evals;
     for (int i = 0; i < k; i++) {
         out_keys[home * (ulong)k + (ulong)i] = lbk_packed_key(list[i]);
         out_index[home * (ulong)k + (ulong)i] = lbk_packed_index(list[i]);

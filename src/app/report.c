@@ -5,6 +5,7 @@
 #include "try.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,30 @@ static double query_imbalance(const lbk_report *r)
 
 static double mib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0); }
 
+/* The total, busiest rank and imbalance (max / mean) of the work count
+ * at `offset` of lbk_report_rank_stats over the ranks. */
+typedef struct {
+    uint64_t total, max;
+    double imbalance;
+} work_sum;
+
+static work_sum work_of(const lbk_report *r, size_t offset)
+{
+    work_sum w = {0, 0, 1.0};
+    for (int i = 0; i < r->ranks && r->rank_stats; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)&r->rank_stats[i] + offset, sizeof v);
+        w.total += v;
+        w.max = v > w.max ? v : w.max;
+    }
+    if (w.total)
+        w.imbalance = (double)w.max * (double)r->ranks / (double)w.total;
+    return w;
+}
+
+#define LBK_WORK_COUNTS(X)                                                                       \
+    X(distance_evals) X(nodes_visited) X(queries_answered) X(bytes_sent) X(bytes_received)
+
 /* Each rank's points, queries, bytes and memory peaks (the first 8). */
 static void print_rank_stats(FILE *out, const lbk_report *r)
 {
@@ -74,6 +99,20 @@ static void print_rank_stats(FILE *out, const lbk_report *r)
             fprintf(out, "  device %.1f MiB", mib(st->peak_device_bytes));
         fputc('\n', out);
     }
+}
+
+/* The work counts' totals over the ranks and how far the busiest rank is
+ * above the mean: the machine-independent side of the timings. */
+static void print_work(FILE *out, const lbk_report *r)
+{
+    const work_sum evals = work_of(r, offsetof(lbk_report_rank_stats, distance_evals));
+    const work_sum nodes = work_of(r, offsetof(lbk_report_rank_stats, nodes_visited));
+    const work_sum answered = work_of(r, offsetof(lbk_report_rank_stats, queries_answered));
+    fprintf(out, "  work       %" PRIu64 " distance evals (busiest rank %.2fx the mean)",
+            evals.total, evals.imbalance);
+    if (nodes.total)
+        fprintf(out, "  %" PRIu64 " tree nodes (%.2fx)", nodes.total, nodes.imbalance);
+    fprintf(out, "  %" PRIu64 " queries answered\n", answered.total);
 }
 
 static void print_spatial(FILE *out, const lbk_report *r)
@@ -177,6 +216,7 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
     if (r->ranks > 1)
         fprintf(out, "  merge      %.2f MiB moved\n", mib(r->merge_bytes));
     print_spatial(out, r);
+    print_work(out, r);
     print_rank_stats(out, r);
     if (r->score && r->score->count > 0)
         fprintf(out, "  R^2        %.6f  mean absolute error %.6g  (%" PRIu64 " queries)\n",
@@ -372,14 +412,33 @@ static void report_partition(FILE *f, const lbk_report *r)
         fprintf(f,
                 "  - {rank: %d, points: %" PRIu64 ", queries_phase1: %" PRIu64
                 ", queries_phase2: %" PRIu64 ", queries_owned: %" PRIu64 ", bytes_sent: %" PRIu64
+                ", bytes_received: %" PRIu64 ", distance_evals: %" PRIu64
+                ", nodes_visited: %" PRIu64 ", queries_answered: %" PRIu64
                 ", peak_rss_bytes: %" PRIu64 ", peak_device_bytes: ",
                 i, st->points, st->queries_phase1, st->queries_phase2, st->queries_owned,
-                st->bytes_sent, st->peak_rss_bytes);
+                st->bytes_sent, st->bytes_received, st->distance_evals, st->nodes_visited,
+                st->queries_answered, st->peak_rss_bytes);
         if (st->peak_device_bytes)
             fprintf(f, "%" PRIu64 "}\n", st->peak_device_bytes);
         else
             fprintf(f, "null}  # not tracked by the brute-force engine\n");
     }
+}
+
+/* The work counts over the ranks, ready for a work-efficiency: a P = 1
+ * run's total over (ranks x max) of this run's (docs/cluster.md). */
+static void report_work(FILE *f, const lbk_report *r)
+{
+    fprintf(f, "work:  # efficiency vs a P = 1 run: its total / (ranks x max here)\n");
+    fprintf(f, "  ranks: %d\n", r->ranks);
+#define LBK_WORK_LINE_(field)                                                                    \
+    {                                                                                            \
+        const work_sum w = work_of(r, offsetof(lbk_report_rank_stats, field));                   \
+        fprintf(f, "  " #field ": {total: %" PRIu64 ", max: %" PRIu64 ", imbalance: %.4f}\n",    \
+                w.total, w.max, w.imbalance);                                                    \
+    }
+    LBK_WORK_COUNTS(LBK_WORK_LINE_)
+#undef LBK_WORK_LINE_
 }
 
 static void write_report_body(FILE *f, const lbk_report *r)
@@ -390,6 +449,7 @@ static void write_report_body(FILE *f, const lbk_report *r)
     fprintf(f, "batches: %" PRIu64 "\nbatch_size: %" PRIu64 "\n", r->batches, r->batch_size);
     report_timings(f, r);
     report_partition(f, r);
+    report_work(f, r);
     report_accuracy(f, r);
     report_truth(f, r->truth);
 }

@@ -278,6 +278,12 @@ static lbk_status walk(lbk_brute *e, size_t p, const lbk_brute_batch *b)
 {
     lbk_brute_handoff down = {.flags = e->down[p].flags, .count = 0, .declined = false};
     LBK_TRY(paths[p]->run(e, b, &down));
+    /* Every path that takes a batch scores each of its queries against
+     * every row (a distance, or a bound that decides what is computed
+     * exactly): the count is structural, the same as a per-work-item
+     * counter in the kernels would give, without one. */
+    if (!down.declined)
+        e->timing.distance_evals += e->n * b->nq;
     if (!down.declined && down.count == 0)
         return LBK_OK;
     LBK_FAIL_IF(p + 1 == LBK_BRUTE_PATHS, LBK_ERR_INTERNAL,
@@ -330,6 +336,7 @@ void lbk_brute_timing_add(lbk_brute_timing *sum, const lbk_brute_timing *t)
     sum->cascade_queries += t->cascade_queries;
     sum->cascade_fallback_queries += t->cascade_fallback_queries;
     sum->cascade_checked_rows += t->cascade_checked_rows;
+    sum->distance_evals += t->distance_evals;
 }
 
 /* Each path's part, its hand-down buffers, then the core. */

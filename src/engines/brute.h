@@ -111,6 +111,8 @@ typedef struct {
     uint64_t cascade_queries;          /* queries the cascade took */
     uint64_t cascade_fallback_queries; /* of them, those sent down the prefilter path */
     uint64_t cascade_checked_rows;     /* exact keys the cascade computed for the others */
+    uint64_t distance_evals; /* rows x queries of every path a batch went through: a query a
+                                path hands down is counted again on the next */
 } lbk_brute_timing;
 void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing);
 /* sum += t, field by field (totals over calls). */

@@ -30,7 +30,8 @@ struct lbk_engine_state {
     uint64_t memory_budget;
     lbk_brute *brute;
     lbk_kdtree *tree;
-    lbk_brute_timing brute_paths; /* the brute engine's path counts, every call summed */
+    lbk_brute_timing brute_paths;  /* the brute engine's path counts, every call summed */
+    lbk_tree_query_work tree_work; /* the tree's, every call summed */
 };
 
 lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t reference_rows,
@@ -123,7 +124,15 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint6
         lbk_brute_timing_add(&state->brute_paths, &t);
         return st;
     }
-    return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result);
+    return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result,
+                          &state->tree_work);
+}
+
+void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work)
+{
+    work->distance_evals =
+        state->brute ? state->brute_paths.distance_evals : state->tree_work.distance_evals;
+    work->nodes_visited = state->brute ? 0 : state->tree_work.nodes_visited;
 }
 
 uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query)

@@ -43,6 +43,16 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result);
+/* The work of every query call so far, counted where it happens: the
+ * tree's kernel per query, the brute engine per path (lbk_brute_timing).
+ * Deterministic: the same for the same shard and queries on any device,
+ * work-group size or thread count. */
+typedef struct {
+    uint64_t distance_evals; /* point-query keys (brute force: or bounds) computed */
+    uint64_t nodes_visited;  /* k-d tree nodes entered, a bucket as one; 0 for brute force */
+} lbk_engine_work;
+void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work);
+
 /* Peak device bytes: the tree's build peak, or the built tree plus the
  * buffers of a query call of `largest_query` queries, whichever is larger;
  * 0 for brute force (not tracked) and before a build. */

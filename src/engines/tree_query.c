@@ -10,11 +10,13 @@
 #include <stdlib.h>
 
 /* Device bytes per query of a batch: the query, its place in Morton order,
- * the walk's packed list, and the keys and rows written back. */
+ * the walk's packed list, the keys and rows written back and its work
+ * counts. */
 static uint64_t bytes_per_query(const lbk_kdtree *tree, int k)
 {
     const uint64_t kk = k > 0 ? (uint64_t)k : 1;
-    return (uint64_t)lbk_kdtree_dim(tree) * sizeof(float) + 4u + kk * (8u + 4u + 4u);
+    return (uint64_t)lbk_kdtree_dim(tree) * sizeof(float) + 4u + kk * (8u + 4u + 4u) +
+           LBK_TQ_WORK_FIELDS * 4u;
 }
 
 uint64_t lbk_tree_query_bytes(const lbk_kdtree *tree, int k, uint64_t queries)
@@ -57,8 +59,9 @@ static void fill_pads(lbk_knn_result *result, uint64_t first, uint64_t count, in
 /* What one tree query call holds on the device and the host. */
 typedef struct {
     cl_kernel kernel;
-    cl_mem qbuf, obuf, lbuf, kbuf, ibuf;
+    cl_mem qbuf, obuf, lbuf, kbuf, ibuf, wbuf;
     uint32_t *codes, *order; /* two arrays each: the radix sort's ping-pong */
+    uint32_t *work;          /* batch x LBK_TQ_WORK_FIELDS, read back */
     uint64_t batch;
 } query_state;
 
@@ -80,9 +83,12 @@ static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_stat
                               "tree query keys", &qs->kbuf));
     LBK_TRY(lbk_device_buffer(dev, CL_MEM_WRITE_ONLY, (size_t)(batch * kk * 4), NULL,
                               "tree query rows", &qs->ibuf));
+    LBK_TRY(lbk_device_buffer(dev, CL_MEM_WRITE_ONLY, (size_t)(batch * LBK_TQ_WORK_FIELDS * 4),
+                              NULL, "tree query work counts", &qs->wbuf));
     qs->codes = malloc((size_t)batch * 2 * sizeof *qs->codes);
     qs->order = malloc((size_t)batch * 2 * sizeof *qs->order);
-    LBK_FAIL_IF(!qs->codes || !qs->order, LBK_ERR_NOMEM,
+    qs->work = malloc((size_t)batch * LBK_TQ_WORK_FIELDS * sizeof *qs->work);
+    LBK_FAIL_IF(!qs->codes || !qs->order || !qs->work, LBK_ERR_NOMEM,
                 "out of host memory for the Morton order of %llu tree queries",
                 (unsigned long long)batch);
     return LBK_OK;
@@ -94,8 +100,9 @@ static void query_close(query_state *qs)
         return;
     free(qs->codes);
     free(qs->order);
-    const cl_mem mems[5] = {qs->qbuf, qs->obuf, qs->lbuf, qs->kbuf, qs->ibuf};
-    for (int i = 0; i < 5; i++)
+    free(qs->work);
+    const cl_mem mems[6] = {qs->qbuf, qs->obuf, qs->lbuf, qs->kbuf, qs->ibuf, qs->wbuf};
+    for (int i = 0; i < 6; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
     if (qs->kernel)
@@ -138,12 +145,27 @@ static lbk_status kept_state(lbk_kdtree *tree, int k, uint64_t batch, query_stat
     return LBK_OK;
 }
 
+/* The batch's per-query counts summed into *work (may be NULL): integer
+ * sums, so the total does not depend on how the queries were batched. */
+static void add_work(const uint32_t *counts, uint64_t count, lbk_tree_query_work *work)
+{
+    if (!work)
+        return;
+    uint64_t nodes = 0, evals = 0;
+    for (uint64_t q = 0; q < count; q++) {
+        nodes += counts[q * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES];
+        evals += counts[q * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS];
+    }
+    work->nodes_visited += nodes;
+    work->distance_evals += evals;
+}
+
 /* Queries [first, first + count) through the kernel in Morton order; it
  * writes each query's keys and rows at the query's own place, so they are
  * read straight into the result. */
 static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *queries,
                               uint64_t first, uint64_t count, int k, lbk_metric metric,
-                              lbk_knn_result *result)
+                              lbk_knn_result *result, lbk_tree_query_work *work)
 {
     cl_command_queue queue = lbk_device_queue(lbk_kdtree_device(tree));
     const int dim = lbk_kdtree_dim(tree);
@@ -168,7 +190,7 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
                             LBK_ARG(qs->obuf), LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric),
                             LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
                             LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf),
-                            LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf)));
+                            LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf), LBK_ARG(qs->wbuf)));
     size_t global = (size_t)count;
     err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "launching the tree query kernel"));
@@ -177,14 +199,18 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     err = clEnqueueReadBuffer(queue, qs->kbuf, CL_FALSE, 0, out_bytes, result->keys + out, 0,
                               NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "reading tree query keys"));
-    err = clEnqueueReadBuffer(queue, qs->ibuf, CL_TRUE, 0, out_bytes, result->index + out, 0,
+    err = clEnqueueReadBuffer(queue, qs->ibuf, CL_FALSE, 0, out_bytes, result->index + out, 0,
                               NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "reading tree query rows"));
+    err = clEnqueueReadBuffer(queue, qs->wbuf, CL_TRUE, 0,
+                              (size_t)(count * LBK_TQ_WORK_FIELDS * 4), qs->work, 0, NULL, NULL);
+    LBK_TRY(lbk_device_cl_check(err, "reading tree query work counts"));
+    add_work(qs->work, count, work);
     return LBK_OK;
 }
 
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
-                          lbk_metric metric, lbk_knn_result *result)
+                          lbk_metric metric, lbk_knn_result *result, lbk_tree_query_work *work)
 {
     LBK_FAIL_IF(k < 1 || k > LBK_TREE_K_MAX, LBK_ERR_CONFIG,
                 "tree query: k = %d is outside 1..%d", k, LBK_TREE_K_MAX);
@@ -205,7 +231,7 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
     LBK_TRY(kept_state(tree, k, batch, &qs));
     for (uint64_t first = 0; first < nq; first += batch) {
         const uint64_t count = nq - first < batch ? nq - first : batch;
-        LBK_TRY(query_batch(tree, qs, queries, first, count, k, metric, result));
+        LBK_TRY(query_batch(tree, qs, queries, first, count, k, metric, result, work));
     }
     return LBK_OK;
 }

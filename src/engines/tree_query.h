@@ -16,9 +16,18 @@ uint64_t lbk_tree_query_max_batch(const lbk_kdtree *tree, int k, uint64_t memory
 /* Device bytes lbk_tree_query holds for a batch of this many queries. */
 uint64_t lbk_tree_query_bytes(const lbk_kdtree *tree, int k, uint64_t queries);
 
-/* Results carry the original shard row (not the tree slot) in index. */
+/* The work of a tree query call, counted per query by the kernel
+ * (LBK_TQ_WORK_* in lbk_shared.h) and summed here: the same for the same
+ * tree and queries whatever the work-group size, thread count or batch. */
+typedef struct {
+    uint64_t nodes_visited;  /* nodes the walks entered from their parent, a bucket as one */
+    uint64_t distance_evals; /* query-point keys computed */
+} lbk_tree_query_work;
+
+/* Results carry the original shard row (not the tree slot) in index.
+ * `work` (may be NULL) gets this call's counts added. */
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
-                          lbk_metric metric, lbk_knn_result *result);
+                          lbk_metric metric, lbk_knn_result *result, lbk_tree_query_work *work);
 
 /* The `auto` engine rule: true when the tree is expected to beat brute force
  * for this shape, from the crossover measured in bench/results/kdtree.md.

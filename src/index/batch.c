@@ -95,6 +95,11 @@ lbk_status lbk_batch_search(lbk_index *s, const float *points, uint64_t count,
         LBK_TRY(to_candidates(&s->result, &s->shard, out + at * k));
         s->info.largest_search = n > s->info.largest_search ? n : s->info.largest_search;
     }
+    lbk_engine_work work;
+    lbk_engine_work_of(s->engine, &work);
+    s->info.stats.distance_evals = work.distance_evals;
+    s->info.stats.nodes_visited = work.nodes_visited;
+    s->info.stats.queries_answered += count;
     return LBK_OK;
 }
 
@@ -126,6 +131,16 @@ static lbk_status search_own_slice(lbk_index *s, lbk_batch *b)
     return search_range(s, b, b->slice_first, b->slice_count, s->merged);
 }
 
+/* The bytes the K-list merge's model (merge.h) has this rank receive: the
+ * other ranks' lists of the queries it ends up with (reduce: rank 0 all of
+ * them; reduce-scatter: its slice), so that the sum over the ranks equals
+ * the model's bytes sent. */
+static uint64_t merge_received(const lbk_index *s, const lbk_batch *b)
+{
+    const uint64_t list = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    return (uint64_t)(s->comm->size - 1) * b->slice_count * list;
+}
+
 /* The K-list reduction: rank 0 gets every list (reduce), or each rank its
  * slice (reduce_scatter). */
 static lbk_status merge_lists(lbk_index *s, lbk_batch *b)
@@ -138,6 +153,7 @@ static lbk_status merge_lists(lbk_index *s, lbk_batch *b)
                              s->merged, &b->slice_first, &b->slice_count, &moved);
     s->info.merge_bytes += moved;
     s->info.stats.bytes_sent += moved;
+    s->info.stats.bytes_received += merge_received(s, b);
     return st;
 }
 

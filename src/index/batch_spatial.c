@@ -94,6 +94,16 @@ static uint64_t sum_counts(const uint64_t *counts, int p)
     return n;
 }
 
+/* Rows of row_bytes received from the other ranks (this rank's own rows
+ * do not cross a link): the query-time bytes_received. */
+static uint64_t bytes_from_others(const lbk_index *s, const uint64_t *counts, size_t row_bytes)
+{
+    uint64_t rows = 0;
+    for (int r = 0; r < s->comm->size; r++)
+        rows += r == s->comm->rank ? 0 : counts[r];
+    return rows * (uint64_t)row_bytes;
+}
+
 /* cursor[r] = the first row for rank r when rows are packed by rank. */
 static void start_cursors(lbk_index_spatial *sp, int p)
 {
@@ -137,8 +147,10 @@ static lbk_status route_home(lbk_index *s, lbk_batch *b)
             memcpy((char *)sp->rows_out.data + at[q] * row, b->points + q * dim, row);
         }
     }
-    return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
-                             sp->recv_counts, &s->info.stats.bytes_sent);
+    LBK_TRY(lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
+                              sp->recv_counts, &s->info.stats.bytes_sent));
+    s->info.stats.bytes_received += bytes_from_others(s, sp->recv_counts, row);
+    return LBK_OK;
 }
 
 /* The K-lists of every query received, in the order received. */
@@ -175,6 +187,7 @@ static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into)
     LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list, into,
                               sp->back_counts, &bytes));
     s->info.stats.bytes_sent += bytes;
+    s->info.stats.bytes_received += bytes_from_others(s, sp->back_counts, list);
     s->info.merge_bytes += bytes;
     for (int r = 0; r < s->comm->size; r++)
         LBK_FAIL_IF(sp->back_counts[r] != sp->send_counts[r], LBK_ERR_INTERNAL,
@@ -294,8 +307,10 @@ static lbk_status route_extra(lbk_index *s, lbk_batch *b)
             }
         }
     }
-    return lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
-                             sp->recv_counts, &s->info.stats.bytes_sent);
+    LBK_TRY(lbk_exchange_rows(s->comm, st, sp->rows_out.data, sp->send_counts, row, &sp->rows_in,
+                              sp->recv_counts, &s->info.stats.bytes_sent));
+    s->info.stats.bytes_received += bytes_from_others(s, sp->recv_counts, row);
+    return LBK_OK;
 }
 
 /* Row q of `lists` takes row at[q]'s list: each cycle of the permutation

@@ -38,7 +38,9 @@ typedef enum { LBK_INDEX_PHASE_LIST(LBK_INDEX_PHASE_CONSTANT_) LBK_PHASE_COUNT }
  * spatial partition, queries_phase1 are the queries this rank searched as
  * their home rank and queries_phase2 those it searched for other ranks'
  * bounds (phase 2); otherwise queries_phase1 counts every query it
- * searched. The client fills the two peaks. */
+ * searched. The work counts (distance_evals .. bytes_received) depend only
+ * on the data, the job and the rank count: not on the machine, the device's
+ * threads or work-groups, or the run. The client fills the two peaks. */
 typedef struct {
     uint64_t points; /* reference points this rank searched */
     uint64_t queries_phase1, queries_phase2;
@@ -47,6 +49,10 @@ typedef struct {
     uint64_t bytes_sent;        /* query-time bytes sent to other ranks: the spatial
                                   * exchanges' queries and K-lists, or the K-list merge's
                                   * model (merge.h); query broadcasts are not counted */
+    uint64_t bytes_received;    /* the same exchanges' bytes from other ranks */
+    uint64_t distance_evals;    /* the engine's (lbk_engine_work) */
+    uint64_t nodes_visited;     /* the engine's; 0 for brute force */
+    uint64_t queries_answered;  /* queries the engine searched: phase1 + phase2 */
     uint64_t peak_rss_bytes;    /* getrusage's ru_maxrss */
     uint64_t peak_device_bytes; /* engine's estimate; 0 = not tracked (brute force) */
 } lbk_index_rank_stats;

@@ -205,7 +205,7 @@ static bool query_slice(lbk_kdtree *tree, const shape *s, const float *queries, 
     lbk_knn_result r = {.queries = m, .k = s->k};
     r.keys = lbk_bnd_alloc((size_t)m * k * sizeof *r.keys);
     r.index = lbk_bnd_alloc((size_t)m * k * sizeof *r.index);
-    const lbk_status st = lbk_tree_query(tree, q, m, s->k, (lbk_metric)s->metric, &r);
+    const lbk_status st = lbk_tree_query(tree, q, m, s->k, (lbk_metric)s->metric, &r, NULL);
     const bool ok = LBK_EXPECT_EQ_INT(st, LBK_OK, "%s: queries [%u, +%u): %s", what, off, m,
                                       lbk_status_name(st));
     if (ok) {

@@ -416,7 +416,7 @@ static void test_empty_and_auto(void)
         float keys[10];
         uint32_t idx[10];
         lbk_knn_result r = {.queries = 2, .k = 5, .keys = keys, .index = idx};
-        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 5, LBK_METRIC_L2, &r), LBK_OK,
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 5, LBK_METRIC_L2, &r, NULL), LBK_OK,
                           "query empty");
         for (int i = 0; i < 10; i++) {
             LBK_EXPECT_TRUE(isinf(keys[i]), "pad %d: key %g", i, (double)keys[i]);
@@ -477,7 +477,7 @@ static void knn_case(uint32_t n, int dim, data_kind kind, int metric, int k, lbk
     lbk_kdtree *tree = build(pts, n, dim, split, LBK_SORT_AUTO, false);
     if (tree) {
         lbk_knn_result r = {.queries = nq, .k = k, .keys = tk, .index = ti};
-        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, qs, nq, k, (lbk_metric)metric, &r), LBK_OK);
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, qs, nq, k, (lbk_metric)metric, &r, NULL), LBK_OK);
         int bad = 0;
         for (size_t s = 0; s < slots && bad < 3; s++) {
             if (memcmp(&ok[s], &tk[s], sizeof(float)) == 0 && oi[s] == ti[s])
@@ -544,15 +544,15 @@ static void test_knn_k_max(void)
             idx[s] = 7;
         }
         lbk_knn_result r = {.queries = 1, .k = K, .keys = keys, .index = idx};
-        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, pts, 1, K, LBK_METRIC_L2, &r), LBK_ERR_CONFIG,
-                          "K = %d", K);
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, pts, 1, K, LBK_METRIC_L2, &r, NULL),
+                          LBK_ERR_CONFIG, "K = %d", K);
         int untouched = 1;
         for (int s = 0; s < K; s++)
             untouched &= keys[s] == -1.0f && idx[s] == 7;
         LBK_EXPECT_TRUE(untouched, "K = %d wrote results", K);
         /* The tree is still good for K = 1024 after the refusal. */
         lbk_knn_result ok = {.queries = 1, .k = K - 1, .keys = keys, .index = idx};
-        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, pts, 1, K - 1, LBK_METRIC_L2, &ok), LBK_OK);
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, pts, 1, K - 1, LBK_METRIC_L2, &ok, NULL), LBK_OK);
         LBK_EXPECT_EQ_FLOAT(keys[0], 0.0f, "the query is reference row 0");
         free(keys);
         free(idx);
@@ -580,7 +580,7 @@ static void test_nonfinite(void)
         float keys[32];
         uint32_t idx[32];
         lbk_knn_result r = {.queries = 2, .k = 16, .keys = keys, .index = idx};
-        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 16, LBK_METRIC_L2, &r), LBK_OK);
+        LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, 2, 16, LBK_METRIC_L2, &r, NULL), LBK_OK);
         for (int i = 0; i < 32; i++)
             LBK_EXPECT_TRUE(idx[i] < n || idx[i] == UINT32_MAX, "slot %d: index %u of %u", i,
                             idx[i], n);

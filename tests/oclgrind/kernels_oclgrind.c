@@ -257,7 +257,8 @@ static void run_tree(const void *row)
     cl_mem held[PLACEHOLDERS];
     LBK_ASSERT_EQ_INT(lbk_kdtree_build(dev, &data, &params, &tree), LBK_OK);
     hold_released_ids(dev, held);
-    LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, NQ, c->k, (lbk_metric)c->metric, &got), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_tree_query(tree, q, NQ, c->k, (lbk_metric)c->metric, &got, NULL),
+                      LBK_OK);
     release_ids(held);
     compare(&got, ref, n, q, dim, c->metric, c->k);
     lbk_kdtree_destroy(tree);
