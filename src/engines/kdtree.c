@@ -7,6 +7,7 @@
 #include "log.h"
 #include "timer.h"
 #include "tree_buckets.h"
+#include "tree_query.h"
 #include "try.h"
 
 #include <math.h>
@@ -23,7 +24,7 @@ struct lbk_kdtree {
     cl_mem ids;               /* original shard row per node */
     cl_mem dims;              /* split dimension per node; NULL for round robin */
     lbk_tree_buckets buckets; /* the query's copy of the bottom levels */
-    lbk_tree_query_cache *query_cache;
+    lbk_kdtree_query_buffers *query_buffers;
     uint64_t bytes;
     lbk_kdtree_stats stats;
 };
@@ -586,11 +587,14 @@ void lbk_kdtree_destroy(lbk_kdtree *tree)
     if (tree->dims)
         clReleaseMemObject(tree->dims);
     lbk_tree_buckets_release(&tree->buckets);
-    lbk_tree_query_cache_free(tree->query_cache);
+    lbk_tree_query_buffers_free(tree->query_buffers);
     free(tree);
 }
 
-lbk_tree_query_cache **lbk_kdtree_query_cache(lbk_kdtree *tree) { return &tree->query_cache; }
+lbk_kdtree_query_buffers **lbk_kdtree_query_buffers_slot(lbk_kdtree *tree)
+{
+    return &tree->query_buffers;
+}
 
 lbk_device *lbk_kdtree_device(const lbk_kdtree *tree) { return tree->dev; }
 uint64_t lbk_kdtree_size(const lbk_kdtree *tree) { return tree->n; }

@@ -70,9 +70,8 @@ void lbk_kdtree_destroy(lbk_kdtree *tree);
 /* The tree query's device and host buffers, kept with the tree from one
  * call to the next (src/engines/tree_query.c makes, grows and frees them):
  * allocating them per call cost every batch its page faults. */
-typedef struct lbk_tree_query_cache lbk_tree_query_cache;
-lbk_tree_query_cache **lbk_kdtree_query_cache(lbk_kdtree *tree);
-void lbk_tree_query_cache_free(lbk_tree_query_cache *cache);
+typedef struct lbk_kdtree_query_buffers lbk_kdtree_query_buffers;
+lbk_kdtree_query_buffers **lbk_kdtree_query_buffers_slot(lbk_kdtree *tree);
 
 /* The shape formulas of a left-balanced tree of n nodes (lbk_shared.h's
  * lbk_kd_*, shared with the kernels; docs/design.md section 4), with 64-bit

@@ -109,12 +109,12 @@ static void query_close(query_state *qs)
         clReleaseKernel(qs->kernel);
 }
 
-struct lbk_tree_query_cache {
+struct lbk_kdtree_query_buffers {
     query_state qs;
     int k;
 };
 
-void lbk_tree_query_cache_free(lbk_tree_query_cache *cache)
+void lbk_tree_query_buffers_free(lbk_kdtree_query_buffers *cache)
 {
     if (!cache)
         return;
@@ -126,18 +126,18 @@ void lbk_tree_query_cache_free(lbk_tree_query_cache *cache)
  * batch or another K than they were made for. */
 static lbk_status kept_state(lbk_kdtree *tree, int k, uint64_t batch, query_state **out)
 {
-    lbk_tree_query_cache **slot = lbk_kdtree_query_cache(tree);
+    lbk_kdtree_query_buffers **slot = lbk_kdtree_query_buffers_slot(tree);
     if (*slot && (*slot)->k == k && (*slot)->qs.batch >= batch) {
         *out = &(*slot)->qs;
         return LBK_OK;
     }
-    lbk_tree_query_cache_free(*slot);
+    lbk_tree_query_buffers_free(*slot);
     *slot = calloc(1, sizeof **slot);
     LBK_FAIL_IF(!*slot, LBK_ERR_NOMEM, "out of host memory for the tree query's state");
     (*slot)->k = k;
     const lbk_status st = query_open(tree, k, batch, &(*slot)->qs);
     if (st != LBK_OK) {
-        lbk_tree_query_cache_free(*slot);
+        lbk_tree_query_buffers_free(*slot);
         *slot = NULL;
         return st;
     }

@@ -24,6 +24,9 @@ typedef struct {
     uint64_t distance_evals; /* query-point keys computed */
 } lbk_tree_query_work;
 
+/* The buffers lbk_tree_query keeps with a tree (lbk_kdtree_destroy frees them). */
+void lbk_tree_query_buffers_free(lbk_kdtree_query_buffers *buffers);
+
 /* Results carry the original shard row (not the tree slot) in index.
  * `work` (may be NULL) gets this call's counts added. */
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
