@@ -95,6 +95,38 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
                             lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
 
+/* A saved index (index_store.c, docs/design.md "A saved index"). Each
+ * rank writes its part of a built index into the directory `dir` (which
+ * exists; rank 0 also writes the spatial top tree) and appends the
+ * manifest lines of its files to lines[*used .. size); the caller joins
+ * every rank's lines into the manifest (saved_files.h). */
+lbk_status lbk_index_save(const lbk_index *index, const char *dir, char *lines, size_t size,
+                          size_t *used);
+
+/* What lbk_index_create_saved needs beyond the shard: the engine's image
+ * and the spatial top tree, as read back. */
+typedef struct lbk_index_saved lbk_index_saved;
+
+/* This rank's part of a saved index whose manifest (its text) the caller
+ * has checked against the job, the plan and the rank count: the shard
+ * (points, ids, labels when `labels`) into *shard, the rest into *out
+ * (set whatever the status: lbk_index_saved_free). Every file is checked
+ * by size and CRC; a bad one is refused by name. Not collective. */
+lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
+                                const lbk_job *job, const lbk_index_plan *plan, int dim,
+                                uint64_t reference_rows, bool labels, lbk_dataset *shard,
+                                lbk_index_saved **out);
+void lbk_index_saved_free(lbk_index_saved *saved);
+
+/* Collective: lbk_index_create from a saved index's shard (taken) and
+ * image (borrowed): no redistribution, no tree build; searches answer
+ * exactly as the saved index's did. */
+lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
+                                  const lbk_tuning *tuning, const lbk_job *job,
+                                  const lbk_index_plan *plan, uint64_t reference_rows,
+                                  bool reference_labels, lbk_dataset *shard,
+                                  lbk_index_saved *saved, lbk_index **out);
+
 /* Collective: batches and buffers for a search of `query_rows` queries.
  * `batch_cap`: at most this many queries per batch (0: none). */
 lbk_status lbk_index_prepare(lbk_index *index, uint64_t query_rows, uint64_t batch_cap);
