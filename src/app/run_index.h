@@ -7,9 +7,6 @@
 
 #include "run_state.h"
 
-/* The manifest's format version: raised whenever a file's layout changes. */
-#define LBK_RUN_INDEX_FORMAT 1
-
 /* Rank 0, in place of lbk_inputs_probe: without index.path, the probe as
  * always; with it, the saved index's manifest checked against the job and
  * the rank count (a mismatch refused with one line naming the item, or,

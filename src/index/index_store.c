@@ -25,6 +25,8 @@ struct lbk_index_saved {
     lbk_engine_image engine;
     bool has_top;
     lbk_toptree top;
+    double *targets; /* saved with targets and asked for */
+    uint64_t targets_first, targets_rows;
 };
 
 static lbk_status line(char *lines, size_t size, size_t *used, const char *key, uint64_t value)
@@ -75,8 +77,9 @@ static lbk_status save_rows(const lbk_index *s, const char *dir, char *lines, si
     return LBK_OK;
 }
 
-lbk_status lbk_index_save(const lbk_index *s, const char *dir, char *lines, size_t size,
-                          size_t *used)
+/* This rank's files and their lines; rank 0's include the top tree. */
+static lbk_status save_rank(const lbk_index *s, const char *dir, char *lines, size_t size,
+                            size_t *used)
 {
     const int r = s->comm->rank;
     const uint64_t n = s->shard.rows, dim = (uint64_t)s->shape.dim;
@@ -104,6 +107,198 @@ lbk_status lbk_index_save(const lbk_index *s, const char *dir, char *lines, size
     if (st == LBK_OK && s->spatial && r == 0)
         st = save_top(&s->spatial->tree, dir, lines, size, used);
     return st;
+}
+
+/* Room for one rank's manifest lines (a dozen lines of under 80 bytes). */
+#define RANK_LINES 4096
+#define HEADER_LINES 8192
+
+/* What the index was made for: the items lbk_index_saved_fits checks, and
+ * the shape a load takes from it. */
+static lbk_status header(const lbk_index *s, const lbk_index_save_extra *extra, char *buf,
+                         size_t size, size_t *used)
+{
+    const int w =
+        snprintf(buf, size,
+                 "# lbknn saved index (docs/design.md, \"A saved index\")\n"
+                 "format = %d\nranks = %d\nmetric = %s\nsplit = %s\nengine = %s\npartition = %s\n"
+                 "dim = %d\nreference_rows = %" PRIu64 "\nreference_labels = %d\n"
+                 "reference_targets = %d\nreference = %s\n",
+                 LBK_INDEX_SAVED_FORMAT, s->comm->size, lbk_metric_name(s->job->knn.metric),
+                 lbk_tree_split_name(s->job->tree.split), lbk_engine_name(s->plan.engine),
+                 lbk_partition_name(s->plan.partition), s->shape.dim, s->shape.reference_rows,
+                 s->shape.reference_labels, extra->targets_saved, extra->reference);
+    LBK_FAIL_IF(w < 0 || (size_t)w >= size, LBK_ERR_INTERNAL,
+                "internal: manifest header overflow");
+    *used = (size_t)w;
+    return LBK_OK;
+}
+
+static lbk_status save_targets(const lbk_index *s, const lbk_index_save_extra *extra,
+                               const char *dir, char *lines, size_t *used)
+{
+    if (!extra->targets_saved)
+        return LBK_OK;
+    const int r = s->comm->rank;
+    char name[64];
+    const int w = snprintf(lines + *used, RANK_LINES - *used,
+                           "r%d.targets_first = %" PRIu64 "\nr%d.targets_rows = %" PRIu64 "\n", r,
+                           extra->targets_first, r, extra->targets_rows);
+    LBK_FAIL_IF(w < 0 || (size_t)w >= RANK_LINES - *used, LBK_ERR_INTERNAL,
+                "internal: manifest lines overflow");
+    *used += (size_t)w;
+    snprintf(name, sizeof name, "r%d.targets", r);
+    return lbk_saved_write(dir, name, extra->targets, extra->targets_rows * sizeof(double), lines,
+                           RANK_LINES, used);
+}
+
+/* Rank 0: the old manifest goes first, so that an interrupted save leaves
+ * no index that claims the new files. */
+static lbk_status clear_dir(const char *dir)
+{
+    LBK_TRY(lbk_saved_make_dir(dir));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, LBK_SAVED_MANIFEST);
+    remove(path);
+    return LBK_OK;
+}
+
+static lbk_status write_manifest(const lbk_index *s, const lbk_index_save_extra *extra,
+                                 const char *dir, const char *all)
+{
+    char *text = malloc(HEADER_LINES + (size_t)s->comm->size * RANK_LINES);
+    LBK_FAIL_IF(!text, LBK_ERR_NOMEM, "out of host memory for the manifest");
+    size_t used = 0;
+    lbk_status st = header(s, extra, text, HEADER_LINES, &used);
+    for (int r = 0; st == LBK_OK && r < s->comm->size; r++) {
+        const char *mine = all + (size_t)r * RANK_LINES;
+        const size_t len = strnlen(mine, RANK_LINES);
+        memcpy(text + used, mine, len);
+        used += len;
+    }
+    if (st == LBK_OK)
+        st = lbk_saved_manifest_write(dir, text, used);
+    free(text);
+    return st;
+}
+
+lbk_status lbk_index_save(const lbk_index *s, const char *dir, const lbk_index_save_extra *extra)
+{
+    LBK_TRY(lbk_comm_agree(s->comm, s->root ? clear_dir(dir) : LBK_OK));
+    char lines[RANK_LINES] = {0};
+    size_t used = 0;
+    lbk_status st = save_rank(s, dir, lines, sizeof lines, &used);
+    if (st == LBK_OK)
+        st = save_targets(s, extra, dir, lines, &used);
+    LBK_TRY(lbk_comm_agree(s->comm, st));
+    char *all = calloc((size_t)s->comm->size, RANK_LINES);
+    if (!all)
+        lbk_error("out of host memory for the manifest");
+    st = lbk_comm_agree(s->comm, all ? LBK_OK : LBK_ERR_NOMEM);
+    if (st == LBK_OK)
+        st = lbk_comm_allgather_bytes(s->comm, lines, all, RANK_LINES);
+    if (st == LBK_OK)
+        st = lbk_comm_agree(s->comm, s->root ? write_manifest(s, extra, dir, all) : LBK_OK);
+    free(all);
+    return st;
+}
+
+/* One item the manifest and this run must agree on: false (and the
+ * mismatch said once) where they do not. */
+static bool agrees(const char *dir, bool rebuild, const char *manifest, const char *key,
+                   const char *want)
+{
+    char have[256];
+    const bool found = lbk_saved_get(manifest, key, have, sizeof have);
+    if (found && strcmp(have, want) == 0)
+        return true;
+    if (rebuild)
+        lbk_info("index.path: %s was saved for %s = %s, this run has %s: rebuilding it", dir, key,
+                 found ? have : "(none)", want);
+    else
+        lbk_error("index.path: %s was saved for %s = %s, this run has %s (run lbknn build "
+                  "again, or set index.rebuild: true)",
+                  dir, key, found ? have : "(none)", want);
+    return false;
+}
+
+bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_job *job, int ranks,
+                          bool rebuild)
+{
+    char want[64];
+    snprintf(want, sizeof want, "%d", LBK_INDEX_SAVED_FORMAT);
+    if (!agrees(dir, rebuild, manifest, "format", want))
+        return false;
+    snprintf(want, sizeof want, "%d", ranks);
+    if (!agrees(dir, rebuild, manifest, "ranks", want) ||
+        !agrees(dir, rebuild, manifest, "metric", lbk_metric_name(job->knn.metric)) ||
+        !agrees(dir, rebuild, manifest, "split", lbk_tree_split_name(job->tree.split)))
+        return false;
+    uint64_t rows = 0, dim = 0;
+    lbk_saved_get_u64(manifest, "reference_rows", &rows);
+    lbk_saved_get_u64(manifest, "dim", &dim);
+    lbk_index_plan plan;
+    lbk_index_plan_make(job, (int)dim, rows, ranks, &plan);
+    return agrees(dir, rebuild, manifest, "engine", lbk_engine_name(plan.engine)) &&
+           agrees(dir, rebuild, manifest, "partition", lbk_partition_name(plan.partition));
+}
+
+lbk_status lbk_index_saved_shape(const char *manifest, const char *dir, uint64_t *rows, int *dim,
+                                 bool *labels, bool *targets)
+{
+    uint64_t d = 0, l = 0, t = 0;
+    LBK_FAIL_IF(!lbk_saved_get_u64(manifest, "reference_rows", rows) ||
+                    !lbk_saved_get_u64(manifest, "dim", &d) || d == 0 || d > 4096 ||
+                    !lbk_saved_get_u64(manifest, "reference_labels", &l) ||
+                    !lbk_saved_get_u64(manifest, "reference_targets", &t),
+                LBK_ERR_INPUT, "%s/%s: saved index: a shape line is missing or invalid", dir,
+                LBK_SAVED_MANIFEST);
+    *dim = (int)d;
+    *labels = l != 0;
+    *targets = t != 0;
+    return LBK_OK;
+}
+
+lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char **text)
+{
+    *text = NULL;
+    lbk_status st = comm->rank == 0 ? lbk_saved_manifest_read(dir, text) : LBK_OK;
+    LBK_TRY(lbk_comm_agree(comm, st));
+    uint64_t len = comm->rank == 0 ? strlen(*text) : 0;
+    LBK_TRY(lbk_comm_bcast_bytes(comm, &len, sizeof len));
+    if (comm->rank != 0)
+        *text = calloc(1, (size_t)len + 1);
+    if (!*text)
+        lbk_error("out of host memory for the saved index's manifest");
+    LBK_TRY(lbk_comm_agree(comm, *text ? LBK_OK : LBK_ERR_NOMEM));
+    return lbk_comm_bcast_bytes(comm, *text, len);
+}
+
+/* This rank's targets: those of the input rows it held when the index was
+ * saved. */
+static lbk_status read_targets(const char *dir, const char *m, int r, lbk_index_saved *saved)
+{
+    char key[64], name[64];
+    snprintf(key, sizeof key, "r%d.targets_first", r);
+    snprintf(name, sizeof name, "r%d.targets_rows", r);
+    LBK_FAIL_IF(!lbk_saved_get_u64(m, key, &saved->targets_first) ||
+                    !lbk_saved_get_u64(m, name, &saved->targets_rows),
+                LBK_ERR_INPUT, "%s/%s: saved index: no valid %s", dir, LBK_SAVED_MANIFEST, key);
+    lbk_status st = LBK_OK;
+    saved->targets =
+        lbk_alloc_large_logged(saved->targets_rows, sizeof(double), "saved targets", &st);
+    LBK_TRY(st);
+    snprintf(name, sizeof name, "r%d.targets", r);
+    return lbk_saved_read(dir, name, m, saved->targets, saved->targets_rows * sizeof(double));
+}
+
+double *lbk_index_saved_take_targets(lbk_index_saved *saved, uint64_t *first, uint64_t *rows)
+{
+    double *t = saved->targets;
+    *first = saved->targets_first;
+    *rows = saved->targets_rows;
+    saved->targets = NULL;
+    return t;
 }
 
 static lbk_status read_top(const char *dir, const char *manifest, int ranks, int dim,
@@ -197,8 +392,8 @@ static lbk_status read_tree(const char *dir, const char *manifest, int r, bool w
 
 lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
                                 const lbk_job *job, const lbk_index_plan *plan, int dim,
-                                uint64_t reference_rows, bool labels, lbk_dataset *shard,
-                                lbk_index_saved **out)
+                                uint64_t reference_rows, bool labels, bool targets,
+                                lbk_dataset *shard, lbk_index_saved **out)
 {
     const int r = comm->rank;
     *shard = (lbk_dataset){.dim = dim};
@@ -219,7 +414,7 @@ lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk
         saved->has_top = true;
         LBK_TRY(read_top(dir, manifest, comm->size, dim, reference_rows, &saved->top));
     }
-    return LBK_OK;
+    return targets ? read_targets(dir, manifest, r, saved) : LBK_OK;
 }
 
 void lbk_index_saved_free(lbk_index_saved *saved)
@@ -228,6 +423,7 @@ void lbk_index_saved_free(lbk_index_saved *saved)
         return;
     lbk_engine_image_free(&saved->engine);
     lbk_toptree_free(&saved->top);
+    lbk_alloc_large_free(saved->targets);
     free(saved);
 }
 
