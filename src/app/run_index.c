@@ -2,7 +2,7 @@
 
 #include "alloc_large.h"
 #include "log.h"
-#include "saved_files.h"
+#include "saved.h"
 #include "timer.h"
 #include "try.h"
 

@@ -97,7 +97,7 @@ void lbk_index_destroy(lbk_index *index);
 
 /* A saved index (index_store.c, docs/design.md "A saved index"): each
  * rank's part of a built index in a directory, and a manifest of what it
- * was made for and of every file's size and CRC32 (saved_files.h). The
+ * was made for and of every file's size and CRC32 (saved.h). The
  * format version: raised whenever a file's layout changes. */
 #define LBK_INDEX_SAVED_FORMAT 1
 

@@ -1,5 +1,5 @@
 /* A saved index (docs/design.md, "A saved index"): each rank's part of a
- * built index as flat files (saved_files.h), and the index created from
+ * built index as flat files (saved.h), and the index created from
  * them without reading the reference set, redistributing it or building
  * a tree. Per rank R: rR.labels, rR.ids (spatial), and either the k-d
  * tree's arrays (rR.tree_points, rR.tree_ids, rR.tree_dims), from which
@@ -12,7 +12,7 @@
 #include "batch_impl.h"
 #include "engine_params.h"
 #include "log.h"
-#include "saved_files.h"
+#include "saved.h"
 #include "timer.h"
 #include "try.h"
 

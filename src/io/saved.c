@@ -1,4 +1,4 @@
-#include "saved_files.h"
+#include "saved.h"
 
 #include "log.h"
 #include "try.h"

@@ -1,10 +1,10 @@
-/* The files of a saved index (src/io/saved_files.h), no device: a file
+/* The files of a saved index (src/io/saved.h), no device: a file
  * written reads back whole, its manifest line's CRC is zlib's crc32 of the
  * bytes (the independent oracle), and a flipped byte, a truncated or a
  * missing file, or a manifest without the file's line is refused; the
  * manifest's key lookup matches whole keys only. */
 #include "lbk_test.h"
-#include "saved_files.h"
+#include "saved.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -3,8 +3,8 @@
  * lines as `file.NAME = BYTES CRC32`, so that a missing, truncated or
  * corrupted file is refused by name before anything uses it. Knows nothing
  * of what the files hold. */
-#ifndef LBK_SAVED_FILES_H
-#define LBK_SAVED_FILES_H
+#ifndef LBK_SAVED_H
+#define LBK_SAVED_H
 
 #include "status.h"
 
