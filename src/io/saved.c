@@ -58,8 +58,8 @@ static lbk_status recorded(const char *dir, const char *name, const char *manife
     unsigned c = 0;
     const bool found = lbk_saved_get(manifest, key, value, sizeof value);
     LBK_FAIL_IF(!found || sscanf(value, "%llu %x", &b, &c) != 2, LBK_ERR_INPUT,
-                "%s/%s: saved index: the manifest has no valid line for this file", dir,
-                LBK_SAVED_MANIFEST);
+                "%s/%s: saved index: %s has no valid line %s for it", dir, name,
+                LBK_SAVED_MANIFEST, key);
     *bytes = b;
     *crc = c;
     return LBK_OK;
