@@ -1,6 +1,5 @@
 #include "run_index.h"
 
-#include "alloc_large.h"
 #include "log.h"
 #include "saved.h"
 #include "timer.h"
