@@ -195,6 +195,94 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
     return lbk_api_end(st);
 }
 
+lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
+{
+    if (!ix || !dir || !dir[0])
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(ix->error);
+    const lbk_index_save_extra extra = {
+        .reference = "the library's rows (lbknn_index_build)",
+        .targets_saved = ix->has_targets,
+        .targets = ix->targets,
+        .targets_first = ix->first_row,
+        .targets_rows = ix->local_rows,
+    };
+    return lbk_api_end(lbk_index_save(ix->index, dir, &extra));
+}
+
+/* Collective: the manifest on every rank, checked on rank 0 against the
+ * options and the rank count. */
+static lbk_status load_manifest(lbknn_index *ix, const char *dir, char **manifest)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
+    LBK_TRY(lbk_index_manifest_share(comm, dir, manifest));
+    const bool fits =
+        comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->options, comm->size, false);
+    return lbk_comm_agree(comm, fits ? LBK_OK : LBK_ERR_CONFIG);
+}
+
+static lbk_status load(lbknn_index *ix, const char *dir)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    char *m = NULL;
+    lbk_index_saved *saved = NULL;
+    lbk_dataset shard = {0};
+    bool labels = false, targets = false;
+    lbk_status st = load_manifest(ix, dir, &m);
+    if (st == LBK_OK)
+        st = lbk_comm_agree(
+            comm, lbk_index_saved_shape(m, dir, &ix->rows, &ix->dim, &labels, &targets));
+    if (st == LBK_OK) {
+        lbk_index_plan_make(&ix->options, ix->dim, ix->rows, comm->size, &ix->plan);
+        st = lbk_comm_agree(comm,
+                            lbk_index_saved_read(dir, m, comm, &ix->options, &ix->plan, ix->dim,
+                                                 ix->rows, labels, targets, &shard, &saved));
+    }
+    int32_t label_max = -1;
+    for (uint64_t r = 0; st == LBK_OK && shard.labels && r < shard.rows; r++)
+        label_max = shard.labels[r] > label_max ? shard.labels[r] : label_max;
+    if (st == LBK_OK)
+        st = lbk_comm_allreduce_i32(comm, &label_max, LBK_REDUCE_MAX);
+    if (st == LBK_OK) {
+        ix->classes = label_max + 1;
+        ix->has_targets = targets;
+        if (targets)
+            ix->targets = lbk_index_saved_take_targets(saved, &ix->first_row, &ix->local_rows);
+        st = lbk_index_create_saved(comm, ix->context->device, NULL, &ix->options, &ix->plan,
+                                    ix->rows, labels, &shard, saved, &ix->index);
+    }
+    lbk_dataset_free(&shard);
+    lbk_index_saved_free(saved);
+    free(m);
+    return st;
+}
+
+lbknn_status lbknn_index_load(lbknn_context *context, const lbknn_options *options,
+                              const char *dir, lbknn_index **out)
+{
+    if (!context || !out || !dir || !dir[0])
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(context->error);
+    *out = NULL;
+    lbknn_index *ix = calloc(1, sizeof *ix);
+    lbk_status st = lbk_comm_agree(&context->comm, ix ? LBK_OK : LBK_ERR_NOMEM);
+    if (st == LBK_OK) {
+        ix->context = context;
+        if (options)
+            ix->options = options->job;
+        else
+            lbk_job_defaults(&ix->options);
+        st = load(ix, dir);
+    }
+    if (st == LBK_OK) {
+        *out = ix;
+        ix = NULL;
+    }
+    lbknn_index_destroy(ix);
+    return lbk_api_end(st);
+}
+
 int64_t lbknn_index_rows(const lbknn_index *ix) { return ix ? (int64_t)ix->rows : 0; }
 int lbknn_index_dim(const lbknn_index *ix) { return ix ? ix->dim : 0; }
 int32_t lbknn_index_classes(const lbknn_index *ix) { return ix ? ix->classes : 0; }

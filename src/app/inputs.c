@@ -53,6 +53,36 @@ lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
     return LBK_OK;
 }
 
+lbk_status lbk_inputs_probe_queries(const lbk_job *job, uint64_t reference_rows, int dim,
+                                    lbk_inputs_shape *shape)
+{
+    memset(shape, 0, sizeof *shape);
+    shape->reference_rows = reference_rows;
+    shape->dim = dim;
+    if (job->task == LBK_TASK_GRAPH) {
+        shape->query_rows = reference_rows;
+        return LBK_OK;
+    }
+    if (job->reference.path[0] == '\0') {
+        LBK_FAIL_IF(job->synthetic.dim != dim, LBK_ERR_INPUT,
+                    "synthetic.dim: the queries have dimension %d but the saved index (%s) has "
+                    "%d",
+                    job->synthetic.dim, job->index.path, dim);
+        shape->query_rows = job->synthetic.queries;
+        shape->query_labels = job->task == LBK_TASK_CLASSIFY;
+        return LBK_OK;
+    }
+    lbk_dataset_info query;
+    LBK_TRY(lbk_dataset_probe(&job->query, &query));
+    LBK_FAIL_IF(query.dim != dim, LBK_ERR_INPUT,
+                "%s: queries have dimension %d but the saved index (%s) has %d", job->query.path,
+                query.dim, job->index.path, dim);
+    shape->query_rows = query.rows;
+    shape->query_labels = job->task == LBK_TASK_CLASSIFY && query.has_labels;
+    shape->query_targets = query.has_targets;
+    return LBK_OK;
+}
+
 /* One output as the checks see it: where it lands (its directory's real
  * path and its name), and what is there now. */
 typedef struct {

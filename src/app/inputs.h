@@ -23,6 +23,11 @@ typedef struct {
 /* Rows, dimension and labels of both inputs; the dimensions must agree. */
 lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape);
 
+/* The same for a saved index, whose reference side (rows, dimension) its
+ * manifest gives: only the queries are probed. */
+lbk_status lbk_inputs_probe_queries(const lbk_job *job, uint64_t reference_rows, int dim,
+                                    lbk_inputs_shape *shape);
+
 /* A non-empty reference set, K within it, ids that fit the neighbours file,
  * reference labels for predictions, and outputs that are neither
  * directories nor input files. */

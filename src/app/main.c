@@ -93,13 +93,14 @@ static lbk_status load_job(const job_args *a, lbk_job *job)
 }
 
 /* Every rank: rank 0 loads the job, and lbk_run hands it to the others. */
-static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a)
+static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a, bool build_only)
 {
     const lbk_cpu_threads_source threads = lbk_cpu_threads_apply(comm);
     const lbk_run_options options = {
         .progress = !a->quiet && (a->progress || isatty(STDERR_FILENO)),
         .cpu_threads = threads,
         .tune_cache_dir = tune_cache_dir,
+        .build_only = build_only,
     };
     lbk_job *job = calloc(1, sizeof *job);
     if (!job) {
@@ -113,7 +114,9 @@ static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a)
     return st;
 }
 
-static lbk_status cmd_run(int argc, char **argv)
+/* `run`, and `build` (build_only: the index saved to index.path, no
+ * search). */
+static lbk_status cmd_run(int argc, char **argv, bool build_only)
 {
     job_args a;
     lbk_comm comm;
@@ -127,7 +130,7 @@ static lbk_status cmd_run(int argc, char **argv)
     lbk_cleanup_handle_signals();
     lbk_status st = lbk_comm_init(&comm);
     if (st == LBK_OK) {
-        st = run_on_every_rank(&comm, &a);
+        st = run_on_every_rank(&comm, &a, build_only);
         lbk_comm_free(&comm);
     }
     lbk_comm_mpi_finalize();
@@ -204,7 +207,9 @@ int main(int argc, char **argv)
     const char *warnings = getenv("LBKNN_KERNEL_WARNINGS");
     lbk_device_show_compiler_warnings(warnings && strcmp(warnings, "1") == 0);
     if (strcmp(cmd, "run") == 0)
-        st = cmd_run(argc - 2, argv + 2);
+        st = cmd_run(argc - 2, argv + 2, false);
+    else if (strcmp(cmd, "build") == 0)
+        st = cmd_run(argc - 2, argv + 2, true);
     else if (strcmp(cmd, "tune") == 0)
         st = lbk_tune_command(argc - 2, argv + 2, tune_cache_dir);
     else if (strcmp(cmd, "check") == 0)

@@ -3,6 +3,7 @@
 #include "alloc_large.h"
 #include "log.h"
 #include "progress.h"
+#include "run_index.h"
 #include "run_state.h"
 #include "timer.h"
 #include "try.h"
@@ -29,7 +30,7 @@ static lbk_status probe_inputs(lbk_run_state *s)
     lbk_truth_init(s->job, &s->truth);
     if (!s->root)
         return LBK_OK;
-    LBK_TRY(lbk_inputs_probe(s->job, &s->shape));
+    LBK_TRY(lbk_run_index_probe(s, s->options->build_only)); /* index.path: load it? */
     return lbk_inputs_check(s->job, &s->shape);
 }
 
@@ -47,12 +48,15 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
     lbk_status st = LBK_OK;
     if (s->job->task != LBK_TASK_REGRESS)
         return LBK_OK;
-    s->targets_first = lo;
-    s->targets_rows = hi - lo;
-    s->targets = lbk_alloc_large_logged(hi - lo, sizeof *s->targets, "reference targets", &st);
-    if (st == LBK_OK)
-        st = lbk_inputs_read_targets(s->job, false, lo, hi, s->targets);
-    const bool holds = s->plan.owns_slice || s->root;
+    if (s->index_mode != LBK_RUN_INDEX_LOAD) { /* else read with the saved index */
+        s->targets_first = lo;
+        s->targets_rows = hi - lo;
+        s->targets =
+            lbk_alloc_large_logged(hi - lo, sizeof *s->targets, "reference targets", &st);
+        if (st == LBK_OK)
+            st = lbk_inputs_read_targets(s->job, false, lo, hi, s->targets);
+    }
+    const bool holds = (s->plan.owns_slice || s->root) && !s->options->build_only;
     if (st != LBK_OK || !s->shape.query_targets || !holds)
         return st;
     const uint64_t first = s->plan.owns_slice ? s->query_first : 0;
@@ -72,9 +76,11 @@ static lbk_status read_inputs(lbk_run_state *s)
     const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
     const uint64_t p = (uint64_t)s->comm->size;
     const bool all = s->plan.replicated;
-    lbk_status st = lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p,
-                                         all ? n : n * (r + 1) / p, &s->shard);
-    if (s->job->task == LBK_TASK_GRAPH) {
+    lbk_status st = s->index_mode == LBK_RUN_INDEX_LOAD
+                        ? lbk_run_index_read(s)
+                        : lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p,
+                                               all ? n : n * (r + 1) / p, &s->shard);
+    if (s->job->task == LBK_TASK_GRAPH || s->options->build_only) {
         /* The graph's queries are the reference points themselves. */
     } else if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
@@ -164,9 +170,20 @@ static lbk_status build_index(lbk_run_state *s)
     const bool graph = s->job->task == LBK_TASK_GRAPH;
     s->index_job = *s->job;
     s->index_job.knn.k += graph;
-    LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_job, &s->plan,
-                             s->shape.reference_rows, s->shape.reference_labels, &s->shard,
-                             &s->index));
+    if (s->index_mode == LBK_RUN_INDEX_LOAD) {
+        const lbk_status st = lbk_index_create_saved(
+            s->comm, s->device, &s->tuning, &s->index_job, &s->plan, s->shape.reference_rows,
+            s->shape.reference_labels, &s->shard, s->index_saved, &s->index);
+        lbk_run_index_free(s); /* the image is on the device now */
+        LBK_TRY(st);
+    } else {
+        LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_job, &s->plan,
+                                 s->shape.reference_rows, s->shape.reference_labels, &s->shard,
+                                 &s->index));
+    }
+    LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
+    if (s->options->build_only)
+        return LBK_OK;
     if (graph)
         return lbk_index_prepare_self(s->index, 0);
     return lbk_index_prepare(s->index, s->shape.query_rows, 0);
@@ -462,6 +479,7 @@ static void run_state_free(lbk_run_state *s)
         lbk_outputs_abort(&s->outputs, s->root);
     lbk_classify_confusion_free(&s->confusion);
     lbk_index_destroy(s->index);
+    lbk_run_index_free(s);
     lbk_run_graph_free(&s->graph);
     lbk_device_close(s->device);
     lbk_dataset_free(&s->shard);
@@ -493,12 +511,15 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */
     LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.shape, sizeof s.shape));
-    resolve_plan(&s); /* engine, partition */
+    LBK_TRY_GOTO(st, lbk_run_index_share(&s)); /* index.path: load or build */
+    resolve_plan(&s);                          /* engine, partition */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, reduce_label_max(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
     LBK_TRY_GOTO(st, build_index(&s)); /* spatial: points to their owners; batches */
+    if (options->build_only)
+        goto cleanup; /* `lbknn build`: saved, nothing to search */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, init_graph(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));

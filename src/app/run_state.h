@@ -24,6 +24,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* What lbk_run does with index.path. */
+enum { LBK_RUN_INDEX_NONE, LBK_RUN_INDEX_LOAD, LBK_RUN_INDEX_SAVE };
+
 typedef struct {
     const lbk_comm *comm;
     lbk_job *job; /* rank 0's, once broadcast */
@@ -43,8 +46,11 @@ typedef struct {
     char tuning_file[48];            /* the tuning cache file looked for ("" = none) */
     lbk_report_rank_device *devices; /* every rank's, in rank order */
     lbk_index *index;
-    lbk_job index_job;   /* task graph: the job with K + 1 (each point finds itself) */
-    lbk_run_graph graph; /* task graph: this rank's rows of the graph */
+    int index_mode;               /* index.path: LBK_RUN_INDEX_* (run_index.c) */
+    char *index_manifest;         /* a loaded index's manifest, every rank */
+    lbk_index_saved *index_saved; /* its engine image and top tree until the index takes them */
+    lbk_job index_job;            /* task graph: the job with K + 1 (each point finds itself) */
+    lbk_run_graph graph;          /* task graph: this rank's rows of the graph */
 
     int32_t *predictions;       /* one batch's, or (owns_slice) the whole slice's */
     lbk_classify_score *scores; /* one query's class scores (K entries) */

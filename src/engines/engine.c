@@ -107,6 +107,59 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
     return st;
 }
 
+lbk_status lbk_engine_export(const lbk_engine_state *state, lbk_engine_image *image)
+{
+    memset(image, 0, sizeof *image);
+    if (!state->tree)
+        return LBK_OK;
+    lbk_kdtree_stats stats;
+    lbk_kdtree_get_stats(state->tree, &stats);
+    image->has_tree = true;
+    image->tree.n = lbk_kdtree_size(state->tree);
+    image->tree.dim = lbk_kdtree_dim(state->tree);
+    image->tree.sort_used = stats.sort_used;
+    return lbk_kdtree_download(state->tree, &image->tree.points, &image->tree.ids,
+                               &image->tree.split_dims);
+}
+
+void lbk_engine_image_free(lbk_engine_image *image)
+{
+    free(image->tree.points);
+    free(image->tree.ids);
+    free(image->tree.split_dims);
+    memset(image, 0, sizeof *image);
+}
+
+lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *params,
+                                  lbk_engine engine, const lbk_dataset *reference,
+                                  const lbk_engine_image *image, lbk_engine_state **out)
+{
+    *out = NULL;
+    if (engine == LBK_ENGINE_BRUTE)
+        return lbk_engine_create(dev, params, engine, reference, out);
+    LBK_FAIL_IF(!image->has_tree || image->tree.n != reference->rows ||
+                    image->tree.dim != reference->dim,
+                LBK_ERR_INTERNAL, "internal: a saved k-d tree of %llu points for a shard of %llu",
+                (unsigned long long)image->tree.n, (unsigned long long)reference->rows);
+    lbk_engine_state *state = calloc(1, sizeof *state);
+    LBK_FAIL_IF(!state, LBK_ERR_NOMEM, "out of host memory creating the engine");
+    state->engine = engine;
+    state->k = params->k;
+    state->metric = params->metric;
+    state->memory_budget = params->memory_budget;
+    if (lbk_device_memory_capped(dev) && state->memory_budget > lbk_device_global_mem(dev))
+        state->memory_budget = lbk_device_global_mem(dev);
+    lbk_status st = lbk_kdtree_upload(dev, &image->tree, &state->tree);
+    if (st == LBK_OK)
+        st = lbk_kdtree_prepare_query(state->tree);
+    if (st == LBK_OK) {
+        *out = state;
+        state = NULL;
+    }
+    lbk_engine_destroy(state);
+    return st;
+}
+
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
 {
     if (state->brute)

@@ -8,6 +8,7 @@
 #include "dataset.h"
 #include "device.h"
 #include "enums.h"
+#include "kdtree.h"
 #include "knn.h"
 #include "status.h"
 #include "tuning.h"
@@ -40,6 +41,24 @@ lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t
 /* `engine`: KDTREE or BRUTE, as resolved. */
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
                              const lbk_dataset *reference, lbk_engine_state **out);
+/* A built engine as host arrays, for a saved index: the k-d tree's
+ * (kdtree.h). The brute engine has none: what it holds is the shard laid
+ * out for its kernel (brute_layout.h), one pass over the rows that create
+ * redoes, so a saved brute index is its shard. */
+typedef struct {
+    bool has_tree;
+    lbk_kdtree_image tree;
+} lbk_engine_image;
+
+/* The built engine's image (arrays allocated here, lbk_engine_image_free). */
+lbk_status lbk_engine_export(const lbk_engine_state *state, lbk_engine_image *image);
+void lbk_engine_image_free(lbk_engine_image *image);
+/* lbk_engine_create from an image (borrowed) instead of building: the
+ * k-d tree's buffers are uploaded, the brute engine is created from
+ * `reference` as always. Queries answer exactly as the exported engine's. */
+lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *params,
+                                  lbk_engine engine, const lbk_dataset *reference,
+                                  const lbk_engine_image *image, lbk_engine_state **out);
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
                             lbk_knn_result *result);

@@ -450,6 +450,20 @@ static lbk_status verify(const lbk_kdtree *tree)
     return st;
 }
 
+/* The query program, compiled now (the device caches it): built on the
+ * first query instead, it cost every rank about 23 ms of its query phase
+ * even from PoCL's kernel cache, 10% of a half-size MPI slice. The query's
+ * buckets are laid out by lbk_kdtree_prepare_query, but counted here. */
+static lbk_status finish_tree(lbk_kdtree *tree)
+{
+    cl_program query_program;
+    LBK_TRY(lbk_device_program_kept(tree->dev, "tree_query.cl", "", &query_program));
+    tree->bytes += lbk_tree_buckets_bytes(tree->n, tree->dim);
+    if (tree->stats.peak_device_bytes < tree->bytes)
+        tree->stats.peak_device_bytes = tree->bytes;
+    return LBK_OK;
+}
+
 lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_kdtree_params *params, lbk_kdtree **out)
 {
@@ -472,18 +486,44 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
     else if (n > 0)
         LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
     tree->stats.build_s = lbk_timer_now() - t0;
-    /* Compile the query program now (the device caches it): built on the
-     * first query instead, it cost every rank about 23 ms of its query phase
-     * even from PoCL's kernel cache, 10% of a half-size MPI slice. The
-     * query's buckets are laid out by lbk_kdtree_prepare_query, but counted
-     * here. */
-    cl_program query_program;
-    LBK_TRY_GOTO(st, lbk_device_program_kept(dev, "tree_query.cl", "", &query_program));
-    tree->bytes += lbk_tree_buckets_bytes(n, tree->dim);
-    if (tree->stats.peak_device_bytes < tree->bytes)
-        tree->stats.peak_device_bytes = tree->bytes;
+    LBK_TRY_GOTO(st, finish_tree(tree));
     if (params->verify && n > 0)
         LBK_TRY_GOTO(st, verify(tree));
+    *out = tree;
+    tree = NULL;
+cleanup:
+    lbk_kdtree_destroy(tree);
+    return st;
+}
+
+lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk_kdtree **out)
+{
+    lbk_status st = LBK_OK;
+    const double t0 = lbk_timer_now();
+    const uint64_t n = image->n;
+    *out = NULL;
+    lbk_kdtree *tree = calloc(1, sizeof *tree);
+    LBK_FAIL_IF(!tree, LBK_ERR_NOMEM, "out of host memory for the k-d tree");
+    tree->dev = dev;
+    tree->n = n;
+    tree->dim = image->dim;
+    tree->split = image->split_dims ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
+    tree->stats.sort_used = image->sort_used;
+    tree->stats.levels = lbk_kdtree_levels(n);
+    const cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
+    const size_t pts = (size_t)n * (size_t)image->dim * sizeof(float);
+    if (n > 0) {
+        LBK_TRY_GOTO(st, lbk_device_buffer(dev, flags, pts, image->points, "k-d tree points",
+                                           &tree->points));
+        LBK_TRY_GOTO(st, lbk_device_buffer(dev, flags, (size_t)n * 4, image->ids, "k-d tree ids",
+                                           &tree->ids));
+        if (image->split_dims)
+            LBK_TRY_GOTO(st, lbk_device_buffer(dev, flags, (size_t)n, image->split_dims,
+                                               "k-d tree split dims", &tree->dims));
+        tree->bytes = pts + (size_t)n * 4 + (image->split_dims ? (size_t)n : 0);
+    }
+    LBK_TRY_GOTO(st, finish_tree(tree));
+    tree->stats.build_s = lbk_timer_now() - t0;
     *out = tree;
     tree = NULL;
 cleanup:

@@ -60,6 +60,21 @@ lbk_status lbk_kdtree_prepare_query(lbk_kdtree *tree);
 lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
                                uint8_t **split_dims);
 
+/* A built tree as host arrays (lbk_kdtree_download's, and the sort that
+ * built it), as a saved index keeps it. */
+typedef struct {
+    uint64_t n;
+    int dim;
+    float *points;       /* n * dim, tree order */
+    uint32_t *ids;       /* n: the shard row of each node */
+    uint8_t *split_dims; /* n, or NULL: round robin */
+    lbk_tree_sort sort_used;
+} lbk_kdtree_image;
+
+/* The tree of a saved image, without building: its buffers are copies of
+ * the image's arrays (borrowed), so queries give what the built tree gave. */
+lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk_kdtree **out);
+
 /* Host-side check of the k-d invariant on a downloaded tree: every node
  * against the bounds of its whole subtree. split_dims NULL = round robin.
  * Returns LBK_ERR_INTERNAL (logged, naming the node) when it does not hold. */

@@ -59,6 +59,9 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
 extern const lbk_batch_strategy lbk_batch_spatial_strategy;
 extern const lbk_batch_strategy lbk_batch_spatial_self_strategy;
 void lbk_batch_spatial_free(lbk_index_spatial *spatial);
+/* A saved index: the spatial state over a top tree read back (taken),
+ * the shard already its owner's, instead of the redistribution. */
+lbk_status lbk_batch_spatial_adopt(lbk_index *s, lbk_toptree *tree);
 
 /* The K-lists of `count` query points in this rank's references, as merge
  * candidates (global ids, labels), in chunks of the run's batch. */

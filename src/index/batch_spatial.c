@@ -86,6 +86,17 @@ static lbk_status spatial_redistribute(lbk_index *s)
     return LBK_OK;
 }
 
+lbk_status lbk_batch_spatial_adopt(lbk_index *s, lbk_toptree *tree)
+{
+    LBK_TRY(spatial_alloc(s));
+    lbk_index_spatial *sp = s->spatial;
+    sp->tree = *tree;
+    memset(tree, 0, sizeof *tree);
+    sp->report.levels = lbk_toptree_levels(&sp->tree);
+    s->info.spatial = &sp->report;
+    return LBK_OK;
+}
+
 static uint64_t sum_counts(const uint64_t *counts, int p)
 {
     uint64_t n = 0;

@@ -63,10 +63,9 @@ static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
     return st;
 }
 
-lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
-                            const lbk_job *job, const lbk_index_plan *plan,
-                            uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
-                            lbk_index **out)
+lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, const lbk_job *job,
+                                  const lbk_index_plan *plan, uint64_t reference_rows,
+                                  bool reference_labels, lbk_dataset *shard, lbk_index **out)
 {
     lbk_index *s = calloc(1, sizeof *s);
     *out = s;
@@ -84,6 +83,17 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
     s->shard = *shard;
     *shard = (lbk_dataset){0};
     s->device = device;
+    return LBK_OK;
+}
+
+lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
+                            const lbk_job *job, const lbk_index_plan *plan,
+                            uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
+                            lbk_index **out)
+{
+    LBK_TRY(lbk_index_create_empty(comm, device, job, plan, reference_rows, reference_labels,
+                                   shard, out));
+    lbk_index *s = *out;
     LBK_TRY(redistribute(s)); /* spatial: points to their owners */
     return lbk_comm_agree(comm, build_engine(s, tuning));
 }

@@ -101,6 +101,68 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
                             lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
 
+/* A saved index (index_store.c, docs/design.md "A saved index"): each
+ * rank's part of a built index in a directory, and a manifest of what it
+ * was made for and of every file's size and CRC32 (saved.h). The
+ * format version: raised whenever a file's layout changes. */
+#define LBK_INDEX_SAVED_FORMAT 1
+
+/* What the client adds to a save: the manifest's note of where the points
+ * came from, and (task regress) this rank's targets of the rows
+ * [targets_first, targets_first + targets_rows) it looks them up in. */
+typedef struct {
+    const char *reference;
+    bool targets_saved; /* on every rank alike */
+    const double *targets;
+    uint64_t targets_first, targets_rows;
+} lbk_index_save_extra;
+
+/* Collective: the index into the directory `dir` (created if missing; an
+ * old manifest removed first, the new one written last by rank 0). */
+lbk_status lbk_index_save(const lbk_index *index, const char *dir,
+                          const lbk_index_save_extra *extra);
+
+/* Collective: rank 0 reads DIR's manifest, every rank gets its text
+ * (*text malloc'ed: free it). */
+lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char **text);
+
+/* Whether a manifest fits the job on `ranks` ranks: format version, rank
+ * count, metric, tree.split, and the engine and partition the job resolves
+ * to for the saved shape. The first item that differs is said in one line
+ * naming it: an error, or (`rebuild`) information. */
+bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_job *job, int ranks,
+                          bool rebuild);
+
+/* The saved reference set's shape. */
+lbk_status lbk_index_saved_shape(const char *manifest, const char *dir, uint64_t *rows, int *dim,
+                                 bool *labels, bool *targets);
+
+/* What lbk_index_create_saved needs beyond the shard: the engine's image
+ * and the spatial top tree, as read back (and the targets until taken). */
+typedef struct lbk_index_saved lbk_index_saved;
+
+/* This rank's part of a saved index whose manifest fits (checked above):
+ * the shard (points, ids, labels when `labels`) into *shard, the rest into
+ * *out (set whatever the status: lbk_index_saved_free), with this rank's
+ * targets when `targets`. Every file is checked by size and CRC; a bad one
+ * is refused by name. Not collective. */
+lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
+                                const lbk_job *job, const lbk_index_plan *plan, int dim,
+                                uint64_t reference_rows, bool labels, bool targets,
+                                lbk_dataset *shard, lbk_index_saved **out);
+/* The targets read (the caller frees them with lbk_alloc_large_free). */
+double *lbk_index_saved_take_targets(lbk_index_saved *saved, uint64_t *first, uint64_t *rows);
+void lbk_index_saved_free(lbk_index_saved *saved);
+
+/* Collective: lbk_index_create from a saved index's shard (taken) and
+ * image (borrowed): no redistribution, no tree build; searches answer
+ * exactly as the saved index's did. */
+lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
+                                  const lbk_tuning *tuning, const lbk_job *job,
+                                  const lbk_index_plan *plan, uint64_t reference_rows,
+                                  bool reference_labels, lbk_dataset *shard,
+                                  lbk_index_saved *saved, lbk_index **out);
+
 /* Collective: batches and buffers for a search of `query_rows` queries.
  * `batch_cap`: at most this many queries per batch (0: none). */
 lbk_status lbk_index_prepare(lbk_index *index, uint64_t query_rows, uint64_t batch_cap);

@@ -72,4 +72,11 @@ struct lbk_index {
     lbk_index_info info;
 };
 
+/* lbk_index_create's first step, shared with lbk_index_create_saved
+ * (index_store.c): the index over `shard` (taken) with no engine yet.
+ * Collective: agrees on its allocation. */
+lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, const lbk_job *job,
+                                  const lbk_index_plan *plan, uint64_t reference_rows,
+                                  bool reference_labels, lbk_dataset *shard, lbk_index **out);
+
 #endif

@@ -120,6 +120,14 @@ typedef struct {
         lbk_partition partition;
     } mpi;
 
+    /* A saved index (`lbknn build`): the directory it is written to and
+     * loaded from instead of the reference set ("" = none), and whether a
+     * run rebuilds and saves it where it does not match the job. */
+    struct {
+        char path[LBK_PATH_MAX];
+        bool rebuild;
+    } index;
+
     struct {
 #define LBK_JOB_OUTPUT_FIELD_(name) char name[LBK_PATH_MAX];
         LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_FIELD_)

@@ -1,0 +1,150 @@
+#!/bin/bash
+# A saved index (`lbknn build`, index.path): loading it gives the outputs of
+# a run that reads the reference file and builds, byte for byte, and an
+# index that does not fit the run is refused with one line naming why.
+#
+# usage: saved_index.sh same LBKNN MPIEXEC NP ENGINE PARTITION [TASK]
+#            build with NP ranks, hide the reference file, run from the
+#            index; cmp every output with a plain NP-rank run
+#        saved_index.sh refuse LBKNN MPIEXEC CASE
+#            CASE ranks|metric|split|engine|version|corrupt|missing|dim: the
+#            run exits non-zero with the case's line and writes no output
+#        saved_index.sh rebuild LBKNN MPIEXEC
+#            an index of 2 ranks run with 3 and index.rebuild: true is
+#            rebuilt (outputs as a plain run's) and saved for 3
+set -u
+mode=$1 lbknn=$2 mpiexec=$3
+shift 3
+dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-saved.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+"$lbknn" generate "$dir/data" --points 1500 --queries 200 --dim 5 >/dev/null ||
+    { echo "lbknn generate failed"; exit 1; }
+job=$dir/data/job.yaml
+idx=(--set "index.path=$dir/idx" --set device.batch=64)
+
+outputs() { # DIR TASK
+    if [ "$2" = graph ]; then
+        printf -- '--set\noutput.graph=%s\n' "$1/graph.npz"
+        return
+    fi
+    printf -- '--set\noutput.%s=%s\n' neighbors "$1/n.ivecs" distances "$1/d.fvecs"
+    [ "$2" = regress ] && printf -- '--set\noutput.predictions=%s\n' "$1/p.csv"
+    [ "$2" = classify ] && printf -- '--set\noutput.%s=%s\n' predictions "$1/p.csv" \
+        probabilities "$1/pr.csv"
+}
+
+# Task regress: the labels as targets (a file of one number per row).
+write_targets() {
+    /usr/bin/python3 -c "import numpy as np
+for n in ('reference','query'):
+    a=np.fromfile('$dir/data/'+n+'-labels.ivecs',dtype=np.int32).reshape(-1,2)[:,1]
+    np.savetxt('$dir/data/'+n+'-targets.txt',a*0.5+1,fmt='%.3f')" ||
+        { echo "writing the targets failed"; exit 1; }
+}
+
+if [ "$mode" = same ]; then
+    np=$1 engine=$2 partition=$3 task=${4:-classify}
+    run=(--set knn.engine="$engine" --set mpi.partition="$partition" --set task="$task")
+    if [ "$task" = regress ]; then
+        write_targets
+        run+=(--set "reference.targets=$dir/data/reference-targets.txt"
+            --set "query.targets=$dir/data/query-targets.txt")
+    fi
+    [ "$task" = graph ] && run+=(--set query.path= --set query.labels=)
+    mapfile -t out_load < <(outputs "$dir/load" "$task")
+    mapfile -t out_plain < <(outputs "$dir/plain" "$task")
+    mkdir "$dir/load" "$dir/plain"
+    "$mpiexec" -n "$np" "$lbknn" build --quiet "$job" "${idx[@]}" "${run[@]}" ||
+        { echo "build failed"; exit 1; }
+    grep -q "^ranks = $np$" "$dir/idx/manifest.txt" || { echo "manifest: not $np ranks"; exit 1; }
+    # The loading run must not need the reference points.
+    mv "$dir/data/reference.fvecs" "$dir/hidden.fvecs"
+    "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" "${out_load[@]}" ||
+        { echo "run from the saved index failed"; exit 1; }
+    mv "$dir/hidden.fvecs" "$dir/data/reference.fvecs"
+    "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" --set device.batch=64 "${run[@]}" \
+        "${out_plain[@]}" || { echo "plain run failed"; exit 1; }
+    status=0
+    for f in "$dir"/plain/*; do
+        b=$(basename "$f")
+        cmp "$f" "$dir/load/$b" || { echo "$b differs from the plain run's"; status=1; }
+    done
+    [ -n "$(ls "$dir/plain")" ] || { echo "no outputs"; status=1; }
+    [ $status = 0 ] && echo "P=$np $engine $partition $task: loaded outputs identical"
+    exit $status
+fi
+
+out=(--set "output.neighbors=$dir/n.ivecs")
+expect_refusal() { # WHAT REGEX [run args...]
+    local what=$1 regex=$2
+    shift 2
+    "$mpiexec" -n "${NP:-2}" "$lbknn" run --quiet "$job" "${idx[@]}" "${out[@]}" "$@" \
+        >"$dir/stdout" 2>"$dir/stderr"
+    local rc=$?
+    [ $rc -ne 0 ] || { echo "$what: the run succeeded"; exit 1; }
+    grep -Eq "$regex" "$dir/stderr" ||
+        { echo "$what: no line matching '$regex' in:"; cat "$dir/stderr"; exit 1; }
+    [ ! -e "$dir/n.ivecs" ] || { echo "$what: an output was written"; exit 1; }
+    echo "$what refused: $(grep -E "$regex" "$dir/stderr" | head -n 1)"
+}
+
+if [ "$mode" = refuse ]; then
+    case=$1
+    build=(--set knn.engine=kdtree --set mpi.partition=spatial)
+    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" "${build[@]}" ||
+        { echo "build failed"; exit 1; }
+    case $case in
+    ranks) NP=3 expect_refusal ranks "saved for ranks = 2, this run has 3" "${build[@]}" ;;
+    metric) expect_refusal metric "saved for metric = l2, this run has l1" "${build[@]}" \
+        --set knn.metric=l1 ;;
+    split) expect_refusal split "saved for split = round_robin, this run has widest" \
+        "${build[@]}" --set tree.split=widest ;;
+    engine) expect_refusal engine "saved for engine = kdtree, this run has brute" \
+        --set knn.engine=brute --set mpi.partition=spatial ;;
+    version)
+        sed -i 's/^format = 1$/format = 0/' "$dir/idx/manifest.txt"
+        expect_refusal version "saved for format = 0, this run has 1" "${build[@]}" ;;
+    corrupt)
+        f=$dir/idx/r1.tree_points
+        printf '\x7f' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
+        expect_refusal corrupt "r1.tree_points: saved index: corrupted" "${build[@]}" ;;
+    missing)
+        rm "$dir/idx/r1.tree_ids"
+        expect_refusal missing "r1.tree_ids: saved index: file missing" "${build[@]}" ;;
+    dim)
+        "$lbknn" generate "$dir/other" --points 100 --queries 20 --dim 4 >/dev/null || exit 1
+        expect_refusal dim "queries have dimension 4 but the saved index .* has 5" \
+            "${build[@]}" --set "query.path=$dir/other/query.fvecs" \
+            --set "query.labels=$dir/other/query-labels.ivecs" ;;
+    *) echo "unknown case $case"; exit 2 ;;
+    esac
+    exit 0
+fi
+
+if [ "$mode" = rebuild ]; then
+    run=(--set knn.engine=kdtree --set mpi.partition=spatial)
+    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" "${run[@]}" ||
+        { echo "build failed"; exit 1; }
+    mapfile -t out_load < <(outputs "$dir/load" classify)
+    mapfile -t out_plain < <(outputs "$dir/plain" classify)
+    mkdir "$dir/load" "$dir/plain"
+    "$mpiexec" -n 3 "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" \
+        --set index.rebuild=true "${out_load[@]}" || { echo "rebuilding run failed"; exit 1; }
+    grep -q '^ranks = 3$' "$dir/idx/manifest.txt" || { echo "index not saved for 3 ranks"; exit 1; }
+    "$mpiexec" -n 3 "$lbknn" run --quiet "$job" --set device.batch=64 "${run[@]}" \
+        "${out_plain[@]}" || { echo "plain run failed"; exit 1; }
+    for f in "$dir"/plain/*; do
+        cmp "$f" "$dir/load/$(basename "$f")" || { echo "$f differs"; exit 1; }
+    done
+    rm -r "$dir/load"/*
+    # Saved for 3 now: loaded without rebuilding, the same outputs.
+    "$mpiexec" -n 3 "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" "${out_load[@]}" ||
+        { echo "run from the rebuilt index failed"; exit 1; }
+    for f in "$dir"/plain/*; do
+        cmp "$f" "$dir/load/$(basename "$f")" || { echo "$f differs after reload"; exit 1; }
+    done
+    echo "rebuilt for 3 ranks, saved, reloaded: outputs identical"
+    exit 0
+fi
+echo "unknown mode $mode"
+exit 2
