@@ -120,6 +120,14 @@ typedef struct {
         lbk_partition partition;
     } mpi;
 
+    /* Checkpoints (src/app/checkpoint.h): the file ("" = none), seconds
+     * between two, and the hours after which a run stops with one. */
+    struct {
+        char checkpoint[LBK_PATH_MAX];
+        uint64_t checkpoint_s;
+        double max_hours;
+    } run;
+
     struct {
 #define LBK_JOB_OUTPUT_FIELD_(name) char name[LBK_PATH_MAX];
         LBK_JOB_OUTPUT_LIST(LBK_JOB_OUTPUT_FIELD_)

@@ -23,6 +23,7 @@
     X(TREE, tree)                                                                                \
     X(TUNING, tuning)                                                                            \
     X(MPI, mpi)                                                                                  \
+    X(RUN, run)                                                                                  \
     X(OUTPUT, output)
 
 #define LBK_JOB_SEC_CONSTANT_(constant, member) LBK_SEC_##constant,
