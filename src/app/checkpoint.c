@@ -35,6 +35,11 @@ void lbk_checkpoint_handle_signal(const lbk_job *job)
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
+    /* A caller may hand it down blocked (ctest does): it would wait forever. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 }
 
 uint32_t lbk_checkpoint_crc32(uint32_t crc, const void *data, size_t len)
@@ -232,7 +237,8 @@ static lbk_status write_all(int fd, const char *path, const char *text, size_t l
     return LBK_OK;
 }
 
-/* PATH.tmp written and synced, PATH kept as PATH.prev, PATH.tmp renamed. */
+/* PATH.tmp written and synced, PATH kept as PATH.prev, PATH.tmp renamed
+ * over PATH. */
 static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
 {
     char *text = NULL;
@@ -258,7 +264,11 @@ static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
     if (fd >= 0)
         close(fd);
     free(text);
-    if (st == LBK_OK && access(path, F_OK) == 0 && rename(path, prev) != 0) {
+    /* A second name for the previous one, so that PATH itself is replaced
+     * by one rename: at no moment is there no checkpoint. */
+    if (st == LBK_OK)
+        unlink(prev);
+    if (st == LBK_OK && access(path, F_OK) == 0 && link(path, prev) != 0) {
         lbk_error("run.checkpoint: cannot keep %s as %s: %s", path, prev, strerror(errno));
         st = LBK_ERR_IO;
     }

@@ -15,8 +15,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Once per run, every rank, after the job's broadcast: SIGUSR1 asks for a
- * stop with a checkpoint (when run.checkpoint is set). */
+/* Every rank, after the job's broadcast and again before the batches (a
+ * runtime opened in between may install its own handler): SIGUSR1 asks for
+ * a stop with a checkpoint (when run.checkpoint is set). */
 void lbk_checkpoint_handle_signal(const lbk_job *job);
 
 /* Rank 0, plan resolved: whether this run can take checkpoints (one line

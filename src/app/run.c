@@ -309,6 +309,8 @@ static lbk_status run_batches(lbk_run_state *s)
 {
     /* With owned slices, rank 0's progress stands for every rank's. */
     s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
+    /* Again: the OpenCL runtime, opened since, may have taken SIGUSR1. */
+    lbk_checkpoint_handle_signal(s->job);
     lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
     const bool graph = s->job->task == LBK_TASK_GRAPH;
     /* Task regress looks the neighbours' targets up on every rank. */
