@@ -342,7 +342,7 @@ static lbk_status search_chunk(lbknn_index *ix, const float *points, uint64_t co
         mine = points + first * (uint64_t)ix->dim;
     }
     gather_sink g = {lists, k};
-    const lbk_index_sink sink = {gather_emit, NULL, &g, false};
+    const lbk_index_sink sink = {gather_emit, NULL, &g, false, 0, NULL};
     LBK_TRY(lbk_index_search(ix->index, mine, &sink));
     return lbk_comm_allreduce_or_bytes(comm, lists, count * (uint64_t)k * sizeof *lists);
 }

@@ -48,7 +48,7 @@ typedef struct {
     const char *job_path;
     const char *sets[MAX_SETS];
     int nsets;
-    bool progress, quiet;
+    bool progress, quiet, resume;
 } job_args;
 
 static lbk_status parse_job_args(int argc, char **argv, bool allow_progress, job_args *a)
@@ -68,6 +68,8 @@ static lbk_status parse_job_args(int argc, char **argv, bool allow_progress, job
             a->sets[a->nsets++] = arg + 6;
         } else if (allow_progress && strcmp(arg, "--progress") == 0) {
             a->progress = true;
+        } else if (allow_progress && strcmp(arg, "--resume") == 0) {
+            a->resume = true;
         } else if (strcmp(arg, "--quiet") == 0 || strcmp(arg, "-q") == 0) {
             a->quiet = true;
         } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -101,6 +103,7 @@ static lbk_status run_on_every_rank(const lbk_comm *comm, const job_args *a, boo
         .cpu_threads = threads,
         .tune_cache_dir = tune_cache_dir,
         .build_only = build_only,
+        .resume = a->resume,
     };
     lbk_job *job = calloc(1, sizeof *job);
     if (!job) {

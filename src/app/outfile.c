@@ -134,6 +134,36 @@ lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what
     return create_partial(f, what);
 }
 
+void lbk_outfile_kept_name(const char *path, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s%s", path, partial_suffix);
+}
+
+lbk_status lbk_outfile_create_kept(lbk_outfile *f, const char *path, const char *what,
+                                   uint64_t keep)
+{
+    struct stat sb;
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    LBK_FAIL_IF(strlen(path) >= sizeof f->path, LBK_ERR_CONFIG, "%s: %s's path is too long", path,
+                what);
+    LBK_FAIL_IF(stat(path, &sb) == 0 && !S_ISREG(sb.st_mode), LBK_ERR_CONFIG,
+                "%s: %s is not a regular file, and run.checkpoint keeps a partial file next to "
+                "it; write it to a file",
+                path, what);
+    snprintf(f->path, sizeof f->path, "%s", path);
+    lbk_outfile_kept_name(path, f->temp, sizeof f->temp);
+    /* Not remembered by the signal handlers: the checkpoint refers to it.
+     * Read back too, for its CRC (checkpoint.c). */
+    f->fd = open(f->temp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot create %s's partial file %s: %s", path, what,
+                f->temp, strerror(errno));
+    LBK_FAIL_IF(ftruncate(f->fd, (off_t)keep) != 0, LBK_ERR_IO,
+                "%s: cannot cut %s's partial file %s to %llu bytes: %s", path, what, f->temp,
+                (unsigned long long)keep, strerror(errno));
+    return LBK_OK;
+}
+
 lbk_status lbk_outfile_create_named(lbk_outfile *f, const char *path, const char *what)
 {
     struct stat sb;

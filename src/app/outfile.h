@@ -48,6 +48,13 @@ lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what
  * name, which an unnamed file's /proc/self/fd link does not have. A name
  * that exists as something other than a regular file is refused. */
 lbk_status lbk_outfile_create_named(lbk_outfile *f, const char *path, const char *what);
+/* Checkpoints (checkpoint.h): the partial file under the fixed name
+ * PATH.lbknn-partial, which outlives the process (signals, kill -9) until
+ * the commit renames it; cut to `keep` bytes (0: a fresh run's, empty). */
+lbk_status lbk_outfile_create_kept(lbk_outfile *f, const char *path, const char *what,
+                                   uint64_t keep);
+/* The fixed partial name of path (lbk_outfile_create_kept's). */
+void lbk_outfile_kept_name(const char *path, char *buf, size_t size);
 /* Another rank: open the partial file the creator made (f as the creator
  * filled it, received by broadcast). */
 lbk_status lbk_outfile_join(lbk_outfile *f);

@@ -117,7 +117,7 @@ static bool is_hdf5(const lbk_outputs *out, const lbk_outputs_file *f)
 }
 
 static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
-                           bool create, bool shared)
+                           bool create, bool shared, const uint64_t *keep)
 {
     lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
 #define OUTPUT_PATH_(name) job->output.name,
@@ -128,7 +128,9 @@ static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outpu
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         if (files[i] == &out->report || paths[i][0] == '\0')
             continue;
-        if (create && is_hdf5(out, files[i]))
+        if (keep)
+            LBK_TRY(lbk_outfile_create_kept(&files[i]->file, paths[i], output_names[i], keep[i]));
+        else if (create && is_hdf5(out, files[i]))
             LBK_TRY(lbk_outfile_create_named(&files[i]->file, paths[i], output_names[i]));
         else if (create)
             LBK_TRY(lbk_outfile_create(&files[i]->file, paths[i], output_names[i], shared));
@@ -138,8 +140,9 @@ static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outpu
     return write_headers(out, shape, create);
 }
 
-lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
-                            bool create, bool shared)
+static lbk_status open_outputs(lbk_outputs *out, const lbk_job *job,
+                               const lbk_outputs_shape *shape, bool create, bool shared,
+                               const uint64_t *keep)
 {
     lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
     if (create) {
@@ -158,11 +161,34 @@ lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outp
     list_files(out, files);
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         files[i]->file.fd = -1;
-    const lbk_status st = open_all(out, job, shape, create, shared);
+    const lbk_status st = open_all(out, job, shape, create, shared, keep);
     if (st != LBK_OK)
-        lbk_outputs_abort(out, create);
+        lbk_outputs_abort(out, create && !keep);
     return st;
 }
+
+lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
+                            bool create, bool shared)
+{
+    return open_outputs(out, job, shape, create, shared, NULL);
+}
+
+lbk_status lbk_outputs_open_kept(lbk_outputs *out, const lbk_job *job,
+                                 const lbk_outputs_shape *shape,
+                                 const uint64_t keep[LBK_JOB_OUTPUT_COUNT])
+{
+    return open_outputs(out, job, shape, true, false, keep);
+}
+
+void lbk_outputs_files(lbk_outputs *out, lbk_outfile *files[LBK_JOB_OUTPUT_COUNT])
+{
+    lbk_outputs_file *all[LBK_JOB_OUTPUT_COUNT];
+    list_files(out, all);
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        files[i] = &all[i]->file;
+}
+
+const char *lbk_outputs_key(int i) { return output_names[i]; }
 
 bool lbk_outputs_want_predictions(const lbk_outputs *out)
 {

@@ -57,6 +57,16 @@ typedef struct {
  * lbk_outputs_write_report makes whole at the end. */
 lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
                             bool create, bool shared);
+/* Creator with checkpoints (checkpoint.h, plans where it writes every
+ * file): kept partial files, each cut to keep[i] bytes (LBK_JOB_OUTPUT_LIST
+ * order; 0 = fresh), headers (re)written. */
+lbk_status lbk_outputs_open_kept(lbk_outputs *out, const lbk_job *job,
+                                 const lbk_outputs_shape *shape,
+                                 const uint64_t keep[LBK_JOB_OUTPUT_COUNT]);
+/* out's files in LBK_JOB_OUTPUT_LIST order (fd -1: not written), and the
+ * key that names file i ("output.neighbors"). */
+void lbk_outputs_files(lbk_outputs *out, lbk_outfile *files[LBK_JOB_OUTPUT_COUNT]);
+const char *lbk_outputs_key(int i);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
 bool lbk_outputs_want_probabilities(const lbk_outputs *out);
 

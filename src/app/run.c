@@ -1,6 +1,7 @@
 #include "run.h"
 
 #include "alloc_large.h"
+#include "checkpoint.h"
 #include "log.h"
 #include "progress.h"
 #include "run_index.h"
@@ -266,8 +267,31 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
 
 /* Rank 0 creates the partial files (`create`); ranks that write slices of
  * each batch then open what it made, by the names it broadcast. */
+/* Rank 0 with run.checkpoint: the plan allows it, the checkpoint (with
+ * --resume) matches, and the kept partial files are opened at its lengths. */
+static lbk_status open_kept_outputs(lbk_run_state *s)
+{
+    uint64_t keep[LBK_JOB_OUTPUT_COUNT];
+    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
+#define KEPT_ON_(name) s->job->output.name[0] != '\0',
+    const bool on[LBK_JOB_OUTPUT_COUNT] = {LBK_JOB_OUTPUT_LIST(KEPT_ON_)};
+#undef KEPT_ON_
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        s->kept_on[i] = on[i] && strcmp(lbk_outputs_key(i), "output.report") != 0;
+    LBK_TRY(lbk_checkpoint_supported(s));
+    LBK_TRY(lbk_checkpoint_restore(s, s->options->resume, keep));
+    const uint64_t text = s->outputs.text_offset, proba = s->outputs.proba_offset;
+    const lbk_status st = lbk_outputs_open_kept(&s->outputs, s->job, &shape, keep);
+    s->outputs_open = st == LBK_OK;
+    s->outputs.text_offset = text;
+    s->outputs.proba_offset = proba;
+    return st;
+}
+
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
+    if (s->checkpoint)
+        return open_kept_outputs(s);
     const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
     const bool shared = s->plan.sliced && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
@@ -302,11 +326,17 @@ static lbk_status run_batches(lbk_run_state *s)
 {
     /* With owned slices, rank 0's progress stands for every rank's. */
     s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
+    /* Again: the OpenCL runtime, opened since, may have taken SIGUSR1. */
+    lbk_checkpoint_handle_signal(s->job);
     lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
     const bool graph = s->job->task == LBK_TASK_GRAPH;
     /* Task regress looks the neighbours' targets up on every rank. */
-    const lbk_index_sink sink = {graph ? lbk_run_emit_graph : lbk_run_emit, show_progress, s,
-                                 s->job->task == LBK_TASK_REGRESS};
+    const lbk_index_sink sink = {graph ? lbk_run_emit_graph : lbk_run_emit,
+                                 show_progress,
+                                 s,
+                                 s->job->task == LBK_TASK_REGRESS,
+                                 s->done_batches,
+                                 s->checkpoint ? lbk_checkpoint_after_batch : NULL};
     const lbk_status st = lbk_index_search(s->index, s->queries.points, &sink);
     lbk_progress_finish(&s->progress);
     return st;
@@ -457,6 +487,8 @@ static lbk_status commit_outputs(lbk_run_state *s)
 {
     const lbk_status st = s->root ? lbk_outputs_commit(&s->outputs) : LBK_OK;
     s->committed = st == LBK_OK;
+    if (s->committed && s->root && s->checkpoint)
+        lbk_checkpoint_remove(s);
     return st;
 }
 
@@ -476,7 +508,7 @@ static void run_state_init(lbk_run_state *s, const lbk_comm *comm, lbk_job *job,
 static void run_state_free(lbk_run_state *s)
 {
     if (s->outputs_open && !s->committed)
-        lbk_outputs_abort(&s->outputs, s->root);
+        lbk_outputs_abort(&s->outputs, s->root && !s->checkpoint); /* kept: the checkpoint's */
     lbk_classify_confusion_free(&s->confusion);
     lbk_index_destroy(s->index);
     lbk_run_index_free(s);
@@ -509,6 +541,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status)); /* rank 0 loaded the job */
     LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
+    s.checkpoint = job->run.checkpoint[0] != '\0';
+    lbk_checkpoint_handle_signal(job);
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */
     LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.shape, sizeof s.shape));
     LBK_TRY_GOTO(st, lbk_run_index_share(&s)); /* index.path: load or build */
@@ -524,6 +558,7 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, init_graph(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
+    LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.done_batches, sizeof s.done_batches));
     LBK_TRY_GOTO(st,
                  lbk_comm_agree(comm, !root && s.plan.sliced ? open_outputs(&s, false) : LBK_OK));
     LBK_TRY_GOTO(st, run_batches(&s)); /* per batch: each stage, agree */

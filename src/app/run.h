@@ -15,6 +15,7 @@ typedef struct {
     lbk_cpu_threads_source cpu_threads; /* this rank's, from lbk_share_cpu_threads */
     const char *tune_cache_dir;         /* `lbknn tune`'s cache directory ("" = none; main.c) */
     bool build_only; /* `lbknn build`: save the index to index.path, search nothing */
+    bool resume;     /* --resume: continue after run.checkpoint's batch */
 } lbk_run_options;
 
 /* Every rank calls this; `job` is meaningful on rank 0 only (it is broadcast)

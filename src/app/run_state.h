@@ -82,6 +82,14 @@ typedef struct {
     bool outputs_open; /* partial files exist (opened by this rank) */
     bool committed;    /* renamed into place: nothing to clean up */
 
+    /* run.checkpoint (checkpoint.c; rank 0 writes every file then) */
+    bool checkpoint;
+    uint64_t done_batches; /* completed before this run (resumed) */
+    double t_checkpoint;   /* rank 0: the last checkpoint's time */
+    bool kept_on[LBK_JOB_OUTPUT_COUNT];
+    uint64_t kept_len[LBK_JOB_OUTPUT_COUNT]; /* as of the last checkpoint */
+    uint32_t kept_crc[LBK_JOB_OUTPUT_COUNT];
+
     double phase[LBK_PHASE_COUNT]; /* this rank's seconds per phase (the index's added) */
     double *rank_phases;           /* rank 0: every rank's */
     uint64_t merge_bytes;

@@ -19,7 +19,8 @@
     X(LBK_ERR_MPI, "MPI error", 1)                                                               \
     X(LBK_ERR_REMOTE, "failure on another rank", 1) /* it said why */                            \
     X(LBK_ERR_INTERNAL, "internal error", 1)        /* an invariant failed */                    \
-    X(LBK_ERR_REMOTE_INPUT, "bad job or input seen by another rank", 2)
+    X(LBK_ERR_REMOTE_INPUT, "bad job or input seen by another rank", 2)                          \
+    X(LBK_STOPPED, "stopped with a checkpoint", 3) /* SIGUSR1 or run.max_hours */
 
 #define LBK_STATUS_CONSTANT_(constant, name, code) constant,
 typedef enum { LBK_STATUS_LIST(LBK_STATUS_CONSTANT_) } lbk_status;

@@ -267,11 +267,13 @@ lbk_status lbk_index_search(lbk_index *s, const float *points, const lbk_index_s
     s->sink = sink;
     const double t_search = lbk_timer_now();
     lbk_status st = LBK_OK;
-    for (uint64_t i = 0; i < s->info.batches && st == LBK_OK; i++) {
+    for (uint64_t i = sink->first_batch; i < s->info.batches && st == LBK_OK; i++) {
         lbk_batch b = batch_at(s, i);
         st = run_batch(s, &b);
         if (st == LBK_OK && sink->progress)
             sink->progress(sink->user, i + 1, s->info.batches);
+        if (st == LBK_OK && sink->after_batch)
+            st = sink->after_batch(sink->user, i + 1);
     }
     s->info.search_s = lbk_timer_now() - t_search;
     s->query_points = NULL;

@@ -206,6 +206,12 @@ typedef struct {
     /* emit is collective: call it on every rank also where the plan gives
      * rank 0 every list (the others with slice_count 0). */
     bool every_rank;
+    /* The first batch to run (a resumed run's: those before are done). */
+    uint64_t first_batch;
+    /* After each batch, on every rank, or NULL: collective; `done` batches
+     * are complete. A status other than LBK_OK (LBK_STOPPED: stop here)
+     * ends the search with it; every rank must return the same. */
+    lbk_status (*after_batch)(void *user, uint64_t done);
 } lbk_index_sink;
 
 /* Collective, after lbk_index_prepare: the queries through the sink.

@@ -127,6 +127,13 @@ typedef struct {
         char path[LBK_PATH_MAX];
         bool rebuild;
     } index;
+    /* Checkpoints (src/app/checkpoint.h): the file ("" = none), seconds
+     * between two, and the hours after which a run stops with one. */
+    struct {
+        char checkpoint[LBK_PATH_MAX];
+        uint64_t checkpoint_s;
+        double max_hours;
+    } run;
 
     struct {
 #define LBK_JOB_OUTPUT_FIELD_(name) char name[LBK_PATH_MAX];

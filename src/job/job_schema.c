@@ -99,18 +99,24 @@ const lbk_job_key_desc lbk_job_keys[] = {
                                     KEY(TUNING, tuning, cache, BOOL, 0, 0,
                                         NULL) KEY(TUNING, tuning, lanes, INT, 0, 16, NULL)
                                         KEY(TUNING, tuning, block_queries, INT, 0, 16, NULL)
-                                            KEY(TUNING, tuning, block_vectors, INT, 0, 8, NULL)
-                                                KEY(TUNING, tuning, tile_blocks, INT, 0, 32,
-                                                    NULL) KEY(TUNING, tuning, slice, INT, 0,
-                                                              4096, NULL)
-                                                    KEY(TUNING, tuning, segment_log2, INT, 0, 24,
-                                                        NULL) KEY(MPI, mpi, merge, ENUM, 0,
-                                                                  0, lbk_merge_mode_items)
-                                                        KEY(MPI, mpi, partition, ENUM, 0, 0,
-                                                            lbk_partition_items)
-                                                            KEY(INDEX, index, path, IN_PATH, 0, 0,
-                                                                NULL) KEY(INDEX, index, rebuild,
-                                                                          BOOL, 0, 0, NULL)
+                                            KEY(TUNING, tuning, block_vectors, INT, 0, 8,
+                                                NULL) KEY(TUNING, tuning, tile_blocks, INT, 0, 32,
+                                                          NULL) KEY(TUNING, tuning, slice, INT, 0,
+                                                                    4096, NULL)
+                                                KEY(TUNING, tuning, segment_log2, INT, 0, 24,
+                                                    NULL) KEY(MPI, mpi, merge, ENUM, 0, 0,
+                                                              lbk_merge_mode_items)
+                                                    KEY(MPI, mpi, partition, ENUM, 0, 0,
+                                                        lbk_partition_items) KEY(INDEX, index,
+                                                                                 path, IN_PATH, 0,
+                                                                                 0, NULL)
+                                                        KEY(INDEX, index, rebuild, BOOL, 0, 0,
+                                                            NULL) KEY(RUN, run, checkpoint,
+                                                                      OUT_PATH, 0, 0, NULL)
+                                                            KEY(RUN, run, checkpoint_s, U64, 1,
+                                                                INT64_MAX,
+                                                                NULL) KEY(RUN, run, max_hours,
+                                                                          DOUBLE, 0, 0, NULL)
                                                                 LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)};
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
 _Static_assert(N_KEYS <= LBK_JOB_MAX_KEYS, "raise LBK_JOB_MAX_KEYS");

@@ -24,6 +24,7 @@
     X(TUNING, tuning)                                                                            \
     X(MPI, mpi)                                                                                  \
     X(INDEX, index)                                                                              \
+    X(RUN, run)                                                                                  \
     X(OUTPUT, output)
 
 #define LBK_JOB_SEC_CONSTANT_(constant, member) LBK_SEC_##constant,

@@ -1,0 +1,154 @@
+#!/bin/bash
+# Checkpoints and --resume (README, "Checkpoints and resume"): a run stopped
+# by run.max_hours, SIGUSR1, SIGTERM or kill -9 and resumed (as often as it
+# takes) ends with outputs byte-identical (cmp) to a one-shot run; every
+# mismatch is refused with its own line and touches no file (sha256 of the
+# directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
+# CASE: max_hours | regress | usr1 | term | kill9 | refuse | unsupported
+. "$(dirname "$0")/../expect.sh"
+bin=$1 mpiexec=$2 case=$3 np=$4
+shift 4
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+outs="pred.csv proba.csv nb.npy d.fvecs"
+cat > job.yaml <<'YAML'
+synthetic: {points: 2000, queries: 300, dim: 3}
+device: {batch: 64}
+mpi: {partition: shard}
+output: {predictions: pred.csv, probabilities: proba.csv, neighbors: nb.npy, distances: d.fvecs}
+YAML
+run() {
+    if [ "$np" -eq 1 ]; then "$bin" run job.yaml -q "$@"; else
+        "$mpiexec" -np "$np" "$bin" run job.yaml -q "$@"; fi
+}
+ck=(--set run.checkpoint=ck)
+one_shot() {
+    expect_exit 0 run "$@"
+    mkdir -p one && for f in $outs; do mv "$f" one/ || fail "no $f"; done
+}
+same() {
+    for f in $outs; do cmp "$f" "one/$f" || fail "$f differs from the one-shot run"; done
+    [ ! -e ck ] && [ ! -e ck.prev ] || fail "checkpoint left after the finished run"
+    ls ./*.lbknn-partial 2>/dev/null && fail "partial files left"
+    return 0
+}
+# Resume until the run finishes (at most 40 times); each stop is exit 3.
+resume_all() {
+    for _ in $(seq 40); do
+        run --resume "${ck[@]}" "$@" >out.txt 2>err.txt
+        rc=$?
+        [ $rc -eq 0 ] && return 0
+        [ $rc -eq 3 ] || { cat err.txt >&2; fail "resume exit $rc"; }
+    done
+    fail "never finished"
+}
+# Start a long run in the background, wait for its first checkpoint, then
+# send the signal; the pids of the lbknn processes themselves for kill -9.
+long=(--set synthetic.queries=400000 --set device.batch=100 --set run.checkpoint_s=1)
+signal_case() {
+    local sig=$1 want=$2
+    shift 2
+    one_shot "${long[@]}" "$@"
+    # Not through run(): the signal goes to lbknn or mpirun, not a subshell.
+    if [ "$np" -eq 1 ]; then
+        "$bin" run job.yaml -q "${ck[@]}" "${long[@]}" "$@" >out.txt 2>err.txt &
+    else
+        "$mpiexec" -np "$np" "$bin" run job.yaml -q "${ck[@]}" "${long[@]}" "$@" >out.txt 2>err.txt &
+    fi
+    local pid=$!
+    for _ in $(seq 600); do [ -e ck ] && break; sleep 0.05; done
+    [ -e ck ] || fail "no checkpoint appeared"
+    sleep 0.$((RANDOM % 9)) # a random point between two checkpoints
+    if [ "$sig" = KILL ] && [ "$np" -gt 1 ]; then
+        pkill -KILL -P "$pid"
+    else
+        kill -"$sig" "$pid"
+    fi
+    wait "$pid"
+    local rc=$?
+    [ -n "$want" ] && { [ $rc -eq "$want" ] || { cat out.txt err.txt >&2; fail "exit $rc, expected $want"; }; }
+    [ $rc -ne 0 ] || fail "the run ended before the signal: make it longer"
+    [ -e ck ] || fail "SIG$sig removed the checkpoint"
+    resume_all "${long[@]}" "$@"
+    same
+}
+hashes() { sha256sum ck* ./*.lbknn-partial job.yaml ref.csv 2>/dev/null; }
+# Each mismatch: refused (exit 2) with its line, nothing touched.
+refused() {
+    local msg=$1
+    shift
+    hashes > before.txt
+    expect_exit 2 "$@"
+    expect_err "$msg"
+    hashes > after.txt
+    cmp -s before.txt after.txt || fail "a refused resume touched files"
+}
+# File inputs instead of synthetic data: reference rows with a label (or
+# target) in column 3, for inputs that can change and for task regress.
+file_inputs() {
+    /usr/bin/python3 -c '
+import numpy as np; r = np.random.default_rng(7); print("seed 7")
+x = r.random((500, 3)); y = r.integers(0, 4, 500)
+with open("ref.csv", "w") as f:
+    for row, label in zip(x, y): f.write("%.6f,%.6f,%.6f,%d\n" % (*row, label))
+np.savetxt("qry.csv", r.random((300, 3)), delimiter=",", fmt="%.6f")'
+    printf 'reference: {path: ref.csv, %s: 3}\nquery: {path: qry.csv}\n' "$1" >> job.yaml
+    sed -i '/^synthetic/d' job.yaml
+}
+case $case in
+regress)
+    file_inputs target_column
+    sed -i 's/^output:/task: regress\noutput:/; s/probabilities: proba.csv, //' job.yaml
+    outs="pred.csv nb.npy d.fvecs"
+    one_shot "$@"
+    expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001 "$@"
+    resume_all --set run.max_hours=0.0000001 "$@"
+    same ;;
+max_hours)
+    one_shot "$@"
+    expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001 "$@"
+    [ -e ck ] || fail "no checkpoint after the stop"
+    resume_all --set run.max_hours=0.0000001 "$@"
+    same ;;
+usr1) signal_case USR1 3 "$@" ;;
+term) signal_case TERM "" "$@" ;;
+kill9) signal_case KILL "" "$@" ;;
+refuse)
+    file_inputs label_column
+    expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001
+    refused "the checkpoint has \"job_hash" run --resume "${ck[@]}" --set knn.k=6
+    refused "ranks differs" "$mpiexec" -np 2 "$bin" run job.yaml -q --resume "${ck[@]}"
+    cp ck ck.good
+    printf 'x' >> ck
+    refused "the checkpoint is corrupted" run --resume "${ck[@]}"
+    cp ck.good ck && rm ck.good
+    cp pred.csv.lbknn-partial p.bak
+    truncate -s 20 pred.csv.lbknn-partial
+    refused "fewer than the checkpointed" run --resume "${ck[@]}"
+    cp p.bak pred.csv.lbknn-partial && printf 'X' | dd of=pred.csv.lbknn-partial bs=1 seek=15 conv=notrunc 2>/dev/null
+    refused "differs from the checkpointed one" run --resume "${ck[@]}"
+    cp p.bak pred.csv.lbknn-partial && rm p.bak
+    touch -r ref.csv stamp
+    touch -d '2001-01-01' ref.csv
+    refused "input reference.path differs" run --resume "${ck[@]}"
+    touch -r stamp ref.csv
+    mv ck ck.away
+    refused "exists but no checkpoint does" run --resume "${ck[@]}"
+    mv ck.away ck
+    # A partial written past the checkpoint (kill -9 mid-batch) is cut back.
+    printf 'garbage\n' >> pred.csv.lbknn-partial
+    resume_all
+    expect_exit 0 run --set run.checkpoint= --set output.predictions=full.csv \
+        --set output.probabilities= --set output.neighbors= --set output.distances=
+    cmp pred.csv full.csv || fail "resumed predictions differ" ;;
+unsupported)
+    refused "run.checkpoint is not supported with mpi.partition spatial" \
+        run "${ck[@]}" --set mpi.partition=spatial
+    refused "run.checkpoint is not supported with task graph" \
+        run "${ck[@]}" --set task=graph --set output.predictions= --set output.probabilities= \
+        --set output.neighbors= --set output.distances= --set output.graph=g.npz
+    [ ! -e ck ] || fail "a refused run wrote a checkpoint" ;;
+*) fail "unknown case $case" ;;
+esac
+echo ok
