@@ -3,6 +3,7 @@
 #include "checkpoint.h"
 
 #include "log.h"
+#include "saved.h"
 #include "timer.h"
 #include "try.h"
 
@@ -40,23 +41,6 @@ void lbk_checkpoint_handle_signal(const lbk_job *job)
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-}
-
-uint32_t lbk_checkpoint_crc32(uint32_t crc, const void *data, size_t len)
-{
-    static uint32_t table[256];
-    if (!table[1])
-        for (uint32_t i = 0; i < 256; i++) {
-            uint32_t c = i;
-            for (int b = 0; b < 8; b++)
-                c = c & 1 ? 0xedb88320u ^ (c >> 1) : c >> 1;
-            table[i] = c;
-        }
-    const unsigned char *p = data;
-    crc = ~crc;
-    for (size_t i = 0; i < len; i++)
-        crc = table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-    return ~crc;
 }
 
 lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
@@ -175,7 +159,7 @@ static lbk_status render(const lbk_run_state *s, uint64_t done, char **text, siz
         lbk_error("out of host memory writing the checkpoint");
         return LBK_ERR_NOMEM;
     }
-    identity_lines(s, lbk_checkpoint_crc32(0, job, job_len), f);
+    identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
     fprintf(f, "done %" PRIu64 "\n", done);
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         if (s->kept_on[i])
@@ -190,7 +174,7 @@ static lbk_status render(const lbk_run_state *s, uint64_t done, char **text, siz
     LBK_FAIL_IF(!grown, LBK_ERR_NOMEM, "out of host memory writing the checkpoint");
     *text = grown;
     *len += (size_t)snprintf(grown + *len, 32, "end %08" PRIx32 "\n",
-                             lbk_checkpoint_crc32(0, grown, *len));
+                             lbk_saved_crc32(0, grown, *len));
     return LBK_OK;
 }
 
@@ -217,7 +201,7 @@ static lbk_status extend_crcs(lbk_run_state *s)
                 pread(f->fd, buf, left < sizeof buf ? left : sizeof buf, (off_t)s->kept_len[i]);
             LBK_FAIL_IF(n <= 0, LBK_ERR_IO, "%s: cannot read the partial file back: %s", f->temp,
                         n < 0 ? strerror(errno) : "it ended early");
-            s->kept_crc[i] = lbk_checkpoint_crc32(s->kept_crc[i], buf, (size_t)n);
+            s->kept_crc[i] = lbk_saved_crc32(s->kept_crc[i], buf, (size_t)n);
             s->kept_len[i] += (uint64_t)n;
         }
     }
@@ -364,7 +348,7 @@ static lbk_status verify_partial(const char *ckpt, const char *key, const char *
         const ssize_t n = pread(fd, buf, left < sizeof buf ? left : sizeof buf, (off_t)at);
         if (n <= 0)
             break;
-        c = lbk_checkpoint_crc32(c, buf, (size_t)n);
+        c = lbk_saved_crc32(c, buf, (size_t)n);
         at += (uint64_t)n;
     }
     close(fd);
@@ -406,7 +390,7 @@ static lbk_status compare_identity(const lbk_run_state *s, const char *ckpt, con
     LBK_FAIL_IF(!job, LBK_ERR_NOMEM, "out of host memory reading the checkpoint");
     FILE *f = open_memstream(&mine, &len);
     if (f) {
-        identity_lines(s, lbk_checkpoint_crc32(0, job, job_len), f);
+        identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
         fclose(f);
     }
     free(job);
@@ -512,7 +496,7 @@ static bool intact(const char *text, size_t len)
         return false;
     const char *end = text + len - 13; /* "end XXXXXXXX\n" */
     return strncmp(end, "end ", 4) == 0 && sscanf(end + 4, "%8" SCNx32, &crc) == 1 &&
-           crc == lbk_checkpoint_crc32(0, text, (size_t)(end - text));
+           crc == lbk_saved_crc32(0, text, (size_t)(end - text));
 }
 
 lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume,

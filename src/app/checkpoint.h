@@ -40,7 +40,4 @@ lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done);
 /* Rank 0, after the commit: the checkpoint files are removed. */
 void lbk_checkpoint_remove(const lbk_run_state *s);
 
-/* CRC-32 (zlib's: IEEE 802.3, reflected) of len bytes, continuing crc. */
-uint32_t lbk_checkpoint_crc32(uint32_t crc, const void *data, size_t len);
-
 #endif

@@ -21,6 +21,11 @@ static void join(char *out, size_t size, const char *dir, const char *name)
     snprintf(out, size, "%s/%s", dir, name);
 }
 
+uint32_t lbk_saved_crc32(uint32_t crc, const void *data, size_t len)
+{
+    return libdeflate_crc32(crc, data, len);
+}
+
 lbk_status lbk_saved_write(const char *dir, const char *name, const void *data, uint64_t bytes,
                            char *lines, size_t size, size_t *used)
 {

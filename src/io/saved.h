@@ -14,6 +14,10 @@
 
 #define LBK_SAVED_MANIFEST "manifest.txt"
 
+/* CRC-32 (zlib's: IEEE 802.3, reflected) of len bytes, continuing crc:
+ * the checksum of every saved file, and of a checkpoint's partial outputs. */
+uint32_t lbk_saved_crc32(uint32_t crc, const void *data, size_t len);
+
 /* Writes `bytes` bytes to DIR/NAME (created or replaced) and appends its
  * `file.NAME = BYTES CRC` line to lines[*used .. size). */
 lbk_status lbk_saved_write(const char *dir, const char *name, const void *data, uint64_t bytes,
