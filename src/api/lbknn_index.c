@@ -169,6 +169,26 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     return st;
 }
 
+/* Collective: an index of the context with the options (the defaults
+ * where NULL), before anything is built or loaded into it. */
+static lbk_status index_new(lbknn_context *context, const lbknn_options *options,
+                            lbknn_index **out)
+{
+    lbknn_index *ix = calloc(1, sizeof *ix);
+    const lbk_status st = lbk_comm_agree(&context->comm, ix ? LBK_OK : LBK_ERR_NOMEM);
+    if (st != LBK_OK) {
+        free(ix);
+        return st;
+    }
+    ix->context = context;
+    if (options)
+        ix->options = options->job;
+    else
+        lbk_job_defaults(&ix->options);
+    *out = ix;
+    return LBK_OK;
+}
+
 lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
                                int dim, const float *points, const int32_t *labels,
                                const double *targets, lbknn_index **out)
@@ -177,16 +197,10 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
         return LBKNN_ERR_USAGE;
     lbk_api_begin(context->error);
     *out = NULL;
-    lbknn_index *ix = calloc(1, sizeof *ix);
-    lbk_status st = lbk_comm_agree(&context->comm, ix ? LBK_OK : LBK_ERR_NOMEM);
-    if (st == LBK_OK) {
-        ix->context = context;
-        if (options)
-            ix->options = options->job;
-        else
-            lbk_job_defaults(&ix->options);
+    lbknn_index *ix = NULL;
+    lbk_status st = index_new(context, options, &ix);
+    if (st == LBK_OK)
         st = build(ix, rows, dim, points, labels, targets);
-    }
     if (st == LBK_OK) {
         *out = ix;
         ix = NULL;
@@ -265,16 +279,10 @@ lbknn_status lbknn_index_load(lbknn_context *context, const lbknn_options *optio
         return LBKNN_ERR_USAGE;
     lbk_api_begin(context->error);
     *out = NULL;
-    lbknn_index *ix = calloc(1, sizeof *ix);
-    lbk_status st = lbk_comm_agree(&context->comm, ix ? LBK_OK : LBK_ERR_NOMEM);
-    if (st == LBK_OK) {
-        ix->context = context;
-        if (options)
-            ix->options = options->job;
-        else
-            lbk_job_defaults(&ix->options);
+    lbknn_index *ix = NULL;
+    lbk_status st = index_new(context, options, &ix);
+    if (st == LBK_OK)
         st = load(ix, dir);
-    }
     if (st == LBK_OK) {
         *out = ix;
         ix = NULL;

@@ -57,13 +57,15 @@ lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t
                                                                             : LBK_ENGINE_BRUTE;
 }
 
-lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
-                             const lbk_dataset *reference, lbk_engine_state **out)
+/* An engine's state before its engine is made: the search's parameters. */
+static lbk_engine_state *state_new(const lbk_device *dev, const lbk_engine_params *params,
+                                   lbk_engine engine)
 {
-    lbk_status st = LBK_OK;
     lbk_engine_state *state = calloc(1, sizeof *state);
-    *out = NULL;
-    LBK_FAIL_IF(!state, LBK_ERR_NOMEM, "out of host memory creating the engine");
+    if (!state) {
+        lbk_error("out of host memory creating the engine");
+        return NULL;
+    }
     state->engine = engine;
     state->k = params->k;
     state->metric = params->metric;
@@ -73,6 +75,31 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
      * inside the OpenCL runtime. */
     if (lbk_device_memory_capped(dev) && state->memory_budget > lbk_device_global_mem(dev))
         state->memory_budget = lbk_device_global_mem(dev);
+    return state;
+}
+
+/* A made engine to the caller (a tree with its query's buckets laid out),
+ * or destroyed where making it failed. */
+static lbk_status hand_over(lbk_engine_state *state, lbk_status st, lbk_engine_state **out)
+{
+    if (st == LBK_OK && state->tree)
+        st = lbk_kdtree_prepare_query(state->tree);
+    if (st == LBK_OK) {
+        *out = state;
+        return LBK_OK;
+    }
+    lbk_engine_destroy(state);
+    return st;
+}
+
+lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
+                             const lbk_dataset *reference, lbk_engine_state **out)
+{
+    lbk_status st = LBK_OK;
+    *out = NULL;
+    lbk_engine_state *state = state_new(dev, params, engine);
+    if (!state)
+        return LBK_ERR_NOMEM;
     if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params brute = {
             .k = params->k,
@@ -96,15 +123,8 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
             .tuning = params->tuning,
         };
         st = lbk_kdtree_build(dev, reference, &tree, &state->tree);
-        if (st == LBK_OK)
-            st = lbk_kdtree_prepare_query(state->tree);
     }
-    if (st == LBK_OK) {
-        *out = state;
-        state = NULL;
-    }
-    lbk_engine_destroy(state);
-    return st;
+    return hand_over(state, st, out);
 }
 
 lbk_status lbk_engine_export(const lbk_engine_state *state, lbk_engine_image *image)
@@ -141,23 +161,10 @@ lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *para
                     image->tree.dim != reference->dim,
                 LBK_ERR_INTERNAL, "internal: a saved k-d tree of %llu points for a shard of %llu",
                 (unsigned long long)image->tree.n, (unsigned long long)reference->rows);
-    lbk_engine_state *state = calloc(1, sizeof *state);
-    LBK_FAIL_IF(!state, LBK_ERR_NOMEM, "out of host memory creating the engine");
-    state->engine = engine;
-    state->k = params->k;
-    state->metric = params->metric;
-    state->memory_budget = params->memory_budget;
-    if (lbk_device_memory_capped(dev) && state->memory_budget > lbk_device_global_mem(dev))
-        state->memory_budget = lbk_device_global_mem(dev);
-    lbk_status st = lbk_kdtree_upload(dev, &image->tree, &state->tree);
-    if (st == LBK_OK)
-        st = lbk_kdtree_prepare_query(state->tree);
-    if (st == LBK_OK) {
-        *out = state;
-        state = NULL;
-    }
-    lbk_engine_destroy(state);
-    return st;
+    lbk_engine_state *state = state_new(dev, params, engine);
+    if (!state)
+        return LBK_ERR_NOMEM;
+    return hand_over(state, lbk_kdtree_upload(dev, &image->tree, &state->tree), out);
 }
 
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
