@@ -2,10 +2,13 @@
 # Checkpoint overhead: the search phase (report `search:`) of one job
 # without checkpoints, with run.checkpoint at the default interval (900 s:
 # only the per-batch agreement) and at run.checkpoint_s: 1 (a checkpoint
-# every second: sync and CRC of what the second wrote). Best of REPS each.
-# Usage: bench/checkpoint.sh LBKNN [REPS] [--set ...]
-bin=${1:?usage: bench/checkpoint.sh LBKNN [REPS] [--set ...]}
-reps=${2:-3}
+# every second: sync and CRC of what the second wrote). ROUNDS interleaved
+# rounds of the three (the order rotating from round to round, so that no
+# variant always runs first); prints each variant's median and the median
+# of the per-round ratios to the round's run without checkpoints.
+# Usage: bench/checkpoint.sh LBKNN [ROUNDS (7)] [--set ...]
+bin=${1:?usage: bench/checkpoint.sh LBKNN [ROUNDS] [--set ...]}
+rounds=${2:-7}
 shift 2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -14,19 +17,26 @@ job=(--set synthetic.points=200000 --set synthetic.queries=400000 --set syntheti
      --set device.batch=4000 --set mpi.partition=shard --set output.predictions=p.csv
      --set output.probabilities=pr.csv --set output.neighbors=n.npy --set output.distances=d.fvecs
      --set output.report=r.yaml "$@")
-best() {
-    local b=""
-    for _ in $(seq "$reps"); do
-        "$bin" run -q "${job[@]}" "$@" || exit 1
-        local t
-        t=$(awk '$1 == "search:" {print $2}' r.yaml)
-        b=$(awk -v a="$b" -v t="$t" 'BEGIN {print (a == "" || t < a) ? t : a}')
+variants=("" "--set run.checkpoint=ck" "--set run.checkpoint=ck --set run.checkpoint_s=1")
+: > times
+for r in $(seq "$rounds"); do
+    for i in 0 1 2; do
+        v=$(( (i + r) % 3 ))
+        # shellcheck disable=SC2086 # the variant is a list of words
+        "$bin" run -q "${job[@]}" ${variants[$v]} || exit 1
+        echo "$r $v $(awk '$1 == "search:" {print $2}' r.yaml)" >> times
     done
-    echo "$b"
-}
-base=$(best)
-dflt=$(best --set run.checkpoint=ck)
-one=$(best --set run.checkpoint=ck --set run.checkpoint_s=1)
-awk -v b="$base" -v d="$dflt" -v o="$one" 'BEGIN {
-    printf "search s: none %.3f  default(900 s) %.3f (%+.1f%%)  checkpoint_s=1 %.3f (%+.1f%%)\n",
-        b, d, 100 * (d - b) / b, o, 100 * (o - b) / b }'
+done
+/usr/bin/python3 - times <<'PY'
+import statistics, sys
+t = {}
+for line in open(sys.argv[1]):
+    r, v, s = line.split()
+    t.setdefault(int(v), {})[int(r)] = float(s)
+names = ["none", "default (900 s)", "checkpoint_s=1"]
+for v in range(3):
+    med = statistics.median(t[v].values())
+    ratios = [t[v][r] / t[0][r] for r in t[0]]
+    print(f"{names[v]:16s} median {med:.3f} s  per-round ratio to none: median "
+          f"{statistics.median(ratios):.4f} (range {min(ratios):.3f}-{max(ratios):.3f})")
+PY

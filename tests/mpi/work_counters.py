@@ -11,13 +11,48 @@ CASE: brute_pairs | tree_everything | tree_bounds | spatial_sums | repeatable
 import os
 import subprocess
 import sys
+import re
 import tempfile
-
-import yaml
 
 LBKNN, MPIEXEC, CASE = os.path.abspath(sys.argv[1]), sys.argv[2], sys.argv[3]
 WORK = ("distance_evals", "nodes_visited", "queries_answered", "bytes_sent", "bytes_received")
 failures = []
+
+
+def flow_map(text):
+    """{a: 1, b: x} of the report's flow mappings: numbers, null and words."""
+    out = {}
+    for key, value in re.findall(r'(\w+): ("[^"]*"|[^,}]*)', text):
+        value = value.strip()
+        if value == "null":
+            out[key] = None
+        elif re.fullmatch(r"-?\d+", value):
+            out[key] = int(value)
+        elif re.fullmatch(r"-?[\d.]+(e-?\d+)?", value):
+            out[key] = float(value)
+        else:
+            out[key] = value.strip('"')
+    return out
+
+
+def read_report(text):
+    """The parts of a report this test reads (rank_stats, work, partition),
+    parsed here rather than with PyYAML, which the GPU bundle's machine may
+    not have."""
+    report = {"rank_stats": [], "work": {}}
+    section = None
+    for line in text.splitlines():
+        line = line.split("  #")[0].rstrip()
+        if not line.startswith(" "):
+            section = line.split(":")[0]
+            if section == "partition":
+                report["partition"] = flow_map(line[len("partition:"):])
+        elif section == "rank_stats" and line.startswith("  - {"):
+            report["rank_stats"].append(flow_map(line[4:]))
+        elif section == "work" and "{" in line:
+            name, rest = line.strip().split(":", 1)
+            report["work"][name] = flow_map(rest)
+    return report
 
 
 def check(ok, what):
@@ -39,7 +74,11 @@ def run(ranks, points, queries, dim=3, k=16, engine="kdtree", env=None, extra=()
         e.update(env or {})
         subprocess.run(cmd, check=True, env=e, cwd=d)
         with open(report) as f:
-            return yaml.safe_load(f)
+            r = read_report(f.read())
+    check(len(r["rank_stats"]) == ranks and len(r["work"]) >= len(WORK),
+          f"the report of {ranks} ranks has {len(r['rank_stats'])} rank_stats lines and "
+          f"work counters {sorted(r['work'])}")
+    return r
 
 
 def counts(r):
