@@ -17,12 +17,18 @@ static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
     return lbk_comm_bcast_floats(s->comm, points, b->count * dim);
 }
 
-void lbk_batch_gather_ordered(const lbk_index *s, const lbk_batch *b, float *to)
+const float *lbk_batch_own_points(lbk_index *s, const lbk_batch *b)
 {
     const uint64_t dim = (uint64_t)s->shape.dim;
+    if (b->count == 0)
+        return NULL;
+    if (!s->self_order)
+        return s->shard.points + b->first * dim;
     for (uint64_t q = 0; q < b->count; q++)
-        memcpy(to + q * dim, s->shard.points + (uint64_t)s->self_order[b->first + q] * dim,
+        memcpy(s->batch_points + q * dim,
+               s->shard.points + (uint64_t)s->self_order[b->first + q] * dim,
                (size_t)dim * sizeof(float));
+    return s->batch_points;
 }
 
 /* Self search of row shards: the batch's reference rows from the ranks
@@ -35,11 +41,11 @@ static lbk_status gather_own_rows(lbk_index *s, lbk_batch *b)
     const uint64_t held_first = s->shard.first_row, held_end = held_first + s->shard.rows;
     const uint64_t lo = b->first > held_first ? b->first : held_first;
     const uint64_t hi = end < held_end ? end : held_end;
-    b->points = s->batch_points;
     if (s->self_order) { /* one rank: it holds every row */
-        lbk_batch_gather_ordered(s, b, s->batch_points);
+        b->points = lbk_batch_own_points(s, b);
         return LBK_OK;
     }
+    b->points = s->batch_points;
     memset(s->batch_points, 0, (size_t)(b->count * dim) * sizeof(float));
     if (hi > lo)
         memcpy(s->batch_points + (lo - b->first) * dim, s->shard.points + (lo - held_first) * dim,
@@ -50,12 +56,7 @@ static lbk_status gather_own_rows(lbk_index *s, lbk_batch *b)
 /* Self search of replicas: every rank holds every row. */
 static lbk_status replica_rows(lbk_index *s, lbk_batch *b)
 {
-    if (s->self_order) {
-        b->points = s->batch_points;
-        lbk_batch_gather_ordered(s, b, s->batch_points);
-    } else {
-        b->points = s->shard.points + b->first * (uint64_t)s->shape.dim;
-    }
+    b->points = lbk_batch_own_points(s, b);
     return LBK_OK;
 }
 

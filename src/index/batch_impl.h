@@ -72,8 +72,8 @@ lbk_status lbk_batch_search(lbk_index *s, const float *points, uint64_t count,
  * if it emits. */
 lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b);
 
-/* A self search in s->self_order: the batch's points, in that order, into
- * `to` (b->count rows). */
-void lbk_batch_gather_ordered(const lbk_index *s, const lbk_batch *b, float *to);
+/* A self search's batch of the rank's own points: in place, or (in
+ * s->self_order) gathered into s->batch_points; NULL for an empty batch. */
+const float *lbk_batch_own_points(lbk_index *s, const lbk_batch *b);
 
 #endif

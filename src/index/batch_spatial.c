@@ -236,13 +236,8 @@ static lbk_status return_home(lbk_index *s, lbk_batch *b)
 static lbk_status search_own_points(lbk_index *s, lbk_batch *b)
 {
     lbk_index_spatial *sp = s->spatial;
-    const uint64_t k = (uint64_t)s->job->knn.k, dim = (uint64_t)s->shape.dim;
-    if (s->self_order && b->count) {
-        b->points = s->batch_points;
-        lbk_batch_gather_ordered(s, b, s->batch_points);
-    } else {
-        b->points = b->count ? s->shard.points + b->first * dim : NULL;
-    }
+    const uint64_t k = (uint64_t)s->job->knn.k;
+    b->points = lbk_batch_own_points(s, b);
     b->slice_first = 0;
     b->slice_count = b->count;
     LBK_TRY(lbk_exchange_buffer_reserve(&sp->home, (size_t)b->count * sizeof(int), "home ranks"));
