@@ -71,6 +71,24 @@ static int write_set(const char *dir, const char *name, int clustered, int dim, 
     return bad ? -1 : 0;
 }
 
+/* mkdir -p: the bench scripts name directories under bench/out/, which a
+ * fresh clone does not have. */
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path)
+        return errno = ENAMETOOLONG, -1;
+    for (char *slash = strchr(path + 1, '/');; slash = strchr(slash + 1, '/')) {
+        if (slash)
+            *slash = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return -1;
+        if (!slash)
+            return 0;
+        *slash = '/';
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5 || argc > 6 ||
@@ -86,7 +104,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_points: N >= 1 and DIM in 1..%d\n", MAX_DIM);
         return 2;
     }
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    if (make_dirs(dir) != 0)
         return perror(dir), 1;
     if (write_set(dir, "reference", clustered, dim, 1, n) ||
         write_set(dir, "query", clustered, dim, 2, nq))
