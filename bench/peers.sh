@@ -29,9 +29,14 @@ lbk_blas_coretype() {
     echo SkylakeX
 }
 
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-    lbk_core=$(lbk_blas_coretype)
-    [ -n "$lbk_core" ] && export OPENBLAS_CORETYPE=$lbk_core
+# The flags decide even where the environment already names a core (a
+# machine image was seen exporting OPENBLAS_CORETYPE=Haswell on an AVX-512
+# Zen 5): a peer must run the kernels its CPU has.
+lbk_core=$(lbk_blas_coretype)
+if [ -n "$lbk_core" ]; then
+    export OPENBLAS_CORETYPE=$lbk_core
+else
+    unset OPENBLAS_CORETYPE
 fi
 
 # One line saying what the peers will run with, for every results table.
