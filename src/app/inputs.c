@@ -133,13 +133,14 @@ static lbk_status check_distinct(const output_target *a, const output_target *b)
     return LBK_OK;
 }
 
-/* Results must never replace what the job reads: its inputs, or the job
- * file itself. */
+/* Results must never replace what the job reads: its inputs (the ground
+ * truth included), or the job file itself. */
 static lbk_status check_not_input(const lbk_job *job, const output_target *t)
 {
     const char *const inputs[] = {
-        job->source,     job->reference.path, job->reference.labels, job->reference.targets,
-        job->query.path, job->query.labels,   job->query.targets};
+        job->source,         job->reference.path, job->reference.labels, job->reference.targets,
+        job->query.path,     job->query.labels,   job->query.targets,    job->truth.neighbors,
+        job->truth.distances};
     for (size_t j = 0; t->exists && j < sizeof inputs / sizeof *inputs; j++) {
         struct stat in;
         LBK_FAIL_IF(inputs[j][0] && stat(inputs[j], &in) == 0 && same_file(&in, &t->sb),

@@ -419,6 +419,21 @@ input-is-directory)
     expect_exit 2 "$LBKNN" check job.yaml
     expect_err "missing: cannot open: No such file or directory"
     ;;
+output-is-truth)
+    # The ground truth is an input too: named by another spelling (the job's
+    # directory against the working directory), it is refused, unchanged.
+    mkdir job
+    printf '0,0,1\n1,1,0\n2,2,1\n' > job/ref.csv
+    printf '0,0\n' > job/q.csv
+    /usr/bin/python3 -c 'import h5py, numpy; h5py.File("job/truth.hdf5", "w")["neighbors"] = numpy.zeros((1, 1), "i4")' ||
+        fail "h5py could not write the ground truth"
+    cp job/truth.hdf5 saved.hdf5
+    printf 'task: search\nknn: {k: 1}\nreference: {path: ref.csv, label_column: 2}\nquery: {path: q.csv, neighbors: truth.hdf5}\n' > job/job.yaml
+    expect_exit 2 "$LBKNN" run job/job.yaml --quiet --set output.neighbors=./job/truth.hdf5
+    expect_err "output.neighbors would overwrite the input file"
+    one_line
+    cmp -s job/truth.hdf5 saved.hdf5 || fail "the ground truth was changed"
+    ;;
 output-directory-missing)
     expect_exit 2 "$LBKNN" run "${SMALL[@]}" --set output.predictions=no/such/p.csv
     expect_err "no/such/p.csv: output.predictions: directory no/such: No such file or directory"
