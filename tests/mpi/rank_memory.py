@@ -30,7 +30,7 @@ QUERIES, DIM, K, SEED = 2000, 3, 16, 7
 MIB = 1 << 20
 
 # The model's constants (docs/design.md section 9), for D = 3.
-C_POINT = 256  # bytes per point a rank holds at its peak (components sum to ~140)
+C_POINT = 256  # bytes per point a rank holds at its peak (components sum to ~130)
 C_RANK = 1024  # bytes per rank of the replicated tables (top tree, rank_stats, ...)
 C_PEER = 1 * MIB  # Open MPI's shared-memory state per peer (fast box, fragments)
 C_FIXED = 48 * MIB  # a PoCL compile, huge-page rounding, batch buffers, histograms
