@@ -63,7 +63,29 @@ typedef struct {
     uint32_t *codes, *order; /* two arrays each: the radix sort's ping-pong */
     uint32_t *work;          /* batch x LBK_TQ_WORK_FIELDS, read back */
     uint64_t batch;
+    size_t local; /* the work-group size of every launch */
 } query_state;
+
+/* A fixed work-group size, the global size rounded up to it (the kernel
+ * skips items past nq). Left to the runtime, PoCL picks a divisor of each
+ * launch's query count and compiles the kernel again for every new one:
+ * under the spatial partition every batch of every rank has another count,
+ * and 32 ranks on 2 cores spent tens of seconds (and 16 MiB a rank) in
+ * LLVM on a fresh kernel cache; a prime count ran in groups of one. */
+#define TQ_LOCAL 256
+
+static lbk_status query_local_size(lbk_device *dev, cl_kernel kernel, size_t *local)
+{
+    size_t most = 0;
+    LBK_TRY(lbk_device_cl_check(clGetKernelWorkGroupInfo(kernel, lbk_device_id(dev),
+                                                         CL_KERNEL_WORK_GROUP_SIZE, sizeof most,
+                                                         &most, NULL),
+                                "asking the tree query kernel's work-group size"));
+    *local = TQ_LOCAL;
+    while (*local > 1 && *local > most)
+        *local /= 2;
+    return LBK_OK;
+}
 
 static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_state *qs)
 {
@@ -73,6 +95,7 @@ static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_stat
     qs->batch = batch;
     LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl", "", &program));
     LBK_TRY(lbk_device_kernel(program, "tq_knn", &qs->kernel));
+    LBK_TRY(query_local_size(dev, qs->kernel, &qs->local));
     LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * dim * 4), NULL,
                               "tree query batch", &qs->qbuf));
     LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * 4), NULL,
@@ -191,8 +214,8 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
                             LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
                             LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf),
                             LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf), LBK_ARG(qs->wbuf)));
-    size_t global = (size_t)count;
-    err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, NULL, 0, NULL, NULL);
+    const size_t global = lbk_device_round_up((size_t)count, qs->local);
+    err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, &qs->local, 0, NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "launching the tree query kernel"));
     const size_t out_bytes = (size_t)(count * (uint64_t)k * 4);
     const uint64_t out = first * (uint64_t)k;
