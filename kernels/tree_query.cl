@@ -145,7 +145,8 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                      __global const float *queries, __global const uint *order, ulong nq, int k,
                      int metric, uint bucket_level, ulong twos, __global const float *bucket_pts,
                      __global const uint *bucket_ids, __global ulong *lists,
-                     __global float *out_keys, __global uint *out_index, __global uint *work)
+                     __global float *out_keys, __global uint *out_index, __global uint *work,
+                     __global const float *bounds, int has_bounds)
 {
     const ulong qi = get_global_id(0);
     if (qi >= nq)
@@ -155,9 +156,15 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
     const ulong home = order[qi];
     __global const float *q = queries + home * (ulong)dim;
     __global ulong *list = lists + qi * (ulong)k;
+    /* A bound (phase 2 of the spatial partition: the home list's K-th key)
+     * starts the list full of (bound, LBK_NO_INDEX): only keys <= bound
+     * enter, an equal key with any real row included, and the walk prunes
+     * at the bound from its first node. Slots left are pads on the host
+     * (their row is LBK_NO_INDEX). */
+    const ulong start = has_bounds ? lbk_pack(bounds[home], LBK_NO_INDEX) : LBK_PACKED_PAD;
     for (int i = 0; i < k; i++)
-        list[i] = LBK_PACKED_PAD;
-    ulong worst = LBK_PACKED_PAD;
+        list[i] = start;
+    ulong worst = start;
 
     /* The round-robin split dimension and the level follow the walk: +1
      * going down, -1 going up, so no clz or division per step. */
@@ -216,7 +223,9 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES] = nodes;
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS] = evals;
     for (int i = 0; i < k; i++) {
-        out_keys[home * (ulong)k + (ulong)i] = lbk_packed_key(list[i]);
-        out_index[home * (ulong)k + (ulong)i] = lbk_packed_index(list[i]);
+        const uint row = lbk_packed_index(list[i]);
+        out_keys[home * (ulong)k + (ulong)i] =
+            row == LBK_NO_INDEX ? LBK_INFINITY : lbk_packed_key(list[i]);
+        out_index[home * (ulong)k + (ulong)i] = row;
     }
 }

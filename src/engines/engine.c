@@ -174,8 +174,8 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
     return lbk_tree_query_max_batch(state->tree, state->k, state->memory_budget);
 }
 
-lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
-                            lbk_knn_result *result)
+lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const float *bounds,
+                            uint64_t nq, lbk_knn_result *result)
 {
     if (state->brute) {
         const lbk_status st = lbk_brute_query(state->brute, queries, nq, result);
@@ -184,8 +184,8 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint6
         lbk_brute_timing_add(&state->brute_paths, &t);
         return st;
     }
-    return lbk_tree_query(state->tree, queries, nq, state->k, state->metric, result,
-                          &state->tree_work);
+    return lbk_tree_query_bounded(state->tree, queries, bounds, nq, state->k, state->metric,
+                                  result, &state->tree_work);
 }
 
 void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work)

@@ -60,8 +60,12 @@ lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *para
                                   lbk_engine engine, const lbk_dataset *reference,
                                   const lbk_engine_image *image, lbk_engine_state **out);
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
-lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, uint64_t nq,
-                            lbk_knn_result *result);
+/* `bounds` (NULL: none): per query, a key no answer needs to exceed (the
+ * k-d tree returns only keys <= it, ties included, and pads; brute force
+ * ignores it and returns the whole K-list). Either way merging the answer
+ * with a list of K candidates within the bound gives the exact K best. */
+lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const float *bounds,
+                            uint64_t nq, lbk_knn_result *result);
 /* The work of every query call so far, counted where it happens: the
  * tree's kernel per query, the brute engine per path (lbk_brute_timing).
  * Deterministic: the same for the same shard and queries on any device,

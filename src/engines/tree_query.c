@@ -10,12 +10,12 @@
 #include <stdlib.h>
 
 /* Device bytes per query of a batch: the query, its place in Morton order,
- * the walk's packed list, the keys and rows written back and its work
- * counts. */
+ * its bound, the walk's packed list, the keys and rows written back and its
+ * work counts. */
 static uint64_t bytes_per_query(const lbk_kdtree *tree, int k)
 {
     const uint64_t kk = k > 0 ? (uint64_t)k : 1;
-    return (uint64_t)lbk_kdtree_dim(tree) * sizeof(float) + 4u + kk * (8u + 4u + 4u) +
+    return (uint64_t)lbk_kdtree_dim(tree) * sizeof(float) + 4u + 4u + kk * (8u + 4u + 4u) +
            LBK_TQ_WORK_FIELDS * 4u;
 }
 
@@ -59,7 +59,7 @@ static void fill_pads(lbk_knn_result *result, uint64_t first, uint64_t count, in
 /* What one tree query call holds on the device and the host. */
 typedef struct {
     cl_kernel kernel;
-    cl_mem qbuf, obuf, lbuf, kbuf, ibuf, wbuf;
+    cl_mem qbuf, obuf, lbuf, kbuf, ibuf, wbuf, bbuf;
     uint32_t *codes, *order; /* two arrays each: the radix sort's ping-pong */
     uint32_t *work;          /* batch x LBK_TQ_WORK_FIELDS, read back */
     uint64_t batch;
@@ -108,6 +108,8 @@ static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_stat
                               "tree query rows", &qs->ibuf));
     LBK_TRY(lbk_device_buffer(dev, CL_MEM_WRITE_ONLY, (size_t)(batch * LBK_TQ_WORK_FIELDS * 4),
                               NULL, "tree query work counts", &qs->wbuf));
+    LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * 4), NULL,
+                              "tree query bounds", &qs->bbuf));
     qs->codes = malloc((size_t)batch * 2 * sizeof *qs->codes);
     qs->order = malloc((size_t)batch * 2 * sizeof *qs->order);
     qs->work = malloc((size_t)batch * LBK_TQ_WORK_FIELDS * sizeof *qs->work);
@@ -124,8 +126,8 @@ static void query_close(query_state *qs)
     free(qs->codes);
     free(qs->order);
     free(qs->work);
-    const cl_mem mems[6] = {qs->qbuf, qs->obuf, qs->lbuf, qs->kbuf, qs->ibuf, qs->wbuf};
-    for (int i = 0; i < 6; i++)
+    const cl_mem mems[7] = {qs->qbuf, qs->obuf, qs->lbuf, qs->kbuf, qs->ibuf, qs->wbuf, qs->bbuf};
+    for (int i = 0; i < 7; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
     if (qs->kernel)
@@ -187,8 +189,9 @@ static void add_work(const uint32_t *counts, uint64_t count, lbk_tree_query_work
  * writes each query's keys and rows at the query's own place, so they are
  * read straight into the result. */
 static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *queries,
-                              uint64_t first, uint64_t count, int k, lbk_metric metric,
-                              lbk_knn_result *result, lbk_tree_query_work *work)
+                              const float *bounds, uint64_t first, uint64_t count, int k,
+                              lbk_metric metric, lbk_knn_result *result,
+                              lbk_tree_query_work *work)
 {
     cl_command_queue queue = lbk_device_queue(lbk_kdtree_device(tree));
     const int dim = lbk_kdtree_dim(tree);
@@ -203,17 +206,23 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     err = clEnqueueWriteBuffer(queue, qs->obuf, CL_FALSE, 0, (size_t)(count * 4), order, 0, NULL,
                                NULL);
     LBK_TRY(lbk_device_cl_check(err, "uploading the tree queries' order"));
+    if (bounds) {
+        err = clEnqueueWriteBuffer(queue, qs->bbuf, CL_FALSE, 0, (size_t)(count * 4),
+                                   bounds + first, 0, NULL, NULL);
+        LBK_TRY(lbk_device_cl_check(err, "uploading the tree queries' bounds"));
+    }
     const lbk_tree_buckets *buckets = lbk_kdtree_buckets(tree);
     const cl_mem points = lbk_kdtree_points(tree), ids = lbk_kdtree_ids(tree);
     const cl_mem dims = lbk_kdtree_split_dims(tree);
     const cl_int has_dims = dims != NULL, cdim = dim, ck = k, cmetric = (cl_int)metric;
+    const cl_int has_bounds = bounds != NULL;
     const cl_ulong cn = lbk_kdtree_size(tree), cnq = count;
-    LBK_TRY(LBK_KERNEL_ARGS(qs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims),
-                            LBK_ARG(has_dims), LBK_ARG(cn), LBK_ARG(cdim), LBK_ARG(qs->qbuf),
-                            LBK_ARG(qs->obuf), LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric),
-                            LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
-                            LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf),
-                            LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf), LBK_ARG(qs->wbuf)));
+    LBK_TRY(LBK_KERNEL_ARGS(
+        qs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims), LBK_ARG(has_dims), LBK_ARG(cn),
+        LBK_ARG(cdim), LBK_ARG(qs->qbuf), LBK_ARG(qs->obuf), LBK_ARG(cnq), LBK_ARG(ck),
+        LBK_ARG(cmetric), LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
+        LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf), LBK_ARG(qs->kbuf),
+        LBK_ARG(qs->ibuf), LBK_ARG(qs->wbuf), LBK_ARG(qs->bbuf), LBK_ARG(has_bounds)));
     const size_t global = lbk_device_round_up((size_t)count, qs->local);
     err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, &qs->local, 0, NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "launching the tree query kernel"));
@@ -235,6 +244,13 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
                           lbk_metric metric, lbk_knn_result *result, lbk_tree_query_work *work)
 {
+    return lbk_tree_query_bounded(tree, queries, NULL, nq, k, metric, result, work);
+}
+
+lbk_status lbk_tree_query_bounded(lbk_kdtree *tree, const float *queries, const float *bounds,
+                                  uint64_t nq, int k, lbk_metric metric, lbk_knn_result *result,
+                                  lbk_tree_query_work *work)
+{
     LBK_FAIL_IF(k < 1 || k > LBK_TREE_K_MAX, LBK_ERR_CONFIG,
                 "tree query: k = %d is outside 1..%d", k, LBK_TREE_K_MAX);
     LBK_FAIL_IF(lbk_knn_is_similarity(metric), LBK_ERR_CONFIG,
@@ -254,7 +270,7 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
     LBK_TRY(kept_state(tree, k, batch, &qs));
     for (uint64_t first = 0; first < nq; first += batch) {
         const uint64_t count = nq - first < batch ? nq - first : batch;
-        LBK_TRY(query_batch(tree, qs, queries, first, count, k, metric, result, work));
+        LBK_TRY(query_batch(tree, qs, queries, bounds, first, count, k, metric, result, work));
     }
     return LBK_OK;
 }

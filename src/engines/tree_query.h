@@ -31,6 +31,14 @@ void lbk_tree_query_buffers_free(lbk_kdtree_query_buffers *buffers);
  * `work` (may be NULL) gets this call's counts added. */
 lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, int k,
                           lbk_metric metric, lbk_knn_result *result, lbk_tree_query_work *work);
+/* The same with a bound per query (`bounds[q]`, NULL: none): query q's list
+ * holds only the rows whose key is <= bounds[q] (ties included), the rest of
+ * it pads, and its walk prunes at the bound from the start. Where the K best
+ * are known to be within the bound (the spatial partition's phase 2) the
+ * list is the unbounded one cut at the bound. */
+lbk_status lbk_tree_query_bounded(lbk_kdtree *tree, const float *queries, const float *bounds,
+                                  uint64_t nq, int k, lbk_metric metric, lbk_knn_result *result,
+                                  lbk_tree_query_work *work);
 
 /* The `auto` engine rule: true when the tree is expected to beat brute force
  * for this shape, from the crossover measured in bench/results/kdtree.md.

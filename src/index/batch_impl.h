@@ -64,9 +64,10 @@ void lbk_batch_spatial_free(lbk_index_spatial *spatial);
 lbk_status lbk_batch_spatial_adopt(lbk_index *s, lbk_toptree *tree);
 
 /* The K-lists of `count` query points in this rank's references, as merge
- * candidates (global ids, labels), in chunks of the run's batch. */
-lbk_status lbk_batch_search(lbk_index *s, const float *points, uint64_t count,
-                            lbk_knn_candidate *out);
+ * candidates (global ids, labels), in chunks of the run's batch. `bounds`
+ * (NULL: none): lbk_engine_query's per-query bounds. */
+lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *bounds,
+                            uint64_t count, lbk_knn_candidate *out);
 
 /* The last stage of every strategy: this rank's final lists to the sink,
  * if it emits. */

@@ -29,9 +29,9 @@ void lbk_batch_spatial_free(lbk_index_spatial *sp)
     free(sp->back_counts);
     free(sp->cursor);
     free(sp->near);
-    lbk_exchange_buffer *buffers[] = {&sp->home,      &sp->row,       &sp->rows_out,
-                                      &sp->rows_in,   &sp->lists_out, &sp->lists_in,
-                                      &sp->extra_row, &sp->bound,     &sp->near_count};
+    lbk_exchange_buffer *buffers[] = {
+        &sp->home,     &sp->row,       &sp->rows_out, &sp->rows_in,    &sp->lists_out,
+        &sp->lists_in, &sp->extra_row, &sp->bound,    &sp->near_count, &sp->extra_bound};
     for (size_t i = 0; i < sizeof buffers / sizeof *buffers; i++)
         lbk_exchange_buffer_free(buffers[i]);
     free(sp);
@@ -164,8 +164,9 @@ static lbk_status route_home(lbk_index *s, lbk_batch *b)
     return LBK_OK;
 }
 
-/* The K-lists of every query received, in the order received. */
-static lbk_status search_received(lbk_index *s, uint64_t *answered)
+/* The K-lists of every query received, in the order received (`bounds`:
+ * per query, or NULL). */
+static lbk_status search_received(lbk_index *s, const float *bounds, uint64_t *answered)
 {
     lbk_index_spatial *sp = s->spatial;
     const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
@@ -173,19 +174,43 @@ static lbk_status search_received(lbk_index *s, uint64_t *answered)
     LBK_TRY(
         lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
     *answered += n;
-    return lbk_batch_search(s, sp->rows_in.data, n, sp->lists_out.data);
+    return lbk_batch_search(s, sp->rows_in.data, bounds, n, sp->lists_out.data);
 }
 
 static lbk_status search_home(lbk_index *s, lbk_batch *b)
 {
     (void)b;
-    return search_received(s, &s->info.stats.queries_phase1);
+    return search_received(s, NULL, &s->info.stats.queries_phase1);
 }
 
+/* A phase-2 row is the query's point and its home bound: the rows become
+ * the points (moved down in place: row i's point lands at or below where
+ * row i began) and the bounds. */
+static lbk_status split_extra_rows(lbk_index *s, float **bounds)
+{
+    lbk_index_spatial *sp = s->spatial;
+    const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
+    const uint64_t dim = (uint64_t)s->shape.dim;
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->extra_bound, (size_t)n * sizeof(float),
+                                        "phase-2 bounds"));
+    float *rows = sp->rows_in.data, *bound = sp->extra_bound.data;
+    for (uint64_t i = 0; i < n; i++) {
+        bound[i] = rows[i * (dim + 1) + dim];
+        memmove(rows + i * dim, rows + i * (dim + 1), (size_t)dim * sizeof(float));
+    }
+    *bounds = bound;
+    return LBK_OK;
+}
+
+/* Only keys within the home bound can displace one of the home list's K,
+ * so the other box is searched up to it: most of a phase-2 walk's keys
+ * were beyond it (docs/design.md §9). */
 static lbk_status search_extra(lbk_index *s, lbk_batch *b)
 {
     (void)b;
-    return search_received(s, &s->info.stats.queries_phase2);
+    float *bounds = NULL;
+    LBK_TRY(split_extra_rows(s, &bounds));
+    return search_received(s, bounds, &s->info.stats.queries_phase2);
 }
 
 /* Collective: the K-lists back to the queries' owners, into `into`, which
@@ -246,7 +271,7 @@ static lbk_status search_own_points(lbk_index *s, lbk_batch *b)
     LBK_TRY(lbk_exchange_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float),
                                         "phase-1 bounds"));
     s->info.stats.queries_phase1 += b->count;
-    LBK_TRY(lbk_batch_search(s, b->points, b->count, s->merged));
+    LBK_TRY(lbk_batch_search(s, b->points, NULL, b->count, s->merged));
     int *home = sp->home.data;
     uint64_t *row = sp->row.data;
     float *bound = sp->bound.data;
@@ -275,7 +300,7 @@ static lbk_status route_extra(lbk_index *s, lbk_batch *b)
     lbk_index_spatial *sp = s->spatial;
     const int p = s->comm->size;
     const uint64_t dim = (uint64_t)s->shape.dim;
-    const size_t row = (size_t)dim * sizeof(float);
+    const size_t point = (size_t)dim * sizeof(float), row = point + sizeof(float);
     memset(sp->send_counts, 0, (size_t)p * sizeof *sp->send_counts);
     lbk_status st = lbk_exchange_buffer_reserve(&sp->near_count, (size_t)b->count * sizeof(int),
                                                 "phase-2 counts");
@@ -295,6 +320,7 @@ static lbk_status route_extra(lbk_index *s, lbk_batch *b)
     if (st == LBK_OK) {
         uint64_t *which = sp->extra_row.data;
         const uint64_t *rows = sp->row.data;
+        const float *bound = sp->bound.data;
         start_cursors(sp, p);
         /* Only the few queries with phase-2 ranks walk the top tree again;
          * the cursors were counted from the first walk, so the second must
@@ -308,7 +334,9 @@ static lbk_status route_extra(lbk_index *s, lbk_batch *b)
             }
             for (int i = 0; i < n && st == LBK_OK; i++) {
                 const uint64_t at = sp->cursor[sp->near[i]]++;
-                memcpy((char *)sp->rows_out.data + at * row, b->points + q * dim, row);
+                char *out = (char *)sp->rows_out.data + at * row;
+                memcpy(out, b->points + q * dim, point);
+                memcpy(out + point, bound + rows[q], sizeof(float));
                 which[at] = rows[q];
             }
         }

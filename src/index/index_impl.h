@@ -32,9 +32,10 @@ typedef struct {
     lbk_exchange_buffer rows_out, rows_in;   /* query points to / from other ranks */
     lbk_exchange_buffer lists_out, lists_in; /* K-lists to / from other ranks (phase 1's come
                                               * back straight into s->merged) */
-    lbk_exchange_buffer extra_row;  /* phase 2: the s->merged row (uint64_t) of each row sent */
-    lbk_exchange_buffer bound;      /* phase 1: each home list's K-th key (float), by row */
-    lbk_exchange_buffer near_count; /* batch: each query's phase-2 rank count (int) */
+    lbk_exchange_buffer extra_row;   /* phase 2: the s->merged row (uint64_t) of each row sent */
+    lbk_exchange_buffer bound;       /* phase 1: each home list's K-th key (float), by row */
+    lbk_exchange_buffer near_count;  /* batch: each query's phase-2 rank count (int) */
+    lbk_exchange_buffer extra_bound; /* phase 2: the bound (float) of each query received */
     lbk_index_spatial_report report;
 } lbk_index_spatial;
 

@@ -516,6 +516,71 @@ static void test_knn(data_kind kind, int metric)
     knn_case(7, 1, kind, metric, 3, LBK_SPLIT_ROUND_ROBIN, 20);
 }
 
+/* A bound per query (lbk_tree_query_bounded, the spatial partition's phase
+ * 2): the list must be the oracle's unbounded K-list cut after its last key
+ * <= the bound, pads after. Bounds: the K-th key itself (ties at the bound
+ * on the grid), an earlier key, +inf, and just below the nearest key (an
+ * empty list). */
+static void bounded_case(uint32_t n, int dim, data_kind kind, int metric, int k, uint32_t nq)
+{
+    float *pts = make_points(n, dim, kind), *qs = make_points(nq, dim, kind);
+    const size_t slots = (size_t)nq * k;
+    float *ok = malloc(slots * sizeof *ok), *tk = malloc(slots * sizeof *tk);
+    uint32_t *oi = malloc(slots * sizeof *oi), *ti = malloc(slots * sizeof *ti);
+    float *bounds = malloc(nq * sizeof *bounds);
+    LBK_ASSERT_TRUE(pts && qs && ok && tk && oi && ti && bounds, "out of memory");
+    LBK_EXPECT_EQ_INT(oracle_knn(pts, n, qs, nq, dim, metric, k, ok, oi), 0, "oracle");
+    for (uint32_t q = 0; q < nq; q++) {
+        const float *list = ok + (size_t)q * k;
+        switch (q % 4) {
+        case 0: bounds[q] = list[k - 1]; break;
+        case 1: bounds[q] = list[rng_next() % (uint64_t)k]; break;
+        case 2: bounds[q] = INFINITY; break;
+        /* Keys are >= +0, and so are bounds (a negative one's bits would
+         * sort above every key): a query on a point keeps its zeros. */
+        default: bounds[q] = list[0] > 0.0f ? nextafterf(list[0], 0.0f) : 0.0f; break;
+        }
+    }
+    lbk_kdtree *tree = build(pts, n, dim, LBK_SPLIT_ROUND_ROBIN, LBK_SORT_AUTO, false);
+    if (tree) {
+        lbk_knn_result r = {.queries = nq, .k = k, .keys = tk, .index = ti};
+        LBK_EXPECT_EQ_INT(
+            lbk_tree_query_bounded(tree, qs, bounds, nq, k, (lbk_metric)metric, &r, NULL),
+            LBK_OK);
+        int bad = 0;
+        for (size_t s = 0; s < slots && bad < 3; s++) {
+            const bool kept = ok[s] <= bounds[s / k];
+            const float want_key = kept ? ok[s] : INFINITY;
+            const uint32_t want_row = kept ? oi[s] : UINT32_MAX;
+            if (memcmp(&want_key, &tk[s], sizeof(float)) == 0 && want_row == ti[s])
+                continue;
+            bad++;
+            LBK_EXPECT_EQ_FLOAT(tk[s], want_key, "n=%u %s metric=%d k=%d: query %zu slot %zu", n,
+                                data_names[kind], metric, k, s / k, s % k);
+            LBK_EXPECT_EQ_U64(ti[s], want_row, "n=%u %s metric=%d k=%d: query %zu slot %zu", n,
+                              data_names[kind], metric, k, s / k, s % k);
+        }
+        lbk_kdtree_destroy(tree);
+    }
+    free(pts);
+    free(qs);
+    free(ok);
+    free(tk);
+    free(oi);
+    free(ti);
+    free(bounds);
+}
+
+static void test_knn_bounded(void)
+{
+    for (int metric = 0; metric < 3; metric++) {
+        bounded_case(3000, 2, DATA_GRID, metric, 16, 200);
+        bounded_case(3000, 3, DATA_UNIFORM, metric, 16, 200);
+        bounded_case(2000, 3, DATA_CLUSTERED, metric, 100, 80);
+    }
+    bounded_case(50, 3, DATA_UNIFORM, 0, 64, 20); /* K > N: pads before the bound too */
+}
+
 /* K at the tree's limit, LBK_TREE_K_MAX = 1024 (one insertion-sorted list
  * per work-item), against the oracle for every metric, both splits, ties
  * (the grid) and N below K (padding); one more is refused as a
@@ -726,6 +791,7 @@ static const device_case device_cases[] = {
     {"empty_and_auto", test_empty_and_auto},
     {"nonfinite", test_nonfinite},
     {"knn_k1024", test_knn_k_max},
+    {"knn_bounded", test_knn_bounded},
 };
 
 /* Label slow (tests/kdtree/CMakeLists.txt). */

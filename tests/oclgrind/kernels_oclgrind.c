@@ -14,6 +14,8 @@
 #include "lbk_test.h"
 #include "tree_query.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,7 +41,8 @@ typedef struct {
     uint64_t segment_max; /* 0: global sorts for every level but the last */
     int metric;
     int k;
-    uint32_t n; /* points; 0: 1100 (bitonic), 600 (the others) */
+    uint32_t n;   /* points; 0: 1100 (bitonic), 600 (the others) */
+    bool bounded; /* also a bounded query (the spatial partition's phase 2) */
 } tree_case;
 
 /* Forced blocked-kernel shapes: each lane count, a slice shorter than the
@@ -116,20 +119,27 @@ static const brute_case brute_cases[] = {
 };
 
 static const tree_case tree_cases[] = {
-    {"tree_bitonic_round_robin_l2_k5", LBK_SORT_BITONIC, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0},
-    {"tree_bitonic_widest_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16, 0},
-    {"tree_radix_global_round_robin_l2_k5", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0},
-    {"tree_radix_segments_widest_linf_k16", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 4096, 2, 16, 0},
+    {"tree_bitonic_round_robin_l2_k5", LBK_SORT_BITONIC, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0,
+     false},
+    {"tree_bitonic_widest_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16, 0, false},
+    {"tree_radix_global_round_robin_l2_k5", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0,
+     false},
+    {"tree_radix_segments_widest_linf_k16", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 4096, 2, 16, 0,
+     false},
     /* GPU default: runs of at most 256 points sorted per work-item. */
     {"tree_radix_gpu_default_round_robin_l2_k40", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 256, 0,
-     40, 0},
+     40, 0, false},
     /* The select builder: nodes one per work-item above runs of 64 points,
      * whole subtrees per work-item below. */
-    {"tree_select_round_robin_l2_k16", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 16, 0},
+    {"tree_select_round_robin_l2_k16", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 16, 0,
+     false},
     /* Boundary shapes: 37 points (no power of two, partial bucket tiles)
      * with K above them, and a one-point tree. */
-    {"tree_radix_n37_widest_l1_k50", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 8, 1, 50, 37},
-    {"tree_select_n1_round_robin_l2_k4", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 4, 1},
+    {"tree_radix_n37_widest_l1_k50", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 8, 1, 50, 37, false},
+    {"tree_select_n1_round_robin_l2_k4", LBK_SORT_SELECT, LBK_SPLIT_ROUND_ROBIN, 64, 0, 4, 1,
+     false},
+    {"tree_radix_bounded_round_robin_l2_k16", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 0, 0, 16, 0,
+     true},
 };
 
 /* Uniform values with exact duplicates, so the (key, index) ties matter. */
@@ -234,6 +244,32 @@ static void run_brute(const void *row)
     free(q);
 }
 
+/* The bounded walk under the checker, its answer against the unbounded
+ * lists (already checked against the oracle) cut at each bound: the K-th
+ * key (ties at the bound) or an earlier one. */
+static void check_bounded(lbk_kdtree *tree, const lbk_knn_result *whole, const float *q,
+                          int metric)
+{
+    const int k = whole->k;
+    float *bounds = malloc(NQ * sizeof *bounds);
+    lbk_knn_result cut = {.queries = NQ, .k = k};
+    cut.keys = malloc((size_t)NQ * k * sizeof *cut.keys);
+    cut.index = malloc((size_t)NQ * k * sizeof *cut.index);
+    LBK_ASSERT_TRUE(bounds && cut.keys && cut.index, "out of memory");
+    for (int i = 0; i < NQ; i++)
+        bounds[i] = whole->keys[(size_t)i * k + (i % 2 ? k / 2 : k - 1)];
+    LBK_EXPECT_EQ_INT(
+        lbk_tree_query_bounded(tree, q, bounds, NQ, k, (lbk_metric)metric, &cut, NULL), LBK_OK);
+    for (size_t s = 0; s < (size_t)NQ * k; s++) {
+        const bool kept = whole->keys[s] <= bounds[s / k];
+        LBK_EXPECT_EQ_FLOAT(cut.keys[s], kept ? whole->keys[s] : INFINITY, "slot %zu", s);
+        LBK_EXPECT_EQ_U64(cut.index[s], kept ? whole->index[s] : UINT32_MAX, "slot %zu", s);
+    }
+    free(bounds);
+    free(cut.keys);
+    free(cut.index);
+}
+
 static void run_tree(const void *row)
 {
     const tree_case *c = row;
@@ -261,6 +297,8 @@ static void run_tree(const void *row)
                       LBK_OK);
     release_ids(held);
     compare(&got, ref, n, q, dim, c->metric, c->k);
+    if (c->bounded)
+        check_bounded(tree, &got, q, c->metric);
     lbk_kdtree_destroy(tree);
     lbk_device_close(dev);
     free(got.keys);
