@@ -97,6 +97,19 @@ lbk_status lbk_batch_spatial_adopt(lbk_index *s, lbk_toptree *tree)
     return LBK_OK;
 }
 
+/* Under round robin the top levels split a rank's cell along dimensions
+ * 0, 1, ..., depth - 1 mod D; a local tree that started at 0 again would
+ * cut the same dimensions first and leave cells elongated (P = 16 in 3-D:
+ * boxes 1/4 x 1/2 x 1/2 cut along x first; 15 % more distance evaluations
+ * than P = 1, bench/RESULTS.md run L). Continuing the rotation makes the
+ * local levels the ones a single tree over every point would have. */
+int lbk_batch_spatial_rotation(const lbk_index *s)
+{
+    if (!s->spatial || s->shape.dim < 1)
+        return 0;
+    return lbk_toptree_leaf_depth(&s->spatial->tree, s->comm->rank) % s->shape.dim;
+}
+
 static uint64_t sum_counts(const uint64_t *counts, int p)
 {
     uint64_t n = 0;

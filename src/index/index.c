@@ -56,6 +56,7 @@ static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
     const double t = lbk_timer_now();
     lbk_engine_params params;
     lbk_engine_params_from_job(s->job, tuning, &params);
+    params.rotation = lbk_batch_spatial_rotation(s);
     const lbk_status st =
         lbk_engine_create(s->device, &params, s->plan.engine, &s->shard, &s->engine);
     s->info.phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
