@@ -62,13 +62,17 @@ static lbk_status spatial_redistribute(lbk_index *s)
     const double t = lbk_timer_now();
     LBK_TRY(lbk_comm_agree(s->comm, spatial_alloc(s)));
     lbk_index_spatial *sp = s->spatial;
+    const lbk_dataset *q = s->balance_queries;
     const lbk_decompose_shard view = {.rows = s->shard.rows,
                                       .first_row = s->shard.first_row,
                                       .total_rows = s->shape.reference_rows,
                                       .dim = s->shape.dim,
                                       .points = s->shard.points,
                                       .labels = s->shard.labels,
-                                      .has_labels = s->shape.reference_labels};
+                                      .has_labels = s->shape.reference_labels,
+                                      .balance = s->balance_queries != NULL,
+                                      .queries = q ? q->points : NULL,
+                                      .query_rows = q ? q->rows : 0};
     lbk_decompose_owned own;
     uint64_t bytes = 0;
     LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));

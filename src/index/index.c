@@ -90,12 +90,15 @@ lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, cons
 lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
                             const lbk_job *job, const lbk_index_plan *plan,
                             uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
-                            lbk_index **out)
+                            const lbk_dataset *queries, lbk_index **out)
 {
     LBK_TRY(lbk_index_create_empty(comm, device, job, plan, reference_rows, reference_labels,
                                    shard, out));
     lbk_index *s = *out;
-    LBK_TRY(redistribute(s)); /* spatial: points to their owners */
+    s->balance_queries = queries;
+    const lbk_status st = redistribute(s); /* spatial: points to their owners */
+    s->balance_queries = NULL;
+    LBK_TRY(st);
     return lbk_comm_agree(comm, build_engine(s, tuning));
 }
 
