@@ -10,57 +10,61 @@ tell the two apart).
 
 usage: balance_skewed.py LBKNN MPIEXEC RANKS
 """
+import array
+import math
 import os
 import re
+import struct
 import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 LBKNN, MPIEXEC, RANKS = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 N, NQ, BLOBS, HOT, K = 100000, 10000, 64, 4, 16
 failures = []
-np.seterr(over="ignore")
+MASK = (1 << 64) - 1
 
 
 def mix(x):
     """splitmix64's finaliser, as bench/bench_points.c's (wrapping uint64)."""
-    x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    x = (x + 0x9E3779B97F4A7C15) & MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK
+    return x ^ (x >> 31)
 
 
 def unit(h):
-    return ((h >> np.uint64(40)) + np.uint64(1)).astype(np.float64) / float(1 << 24)
+    return ((h >> 40) + 1) / float(1 << 24)
 
 
 def blobs(stream, rows, blob_count):
     """bench_points' clustered rows (64 blobs of sigma 0.01, centres uniform
     in [0, 1)^3), each from one of the first blob_count blobs; computed in
-    double here, so the last bit may differ from the bench's floats."""
-    key = mix(mix(np.full(rows, stream, dtype=np.uint64)) ^ np.arange(rows, dtype=np.uint64))
-    blob = (mix(key) % np.uint64(blob_count)).astype(np.uint64)
-    out = np.empty((rows, 3), dtype=np.float32)
-    for j in range(3):
-        h = mix(key + np.uint64(j + 1) * np.uint64(0x9E3779B97F4A7C15))
-        centre = unit(mix(np.uint64(0xC3A5C85C97CB3127) ^ (blob * np.uint64(64) + np.uint64(j))))
-        out[:, j] = centre + 0.01 * np.sqrt(-2.0 * np.log(unit(h))) * np.cos(
-            6.2831853 * unit(mix(h)))
-    return out
-
-
-def fvecs(path, x):
-    rows = np.empty((x.shape[0], x.shape[1] + 1), dtype=np.float32)
-    rows[:, 1:] = x
-    rows.view(np.int32)[:, 0] = x.shape[1]
-    rows.tofile(path)
+    double here (plain Python: the GPU bundle's machine need not have
+    numpy), so the last bit may differ from the bench's floats."""
+    out = array.array("f")
+    s = mix(stream)
+    for row in range(rows):
+        key = mix(s ^ row)
+        blob = mix(key) % blob_count
+        out.append(3.0)  # the fvecs row's dimension, as bits below
+        for j in range(3):
+            h = mix((key + (j + 1) * 0x9E3779B97F4A7C15) & MASK)
+            centre = unit(mix(0xC3A5C85C97CB3127 ^ (blob * 64 + j)))
+            out.append(centre + 0.01 * math.sqrt(-2.0 * math.log(unit(h))) *
+                       math.cos(6.2831853 * unit(mix(h))))
+    raw = bytearray(out.tobytes())
+    for r in range(rows):  # each row starts with the int32 3, not the float
+        struct.pack_into("<i", raw, 16 * r, 3)
+    return bytes(raw)
 
 
 def make_data(d):
-    fvecs(os.path.join(d, "ref.fvecs"), blobs(1, N, BLOBS))
-    fvecs(os.path.join(d, "qry.fvecs"), blobs(2, NQ, HOT))
+    with open(os.path.join(d, "ref.fvecs"), "wb") as f:
+        f.write(blobs(1, N, BLOBS))
+    with open(os.path.join(d, "qry.fvecs"), "wb") as f:
+        f.write(blobs(2, NQ, HOT))
 
 
 def imbalance(report):
