@@ -9,13 +9,16 @@
 # fine (mpirun --bind-to none, one PoCL thread a rank); the seconds in the
 # reports are not the point here.
 #
-#   bench/work_scaling.sh [--quick] [--data uniform|clustered|both] [--ranks "1 2 4 8 16"]
+#   bench/work_scaling.sh [--quick] [--data uniform|clustered|skewed|both|all]
+#                         [--ranks "1 2 4 8 16"]
 #                         [--out DIR] [--set key=value ...]
 #
 # Default: 1e6 uniform and 1e6 clustered 3-D references, 1e5 queries from
 # the same distribution (bench_points; clustered: 64 blobs of sigma 0.01,
 # queries in the same blobs), K = 16, k-d tree, mpi.partition: spatial at
-# every P (P = 1 counts the same as the one-rank shard). --quick: 1e5 and
+# every P (P = 1 counts the same as the one-rank shard). skewed (in all,
+# not in both): the clustered references with every query from 4 of the 64
+# blobs, the load-balance case (mpi.balance). --quick: 1e5 and
 # 1e4. --set: more job keys for every run (e.g. tree.split=widest). Reports
 # in DIR (default bench/out/work_scaling/), the table on stdout and in
 # DIR/table.md. LBKNN picks the binary (default
@@ -31,7 +34,7 @@ while [ $# -gt 0 ]; do
     --ranks) ranks=$2; shift ;;
     --out) out=$2; shift ;;
     --set) extra+=(--set "$2"); shift ;;
-    *) echo "usage: $0 [--quick] [--data uniform|clustered|both] [--ranks \"1 2 4 8 16\"] [--out DIR] [--set key=value ...]" >&2
+    *) echo "usage: $0 [--quick] [--data uniform|clustered|skewed|both|all] [--ranks \"1 2 4 8 16\"] [--out DIR] [--set key=value ...]" >&2
        exit 2 ;;
     esac
     shift
@@ -44,8 +47,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 mkdir -p "$out/data"
 rm -f "$out"/*.yaml
-case $data in both) kinds="uniform clustered" ;; uniform | clustered) kinds=$data ;;
-*) echo "--data: uniform, clustered or both" >&2; exit 2 ;; esac
+case $data in both) kinds="uniform clustered" ;; all) kinds="uniform clustered skewed" ;;
+uniform | clustered | skewed) kinds=$data ;;
+*) echo "--data: uniform, clustered, skewed, both or all" >&2; exit 2 ;; esac
 reports=()
 for kind in $kinds; do
     "$gen" "$out/data/$kind" "$kind" "$pts" "$qs" >/dev/null

@@ -14,8 +14,9 @@
  * The order the tag sorts leave a node's run in is lexicographic: the stable
  * sort at level l breaks ties by the order of level l - 1, so it sorts by
  * (key of dim(l), key of dim(l-1), ..., key of dim(0), row), where a
- * dimension seen again adds nothing: with round robin, (dim l mod D,
- * (l-1) mod D, ..., down to level max(0, l-D+1), row). That order does not
+ * dimension seen again adds nothing: with round robin, (dim (r+l) mod D,
+ * (r+l-1) mod D, ..., down to level max(0, l-D+1), row), r the tree's
+ * rotation (the dimension of its root, kdtree.h). That order does not
  * depend on how the run is arranged, so each node needs only its pivot (the
  * element of rank ss(left child) in it) and the split of the rest into the
  * smaller and the larger side: a quickselect in place, as sequential k-d
@@ -26,7 +27,7 @@
  * them), so a partition never meets an equal element. */
 
 /* (point a, row ra) before (point b, row rb) in level `level`'s order;
- * j0 = level mod dim. */
+ * j0 = (rot + level) mod dim. */
 static inline bool kd_sel_less(__global const float *pa, uint ra, __global const float *pb,
                                uint rb, int dim, uint level, int j0)
 {
@@ -87,9 +88,9 @@ static inline void kd_sel_median_to(__global float *pts, __global uint *rows, in
  * the larger after (Hoare's partition around a median of three, or of
  * three medians of three on long ranges). */
 static inline void kd_sel_nth(__global float *pts, __global uint *rows, int dim, uint level,
-                              ulong lo, ulong hi, ulong k)
+                              uint rot, ulong lo, ulong hi, ulong k)
 {
-    const int j0 = (int)(level % (uint)dim);
+    const int j0 = (int)((rot + level) % (uint)dim);
     while (hi > lo) {
         if (hi - lo < 16) {
             kd_sel_insertion(pts, rows, dim, level, j0, lo, hi);
@@ -170,9 +171,9 @@ static inline void kd_sel_copy(__global const float *sp, __global const uint *sr
  * which break ties by the other coordinates and the row. */
 static inline void kd_sel_split(__global const float *sp, __global const uint *sr,
                                 __global float *dp, __global uint *dr, int dim, uint level,
-                                ulong a, ulong size, ulong k)
+                                uint rot, ulong a, ulong size, ulong k)
 {
-    const int j0 = (int)(level % (uint)dim);
+    const int j0 = (int)((rot + level) % (uint)dim);
     uint lo = 0xffffffffu, hi = 0;
     for (ulong i = a; i < a + size; i++) {
         const uint key = kd_flip(sp[i * (ulong)dim + (ulong)j0]);
@@ -181,7 +182,7 @@ static inline void kd_sel_split(__global const float *sp, __global const uint *s
     }
     if (size <= KD_SEL_SHORT || lo == hi) {
         kd_sel_copy(sp, sr, dp, dr, dim, a, size);
-        kd_sel_nth(dp, dr, dim, level, a, a + size - 1, a + k);
+        kd_sel_nth(dp, dr, dim, level, rot, a, a + size - 1, a + k);
         return;
     }
     const int top = 31 - (int)clz(lo ^ hi);
@@ -210,7 +211,7 @@ static inline void kd_sel_split(__global const float *sp, __global const uint *s
         for (int j = 0; j < dim; j++)
             dp[to * (ulong)dim + (ulong)j] = sp[i * (ulong)dim + (ulong)j];
     }
-    kd_sel_nth(dp, dr, dim, level, a + before, a + before + h[pick] - 1, a + k);
+    kd_sel_nth(dp, dr, dim, level, rot, a + before, a + before + h[pick] - 1, a + k);
 }
 
 /* Split node s (of `level`) whose range starts at a and lies in copy
@@ -221,7 +222,7 @@ static inline void kd_sel_split(__global const float *sp, __global const uint *s
  * l mod 2. */
 static inline int kd_sel_node(__global float *p0, __global uint *r0, __global float *p1,
                               __global uint *r1, int dim, ulong n, uint levels, uint level,
-                              ulong s, ulong a, int from, bool in_place, __global float *tree,
+                              uint rot, ulong s, ulong a, int from, bool in_place, __global float *tree,
                               __global uint *ids)
 {
     const ulong size = lbk_kd_subtree_size(s, n, levels);
@@ -230,9 +231,9 @@ static inline int kd_sel_node(__global float *p0, __global uint *r0, __global fl
     __global float *sp = from ? p1 : p0, *dp = to ? p1 : p0;
     __global uint *sr = from ? r1 : r0, *dr = to ? r1 : r0;
     if (to == from && size > 1)
-        kd_sel_nth(dp, dr, dim, level, a, a + size - 1, a + k);
+        kd_sel_nth(dp, dr, dim, level, rot, a, a + size - 1, a + k);
     else if (to != from)
-        kd_sel_split(sp, sr, dp, dr, dim, level, a, size, k);
+        kd_sel_split(sp, sr, dp, dr, dim, level, rot, a, size, k);
     ids[s] = dr[a + k];
     for (int j = 0; j < dim; j++)
         tree[s * (ulong)dim + (ulong)j] = dp[(a + k) * (ulong)dim + (ulong)j];
@@ -242,7 +243,7 @@ static inline int kd_sel_node(__global float *p0, __global uint *r0, __global fl
 /* One work-item per node of `level`. */
 __kernel void kd_sel_level(__global float *p0, __global uint *r0, __global float *p1,
                            __global uint *r1, int dim, ulong n, uint levels, uint level,
-                           __global float *tree, __global uint *ids)
+                           uint rot, __global float *tree, __global uint *ids)
 {
     const ulong first = ((ulong)1 << level) - 1;
     const ulong s = first + get_global_id(0);
@@ -251,7 +252,8 @@ __kernel void kd_sel_level(__global float *p0, __global uint *r0, __global float
 #ifdef KD_SEL_DIM
     dim = KD_SEL_DIM; /* built for this dimension: constant loop bounds once inlined */
 #endif
-    kd_sel_node(p0, r0, p1, r1, dim, n, levels, level, s, kd_sel_range(s, n, levels, level),
+    kd_sel_node(p0, r0, p1, r1, dim, n, levels, level, rot, s,
+                kd_sel_range(s, n, levels, level),
                 (int)(level & 1u), false, tree, ids);
 }
 
@@ -261,7 +263,7 @@ __kernel void kd_sel_level(__global float *p0, __global uint *r0, __global float
  * subtree's points stay in the core's cache). */
 __kernel void kd_sel_subtree(__global float *p0, __global uint *r0, __global float *p1,
                              __global uint *r1, int dim, ulong n, uint levels, uint level,
-                             __global float *tree, __global uint *ids)
+                             uint rot, __global float *tree, __global uint *ids)
 {
     const ulong first = ((ulong)1 << level) - 1;
     const ulong root = first + get_global_id(0);
@@ -284,7 +286,8 @@ __kernel void kd_sel_subtree(__global float *p0, __global uint *r0, __global flo
         const uint l = stack_l[top];
         const int from = stack_c[top];
         top--;
-        const int c = kd_sel_node(p0, r0, p1, r1, dim, n, levels, l, s, a, from, true, tree, ids);
+        const int c = kd_sel_node(p0, r0, p1, r1, dim, n, levels, l, rot, s, a, from, true, tree,
+                                  ids);
         const ulong left = 2 * s + 1, right = left + 1;
         if (right < n) {
             top++;

@@ -141,7 +141,8 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
  * of being sorted into a list they leave again (about 15 % less time, 1e5
  * queries over 1e6 points). */
 __kernel void tq_knn(__global const float *tree, __global const uint *ids,
-                     __global const uchar *split_dims, int has_dims, ulong n, int dim,
+                     __global const uchar *split_dims, int has_dims, int rotation, ulong n,
+                     int dim,
                      __global const float *queries, __global const uint *order, ulong nq, int k,
                      int metric, uint bucket_level, ulong twos, __global const float *bucket_pts,
                      __global const uint *bucket_ids, __global ulong *lists,
@@ -167,9 +168,10 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
     ulong worst = start;
 
     /* The round-robin split dimension and the level follow the walk: +1
-     * going down, -1 going up, so no clz or division per step. */
+     * going down, -1 going up, so no clz or division per step; the root
+     * splits dimension `rotation` (kdtree.h). */
     long prev = -1, curr = 0;
-    int level_dim = 0;
+    int level_dim = rotation;
     uint level = 0;
     /* The query's work (LBK_TQ_WORK_*): private counts, one store each at
      * the end, so they cost no memory traffic in the walk and depend on

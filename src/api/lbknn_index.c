@@ -164,7 +164,7 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     st = lbk_comm_agree(comm, copy_shard(ix, points, labels, targets, &shard));
     if (st == LBK_OK)
         st = lbk_index_create(comm, ix->context->device, NULL, &ix->options, &ix->plan, ix->rows,
-                              has_labels, &shard, &ix->index);
+                              has_labels, &shard, NULL, &ix->index);
     lbk_dataset_free(&shard);
     return st;
 }

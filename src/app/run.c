@@ -178,9 +178,13 @@ static lbk_status build_index(lbk_run_state *s)
         lbk_run_index_free(s); /* the image is on the device now */
         LBK_TRY(st);
     } else {
+        /* mpi.balance: queries weighs the boxes by this run's queries (each
+         * rank's slice, read already); a graph's queries are its points. */
+        const bool balance = s->job->mpi.balance == LBK_BALANCE_QUERIES && !graph &&
+                             !s->options->build_only && s->plan.owns_slice;
         LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_job, &s->plan,
                                  s->shape.reference_rows, s->shape.reference_labels, &s->shard,
-                                 &s->index));
+                                 balance ? &s->queries : NULL, &s->index));
     }
     LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
     if (s->options->build_only)

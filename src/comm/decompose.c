@@ -24,6 +24,15 @@
  * mostly the exponent. Later rounds read only the matching rows. */
 #define HIST_ENTRIES ((size_t)1 << 16)
 #define FIRST_BITS_MAX 16
+/* mpi.balance: queries: the queries' share of the weight a plane splits
+ * (the points' is 1 - this). A query costs the query phase a walk and its
+ * K-list wherever it lands, a point nothing until a query comes near it, so
+ * the queries carry nearly all of it; the points' share only places the
+ * planes where there are no queries (a rank's points are bounded by the
+ * weight, not by N/P). 15/16 left the busiest rank of the skewed bench at
+ * P = 16 with 1.18 x the mean work, 63/64 with 1.14 (bench/RESULTS.md,
+ * run Q). */
+#define BALANCE_QUERY_SHARE (63.0 / 64.0)
 
 typedef struct {
     const lbk_decompose_shard *in;
@@ -44,11 +53,14 @@ typedef struct {
     int pos, width;         /* this round's digit: key bits [pos, pos + width) from the top */
     uint64_t *hist, *local; /* groups << width counts: every rank's, this rank's */
     float *box;             /* groups * 2 * dim: lo, then -hi (one MIN reduction) */
+    int *qnode_of;          /* balance: each local query's node */
+    double query_weight;    /* balance: one query's weight, a point's being 1 */
 } decomposer;
 
 static void decomposer_free(decomposer *d)
 {
     lbk_alloc_large_free(d->node_of);
+    free(d->qnode_of);
     free(d->match);
     free(d->slot);
     free(d->active);
@@ -81,8 +93,10 @@ static lbk_status decomposer_alloc(decomposer *d, const lbk_decompose_shard *in,
     d->hist = malloc(entries * sizeof *d->hist);
     d->local = malloc(entries * sizeof *d->local);
     d->box = malloc(p * 2 * (size_t)in->dim * sizeof *d->box);
+    d->qnode_of = in->balance ? calloc((size_t)in->query_rows + 1, sizeof *d->qnode_of) : NULL;
     LBK_FAIL_IF(!d->node_of || !d->slot || !d->active || !d->split_dim || !d->want ||
-                    !d->chosen || !d->hist || !d->local || !d->box,
+                    !d->chosen || !d->hist || !d->local || !d->box ||
+                    (in->balance && !d->qnode_of),
                 LBK_ERR_NOMEM, "out of host memory for the spatial decomposition (%llu points)",
                 (unsigned long long)in->rows);
     memset(d->node_of, 0, rows * sizeof *d->node_of);
@@ -295,6 +309,121 @@ static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
     return LBK_OK;
 }
 
+/* Balance: a local query's image along group g's split dimension. */
+static uint32_t query_image(const decomposer *d, uint64_t q, int g)
+{
+    return lbk_toptree_order_image(
+        d->in->queries[q * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
+}
+
+/* Balance, one round: per group, points (first 256) and queries (next 256)
+ * by the byte `round` of their image, among those whose image begins with
+ * the group's prefix so far. */
+static lbk_status balance_round(const lbk_comm *comm, decomposer *d, int round,
+                                const uint32_t *prefix)
+{
+    const size_t per = 512;
+    const int shift = 24 - 8 * round;
+    memset(d->local, 0, (size_t)d->groups * per * sizeof *d->local);
+    for (uint64_t i = 0; i < d->in->rows; i++) {
+        const int s = d->slot[d->node_of[i]];
+        const uint32_t img = s < 0 ? 0 : point_image(d, i, s);
+        if (s >= 0 && (round == 0 || img >> (shift + 8) == prefix[s] >> (shift + 8)))
+            d->local[(size_t)s * per + ((img >> shift) & 255u)]++;
+    }
+    for (uint64_t q = 0; q < d->in->query_rows; q++) {
+        const int s = d->slot[d->qnode_of[q]];
+        const uint32_t img = s < 0 ? 0 : query_image(d, q, s);
+        if (s >= 0 && (round == 0 || img >> (shift + 8) == prefix[s] >> (shift + 8)))
+            d->local[(size_t)s * per + 256 + ((img >> shift) & 255u)]++;
+    }
+    return lbk_comm_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * per),
+                                            MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
+                              "MPI_Allreduce (spatial load balance)");
+}
+
+/* Balance: each group's left count where the weight (points 1 each,
+ * queries query_weight) splits as its ranks do, read from the images' top
+ * byte down (four rounds); within the last image value the points are
+ * shared out linearly. Clamped so that every rank keeps a point where the
+ * group has one per rank. Only an estimate: any count is exact. */
+static lbk_status balance_counts(const lbk_comm *comm, decomposer *d)
+{
+    const int groups = d->groups;
+    uint32_t *prefix = calloc((size_t)groups, sizeof *prefix);
+    double *target = calloc((size_t)groups, sizeof *target);
+    double *before = calloc((size_t)groups, sizeof *before);
+    uint64_t *left = calloc((size_t)groups, sizeof *left);
+    lbk_status st = prefix && target && before && left ? LBK_OK : LBK_ERR_NOMEM;
+    if (st != LBK_OK)
+        lbk_error("out of host memory for the spatial load balance (%d groups)", groups);
+    st = lbk_comm_agree(comm, st);
+    for (int round = 0; st == LBK_OK && round < 4; round++) {
+        st = balance_round(comm, d, round, prefix);
+        for (int g = 0; st == LBK_OK && g < groups; g++) {
+            const uint64_t *h = d->hist + (size_t)g * 512;
+            const lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
+            if (round == 0) {
+                double total = 0.0;
+                for (int b = 0; b < 256; b++)
+                    total += (double)h[b] + d->query_weight * (double)h[256 + b];
+                target[g] = total * lbk_toptree_left_ranks(n->ranks) / n->ranks;
+            }
+            int pick = 255;
+            for (int b = 0; b < 256; b++) {
+                const double w = (double)h[b] + d->query_weight * (double)h[256 + b];
+                if (before[g] + w > target[g]) {
+                    pick = b;
+                    break;
+                }
+                if (b < 255) {
+                    before[g] += w;
+                    left[g] += h[b];
+                }
+            }
+            prefix[g] |= (uint32_t)pick << (24 - 8 * round);
+            if (round == 3) {
+                const double w = (double)h[pick] + d->query_weight * (double)h[256 + pick];
+                double f = w > 0.0 ? (target[g] - before[g]) / w : 0.0;
+                f = f < 0.0 ? 0.0 : f > 1.0 ? 1.0 : f;
+                left[g] += (uint64_t)(f * (double)h[pick]);
+            }
+        }
+    }
+    for (int g = 0; st == LBK_OK && g < groups; g++) {
+        lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
+        const uint64_t lr = (uint64_t)lbk_toptree_left_ranks(n->ranks);
+        const uint64_t rr = (uint64_t)n->ranks - lr;
+        uint64_t m = left[g];
+        if (n->points >= (uint64_t)n->ranks)
+            m = m < lr ? lr : m > n->points - rr ? n->points - rr : m;
+        else
+            m = lbk_toptree_left_points(n->points, n->ranks);
+        d->tree->nodes[n->left].points = m;
+        d->tree->nodes[n->right].points = n->points - m;
+        d->want[g] = m;
+    }
+    free(prefix);
+    free(target);
+    free(before);
+    free(left);
+    return st;
+}
+
+/* Collective, balance: one query's weight, so that all of them together
+ * weigh BALANCE_QUERY_SHARE of points and queries. */
+static lbk_status balance_weight(const lbk_comm *comm, decomposer *d)
+{
+    uint64_t queries = d->in->query_rows;
+    LBK_TRY(lbk_comm_mpi_check(
+        MPI_Allreduce(MPI_IN_PLACE, &queries, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
+        "MPI_Allreduce (spatial load balance: queries)"));
+    d->query_weight = queries ? BALANCE_QUERY_SHARE / (1.0 - BALANCE_QUERY_SHARE) *
+                                    (double)d->in->total_rows / (double)queries
+                              : 0.0;
+    return LBK_OK;
+}
+
 /* Collective: the planes of every group of this depth, and each point's
  * step down. */
 static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
@@ -319,6 +448,8 @@ static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
             t->nodes[d->active[g]].dim = level % d->in->dim;
     for (int g = 0; g < d->groups; g++)
         d->split_dim[g] = t->nodes[d->active[g]].dim;
+    if (d->in->balance)
+        LBK_TRY(balance_counts(comm, d));
     d->pos = 0;
     d->matching = 0;
     bool done = false;
@@ -334,6 +465,14 @@ static lbk_status split_level(const lbk_comm *comm, decomposer *d, int level)
         const uint64_t id = d->in->first_row + i;
         const int left = (image < n->image) | ((image == n->image) & (id < n->id));
         d->node_of[i] = n->right + left * (n->left - n->right);
+    }
+    /* A query on the plane goes right, as its home walk does. */
+    for (uint64_t q = 0; d->in->balance && q < d->in->query_rows; q++) {
+        const int s = d->slot[d->qnode_of[q]];
+        if (s >= 0) {
+            const lbk_toptree_node *n = &t->nodes[d->active[s]];
+            d->qnode_of[q] = query_image(d, q, s) < n->image ? n->left : n->right;
+        }
     }
     return LBK_OK;
 }
@@ -538,6 +677,8 @@ lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split,
     if (st == LBK_OK)
         st = decomposer_alloc(&d, shard, tree, split);
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
+    if (shard->balance)
+        LBK_TRY_GOTO(st, balance_weight(comm, &d));
     const int levels = lbk_toptree_levels(tree);
     for (int level = 0; level < levels; level++)
         LBK_TRY_GOTO(st, split_level(comm, &d, level));

@@ -7,7 +7,11 @@
  * radix select whose every round is one MPI_Allreduce of one digit's
  * counts per group of the level (the first digit up to 16 bits wide, then
  * bytes); the rounds depend on P and the key width, not on N.
- * Every rank computes the same planes from the same sums. The points then
+ * Every rank computes the same planes from the same sums. With queries
+ * (mpi.balance: queries) the left child's count is not the proportional
+ * one but where a weight of points and queries splits in proportion
+ * (decompose.c, balance_counts), from four more rounds of counts per
+ * level; any count keeps the results exact. The points then
  * move to their owners in three exchanges (coordinates, ids, labels), and
  * every rank learns every rank's point count and tight box. */
 #ifndef LBK_DECOMPOSE_H
@@ -47,6 +51,12 @@ typedef struct {
     const int32_t *labels;
     bool has_labels;
     bool wide_ids; /* 64-bit ids even where 32 bits would hold them (tests) */
+    /* mpi.balance: queries (the same on every rank): this rank's queries
+     * (query_rows x dim), where the query phase's work will be. Without it
+     * each group's points are split in proportion to its ranks. */
+    bool balance;
+    const float *queries;
+    uint64_t query_rows;
 } lbk_decompose_shard;
 
 /* split: the top tree's dimension rule (round robin: depth mod dim;

@@ -69,6 +69,14 @@ void lbk_toptree_free(lbk_toptree *tree)
     memset(tree, 0, sizeof *tree);
 }
 
+int lbk_toptree_leaf_depth(const lbk_toptree *tree, int rank)
+{
+    for (int i = 0; i < tree->count; i++)
+        if (tree->nodes[i].ranks == 1 && tree->nodes[i].first == rank)
+            return tree->nodes[i].depth;
+    return 0;
+}
+
 int lbk_toptree_levels(const lbk_toptree *tree)
 {
     int levels = 0;

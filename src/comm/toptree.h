@@ -55,6 +55,8 @@ void lbk_toptree_free(lbk_toptree *tree);
 
 /* Depth of the deepest inner node + 1: the number of split levels. */
 int lbk_toptree_levels(const lbk_toptree *tree);
+/* The depth of `rank`'s leaf: how many planes bound its cell from above. */
+int lbk_toptree_leaf_depth(const lbk_toptree *tree, int rank);
 
 /* Ranks and points of a group's left child. */
 int lbk_toptree_left_ranks(int ranks);

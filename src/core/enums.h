@@ -78,6 +78,13 @@
     X(LBK_PARTITION_REPLICATE, "replicate")                                                      \
     X(LBK_PARTITION_SPATIAL, "spatial")
 
+/* The spatial partition's planes: points: every rank gets its share of
+ * the reference points; queries: its share of an estimate of the query
+ * phase's work, from this run's queries (docs/design.md section 9). */
+#define LBK_BALANCE_LIST(X)                                                                      \
+    X(LBK_BALANCE_POINTS, "points")                                                              \
+    X(LBK_BALANCE_QUERIES, "queries")
+
 /* What a job computes from the K-lists: classify (votes of reference
  * labels), regress (averaged reference targets), search (the lists only),
  * graph (the reference set's own kNN graph, each point's K nearest other
@@ -113,6 +120,7 @@ LBK_ENUM_DECLARE_(lbk_tree_split, LBK_TREE_SPLIT_LIST)
 LBK_ENUM_DECLARE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
 LBK_ENUM_DECLARE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
 LBK_ENUM_DECLARE_(lbk_partition, LBK_PARTITION_LIST)
+LBK_ENUM_DECLARE_(lbk_balance, LBK_BALANCE_LIST)
 LBK_ENUM_DECLARE_(lbk_task, LBK_TASK_LIST)
 
 /* "a, b, c": the names of a NULL-terminated item table, for error messages

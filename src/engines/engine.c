@@ -117,6 +117,7 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
     } else {
         const lbk_kdtree_params tree = {
             .split = params->split,
+            .rotation = params->rotation,
             .sort = params->sort,
             .verify = params->verify,
             .memory_budget = state->memory_budget,
@@ -138,6 +139,7 @@ lbk_status lbk_engine_export(const lbk_engine_state *state, lbk_engine_image *im
     image->tree.n = lbk_kdtree_size(state->tree);
     image->tree.dim = lbk_kdtree_dim(state->tree);
     image->tree.sort_used = stats.sort_used;
+    image->tree.rotation = lbk_kdtree_rotation(state->tree);
     return lbk_kdtree_download(state->tree, &image->tree.points, &image->tree.ids,
                                &image->tree.split_dims);
 }
@@ -164,7 +166,9 @@ lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *para
     lbk_engine_state *state = state_new(dev, params, engine);
     if (!state)
         return LBK_ERR_NOMEM;
-    return hand_over(state, lbk_kdtree_upload(dev, &image->tree, &state->tree), out);
+    lbk_kdtree_image tree = image->tree;
+    tree.rotation = params->rotation; /* not saved: the caller knows it */
+    return hand_over(state, lbk_kdtree_upload(dev, &tree, &state->tree), out);
 }
 
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state)

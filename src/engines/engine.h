@@ -26,6 +26,7 @@ typedef struct {
     uint64_t memory_budget; /* bytes of device memory; 0 = from the device (half of it) */
     int groups;             /* brute force: bubble groups per query; 0 = default */
     lbk_tree_split split;   /* k-d tree: split rule, sort and post-build check */
+    int rotation;           /* k-d tree, round robin: the root's dimension (kdtree.h) */
     lbk_tree_sort sort;
     bool verify;
     const lbk_tuning *tuning; /* the device's kernel parameters (tuning.h); NULL = derived

@@ -20,6 +20,7 @@ struct lbk_kdtree {
     uint64_t n;
     int dim;
     lbk_tree_split split;
+    int rotation;             /* round robin: the root's dimension */
     cl_mem points;            /* tree order */
     cl_mem ids;               /* original shard row per node */
     cl_mem dims;              /* split dimension per node; NULL for round robin */
@@ -263,6 +264,7 @@ static void builder_plan(lbk_kdtree_builder *b, lbk_device *dev, const lbk_kdtre
     b->dim = dim;
     b->levels = lbk_kdtree_levels(n);
     b->has_dims = params->split == LBK_SPLIT_WIDEST;
+    b->rotation = params->rotation;
     b->profile = params->profile;
     b->segment_max = segment_max_for(dev, params);
     b->compute_units = lbk_device_compute_units(dev) > 0 ? lbk_device_compute_units(dev) : 1;
@@ -426,8 +428,8 @@ static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference,
                                const lbk_kdtree_params *params, lbk_kdtree *tree)
 {
     lbk_kdtree_select_tree out;
-    LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params), params->profile,
-                                    &out));
+    LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params),
+                                    params->rotation, params->profile, &out));
     tree->points = out.points;
     tree->ids = out.ids;
     tree->bytes = (uint64_t)reference->rows * ((uint64_t)reference->dim * 4 + 4);
@@ -443,7 +445,7 @@ static lbk_status verify(const lbk_kdtree *tree)
     uint8_t *sd = NULL;
     lbk_status st = lbk_kdtree_download(tree, &pts, &ids, &sd);
     if (st == LBK_OK)
-        st = lbk_kdtree_check(pts, tree->n, tree->dim, sd);
+        st = lbk_kdtree_check(pts, tree->n, tree->dim, sd, tree->rotation);
     free(pts);
     free(ids);
     free(sd);
@@ -479,6 +481,7 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
     tree->n = n;
     tree->dim = reference->dim;
     tree->split = params->split;
+    tree->rotation = params->split == LBK_SPLIT_ROUND_ROBIN ? params->rotation : 0;
     LBK_TRY_GOTO(st, choose_sort(dev, params, n, reference->dim, &tree->stats.sort_used));
     tree->stats.levels = lbk_kdtree_levels(n);
     if (n > 0 && tree->stats.sort_used == LBK_SORT_SELECT)
@@ -508,6 +511,7 @@ lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk
     tree->n = n;
     tree->dim = image->dim;
     tree->split = image->split_dims ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
+    tree->rotation = image->split_dims ? 0 : image->rotation;
     tree->stats.sort_used = image->sort_used;
     tree->stats.levels = lbk_kdtree_levels(n);
     const cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
@@ -587,7 +591,8 @@ cleanup:
 /* Checking every node against each of its ancestors is the same as checking
  * every node against the bounds of its whole subtree, in O(n log n). NaN
  * coordinates fail the comparisons and are reported as violations. */
-lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims)
+lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims,
+                            int rotation)
 {
     for (uint64_t i = 0; i < n; i++) {
         if (split_dims && split_dims[i] >= dim) {
@@ -600,7 +605,9 @@ lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint
         const float *p = points + i * (uint64_t)dim;
         for (uint64_t x = i; x > 0;) {
             const uint64_t a = (x - 1) / 2;
-            const int d = split_dims ? split_dims[a] : (int)(lbk_kd_level(a) % (lbk_u32)dim);
+            const int d = split_dims
+                              ? split_dims[a]
+                              : (int)(((lbk_u32)rotation + lbk_kd_level(a)) % (lbk_u32)dim);
             const float plane = points[a * (uint64_t)dim + (uint64_t)d];
             const bool left = x == 2 * a + 1;
             if (left ? !(p[d] <= plane) : !(p[d] >= plane)) {
@@ -642,6 +649,7 @@ int lbk_kdtree_dim(const lbk_kdtree *tree) { return tree->dim; }
 cl_mem lbk_kdtree_points(const lbk_kdtree *tree) { return tree->points; }
 cl_mem lbk_kdtree_ids(const lbk_kdtree *tree) { return tree->ids; }
 cl_mem lbk_kdtree_split_dims(const lbk_kdtree *tree) { return tree->dims; }
+int lbk_kdtree_rotation(const lbk_kdtree *tree) { return tree->rotation; }
 uint64_t lbk_kdtree_bytes(const lbk_kdtree *tree) { return tree->bytes; }
 const lbk_tree_buckets *lbk_kdtree_buckets(const lbk_kdtree *tree) { return &tree->buckets; }
 

@@ -18,6 +18,11 @@ typedef struct lbk_kdtree lbk_kdtree;
 
 typedef struct {
     lbk_tree_split split;
+    /* Round robin: level l splits dimension (rotation + l) mod dim, so a
+     * tree under a partition's top levels can continue their rotation
+     * instead of starting at 0 again (the spatial partition: docs/design.md
+     * section 9). */
+    int rotation;
     lbk_tree_sort sort;     /* AUTO = radix unless the memory budget forbids it */
     bool verify;            /* run lbk_kdtree_check after the build */
     uint64_t memory_budget; /* bytes; 0 = from the device */
@@ -68,6 +73,8 @@ typedef struct {
     float *points;       /* n * dim, tree order */
     uint32_t *ids;       /* n: the shard row of each node */
     uint8_t *split_dims; /* n, or NULL: round robin */
+    int rotation;        /* round robin: the root's dimension (not saved: the
+                            spatial partition derives it from its top tree) */
     lbk_tree_sort sort_used;
 } lbk_kdtree_image;
 
@@ -76,9 +83,13 @@ typedef struct {
 lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk_kdtree **out);
 
 /* Host-side check of the k-d invariant on a downloaded tree: every node
- * against the bounds of its whole subtree. split_dims NULL = round robin.
- * Returns LBK_ERR_INTERNAL (logged, naming the node) when it does not hold. */
-lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims);
+ * against the bounds of its whole subtree. split_dims NULL = round robin
+ * from dimension `rotation`. Returns LBK_ERR_INTERNAL (logged, naming the
+ * node) when it does not hold. */
+lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint8_t *split_dims,
+                            int rotation);
+/* Round robin: the dimension of the root. */
+int lbk_kdtree_rotation(const lbk_kdtree *tree);
 
 void lbk_kdtree_destroy(lbk_kdtree *tree);
 

@@ -39,6 +39,7 @@ typedef struct {
     int dim;
     int levels;
     cl_int has_dims;
+    int rotation; /* round robin: level l sorts by dimension (rotation + l) mod dim */
     lbk_tree_sort sort;
     uint64_t current_bytes, peak_bytes, moved;
     size_t elementwise_local;

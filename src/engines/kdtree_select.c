@@ -24,6 +24,7 @@ typedef struct {
     uint64_t n;
     cl_int dim;
     cl_uint levels;
+    cl_uint rotation; /* the root's dimension (kdtree.h) */
     bool profile;
 } select_build;
 
@@ -56,8 +57,8 @@ static lbk_status run_levels(select_build *b, uint64_t segment_max, lbk_kdtree_s
         cl_kernel k = whole ? b->subtree : b->level;
         LBK_TRY(LBK_KERNEL_ARGS(k, LBK_ARG(b->work[0]), LBK_ARG(b->rows[0]), LBK_ARG(b->work[1]),
                                 LBK_ARG(b->rows[1]), LBK_ARG(b->dim), LBK_ARG(b->n),
-                                LBK_ARG(b->levels), LBK_ARG(l), LBK_ARG(out->points),
-                                LBK_ARG(out->ids)));
+                                LBK_ARG(b->levels), LBK_ARG(l), LBK_ARG(b->rotation),
+                                LBK_ARG(out->points), LBK_ARG(out->ids)));
         char what[48];
         snprintf(what, sizeof what, "%s %u", whole ? "kd_sel_subtree from" : "kd_sel_level", l);
         LBK_TRY(launch(b, k, nodes, what));
@@ -104,7 +105,7 @@ static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref,
 }
 
 lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
-                                   uint64_t segment_max, bool profile,
+                                   uint64_t segment_max, int rotation, bool profile,
                                    lbk_kdtree_select_tree *out)
 {
     lbk_status st = LBK_OK;
@@ -113,6 +114,7 @@ lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference
                       .n = reference->rows,
                       .dim = reference->dim,
                       .levels = lbk_kd_levels(reference->rows),
+                      .rotation = (cl_uint)rotation,
                       .profile = profile};
     *out = (lbk_kdtree_select_tree){0};
     const double t_prog = lbk_timer_now();

@@ -26,7 +26,7 @@ typedef struct {
 uint64_t lbk_kdtree_select_bytes(uint64_t n, int dim);
 
 lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
-                                   uint64_t segment_max, bool profile,
+                                   uint64_t segment_max, int rotation, bool profile,
                                    lbk_kdtree_select_tree *out);
 
 #endif

@@ -200,7 +200,7 @@ lbk_status lbk_kdtree_sort_range(lbk_kdtree_builder *b, uint64_t lo, uint32_t ta
 static lbk_status sort_level(lbk_kdtree_builder *b, uint64_t lo, uint32_t tag_lo, uint32_t tag_hi,
                              int tag_only, int level)
 {
-    const cl_int rr_dim = level % b->dim;
+    const cl_int rr_dim = (b->rotation + level) % b->dim;
     if (b->sort == LBK_SORT_RADIX) {
         const int split_level = tag_only ? b->levels - 1 : level;
         /* Slots below this are settled once the sort is done. */

@@ -216,13 +216,15 @@ static lbk_status query_batch(lbk_kdtree *tree, query_state *qs, const float *qu
     const cl_mem dims = lbk_kdtree_split_dims(tree);
     const cl_int has_dims = dims != NULL, cdim = dim, ck = k, cmetric = (cl_int)metric;
     const cl_int has_bounds = bounds != NULL;
+    const cl_int rotation = lbk_kdtree_rotation(tree);
     const cl_ulong cn = lbk_kdtree_size(tree), cnq = count;
     LBK_TRY(LBK_KERNEL_ARGS(
-        qs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims), LBK_ARG(has_dims), LBK_ARG(cn),
-        LBK_ARG(cdim), LBK_ARG(qs->qbuf), LBK_ARG(qs->obuf), LBK_ARG(cnq), LBK_ARG(ck),
-        LBK_ARG(cmetric), LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
-        LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(qs->lbuf), LBK_ARG(qs->kbuf),
-        LBK_ARG(qs->ibuf), LBK_ARG(qs->wbuf), LBK_ARG(qs->bbuf), LBK_ARG(has_bounds)));
+        qs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims), LBK_ARG(has_dims),
+        LBK_ARG(rotation), LBK_ARG(cn), LBK_ARG(cdim), LBK_ARG(qs->qbuf), LBK_ARG(qs->obuf),
+        LBK_ARG(cnq), LBK_ARG(ck), LBK_ARG(cmetric), LBK_ARG(buckets->level),
+        LBK_ARG(buckets->two_tile_buckets), LBK_ARG(buckets->points), LBK_ARG(buckets->ids),
+        LBK_ARG(qs->lbuf), LBK_ARG(qs->kbuf), LBK_ARG(qs->ibuf), LBK_ARG(qs->wbuf),
+        LBK_ARG(qs->bbuf), LBK_ARG(has_bounds)));
     const size_t global = lbk_device_round_up((size_t)count, qs->local);
     err = clEnqueueNDRangeKernel(queue, qs->kernel, 1, NULL, &global, &qs->local, 0, NULL, NULL);
     LBK_TRY(lbk_device_cl_check(err, "launching the tree query kernel"));

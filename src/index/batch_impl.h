@@ -62,6 +62,9 @@ void lbk_batch_spatial_free(lbk_index_spatial *spatial);
 /* A saved index: the spatial state over a top tree read back (taken),
  * the shard already its owner's, instead of the redistribution. */
 lbk_status lbk_batch_spatial_adopt(lbk_index *s, lbk_toptree *tree);
+/* The rotation of this rank's round-robin local tree (kdtree.h): its leaf's
+ * depth in the top tree mod D under the spatial partition, else 0. */
+int lbk_batch_spatial_rotation(const lbk_index *s);
 
 /* The K-lists of `count` query points in this rank's references, as merge
  * candidates (global ids, labels), in chunks of the run's batch. `bounds`

@@ -62,13 +62,17 @@ static lbk_status spatial_redistribute(lbk_index *s)
     const double t = lbk_timer_now();
     LBK_TRY(lbk_comm_agree(s->comm, spatial_alloc(s)));
     lbk_index_spatial *sp = s->spatial;
+    const lbk_dataset *q = s->balance_queries;
     const lbk_decompose_shard view = {.rows = s->shard.rows,
                                       .first_row = s->shard.first_row,
                                       .total_rows = s->shape.reference_rows,
                                       .dim = s->shape.dim,
                                       .points = s->shard.points,
                                       .labels = s->shard.labels,
-                                      .has_labels = s->shape.reference_labels};
+                                      .has_labels = s->shape.reference_labels,
+                                      .balance = s->balance_queries != NULL,
+                                      .queries = q ? q->points : NULL,
+                                      .query_rows = q ? q->rows : 0};
     lbk_decompose_owned own;
     uint64_t bytes = 0;
     LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));
@@ -95,6 +99,19 @@ lbk_status lbk_batch_spatial_adopt(lbk_index *s, lbk_toptree *tree)
     sp->report.levels = lbk_toptree_levels(&sp->tree);
     s->info.spatial = &sp->report;
     return LBK_OK;
+}
+
+/* Under round robin the top levels split a rank's cell along dimensions
+ * 0, 1, ..., depth - 1 mod D; a local tree that started at 0 again would
+ * cut the same dimensions first and leave cells elongated (P = 16 in 3-D:
+ * boxes 1/4 x 1/2 x 1/2 cut along x first; 15 % more distance evaluations
+ * than P = 1, bench/RESULTS.md run L). Continuing the rotation makes the
+ * local levels the ones a single tree over every point would have. */
+int lbk_batch_spatial_rotation(const lbk_index *s)
+{
+    if (!s->spatial || s->shape.dim < 1)
+        return 0;
+    return lbk_toptree_leaf_depth(&s->spatial->tree, s->comm->rank) % s->shape.dim;
 }
 
 static uint64_t sum_counts(const uint64_t *counts, int p)

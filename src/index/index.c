@@ -56,6 +56,7 @@ static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
     const double t = lbk_timer_now();
     lbk_engine_params params;
     lbk_engine_params_from_job(s->job, tuning, &params);
+    params.rotation = lbk_batch_spatial_rotation(s);
     const lbk_status st =
         lbk_engine_create(s->device, &params, s->plan.engine, &s->shard, &s->engine);
     s->info.phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
@@ -89,12 +90,15 @@ lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, cons
 lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
                             const lbk_job *job, const lbk_index_plan *plan,
                             uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
-                            lbk_index **out)
+                            const lbk_dataset *queries, lbk_index **out)
 {
     LBK_TRY(lbk_index_create_empty(comm, device, job, plan, reference_rows, reference_labels,
                                    shard, out));
     lbk_index *s = *out;
-    LBK_TRY(redistribute(s)); /* spatial: points to their owners */
+    s->balance_queries = queries;
+    const lbk_status st = redistribute(s); /* spatial: points to their owners */
+    s->balance_queries = NULL;
+    LBK_TRY(st);
     return lbk_comm_agree(comm, build_engine(s, tuning));
 }
 

@@ -94,11 +94,15 @@ typedef struct lbk_index lbk_index;
  * `device` (borrowed) with `tuning` (NULL: derived from the device).
  * Options: knn.k, knn.metric, knn.engine, tree.*, mpi.*, device.batch,
  * device.groups, device.memory_mb (borrowed: `job` must outlive the
- * index). *out is set whatever the status (lbk_index_destroy it). */
+ * index). `queries`: this rank's slice of the queries to come, by which
+ * the spatial partition balances its boxes under mpi.balance: queries
+ * (borrowed for the call; NULL on every rank or on none: without it the
+ * boxes balance points). *out is set whatever the status (lbk_index_destroy
+ * it). */
 lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
                             const lbk_job *job, const lbk_index_plan *plan,
                             uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
-                            lbk_index **out);
+                            const lbk_dataset *queries, lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
 
 /* A saved index (index_store.c, docs/design.md "A saved index"): each

@@ -51,8 +51,9 @@ struct lbk_index {
         bool reference_labels;
     } shape;
     lbk_dataset shard;
-    lbk_index_spatial *spatial; /* spatial partition only */
-    lbk_device *device;         /* borrowed */
+    lbk_index_spatial *spatial;         /* spatial partition only */
+    const lbk_dataset *balance_queries; /* lbk_index_create's queries, during the call */
+    lbk_device *device;                 /* borrowed */
     lbk_engine_state *engine;
 
     bool self;                         /* the search prepared is the self search */

@@ -442,6 +442,7 @@ lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
     const double t = lbk_timer_now();
     lbk_engine_params params;
     lbk_engine_params_from_job(job, tuning, &params);
+    params.rotation = lbk_batch_spatial_rotation(s);
     const lbk_status st = lbk_engine_create_from(device, &params, plan->engine, &s->shard,
                                                  &saved->engine, &s->engine);
     s->info.phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;

@@ -118,6 +118,7 @@ typedef struct {
     struct {
         lbk_merge_mode merge;
         lbk_partition partition;
+        lbk_balance balance;
     } mpi;
 
     /* A saved index (`lbknn build`): the directory it is written to and

@@ -41,6 +41,7 @@ void lbk_job_defaults(lbk_job *job)
     job->tuning.cache = true;
     job->mpi.merge = LBK_MERGE_REDUCE;
     job->mpi.partition = LBK_PARTITION_AUTO;
+    job->mpi.balance = LBK_BALANCE_POINTS;
     job->run.checkpoint_s = 900; /* GROMACS's -cpt 15 */
     job->run.max_hours = 1e9;    /* no limit */
 }

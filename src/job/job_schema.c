@@ -17,6 +17,7 @@ _Static_assert(sizeof(lbk_tree_split) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_tree_sort) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_merge_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_partition) == sizeof(int), "enum size");
+_Static_assert(sizeof(lbk_balance) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_task) == sizeof(int), "enum size");
 
 #define SECTION_ITEM_(constant, member) {#member, LBK_SEC_##constant},
@@ -107,17 +108,20 @@ const lbk_job_key_desc lbk_job_keys[] = {
                                                     NULL) KEY(MPI, mpi, merge, ENUM, 0, 0,
                                                               lbk_merge_mode_items)
                                                     KEY(MPI, mpi, partition, ENUM, 0, 0,
-                                                        lbk_partition_items) KEY(INDEX, index,
-                                                                                 path, IN_PATH, 0,
-                                                                                 0, NULL)
-                                                        KEY(INDEX, index, rebuild, BOOL, 0, 0,
-                                                            NULL) KEY(RUN, run, checkpoint,
-                                                                      OUT_PATH, 0, 0, NULL)
-                                                            KEY(RUN, run, checkpoint_s, U64, 1,
-                                                                INT64_MAX,
-                                                                NULL) KEY(RUN, run, max_hours,
-                                                                          DOUBLE, 0, 0, NULL)
-                                                                LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)};
+                                                        lbk_partition_items)
+                                                        KEY(MPI, mpi, balance, ENUM, 0, 0,
+                                                            lbk_balance_items)
+                                                            KEY(INDEX, index, path, IN_PATH, 0, 0,
+                                                                NULL) KEY(INDEX, index, rebuild,
+                                                                          BOOL, 0, 0, NULL)
+                                                                KEY(RUN, run, checkpoint,
+                                                                    OUT_PATH, 0, 0, NULL)
+                                                                    KEY(RUN, run, checkpoint_s,
+                                                                        U64, 1, INT64_MAX, NULL)
+                                                                        KEY(RUN, run, max_hours,
+                                                                            DOUBLE, 0, 0, NULL)
+                                                                            LBK_JOB_OUTPUT_LIST(
+                                                                                OUTPUT_KEY_)};
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
 _Static_assert(N_KEYS <= LBK_JOB_MAX_KEYS, "raise LBK_JOB_MAX_KEYS");
 const int lbk_job_key_count = (int)N_KEYS;

@@ -113,12 +113,13 @@ static void open_device(void)
     LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
 }
 
-static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split split,
-                         lbk_tree_sort sort, bool verify)
+static lbk_kdtree *build_rotated(float *points, uint32_t n, int dim, lbk_tree_split split,
+                                 int rotation, lbk_tree_sort sort, bool verify)
 {
     const lbk_dataset ds = {
         .rows = n, .dim = dim, .first_row = 0, .points = points, .labels = NULL};
     const lbk_kdtree_params params = {.split = split,
+                                      .rotation = rotation,
                                       .sort = sort,
                                       .verify = verify,
                                       .memory_budget = 0,
@@ -126,9 +127,15 @@ static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split spli
                                       .segment_max = segment_max};
     lbk_kdtree *tree = NULL;
     const lbk_status st = lbk_kdtree_build(dev, &ds, &params, &tree);
-    LBK_EXPECT_EQ_INT(st, LBK_OK, "build n=%u dim=%d split=%d sort=%d: %s", n, dim, split, sort,
-                      lbk_status_name(st));
+    LBK_EXPECT_EQ_INT(st, LBK_OK, "build n=%u dim=%d split=%d rotation=%d sort=%d: %s", n, dim,
+                      split, rotation, sort, lbk_status_name(st));
     return tree;
+}
+
+static lbk_kdtree *build(float *points, uint32_t n, int dim, lbk_tree_split split,
+                         lbk_tree_sort sort, bool verify)
+{
+    return build_rotated(points, n, dim, split, 0, sort, verify);
 }
 
 static const char *sort_name(lbk_tree_sort s)
@@ -298,7 +305,7 @@ static void invariant_case(uint32_t n, int dim, data_kind kind, lbk_tree_split s
         char what[128];
         snprintf(what, sizeof what, "invariant n=%u dim=%d %s split=%d %s", n, dim,
                  data_names[kind], split, sort_name(sort));
-        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_OK, "%s", what);
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd, 0), LBK_OK, "%s", what);
         /* The ids are a permutation and name the point each node holds. */
         uint8_t *seen = calloc((size_t)n + 1, 1);
         LBK_ASSERT_TRUE(seen != NULL, "out of memory");
@@ -376,7 +383,7 @@ static void test_corrupt(void)
         uint32_t *ids;
         uint8_t *sd;
         LBK_ASSERT_EQ_INT(lbk_kdtree_download(tree, &tp, &ids, &sd), LBK_OK);
-        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_OK, "intact tree");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd, 0), LBK_OK, "intact tree");
         /* Swap the root with a leaf: the leaf's value breaks the root plane. */
         for (int j = 0; j < dim; j++) {
             const float t = tp[j];
@@ -384,7 +391,7 @@ static void test_corrupt(void)
             tp[(size_t)(n - 1) * dim + j] = t;
         }
         lbk_log_set_quiet(true);
-        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_ERR_INTERNAL, "swapped nodes");
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd, 0), LBK_ERR_INTERNAL, "swapped nodes");
         /* Deep corruption: one coordinate of a leaf pushed past an ancestor. */
         for (int j = 0; j < dim; j++) {
             const float t = tp[j];
@@ -392,10 +399,10 @@ static void test_corrupt(void)
             tp[(size_t)(n - 1) * dim + j] = t;
         }
         tp[(size_t)(n - 1) * dim + 0] = tp[0] < 0 ? 1e30f : -1e30f;
-        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd), LBK_ERR_INTERNAL,
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, n, dim, sd, 0), LBK_ERR_INTERNAL,
                           "leaf past the root");
         uint8_t bad[3] = {7, 0, 0};
-        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, 3, dim, bad), LBK_ERR_INTERNAL,
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp, 3, dim, bad, 0), LBK_ERR_INTERNAL,
                           "split dim out of range");
         free(tp);
         free(ids);
@@ -721,6 +728,79 @@ static void test_select_ties(void)
             select_vs_radix(ns[a], dims[(a + k) % 4], kinds[k]);
 }
 
+/* A rotated round-robin tree (the root splits dimension `rot`, as a
+ * spatial partition's local tree continues its top tree): the builders
+ * give the same tree, it holds the k-d invariant for its rotation (and,
+ * on distinct coordinates, not for the next one, so the rotation is really
+ * used), and the query walks it to the oracle's lists. */
+static void rotation_case(uint32_t n, int dim, int rot, data_kind kind)
+{
+    const lbk_tree_sort sorts[] = {LBK_SORT_RADIX, LBK_SORT_BITONIC, LBK_SORT_SELECT};
+    float *pts = make_points(n, dim, kind);
+    float *tp[3] = {NULL, NULL, NULL};
+    uint32_t *ids[3] = {NULL, NULL, NULL};
+    uint8_t *sd[3] = {NULL, NULL, NULL};
+    lbk_kdtree *trees[3];
+    char what[96];
+    snprintf(what, sizeof what, "n=%u dim=%d rotation=%d %s", n, dim, rot, data_names[kind]);
+    for (int b = 0; b < 3; b++) {
+        trees[b] = build_rotated(pts, n, dim, LBK_SPLIT_ROUND_ROBIN, rot, sorts[b], true);
+        if (trees[b])
+            LBK_EXPECT_EQ_INT(lbk_kdtree_download(trees[b], &tp[b], &ids[b], &sd[b]), LBK_OK);
+    }
+    /* The bitonic sort is not stable: on ties it builds a valid tree of
+     * its own (as without a rotation), so it is compared on distinct
+     * coordinates only. */
+    for (int b = 1; b < 3; b++)
+        if (tp[0] && tp[b] && (sorts[b] != LBK_SORT_BITONIC || kind == DATA_UNIQUE)) {
+            LBK_EXPECT_EQ_MEM(ids[b], ids[0], (size_t)n * 4, "%s: %s vs radix rows", what,
+                              sort_name(sorts[b]));
+            LBK_EXPECT_EQ_MEM(tp[b], tp[0], (size_t)n * dim * 4, "%s: %s vs radix points", what,
+                              sort_name(sorts[b]));
+        }
+    if (tp[0]) {
+        LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp[0], n, dim, NULL, rot), LBK_OK, "%s", what);
+        if (kind == DATA_UNIQUE && dim > 1)
+            LBK_EXPECT_EQ_INT(lbk_kdtree_check(tp[0], n, dim, NULL, (rot + 1) % dim),
+                              LBK_ERR_INTERNAL, "%s: checked as rotation %d", what,
+                              (rot + 1) % dim);
+    }
+    const uint32_t nq = 100;
+    const int k = 16;
+    float *qs = make_points(nq, dim, kind);
+    float *ok = malloc(nq * k * sizeof *ok), *tk = malloc(nq * k * sizeof *tk);
+    uint32_t *oi = malloc(nq * k * sizeof *oi), *ti = malloc(nq * k * sizeof *ti);
+    LBK_ASSERT_TRUE(ok && tk && oi && ti, "out of memory");
+    LBK_EXPECT_EQ_INT(oracle_knn(pts, n, qs, nq, dim, 0, k, ok, oi), 0, "oracle");
+    if (trees[0]) {
+        lbk_knn_result r = {.queries = nq, .k = k, .keys = tk, .index = ti};
+        LBK_EXPECT_EQ_INT(lbk_tree_query(trees[0], qs, nq, k, LBK_METRIC_L2, &r, NULL), LBK_OK);
+        LBK_EXPECT_EQ_MEM(tk, ok, nq * k * sizeof *tk, "%s: tree vs oracle keys", what);
+        LBK_EXPECT_EQ_MEM(ti, oi, nq * k * sizeof *ti, "%s: tree vs oracle rows", what);
+    }
+    for (int b = 0; b < 3; b++) {
+        free(tp[b]);
+        free(ids[b]);
+        free(sd[b]);
+        lbk_kdtree_destroy(trees[b]);
+    }
+    free(pts);
+    free(qs);
+    free(ok);
+    free(tk);
+    free(oi);
+    free(ti);
+}
+
+static void test_rotation(void)
+{
+    rotation_case(1000, 3, 1, DATA_UNIQUE);
+    rotation_case(1025, 3, 2, DATA_UNIQUE);
+    rotation_case(4097, 5, 4, DATA_CLUSTERED);
+    rotation_case(2000, 2, 1, DATA_DUPLICATES);
+    rotation_case(70001, 3, 1, DATA_UNIFORM);
+}
+
 /* kNN against the oracle: one case per data kind and metric. */
 typedef struct {
     const char *name;
@@ -786,6 +866,7 @@ static const device_case device_cases[] = {
     {"ref_widest_radix", test_ref_widest_radix},
     {"ref_rr_select", test_ref_rr_select},
     {"select_ties", test_select_ties},
+    {"rotation", test_rotation},
     {"invariant", test_invariant_default},
     {"corrupt", test_corrupt},
     {"empty_and_auto", test_empty_and_auto},

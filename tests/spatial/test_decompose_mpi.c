@@ -4,7 +4,11 @@
  * rank, its leaf's exact point count, points that the planes place on it
  * (so each plane splits its group at exactly the proportional count, ties
  * broken by id), ascending ids, rows equal to the input's, a tight box, and
- * every id owned exactly once over all ranks. */
+ * every id owned exactly once over all ranks. Balanced cases (mpi.balance:
+ * queries) pass queries crowded into one corner: the same checks hold at
+ * the counts the weights chose, and on spread points the queries' home
+ * ranks share them to within 1.5 x the mean (with points enough to put
+ * planes between them). */
 #include "collective.h"
 #include "decompose.h"
 #include "lbk_test.h"
@@ -31,6 +35,7 @@ typedef struct {
     int chunked; /* exchanges in rounds of a few rows */
     int labels;
     int wide_ids; /* 64-bit ids (what more than 2^32 points would get) */
+    int balance;  /* queries in one corner balance the planes */
 } decompose_case;
 
 /* Row `id` of the data set: any rank can make any row. */
@@ -54,7 +59,21 @@ typedef struct {
     float *points;
     int32_t *labels;
     uint64_t first, rows;
+    float *queries; /* balance: this rank's, qrows of them */
+    uint64_t qrows;
 } shard;
+
+#define QUERIES 600
+
+/* Query `q` of a balanced case: the points' own rows, squeezed into the
+ * corner [lo, lo + 1/8 of the spread) of every dimension. */
+static void make_query(data_kind kind, uint64_t q, float *p)
+{
+    int32_t label;
+    make_row(kind, q * 7 + 3, p, &label);
+    for (int j = 0; j < DIM; j++)
+        p[j] = kind == UNIFORM ? -1.0f + (p[j] + 1.0f) / 2.0f : p[j];
+}
 
 static int make_shard(const decompose_case *c, shard *s)
 {
@@ -67,7 +86,37 @@ static int make_shard(const decompose_case *c, shard *s)
         return 0;
     for (uint64_t i = 0; i < s->rows; i++)
         make_row(c->kind, s->first + i, s->points + i * DIM, s->labels + i);
+    if (!c->balance)
+        return 1;
+    const uint64_t qfirst = QUERIES * r / p;
+    s->qrows = QUERIES * (r + 1) / p - qfirst;
+    s->queries = malloc((size_t)(s->qrows + 1) * DIM * sizeof *s->queries);
+    if (!LBK_EXPECT_TRUE(s->queries != NULL, "out of memory"))
+        return 0;
+    for (uint64_t q = 0; q < s->qrows; q++)
+        make_query(c->kind, qfirst + q, s->queries + q * DIM);
     return 1;
+}
+
+/* Balanced on spread points: every rank is the home of about its share
+ * of the queries (each rank counts its own slice's homes, summed). */
+static void check_balance(const decompose_case *c, const lbk_toptree *t, const shard *s)
+{
+    if (!c->balance || c->kind != UNIFORM || c->n < 100 || comm.size < 2)
+        return;
+    uint64_t *homes = calloc((size_t)comm.size, sizeof *homes);
+    if (!LBK_EXPECT_TRUE(homes != NULL, "out of memory"))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (uint64_t q = 0; q < s->qrows; q++)
+        homes[lbk_toptree_home(t, s->queries + q * DIM)]++;
+    MPI_Allreduce(MPI_IN_PLACE, homes, comm.size, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    uint64_t most = 0;
+    for (int r = 0; r < comm.size; r++)
+        most = homes[r] > most ? homes[r] : most;
+    LBK_EXPECT_TRUE((double)most <= 1.5 * QUERIES / comm.size,
+                    "the busiest rank is home to %llu of %d queries on %d ranks",
+                    (unsigned long long)most, QUERIES, comm.size);
+    free(homes);
 }
 
 /* The tree's planes, counts and boxes, as bytes any rank can compare. */
@@ -99,7 +148,7 @@ static void check_owned(const decompose_case *c, const lbk_toptree *t,
     LBK_EXPECT_EQ_U64(o->rows, t->owned[comm.rank]);
     for (int i = 0; i < t->count; i++)
         if (t->nodes[i].ranks == 1 && t->nodes[i].first == comm.rank)
-            LBK_EXPECT_EQ_U64(o->rows, t->nodes[i].points, "the leaf's proportional count");
+            LBK_EXPECT_EQ_U64(o->rows, t->nodes[i].points, "the leaf's count");
     float lo[DIM], hi[DIM];
     for (int j = 0; j < DIM; j++) {
         lo[j] = INFINITY;
@@ -157,9 +206,17 @@ static void run_case(const void *row)
     if (!make_shard(c, &s))
         MPI_Abort(MPI_COMM_WORLD, 1);
     lbk_comm_set_chunk_bytes(c->chunked ? 64 : 0);
-    const lbk_decompose_shard view = {
-        s.rows,         s.first,         c->n, DIM, s.points, c->labels ? s.labels : NULL,
-        c->labels != 0, c->wide_ids != 0};
+    const lbk_decompose_shard view = {.rows = s.rows,
+                                      .first_row = s.first,
+                                      .total_rows = c->n,
+                                      .dim = DIM,
+                                      .points = s.points,
+                                      .labels = c->labels ? s.labels : NULL,
+                                      .has_labels = c->labels != 0,
+                                      .wide_ids = c->wide_ids != 0,
+                                      .balance = c->balance != 0,
+                                      .queries = s.queries,
+                                      .query_rows = s.qrows};
     lbk_toptree tree;
     lbk_decompose_owned own;
     uint64_t bytes = 0;
@@ -171,28 +228,35 @@ static void run_case(const void *row)
                             "ids of %d bits", c->wide_ids ? 64 : 32);
         check_owned(c, &tree, &own);
         check_global(c, &tree, &own);
+        check_balance(c, &tree, &s);
         lbk_toptree_free(&tree);
         lbk_decompose_owned_free(&own);
     }
     free(s.points);
     free(s.labels);
+    free(s.queries);
 }
 
 /* N below P (empty ranks), N = 1, ties on every plane, one repeated point,
  * far-apart clusters, no labels, and the exchange cut into rounds. */
 static const decompose_case rows[] = {
-    {"uniform_rr", UNIFORM, 1000, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
-    {"uniform_widest", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 0},
-    {"grid_rr", GRID, 700, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
-    {"grid_widest", GRID, 700, LBK_SPLIT_WIDEST, 0, 1, 0},
-    {"same_rr", SAME, 300, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
-    {"same_widest", SAME, 300, LBK_SPLIT_WIDEST, 0, 1, 0},
-    {"clustered_widest", CLUSTERED, 900, LBK_SPLIT_WIDEST, 0, 1, 0},
-    {"fewer_points_than_ranks", UNIFORM, 3, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0},
-    {"one_point", GRID, 1, LBK_SPLIT_WIDEST, 0, 1, 0},
-    {"no_labels", UNIFORM, 500, LBK_SPLIT_ROUND_ROBIN, 0, 0, 0},
-    {"chunked", GRID, 400, LBK_SPLIT_WIDEST, 1, 1, 0},
-    {"wide_ids", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 1},
+    {"uniform_rr", UNIFORM, 1000, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 0},
+    {"uniform_widest", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 0, 0},
+    {"grid_rr", GRID, 700, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 0},
+    {"grid_widest", GRID, 700, LBK_SPLIT_WIDEST, 0, 1, 0, 0},
+    {"same_rr", SAME, 300, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 0},
+    {"same_widest", SAME, 300, LBK_SPLIT_WIDEST, 0, 1, 0, 0},
+    {"clustered_widest", CLUSTERED, 900, LBK_SPLIT_WIDEST, 0, 1, 0, 0},
+    {"fewer_points_than_ranks", UNIFORM, 3, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 0},
+    {"one_point", GRID, 1, LBK_SPLIT_WIDEST, 0, 1, 0, 0},
+    {"no_labels", UNIFORM, 500, LBK_SPLIT_ROUND_ROBIN, 0, 0, 0, 0},
+    {"chunked", GRID, 400, LBK_SPLIT_WIDEST, 1, 1, 0, 0},
+    {"wide_ids", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 1, 0},
+    {"balanced_rr", UNIFORM, 1000, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 1},
+    {"balanced_widest", UNIFORM, 1000, LBK_SPLIT_WIDEST, 0, 1, 0, 1},
+    {"balanced_grid", GRID, 700, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 1},
+    {"balanced_clustered", CLUSTERED, 900, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 1},
+    {"balanced_few_points", UNIFORM, 3, LBK_SPLIT_ROUND_ROBIN, 0, 1, 0, 1},
 };
 
 int main(int argc, char **argv)
