@@ -45,7 +45,7 @@ resume_all() {
 }
 # Start a long run in the background, wait for its first checkpoint, then
 # send the signal; the pids of the lbknn processes themselves for kill -9.
-long=(--set synthetic.queries=400000 --set device.batch=100 --set run.checkpoint_s=1)
+long=(--set synthetic.queries=1600000 --set device.batch=100 --set run.checkpoint_s=1)
 signal_case() {
     local sig=$1 want=$2
     shift 2
