@@ -1,6 +1,6 @@
 /* _POSIX_C_SOURCE's fdatasync, sigaction and stat's st_mtim. */
 #define _GNU_SOURCE
-#include "checkpoint.h"
+#include "checkpoint_impl.h"
 
 #include "log.h"
 #include "saved.h"
@@ -17,7 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char magic[] = "lbknn checkpoint 1\n";
 static volatile sig_atomic_t stop_asked;
 
 static void on_stop_signal(int sig)
@@ -49,78 +48,43 @@ lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
     const char *why = NULL;
     if (job->task == LBK_TASK_GRAPH)
         why = "task graph (its rows are written at the end)";
-    else if (s->plan.owns_slice)
-        why = "mpi.partition spatial or replicate (each rank writes its text at the end)";
-    else if (s->plan.sliced && s->comm->size > 1)
-        why = "mpi.merge: reduce_scatter (each rank writes slices)";
     else if (lbk_dataset_array_layout_of(job->output.neighbors) == LBK_ARRAY_HDF5 ||
              lbk_dataset_array_layout_of(job->output.distances) == LBK_ARRAY_HDF5)
         why = "HDF5 outputs (libhdf5 lays the file out)";
     LBK_FAIL_IF(why, LBK_ERR_CONFIG,
-                "%s: run.checkpoint is not supported with %s; use mpi.partition: shard with "
-                "mpi.merge: reduce, or no checkpoint",
-                job->source, why);
+                "%s: run.checkpoint is not supported with %s; run without it", job->source, why);
     return LBK_OK;
 }
 
-/* ---- the checkpoint's text ------------------------------------------------ */
-
-/* The job as printed, without the run section (a resumed run may change
- * its interval and time limit). */
-static char *canonical_job(const lbk_job *job, size_t *len)
+/* Where part i starts in its file, and how long it is after `done` batches
+ * (fd: its descriptor, whose size a whole file's length is). */
+static lbk_status part_extent(const lbk_run_state *s, int i, uint64_t done, int fd,
+                              uint64_t *start, uint64_t *len)
 {
-    lbk_job *copy = malloc(sizeof *copy);
-    char *text = NULL;
-    if (!copy)
-        return NULL;
-    *copy = *job;
-    lbk_job defaults;
-    lbk_job_defaults(&defaults);
-    copy->run = defaults.run;
-    FILE *f = open_memstream(&text, len);
-    if (f) {
-        lbk_job_print(copy, f, 0);
-        if (fclose(f) != 0) {
-            free(text);
-            text = NULL;
-        }
+    const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
+    *start = 0;
+    if (i >= LBK_JOB_OUTPUT_COUNT) {
+        *len = s->held_written[i - LBK_JOB_OUTPUT_COUNT];
+        return LBK_OK;
     }
-    free(copy);
-    return text;
+    if (s->plan.owns_slice &&
+        lbk_outputs_rows_span(s->job, &shape, i, s->query_first,
+                              lbk_checkpoint_rows_done(s, done), start, len))
+        return LBK_OK;
+    struct stat sb;
+    LBK_FAIL_IF(fd < 0 || fstat(fd, &sb) != 0, LBK_ERR_IO, "%s: cannot stat the partial file: %s",
+                lbk_checkpoint_output_path(s->job, i), strerror(errno));
+    *len = (uint64_t)sb.st_size;
+    return LBK_OK;
 }
 
-/* The lines a checkpoint of this run must have, whatever its progress:
- * compared line by line, the first that differs names the item. */
-static void identity_lines(const lbk_run_state *s, uint32_t job_hash, FILE *f)
+static int part_fd(lbk_run_state *s, int i)
 {
-    const lbk_job *job = s->job;
-    const lbk_index_info *info = lbk_index_info_of(s->index);
-    fprintf(f, "%s", magic);
-    fprintf(f, "job_hash %08" PRIx32 "\n", job_hash);
-    fprintf(f, "ranks %d\n", s->comm->size);
-    fprintf(f, "partition %d\n", (int)s->plan.partition);
-    fprintf(f, "engine %d\n", (int)s->plan.engine);
-    fprintf(f, "batch %" PRIu64 "\n", info->batch);
-    fprintf(f, "batches %" PRIu64 "\n", info->batches);
-    const struct {
-        const char *key, *path;
-    } inputs[] = {{"reference.path", job->reference.path},
-                  {"reference.labels", job->reference.labels},
-                  {"reference.targets", job->reference.targets},
-                  {"query.path", job->query.path},
-                  {"query.labels", job->query.labels},
-                  {"query.targets", job->query.targets},
-                  {"query.neighbors", job->truth.neighbors},
-                  {"query.distances", job->truth.distances}};
-    for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) {
-        struct stat sb;
-        if (!inputs[i].path[0])
-            continue;
-        if (stat(inputs[i].path, &sb) != 0)
-            memset(&sb, 0, sizeof sb);
-        fprintf(f, "input %s %lld %lld.%09ld\n", inputs[i].key, (long long)sb.st_size,
-                (long long)sb.st_mtim.tv_sec, (long)sb.st_mtim.tv_nsec);
-    }
+    lbk_outfile *files[LBK_JOB_OUTPUT_COUNT];
+    if (i >= LBK_JOB_OUTPUT_COUNT)
+        return s->held_fd[i - LBK_JOB_OUTPUT_COUNT];
+    lbk_outputs_files(&s->outputs, files);
+    return files[i]->kept ? files[i]->fd : -1;
 }
 
 static void hex(FILE *f, const void *data, size_t len)
@@ -130,28 +94,63 @@ static void hex(FILE *f, const void *data, size_t len)
         fprintf(f, "%02x", p[i]);
 }
 
-/* Rank 0's scores so far, bit for bit (this binary reads them back). */
-static void state_lines(const lbk_run_state *s, FILE *f)
+/* ---- what every rank sends rank 0 ---------------------------------------- */
+
+/* A rank's parts and its scores so far, bit for bit (this binary reads
+ * them back): confusion counts, ground-truth counts, regression score, the
+ * confusion matrix. */
+typedef struct {
+    uint64_t len[LBK_RUN_PARTS];
+    uint32_t crc[LBK_RUN_PARTS];
+    uint8_t on[LBK_RUN_PARTS];
+} part_table;
+
+static size_t rank_bytes(const lbk_run_state *s)
 {
-    const lbk_classify_confusion *c = &s->confusion;
+    return sizeof(part_table) + lbk_checkpoint_state_bytes(s);
+}
+
+static void pack_rank(const lbk_run_state *s, unsigned char *p)
+{
+    part_table t;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < LBK_RUN_PARTS; i++) {
+        t.on[i] = s->kept_on[i];
+        t.len[i] = s->kept_len[i];
+        t.crc[i] = s->kept_crc[i];
+    }
+    memcpy(p, &t, sizeof t);
+    lbk_checkpoint_pack_state(s, p + sizeof t);
+}
+
+/* Every rank's parts ("part RANK KEY LENGTH CRC") and scores ("state RANK
+ * HEX"), from `all` (rank_bytes each, in rank order). */
+static void rank_lines(const lbk_run_state *s, const unsigned char *all, FILE *f)
+{
+    const size_t one = rank_bytes(s);
+    for (int r = 0; r < s->comm->size; r++) {
+        part_table t;
+        memcpy(&t, all + (size_t)r * one, sizeof t);
+        for (int i = 0; i < LBK_RUN_PARTS; i++)
+            if (t.on[i])
+                fprintf(f, "part %d %s %" PRIu64 " %08" PRIx32 "\n", r,
+                        lbk_checkpoint_part_key(i), t.len[i], t.crc[i]);
+    }
     fprintf(f, "text_offset %" PRIu64 "\nproba_offset %" PRIu64 "\n", s->outputs.text_offset,
             s->outputs.proba_offset);
-    fprintf(f, "counts ");
-    const uint64_t counts[4] = {c->total, c->correct, c->correct_top5, c->other};
-    hex(f, counts, sizeof counts);
-    hex(f, &s->truth, sizeof s->truth);
-    hex(f, &s->score, sizeof s->score);
-    fprintf(f, "\nmatrix ");
-    if (c->matrix)
-        hex(f, c->matrix, (size_t)c->classes * (size_t)c->classes * sizeof *c->matrix);
-    fprintf(f, "\n");
+    for (int r = 0; r < s->comm->size; r++) {
+        fprintf(f, "state %d ", r);
+        hex(f, all + (size_t)r * one + sizeof(part_table), lbk_checkpoint_state_bytes(s));
+        fprintf(f, "\n");
+    }
 }
 
 /* The whole checkpoint text, ending in its own CRC. */
-static lbk_status render(const lbk_run_state *s, uint64_t done, char **text, size_t *len)
+static lbk_status render(const lbk_run_state *s, uint64_t done, const unsigned char *all,
+                         char **text, size_t *len)
 {
     size_t job_len = 0;
-    char *job = canonical_job(s->job, &job_len);
+    char *job = lbk_checkpoint_canonical_job(s->job, &job_len);
     LBK_FAIL_IF(!job, LBK_ERR_NOMEM, "out of host memory writing the checkpoint");
     FILE *f = open_memstream(text, len);
     if (!f) {
@@ -159,13 +158,9 @@ static lbk_status render(const lbk_run_state *s, uint64_t done, char **text, siz
         lbk_error("out of host memory writing the checkpoint");
         return LBK_ERR_NOMEM;
     }
-    identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
+    lbk_checkpoint_identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
     fprintf(f, "done %" PRIu64 "\n", done);
-    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
-        if (s->kept_on[i])
-            fprintf(f, "output %s %" PRIu64 " %08" PRIx32 "\n", lbk_outputs_key(i),
-                    s->kept_len[i], s->kept_crc[i]);
-    state_lines(s, f);
+    rank_lines(s, all, f);
     fprintf(f, "job %zu\n%s", job_len, job);
     free(job);
     const int rc = fclose(f);
@@ -180,27 +175,41 @@ static lbk_status render(const lbk_run_state *s, uint64_t done, char **text, siz
 
 /* ---- writing ------------------------------------------------------------ */
 
-/* Each partial file's CRC, extended over what was written since the last
- * checkpoint (rank 0 writes every file in order, so earlier bytes stay),
- * and its bytes made durable before the checkpoint that names them. */
-static lbk_status extend_crcs(lbk_run_state *s)
+/* Every rank: its bytes of every partial file durable, before rank 0 reads
+ * them back and before the checkpoint that names them. */
+static lbk_status sync_files(lbk_run_state *s)
 {
     lbk_outfile *files[LBK_JOB_OUTPUT_COUNT];
-    unsigned char buf[1 << 16];
     lbk_outputs_files(&s->outputs, files);
-    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        LBK_FAIL_IF(files[i]->kept && files[i]->fd >= 0 && fdatasync(files[i]->fd) != 0,
+                    LBK_ERR_IO, "%s: cannot sync the partial file: %s", files[i]->temp,
+                    strerror(errno));
+    for (int h = 0; h < LBK_RUN_HELD_COUNT; h++)
+        LBK_FAIL_IF(s->held_fd[h] >= 0 && fdatasync(s->held_fd[h]) != 0, LBK_ERR_IO,
+                    "rank %d: cannot sync its held %s: %s", s->comm->rank,
+                    lbk_checkpoint_part_key(LBK_JOB_OUTPUT_COUNT + h), strerror(errno));
+    return LBK_OK;
+}
+
+/* Each of this rank's parts' CRC, extended over what was written since
+ * the last checkpoint (a part only grows at its end, so earlier bytes
+ * stay): a checkpoint reads back what the interval wrote, not the files. */
+static lbk_status extend_crcs(lbk_run_state *s, uint64_t done)
+{
+    unsigned char buf[1 << 16];
+    for (int i = 0; i < LBK_RUN_PARTS; i++) {
         if (!s->kept_on[i])
             continue;
-        const lbk_outfile *f = files[i];
-        struct stat sb;
-        LBK_FAIL_IF(fstat(f->fd, &sb) != 0 || fdatasync(f->fd) != 0, LBK_ERR_IO,
-                    "%s: cannot sync the partial file: %s", f->temp, strerror(errno));
-        while (s->kept_len[i] < (uint64_t)sb.st_size) {
-            const uint64_t left = (uint64_t)sb.st_size - s->kept_len[i];
-            const ssize_t n =
-                pread(f->fd, buf, left < sizeof buf ? left : sizeof buf, (off_t)s->kept_len[i]);
-            LBK_FAIL_IF(n <= 0, LBK_ERR_IO, "%s: cannot read the partial file back: %s", f->temp,
-                        n < 0 ? strerror(errno) : "it ended early");
+        const int fd = part_fd(s, i);
+        uint64_t start, len;
+        LBK_TRY(part_extent(s, i, done, fd, &start, &len));
+        while (s->kept_len[i] < len) {
+            const uint64_t left = len - s->kept_len[i];
+            const ssize_t n = pread(fd, buf, left < sizeof buf ? left : sizeof buf,
+                                    (off_t)(start + s->kept_len[i]));
+            LBK_FAIL_IF(n <= 0, LBK_ERR_IO, "rank %d: cannot read its %s back: %s", s->comm->rank,
+                        lbk_checkpoint_part_key(i), n < 0 ? strerror(errno) : "it ended early");
             s->kept_crc[i] = lbk_saved_crc32(s->kept_crc[i], buf, (size_t)n);
             s->kept_len[i] += (uint64_t)n;
         }
@@ -221,9 +230,10 @@ static lbk_status write_all(int fd, const char *path, const char *text, size_t l
     return LBK_OK;
 }
 
-/* PATH.tmp written and synced, PATH kept as PATH.prev, PATH.tmp renamed
- * over PATH. */
-static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
+/* Rank 0: PATH.tmp written and synced, PATH kept as PATH.prev, PATH.tmp
+ * renamed over PATH. */
+static lbk_status write_checkpoint(const lbk_run_state *s, uint64_t done,
+                                   const unsigned char *all)
 {
     char *text = NULL;
     size_t len = 0;
@@ -231,8 +241,7 @@ static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
     char tmp[LBK_PATH_MAX + 8], prev[LBK_PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     snprintf(prev, sizeof prev, "%s.prev", path);
-    LBK_TRY(extend_crcs(s));
-    LBK_TRY(render(s, done, &text, &len));
+    LBK_TRY(render(s, done, all, &text, &len));
     const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     lbk_status st = LBK_OK;
     if (fd < 0) {
@@ -263,9 +272,75 @@ static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
     return st;
 }
 
+/* Collective: every rank syncs; then each extends its parts' CRCs (rank 0
+ * reading back what the others wrote, where they write slices of its
+ * files), sends them and its scores to rank 0, which writes. */
+static lbk_status checkpoint_now(lbk_run_state *s, uint64_t done)
+{
+    const size_t one = rank_bytes(s);
+    unsigned char *mine = NULL, *all = NULL;
+    LBK_TRY(lbk_comm_agree(s->comm, sync_files(s)));
+    lbk_status st = extend_crcs(s, done);
+    if (st == LBK_OK) {
+        mine = malloc(one);
+        all = malloc(one * (size_t)s->comm->size);
+        if (!mine || !all) {
+            lbk_error("rank %d: out of host memory writing the checkpoint", s->comm->rank);
+            st = LBK_ERR_NOMEM;
+        }
+    }
+    st = lbk_comm_agree(s->comm, st);
+    if (st == LBK_OK) {
+        pack_rank(s, mine);
+        st = lbk_comm_allgather_bytes(s->comm, mine, all, (int)one);
+        if (st == LBK_OK && s->root)
+            st = write_checkpoint(s, done, all);
+        st = lbk_comm_agree(s->comm, st);
+    }
+    free(mine);
+    free(all);
+    return st;
+}
+
+/* data[held_written, upto) to the end of held file h. */
+static lbk_status held_append(lbk_run_state *s, int h, const char *data, uint64_t upto)
+{
+    uint64_t at = s->held_written[h];
+    while (at < upto) {
+        const ssize_t n = pwrite(s->held_fd[h], data + at, (size_t)(upto - at), (off_t)at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        LBK_FAIL_IF(n < 0, LBK_ERR_IO, "rank %d: cannot write its held %s: %s", s->comm->rank,
+                    lbk_checkpoint_part_key(LBK_JOB_OUTPUT_COUNT + h), strerror(errno));
+        at += (uint64_t)n;
+    }
+    s->held_written[h] = upto;
+    return LBK_OK;
+}
+
+/* An owned slice's batch: what the end will write (predictions, the
+ * probability rows) goes to this rank's held files too. */
+static lbk_status hold_batch(lbk_run_state *s, uint64_t done)
+{
+    if (s->kept_on[LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_PREDICTIONS]) {
+        const char *values = s->values ? (const char *)s->values : (const char *)s->predictions;
+        const size_t bytes = s->values ? sizeof *s->values : sizeof *s->predictions;
+        LBK_TRY(held_append(s, LBK_RUN_HELD_PREDICTIONS, values,
+                            lbk_checkpoint_rows_done(s, done) * bytes));
+    }
+    if (s->kept_on[LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_PROBABILITIES]) {
+        LBK_FAIL_IF(fflush(s->proba_rows) != 0, LBK_ERR_NOMEM,
+                    "out of host memory rendering probabilities");
+        LBK_TRY(held_append(s, LBK_RUN_HELD_PROBABILITIES, s->proba_text, s->proba_text_len));
+    }
+    return LBK_OK;
+}
+
 lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done)
 {
     lbk_run_state *s = run_state;
+    if (s->plan.owns_slice)
+        LBK_TRY(lbk_comm_agree(s->comm, hold_batch(s, done)));
     const double now = lbk_timer_now();
     /* 2: stop (any rank's SIGUSR1, or rank 0's time limit); 1: rank 0's
      * clock says a checkpoint is due. */
@@ -278,7 +353,7 @@ lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done)
     const uint64_t batches = lbk_index_info_of(s->index)->batches;
     if (want == 0 || done == batches)
         return LBK_OK; /* the last batch's results are committed instead */
-    LBK_TRY(lbk_comm_agree(s->comm, s->root ? write_checkpoint(s, done) : LBK_OK));
+    LBK_TRY(checkpoint_now(s, done));
     s->t_checkpoint = lbk_timer_now();
     if (want < 2)
         return LBK_OK;
@@ -289,252 +364,25 @@ lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done)
     return LBK_STOPPED;
 }
 
-void lbk_checkpoint_remove(const lbk_run_state *s)
+void lbk_checkpoint_close(lbk_run_state *s)
 {
-    char name[LBK_PATH_MAX + 8];
-    unlink(s->job->run.checkpoint);
-    snprintf(name, sizeof name, "%s.prev", s->job->run.checkpoint);
-    unlink(name);
-    snprintf(name, sizeof name, "%s.tmp", s->job->run.checkpoint);
-    unlink(name);
-}
-
-/* ---- resuming ----------------------------------------------------------- */
-
-static char *read_whole(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    char *text = NULL;
-    if (!f)
-        return NULL;
-    size_t cap = 0;
-    *len = 0;
-    for (;;) {
-        if (*len + 4096 + 1 > cap) {
-            cap = cap * 2 + 8192;
-            char *grown = realloc(text, cap);
-            if (!grown)
-                break;
-            text = grown;
-        }
-        const size_t n = fread(text + *len, 1, cap - *len - 1, f);
-        *len += n;
-        if (n == 0)
-            break;
+    for (int h = 0; h < LBK_RUN_HELD_COUNT; h++) {
+        if (s->held_fd[h] >= 0)
+            close(s->held_fd[h]);
+        s->held_fd[h] = -1;
     }
-    fclose(f);
-    if (text)
-        text[*len] = '\0';
-    return text;
 }
 
-/* The partial file's first len bytes have this CRC (one line if not). */
-static lbk_status verify_partial(const char *ckpt, const char *key, const char *name,
-                                 uint64_t len, uint32_t crc)
+void lbk_checkpoint_remove(lbk_run_state *s)
 {
-    struct stat sb;
-    unsigned char buf[1 << 16];
-    LBK_FAIL_IF(stat(name, &sb) != 0, LBK_ERR_INPUT,
-                "%s: --resume refused: %s's partial file %s is missing", ckpt, key, name);
-    LBK_FAIL_IF((uint64_t)sb.st_size < len, LBK_ERR_INPUT,
-                "%s: --resume refused: %s's partial file %s has %lld bytes, fewer than the "
-                "checkpointed %" PRIu64,
-                ckpt, key, name, (long long)sb.st_size, len);
-    const int fd = open(name, O_RDONLY | O_CLOEXEC);
-    LBK_FAIL_IF(fd < 0, LBK_ERR_IO, "%s: cannot open %s: %s", ckpt, name, strerror(errno));
-    uint32_t c = 0;
-    for (uint64_t at = 0; at < len;) {
-        const uint64_t left = len - at;
-        const ssize_t n = pread(fd, buf, left < sizeof buf ? left : sizeof buf, (off_t)at);
-        if (n <= 0)
-            break;
-        c = lbk_saved_crc32(c, buf, (size_t)n);
-        at += (uint64_t)n;
-    }
-    close(fd);
-    LBK_FAIL_IF(c != crc, LBK_ERR_INPUT,
-                "%s: --resume refused: %s's partial file %s differs from the checkpointed one "
-                "in its first %" PRIu64 " bytes (CRC-32 %08" PRIx32 ", checkpoint %08" PRIx32 ")",
-                ckpt, key, name, len, c, crc);
-    return LBK_OK;
-}
-
-static bool unhex(const char *text, size_t chars, void *out, size_t len)
-{
-    unsigned char *p = out;
-    if (chars < 2 * len)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        unsigned v;
-        if (sscanf(text + 2 * i, "%2x", &v) != 1)
-            return false;
-        p[i] = (unsigned char)v;
-    }
-    return true;
-}
-
-/* The line at *at (advanced past it), without its newline. */
-static const char *next_line(const char **at, size_t *len)
-{
-    const char *line = *at, *nl = strchr(line, '\n');
-    *len = nl ? (size_t)(nl - line) : strlen(line);
-    *at = nl ? nl + 1 : line + *len;
-    return line;
-}
-
-/* The item named by the first differing identity line, in one line. */
-static lbk_status compare_identity(const lbk_run_state *s, const char *ckpt, const char **at)
-{
-    size_t job_len = 0, len = 0;
-    char *job = canonical_job(s->job, &job_len), *mine = NULL;
-    LBK_FAIL_IF(!job, LBK_ERR_NOMEM, "out of host memory reading the checkpoint");
-    FILE *f = open_memstream(&mine, &len);
-    if (f) {
-        identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
-        fclose(f);
-    }
-    free(job);
-    LBK_FAIL_IF(!f || !mine, LBK_ERR_NOMEM, "out of host memory reading the checkpoint");
-    const char *my = mine;
-    lbk_status st = LBK_OK;
-    while (*my && st == LBK_OK) {
-        size_t a_len, b_len;
-        const char *a = next_line(&my, &a_len), *b = next_line(at, &b_len);
-        if (a_len == b_len && memcmp(a, b, a_len) == 0)
+    char name[LBK_PATH_MAX + 64];
+    lbk_checkpoint_close(s);
+    for (int h = 0; h < LBK_RUN_HELD_COUNT; h++) {
+        if (!s->kept_on[LBK_JOB_OUTPUT_COUNT + h])
             continue;
-        /* "input KEY ...": the item is the input's key. */
-        const bool input = strncmp(a, "input ", 6) == 0;
-        const char *item = input ? a + 6 : a;
-        const int item_len = (int)strcspn(item, " \n");
-        lbk_error("%s: --resume refused: %s%.*s differs: the checkpoint has \"%.*s\", this run "
-                  "\"%.*s\"",
-                  ckpt, input ? "input " : "", item_len, item, (int)b_len, b, (int)a_len, a);
-        st = LBK_ERR_INPUT;
+        lbk_checkpoint_part_name(s, LBK_JOB_OUTPUT_COUNT + h, name, sizeof name);
+        unlink(name);
     }
-    free(mine);
-    return st;
-}
-
-/* Any partial file of this job's outputs, named into `name`. */
-static bool any_partial(const lbk_run_state *s, char *name, size_t size)
-{
-    const char *const paths[] = {
-#define OUTPUT_PATH_(n) s->job->output.n,
-        LBK_JOB_OUTPUT_LIST(OUTPUT_PATH_)
-#undef OUTPUT_PATH_
-    };
-    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
-        if (!s->kept_on[i])
-            continue;
-        lbk_outfile_kept_name(paths[i], name, size);
-        if (access(name, F_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* done, outputs, offsets and scores: the checkpoint past its identity. */
-static lbk_status parse_progress(lbk_run_state *s, const char *ckpt, const char *at,
-                                 uint64_t keep[LBK_JOB_OUTPUT_COUNT])
-{
-    const char *const paths[] = {
-#define OUTPUT_PATH_(n) s->job->output.n,
-        LBK_JOB_OUTPUT_LIST(OUTPUT_PATH_)
-#undef OUTPUT_PATH_
-    };
-    size_t len;
-    const char *line = next_line(&at, &len);
-    LBK_FAIL_IF(sscanf(line, "done %" SCNu64, &s->done_batches) != 1, LBK_ERR_INPUT,
-                "%s: --resume refused: the checkpoint has no batch count", ckpt);
-    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
-        if (!s->kept_on[i])
-            continue;
-        char key[64], name[LBK_PATH_MAX + 32];
-        line = next_line(&at, &len);
-        LBK_FAIL_IF(sscanf(line, "output %63s %" SCNu64 " %" SCNx32, key, &s->kept_len[i],
-                           &s->kept_crc[i]) != 3 ||
-                        strcmp(key, lbk_outputs_key(i)) != 0,
-                    LBK_ERR_INPUT, "%s: --resume refused: the checkpoint names no partial %s",
-                    ckpt, lbk_outputs_key(i));
-        lbk_outfile_kept_name(paths[i], name, sizeof name);
-        LBK_TRY(verify_partial(ckpt, key, name, s->kept_len[i], s->kept_crc[i]));
-        keep[i] = s->kept_len[i];
-    }
-    uint64_t counts[4];
-    lbk_classify_confusion *c = &s->confusion;
-    const size_t matrix = c->matrix ? (size_t)c->classes * (size_t)c->classes * 8 : 0;
-    const size_t state = sizeof counts + sizeof s->truth + sizeof s->score;
-    const char *counts_line, *matrix_line;
-    size_t counts_len, matrix_len;
-    bool ok = sscanf(next_line(&at, &len), "text_offset %" SCNu64, &s->outputs.text_offset) == 1;
-    ok = ok &&
-         sscanf(next_line(&at, &len), "proba_offset %" SCNu64, &s->outputs.proba_offset) == 1;
-    counts_line = next_line(&at, &counts_len);
-    matrix_line = next_line(&at, &matrix_len);
-    ok = ok && counts_len == 7 + 2 * state &&
-         unhex(counts_line + 7, counts_len - 7, counts, sizeof counts);
-    ok = ok && unhex(counts_line + 7 + 2 * sizeof counts, 2 * sizeof s->truth, &s->truth,
-                     sizeof s->truth);
-    ok = ok && unhex(counts_line + 7 + 2 * (sizeof counts + sizeof s->truth), 2 * sizeof s->score,
-                     &s->score, sizeof s->score);
-    ok = ok && matrix_len == 7 + 2 * matrix &&
-         (!matrix || unhex(matrix_line + 7, matrix_len - 7, c->matrix, matrix));
-    LBK_FAIL_IF(!ok, LBK_ERR_INPUT,
-                "%s: --resume refused: the checkpoint's scores are unreadable", ckpt);
-    c->total = counts[0];
-    c->correct = counts[1];
-    c->correct_top5 = counts[2];
-    c->other = counts[3];
-    return LBK_OK;
-}
-
-/* The checkpoint's own CRC, over everything before its last line. */
-static bool intact(const char *text, size_t len)
-{
-    uint32_t crc;
-    if (len < 13 || text[len - 1] != '\n')
-        return false;
-    const char *end = text + len - 13; /* "end XXXXXXXX\n" */
-    return strncmp(end, "end ", 4) == 0 && sscanf(end + 4, "%8" SCNx32, &crc) == 1 &&
-           crc == lbk_saved_crc32(0, text, (size_t)(end - text));
-}
-
-lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume,
-                                  uint64_t keep[LBK_JOB_OUTPUT_COUNT])
-{
-    const char *ckpt = s->job->run.checkpoint;
-    char name[LBK_PATH_MAX + 32];
-    memset(keep, 0, LBK_JOB_OUTPUT_COUNT * sizeof *keep);
-    s->t_checkpoint = lbk_timer_now();
-    if (!resume) {
-        /* A fresh run: an earlier run's checkpoint no longer describes the
-         * partial files it is about to cut. */
-        lbk_checkpoint_remove(s);
-        return LBK_OK;
-    }
-    size_t len = 0;
-    char *text = read_whole(ckpt, &len);
-    if (!text && errno == ENOENT) {
-        LBK_FAIL_IF(any_partial(s, name, sizeof name), LBK_ERR_INPUT,
-                    "%s: --resume refused: the partial file %s exists but no checkpoint does",
-                    ckpt, name);
-        lbk_info("%s: no checkpoint and no partial files: starting from the first batch", ckpt);
-        return LBK_OK;
-    }
-    LBK_FAIL_IF(!text, LBK_ERR_IO, "%s: cannot read the checkpoint: %s", ckpt, strerror(errno));
-    lbk_status st = LBK_OK;
-    const char *at = text;
-    if (!intact(text, len)) {
-        lbk_error("%s: --resume refused: the checkpoint is corrupted (its CRC-32 does not match)",
-                  ckpt);
-        st = LBK_ERR_INPUT;
-    }
-    if (st == LBK_OK)
-        st = compare_identity(s, ckpt, &at);
-    if (st == LBK_OK)
-        st = parse_progress(s, ckpt, at, keep);
-    free(text);
-    if (st == LBK_OK)
-        lbk_info("%s: resuming after batch %" PRIu64, ckpt, s->done_batches);
-    return st;
+    if (s->root)
+        lbk_checkpoint_remove_files(s->job);
 }

@@ -5,8 +5,10 @@
  * hash), P, partition and batches, the inputs' sizes and mtimes, each
  * partial file's length and CRC-32, the text outputs' offsets and the
  * scores so far. Written atomically (PATH.tmp, fsync, rename; the previous
- * one kept as PATH.prev). Only plans where rank 0 writes every output take
- * checkpoints (docs/design.md, "Checkpoints"). Private to src/app. */
+ * one kept as PATH.prev). Where ranks own slices of the queries, each keeps
+ * what it writes only at the end in held files of its own, and every rank's
+ * parts are in the checkpoint (docs/design.md, "Checkpoints"). Private to
+ * src/app. */
 #ifndef LBK_CHECKPOINT_H
 #define LBK_CHECKPOINT_H
 
@@ -24,20 +26,27 @@ void lbk_checkpoint_handle_signal(const lbk_job *job);
  * saying why not). */
 lbk_status lbk_checkpoint_supported(const lbk_run_state *s);
 
-/* Rank 0, before any output exists: with `resume`, the checkpoint verified
- * against the job, P, inputs and every partial file (one line naming what
- * differs; nothing touched), its state restored into s and keep[] the
- * partial files' lengths; without, or with neither checkpoint nor partial
- * files, keep[] all 0 (a fresh run). */
-lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume,
-                                  uint64_t keep[LBK_JOB_OUTPUT_COUNT]);
+/* Collective, before any output exists: with `resume`, the checkpoint
+ * verified against the job, P and inputs (rank 0), and every rank's parts
+ * against its partial files (one line naming the rank, the item and the
+ * file that differ; nothing touched), its state restored into s, and
+ * s->kept_cut the lengths rank 0 opens the outputs at; without, or with
+ * neither checkpoint nor partial files, a fresh run's. */
+lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume);
 
-/* The index's after_batch (collective): writes a checkpoint when rank 0's
- * clock says one is due, or a stop was asked for on any rank (then returns
- * LBK_STOPPED on every rank). */
+/* Every rank whose plan owns slices, outputs open: its held files (what it
+ * writes at the end) opened at their checkpointed lengths and read back. */
+lbk_status lbk_checkpoint_open_held(lbk_run_state *s);
+
+/* The index's after_batch (collective): an owned slice's batch into the
+ * held files; a checkpoint when rank 0's clock says one is due, or a stop
+ * was asked for on any rank (then returns LBK_STOPPED on every rank). */
 lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done);
 
-/* Rank 0, after the commit: the checkpoint files are removed. */
-void lbk_checkpoint_remove(const lbk_run_state *s);
+/* Every rank, after the commit: its held files removed, and (rank 0) the
+ * checkpoint files. */
+void lbk_checkpoint_remove(lbk_run_state *s);
+/* Every rank: the held files closed (kept for a resume). */
+void lbk_checkpoint_close(lbk_run_state *s);
 
 #endif

@@ -158,7 +158,8 @@ lbk_status lbk_outfile_create_kept(lbk_outfile *f, const char *path, const char 
     f->fd = open(f->temp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot create %s's partial file %s: %s", path, what,
                 f->temp, strerror(errno));
-    LBK_FAIL_IF(ftruncate(f->fd, (off_t)keep) != 0, LBK_ERR_IO,
+    f->kept = true;
+    LBK_FAIL_IF(keep != LBK_OUTFILE_KEEP_LENGTH && ftruncate(f->fd, (off_t)keep) != 0, LBK_ERR_IO,
                 "%s: cannot cut %s's partial file %s to %llu bytes: %s", path, what, f->temp,
                 (unsigned long long)keep, strerror(errno));
     return LBK_OK;
@@ -179,7 +180,7 @@ lbk_status lbk_outfile_join(lbk_outfile *f)
     f->fd = -1;
     if (f->temp[0] == '\0')
         return LBK_OK;
-    f->fd = open(f->temp, O_WRONLY | O_CLOEXEC);
+    f->fd = open(f->temp, (f->kept ? O_RDWR : O_WRONLY) | O_CLOEXEC);
     LBK_FAIL_IF(f->fd < 0, LBK_ERR_IO, "%s: cannot open the partial file %s: %s", f->path,
                 f->temp, strerror(errno));
     return LBK_OK;

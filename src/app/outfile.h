@@ -35,6 +35,7 @@ typedef struct {
     int fd;                       /* -1 when closed (an unnamed file stays open) */
     bool unnamed;                 /* O_TMPFILE, named at the commit */
     bool direct;                  /* written in place (not a regular file) */
+    bool kept;                    /* lbk_outfile_create_kept's: joined for reading too */
     uint64_t written;             /* direct: bytes written so far */
 } lbk_outfile;
 
@@ -50,13 +51,17 @@ lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what
 lbk_status lbk_outfile_create_named(lbk_outfile *f, const char *path, const char *what);
 /* Checkpoints (checkpoint.h): the partial file under the fixed name
  * PATH.lbknn-partial, which outlives the process (signals, kill -9) until
- * the commit renames it; cut to `keep` bytes (0: a fresh run's, empty). */
+ * the commit renames it; cut to `keep` bytes (0: a fresh run's, empty;
+ * LBK_OUTFILE_KEEP_LENGTH: left as it is, for a file whose ranks each
+ * write their own region of it). */
+#define LBK_OUTFILE_KEEP_LENGTH UINT64_MAX
 lbk_status lbk_outfile_create_kept(lbk_outfile *f, const char *path, const char *what,
                                    uint64_t keep);
 /* The fixed partial name of path (lbk_outfile_create_kept's). */
 void lbk_outfile_kept_name(const char *path, char *buf, size_t size);
 /* Another rank: open the partial file the creator made (f as the creator
- * filled it, received by broadcast). */
+ * filled it, received by broadcast); a kept one for reading too (its
+ * checkpoint CRCs). */
 lbk_status lbk_outfile_join(lbk_outfile *f);
 /* len bytes at offset. A direct file takes them in order only. */
 lbk_status lbk_outfile_write_at(lbk_outfile *f, uint64_t offset, const void *data, size_t len);

@@ -232,6 +232,26 @@ static lbk_status write_array(lbk_outputs_file *f, lbk_dataset_array_layout layo
     return st;
 }
 
+bool lbk_outputs_rows_span(const lbk_job *job, const lbk_outputs_shape *shape, int i,
+                           uint64_t first, uint64_t count, uint64_t *offset, uint64_t *len)
+{
+    unsigned char head[LBK_DATASET_NPY_HEADER_MAX];
+    const char *key = output_names[i];
+    const bool floats = strcmp(key, "output.distances") == 0;
+    if (!floats && strcmp(key, "output.neighbors") != 0)
+        return false;
+    const lbk_dataset_array_layout layout =
+        lbk_dataset_array_layout_of(floats ? job->output.distances : job->output.neighbors);
+    if (layout == LBK_ARRAY_HDF5)
+        return false;
+    const int k = job->knn.k;
+    /* As write_array's rows: int32 ids or float32 distances. */
+    const uint64_t record = (uint64_t)k * 4 + (layout == LBK_ARRAY_VECS ? 4 : 0);
+    *offset = lbk_dataset_array_header(layout, floats, shape->queries, k, head) + first * record;
+    *len = count * record;
+    return true;
+}
+
 lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
                                    const lbk_knn_candidate *lists)
 {

@@ -70,6 +70,13 @@ const char *lbk_outputs_key(int i);
 bool lbk_outputs_want_predictions(const lbk_outputs *out);
 bool lbk_outputs_want_probabilities(const lbk_outputs *out);
 
+/* Where file i (LBK_JOB_OUTPUT_LIST order) holds the rows of queries
+ * [first, first + count): *offset and *len in bytes, for the neighbours and
+ * distances arrays of fixed-size rows (not HDF5); false for every other
+ * file. From the job and shape alone, before any file is open. */
+bool lbk_outputs_rows_span(const lbk_job *job, const lbk_outputs_shape *shape, int i,
+                           uint64_t first, uint64_t count, uint64_t *offset, uint64_t *len);
+
 /* Neighbours and distances of queries [first, first + count). */
 lbk_status lbk_outputs_write_lists(lbk_outputs *out, uint64_t first, uint64_t count,
                                    const lbk_knn_candidate *lists);

@@ -269,38 +269,41 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
     return st;
 }
 
-/* Rank 0 creates the partial files (`create`); ranks that write slices of
- * each batch then open what it made, by the names it broadcast. */
-/* Rank 0 with run.checkpoint: the plan allows it, the checkpoint (with
- * --resume) matches, and the kept partial files are opened at its lengths. */
+/* Rank 0 with run.checkpoint: the kept partial files, opened at the
+ * lengths lbk_checkpoint_restore found. */
 static lbk_status open_kept_outputs(lbk_run_state *s)
 {
-    uint64_t keep[LBK_JOB_OUTPUT_COUNT];
     const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
-#define KEPT_ON_(name) s->job->output.name[0] != '\0',
-    const bool on[LBK_JOB_OUTPUT_COUNT] = {LBK_JOB_OUTPUT_LIST(KEPT_ON_)};
-#undef KEPT_ON_
-    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
-        s->kept_on[i] = on[i] && strcmp(lbk_outputs_key(i), "output.report") != 0;
-    LBK_TRY(lbk_checkpoint_supported(s));
-    LBK_TRY(lbk_checkpoint_restore(s, s->options->resume, keep));
     const uint64_t text = s->outputs.text_offset, proba = s->outputs.proba_offset;
-    const lbk_status st = lbk_outputs_open_kept(&s->outputs, s->job, &shape, keep);
+    const lbk_status st = lbk_outputs_open_kept(&s->outputs, s->job, &shape, s->kept_cut);
     s->outputs_open = st == LBK_OK;
     s->outputs.text_offset = text;
     s->outputs.proba_offset = proba;
     return st;
 }
 
+/* Rank 0 creates the partial files (`create`); ranks that write slices of
+ * each batch then open what it made, by the names it broadcast. */
 static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
-    if (s->checkpoint)
+    if (s->checkpoint && create)
         return open_kept_outputs(s);
     const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
     const bool shared = s->plan.sliced && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
     return st;
+}
+
+/* Collective, with run.checkpoint: the plan allows it (rank 0), and the
+ * checkpoint (with --resume) matches on every rank, before any file is
+ * opened for writing. */
+static lbk_status restore_checkpoint(lbk_run_state *s)
+{
+    if (!s->checkpoint)
+        return LBK_OK;
+    LBK_TRY(lbk_comm_agree(s->comm, s->root ? lbk_checkpoint_supported(s) : LBK_OK));
+    return lbk_checkpoint_restore(s, s->options->resume);
 }
 
 /* Collective where ranks write slices: the partial files' names, unique to
@@ -491,8 +494,6 @@ static lbk_status commit_outputs(lbk_run_state *s)
 {
     const lbk_status st = s->root ? lbk_outputs_commit(&s->outputs) : LBK_OK;
     s->committed = st == LBK_OK;
-    if (s->committed && s->root && s->checkpoint)
-        lbk_checkpoint_remove(s);
     return st;
 }
 
@@ -507,12 +508,15 @@ static void run_state_init(lbk_run_state *s, const lbk_comm *comm, lbk_job *job,
     s->t_start = lbk_timer_now();
     s->plan.engine_why = "";
     s->plan.partition_why = "";
+    for (int h = 0; h < LBK_RUN_HELD_COUNT; h++)
+        s->held_fd[h] = -1;
 }
 
 static void run_state_free(lbk_run_state *s)
 {
     if (s->outputs_open && !s->committed)
         lbk_outputs_abort(&s->outputs, s->root && !s->checkpoint); /* kept: the checkpoint's */
+    lbk_checkpoint_close(s);
     lbk_classify_confusion_free(&s->confusion);
     lbk_index_destroy(s->index);
     lbk_run_index_free(s);
@@ -560,12 +564,15 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         goto cleanup; /* `lbknn build`: saved, nothing to search */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, init_graph(&s));
+    LBK_TRY_GOTO(st, restore_checkpoint(&s)); /* run.checkpoint: --resume verified */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
-    LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.done_batches, sizeof s.done_batches));
     LBK_TRY_GOTO(st,
                  lbk_comm_agree(comm, !root && s.plan.sliced ? open_outputs(&s, false) : LBK_OK));
-    LBK_TRY_GOTO(st, run_batches(&s)); /* per batch: each stage, agree */
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, s.checkpoint && s.plan.owns_slice
+                                              ? lbk_checkpoint_open_held(&s)
+                                              : LBK_OK)); /* an owned slice's held text */
+    LBK_TRY_GOTO(st, run_batches(&s));                    /* per batch: each stage, agree */
     LBK_TRY_GOTO(st,
                  lbk_comm_agree(comm, lbk_run_emit_finish(&s))); /* owned slices' predictions */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, close_outputs(&s)));
@@ -573,6 +580,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? write_report(&s) : LBK_OK));
     /* Only now, with every rank done and agreed, do results appear. */
     st = lbk_comm_agree(comm, commit_outputs(&s));
+    if (st == LBK_OK && s.checkpoint)
+        lbk_checkpoint_remove(&s); /* the held files, the checkpoint */
 cleanup:
     run_state_free(&s);
     return st;

@@ -24,6 +24,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The held parts of a checkpointed run whose ranks own slices: the
+ * predictions (int32 labels or double values, raw) and the probability
+ * rows' text. */
+enum { LBK_RUN_HELD_PREDICTIONS, LBK_RUN_HELD_PROBABILITIES, LBK_RUN_HELD_COUNT };
+#define LBK_RUN_PARTS (LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_COUNT)
+
 /* What lbk_run does with index.path. */
 enum { LBK_RUN_INDEX_NONE, LBK_RUN_INDEX_LOAD, LBK_RUN_INDEX_SAVE };
 
@@ -82,13 +88,19 @@ typedef struct {
     bool outputs_open; /* partial files exist (opened by this rank) */
     bool committed;    /* renamed into place: nothing to clean up */
 
-    /* run.checkpoint (checkpoint.c; rank 0 writes every file then) */
+    /* run.checkpoint (checkpoint.c): this rank's parts of the partial
+     * files, LBK_JOB_OUTPUT_LIST order (a whole file, or this rank's rows of
+     * it), then the held ones (LBK_RUN_HELD_*: what an owned slice keeps
+     * until the end, in a file of this rank's own) */
     bool checkpoint;
     uint64_t done_batches; /* completed before this run (resumed) */
     double t_checkpoint;   /* rank 0: the last checkpoint's time */
-    bool kept_on[LBK_JOB_OUTPUT_COUNT];
-    uint64_t kept_len[LBK_JOB_OUTPUT_COUNT]; /* as of the last checkpoint */
-    uint32_t kept_crc[LBK_JOB_OUTPUT_COUNT];
+    bool kept_on[LBK_RUN_PARTS];
+    uint64_t kept_len[LBK_RUN_PARTS]; /* as of the last checkpoint */
+    uint32_t kept_crc[LBK_RUN_PARTS];
+    uint64_t kept_cut[LBK_JOB_OUTPUT_COUNT]; /* rank 0: the lengths to open the files at */
+    int held_fd[LBK_RUN_HELD_COUNT];         /* -1: none */
+    uint64_t held_written[LBK_RUN_HELD_COUNT];
 
     double phase[LBK_PHASE_COUNT]; /* this rank's seconds per phase (the index's added) */
     double *rank_phases;           /* rank 0: every rank's */

@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | regress | usr1 | term | kill9 | refuse | unsupported
+# CASE: max_hours | owned | regress | usr1 | term | kill9 | refuse | refuse_held | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -30,7 +30,7 @@ one_shot() {
 same() {
     for f in $outs; do cmp "$f" "one/$f" || fail "$f differs from the one-shot run"; done
     [ ! -e ck ] && [ ! -e ck.prev ] || fail "checkpoint left after the finished run"
-    ls ./*.lbknn-partial 2>/dev/null && fail "partial files left"
+    ls ./*.lbknn-partial* 2>/dev/null && fail "partial files left"
     return 0
 }
 # Resume until the run finishes (at most 40 times); each stop is exit 3.
@@ -45,7 +45,7 @@ resume_all() {
 }
 # Start a long run in the background, wait for its first checkpoint, then
 # send the signal; the pids of the lbknn processes themselves for kill -9.
-long=(--set synthetic.queries=400000 --set device.batch=100 --set run.checkpoint_s=1)
+long=(--set synthetic.queries=1600000 --set device.batch=100 --set run.checkpoint_s=1)
 signal_case() {
     local sig=$1 want=$2
     shift 2
@@ -73,7 +73,7 @@ signal_case() {
     resume_all "${long[@]}" "$@"
     same
 }
-hashes() { sha256sum ck* ./*.lbknn-partial job.yaml ref.csv 2>/dev/null; }
+hashes() { sha256sum ck* ./*.lbknn-partial* job.yaml ref.csv 2>/dev/null; }
 # Each mismatch: refused (exit 2) with its line, nothing touched.
 refused() {
     local msg=$1
@@ -96,7 +96,72 @@ np.savetxt("qry.csv", r.random((300, 3)), delimiter=",", fmt="%.6f")'
     printf 'reference: {path: ref.csv, %s: 3}\nquery: {path: qry.csv}\n' "$1" >> job.yaml
     sed -i '/^synthetic/d' job.yaml
 }
+# The neighbours are the K nearest of a numpy brute force (distances
+# compared, so that ties may come in either order), seeded file inputs.
+oracle() {
+    /usr/bin/python3 - <<'PY' || fail "neighbours differ from the numpy oracle"
+import numpy as np, sys
+ref = np.loadtxt("ref.csv", delimiter=",")[:, :3]
+q = np.loadtxt("qry.csv", delimiter=",")
+nb = np.load("nb.npy")
+k = nb.shape[1]
+d = ((q[:, None, :] - ref[None, :, :]) ** 2).sum(-1)
+got = np.sort(np.take_along_axis(d, nb.astype(np.int64), 1), 1)
+want = np.sort(d, 1)[:, :k]
+bad = ~np.isclose(got, want, rtol=1e-4, atol=1e-6).all(1)
+print("oracle: %d of %d queries differ" % (bad.sum(), len(q)))
+sys.exit(1 if bad.any() else 0)
+PY
+}
+# Stopped after every batch (run.max_hours) and resumed until done.
+stop_each_batch() {
+    expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001 "$@"
+    [ -e ck ] || fail "no checkpoint after the stop"
+    resume_all --set run.max_hours=0.0000001 "$@"
+}
 case $case in
+owned)
+    file_inputs label_column
+    one_shot "$@"
+    (cd one && cp ../ref.csv ../qry.csv . && oracle) || exit 1
+    stop_each_batch "$@"
+    same
+    oracle ;;
+refuse_held)
+    # A rank's own parts: its held files and its rows of a shared array.
+    file_inputs label_column
+    expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001 "$@"
+    held=pred.csv.lbknn-partial.rank-1
+    [ -s "$held" ] && [ -s proba.csv.lbknn-partial.rank-1 ] || fail "no held files of rank 1"
+    cp "$held" h.bak
+    truncate -s 3 "$held"
+    refused "rank 1's held.predictions partial file $held has 3 bytes, fewer than" \
+        run --resume "${ck[@]}" "$@"
+    cp h.bak "$held" && printf 'X' | dd of="$held" bs=1 seek=2 conv=notrunc 2>/dev/null
+    refused "rank 1's held.predictions partial file $held differs from the checkpointed" \
+        run --resume "${ck[@]}" "$@"
+    rm "$held"
+    refused "rank 1's held.predictions partial file $held is missing" run --resume "${ck[@]}" "$@"
+    cp h.bak "$held" && rm h.bak
+    cp nb.npy.lbknn-partial nb.bak
+    # The file's last byte: rank 1's rows lie after rank 0's.
+    size=$(stat -c %s nb.npy.lbknn-partial)
+    printf 'X' | dd of=nb.npy.lbknn-partial bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
+    refused "rank 1's output.neighbors partial file nb.npy.lbknn-partial differs" \
+        run --resume "${ck[@]}" "$@"
+    cp nb.bak nb.npy.lbknn-partial && rm nb.bak
+    mv ck ck.away
+    refused "exists but no checkpoint does" run --resume "${ck[@]}" "$@"
+    mv ck.away ck
+    # Written past the checkpoint (kill -9 mid-batch): cut back.
+    printf 'garbage' >> "$held"
+    resume_all --set run.max_hours=0.0000001 "$@"
+    expect_exit 0 run --set output.predictions=full.csv --set output.probabilities=fullp.csv \
+        --set output.neighbors=fullnb.npy --set output.distances=fulld.fvecs "$@"
+    cmp pred.csv full.csv && cmp proba.csv fullp.csv && cmp nb.npy fullnb.npy &&
+        cmp d.fvecs fulld.fvecs || fail "resumed outputs differ"
+    ls ./*.lbknn-partial* 2>/dev/null && fail "partial files left"
+    oracle ;;
 regress)
     file_inputs target_column
     sed -i 's/^output:/task: regress\noutput:/; s/probabilities: proba.csv, //' job.yaml
@@ -107,9 +172,7 @@ regress)
     same ;;
 max_hours)
     one_shot "$@"
-    expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001 "$@"
-    [ -e ck ] || fail "no checkpoint after the stop"
-    resume_all --set run.max_hours=0.0000001 "$@"
+    stop_each_batch "$@"
     same ;;
 usr1) signal_case USR1 3 "$@" ;;
 term) signal_case TERM "" "$@" ;;
@@ -143,8 +206,6 @@ refuse)
         --set output.probabilities= --set output.neighbors= --set output.distances=
     cmp pred.csv full.csv || fail "resumed predictions differ" ;;
 unsupported)
-    refused "run.checkpoint is not supported with mpi.partition spatial" \
-        run "${ck[@]}" --set mpi.partition=spatial
     refused "run.checkpoint is not supported with task graph" \
         run "${ck[@]}" --set task=graph --set output.predictions= --set output.probabilities= \
         --set output.neighbors= --set output.distances= --set output.graph=g.npz
