@@ -249,10 +249,12 @@ static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
         close(fd);
     free(text);
     /* A second name for the previous one, so that PATH itself is replaced
-     * by one rename: at no moment is there no checkpoint. */
-    if (st == LBK_OK)
+     * by one rename: at no moment is there no checkpoint. A PATH that this
+     * run found corrupt is not kept: PATH.prev stays the last good one. */
+    const bool keep = st == LBK_OK && !s->checkpoint_bad;
+    if (keep)
         unlink(prev);
-    if (st == LBK_OK && access(path, F_OK) == 0 && link(path, prev) != 0) {
+    if (keep && access(path, F_OK) == 0 && link(path, prev) != 0) {
         lbk_error("run.checkpoint: cannot keep %s as %s: %s", path, prev, strerror(errno));
         st = LBK_ERR_IO;
     }
@@ -260,6 +262,8 @@ static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done)
         lbk_error("run.checkpoint: cannot rename %s to %s: %s", tmp, path, strerror(errno));
         st = LBK_ERR_IO;
     }
+    if (st == LBK_OK)
+        s->checkpoint_bad = false;
     return st;
 }
 
@@ -499,6 +503,46 @@ static bool intact(const char *text, size_t len)
            crc == lbk_saved_crc32(0, text, (size_t)(end - text));
 }
 
+/* Whether the file at path is a whole checkpoint (read into *text); if not,
+ * why not, into why. */
+static bool read_checked(const char *path, char **text, size_t *len, char *why, size_t size)
+{
+    *text = read_whole(path, len);
+    const int err = errno;
+    if (*text && intact(*text, *len))
+        return true;
+    if (*text)
+        snprintf(why, size, "is corrupted (its CRC-32 does not match)");
+    else
+        snprintf(why, size, "cannot be read (%s)", strerror(err));
+    free(*text);
+    *text = NULL;
+    return false;
+}
+
+/* PATH, or PATH.prev when PATH exists but fails its own CRC (a truncated
+ * or damaged file): only then, never when PATH is a whole checkpoint that
+ * does not match (another job's, other inputs), which is refused as such.
+ * PATH.prev never names more bytes than PATH, so it matches the partial
+ * files whenever PATH would have. s->checkpoint_bad says which was read. */
+static lbk_status read_intact(lbk_run_state *s, const char *ckpt, const char *prev, char **text,
+                              size_t *len)
+{
+    char why[160], prev_why[160];
+    if (read_checked(ckpt, text, len, why, sizeof why))
+        return LBK_OK;
+    struct stat sb;
+    LBK_FAIL_IF(stat(prev, &sb) != 0, LBK_ERR_INPUT,
+                "%s: --resume refused: the checkpoint %s, and there is no %s to fall back on",
+                ckpt, why, prev);
+    LBK_FAIL_IF(!read_checked(prev, text, len, prev_why, sizeof prev_why), LBK_ERR_INPUT,
+                "%s: --resume refused: the checkpoint %s and the previous one, %s, %s", ckpt, why,
+                prev, prev_why);
+    lbk_warn("%s: the checkpoint %s; resuming from the previous one, %s", ckpt, why, prev);
+    s->checkpoint_bad = true;
+    return LBK_OK;
+}
+
 lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume,
                                   uint64_t keep[LBK_JOB_OUTPUT_COUNT])
 {
@@ -512,29 +556,25 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume,
         lbk_checkpoint_remove(s);
         return LBK_OK;
     }
-    size_t len = 0;
-    char *text = read_whole(ckpt, &len);
-    if (!text && errno == ENOENT) {
+    struct stat sb;
+    if (stat(ckpt, &sb) != 0 && errno == ENOENT) {
         LBK_FAIL_IF(any_partial(s, name, sizeof name), LBK_ERR_INPUT,
                     "%s: --resume refused: the partial file %s exists but no checkpoint does",
                     ckpt, name);
         lbk_info("%s: no checkpoint and no partial files: starting from the first batch", ckpt);
         return LBK_OK;
     }
-    LBK_FAIL_IF(!text, LBK_ERR_IO, "%s: cannot read the checkpoint: %s", ckpt, strerror(errno));
-    lbk_status st = LBK_OK;
+    char prev[LBK_PATH_MAX + 8], *text = NULL;
+    size_t len = 0;
+    snprintf(prev, sizeof prev, "%s.prev", ckpt);
+    LBK_TRY(read_intact(s, ckpt, prev, &text, &len));
+    const char *from = s->checkpoint_bad ? prev : ckpt;
     const char *at = text;
-    if (!intact(text, len)) {
-        lbk_error("%s: --resume refused: the checkpoint is corrupted (its CRC-32 does not match)",
-                  ckpt);
-        st = LBK_ERR_INPUT;
-    }
+    lbk_status st = compare_identity(s, from, &at);
     if (st == LBK_OK)
-        st = compare_identity(s, ckpt, &at);
-    if (st == LBK_OK)
-        st = parse_progress(s, ckpt, at, keep);
+        st = parse_progress(s, from, at, keep);
     free(text);
     if (st == LBK_OK)
-        lbk_info("%s: resuming after batch %" PRIu64, ckpt, s->done_batches);
+        lbk_info("%s: resuming after batch %" PRIu64, from, s->done_batches);
     return st;
 }
