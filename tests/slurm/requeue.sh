@@ -60,7 +60,8 @@ restarts=$(field Restarts)
 echo "job $id: $state, Restarts=$restarts"
 [ "$state" = COMPLETED ] || { scancel "$id" 2>/dev/null; fail "job ended $state"; }
 [ "${restarts:-0}" -ge 1 ] || fail "the job was never requeued"
-grep -q "start 1 " job.out || fail "no restart with SLURM_RESTART_COUNT 1 in the log"
+grep -q "start 1 on .* with ${LBK_LAUNCHER:-srun}," job.out ||
+    fail "no restart with SLURM_RESTART_COUNT 1 (and ${LBK_LAUNCHER:-srun}) in the log"
 grep -q "lbknn stopped with a checkpoint: requeueing" job.out || fail "no stop with exit 3"
 grep -q "resuming after batch" job.out || fail "the restart did not resume from the checkpoint"
 [ ! -e batch/ck ] && [ ! -e batch/ck.prev ] || fail "checkpoint left after the finished job"
