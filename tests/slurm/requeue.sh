@@ -15,9 +15,12 @@
 set -u
 lbknn=$1 verify=$2 script=$3 ntasks=$4 mode=$5 queries=$6
 cd "$LBK_SLURM_DIR" || exit 1
+states=""
 fail() {
     echo "FAIL: $*"
+    [ -n "$states" ] && echo "job states seen:$states"
     [ -f job.out ] && { echo "--- job.out ---"; cat job.out; }
+    tail -n 20 "$LBK_SLURM_DIR"/../log/slurmctld.log
     exit 1
 }
 # Small reference set, one query per batch: many short batches, so the run
@@ -53,6 +56,7 @@ for _ in $(seq 400); do
         echo "$(date -u +%T.%N): sent SIGUSR1 to the batch script"
     fi
     state=$(field JobState)
+    case $states in *" $state") ;; *) states="$states $state" ;; esac
     case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
     sleep 0.25
 done
