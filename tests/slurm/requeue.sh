@@ -47,14 +47,15 @@ id=$(LBKNN="$lbknn" sbatch --parsable --ntasks="$ntasks" "${extra[@]}" \
 echo "job $id ($mode)"
 field() { scontrol -o show job "$id" 2>/dev/null | grep -o " $1=[^ ]*" | cut -d= -f2; }
 
-signalled=0
+if [ "$mode" = signal ]; then
+    # The first checkpoint exists only while the job runs (lbknn's handler
+    # is in place by then): signal it at once, without polling SLURM.
+    for _ in $(seq 2400); do [ -e batch/ck ] && break; sleep 0.05; done
+    [ -e batch/ck ] || fail "no checkpoint appeared within 120 s"
+    scancel --signal=USR1 --batch "$id" || fail "scancel --signal failed"
+    echo "$(date -u +%T.%N): sent SIGUSR1 to the batch script"
+fi
 for _ in $(seq 400); do
-    # The first checkpoint exists only while the job runs: signal it then.
-    if [ "$mode" = signal ] && [ "$signalled" -eq 0 ] && [ -e batch/ck ]; then
-        scancel --signal=USR1 --batch "$id" || fail "scancel --signal failed"
-        signalled=1
-        echo "$(date -u +%T.%N): sent SIGUSR1 to the batch script"
-    fi
     state=$(field JobState)
     case $states in *" $state") ;; *) states="$states $state" ;; esac
     case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
