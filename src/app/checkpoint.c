@@ -232,8 +232,7 @@ static lbk_status write_all(int fd, const char *path, const char *text, size_t l
 
 /* Rank 0: PATH.tmp written and synced, PATH kept as PATH.prev, PATH.tmp
  * renamed over PATH. */
-static lbk_status write_checkpoint(const lbk_run_state *s, uint64_t done,
-                                   const unsigned char *all)
+static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done, const unsigned char *all)
 {
     char *text = NULL;
     size_t len = 0;
@@ -258,10 +257,12 @@ static lbk_status write_checkpoint(const lbk_run_state *s, uint64_t done,
         close(fd);
     free(text);
     /* A second name for the previous one, so that PATH itself is replaced
-     * by one rename: at no moment is there no checkpoint. */
-    if (st == LBK_OK)
+     * by one rename: at no moment is there no checkpoint. A PATH that this
+     * run found corrupt is not kept: PATH.prev stays the last good one. */
+    const bool keep = st == LBK_OK && !s->checkpoint_bad;
+    if (keep)
         unlink(prev);
-    if (st == LBK_OK && access(path, F_OK) == 0 && link(path, prev) != 0) {
+    if (keep && access(path, F_OK) == 0 && link(path, prev) != 0) {
         lbk_error("run.checkpoint: cannot keep %s as %s: %s", path, prev, strerror(errno));
         st = LBK_ERR_IO;
     }
@@ -269,6 +270,8 @@ static lbk_status write_checkpoint(const lbk_run_state *s, uint64_t done,
         lbk_error("run.checkpoint: cannot rename %s to %s: %s", tmp, path, strerror(errno));
         st = LBK_ERR_IO;
     }
+    if (st == LBK_OK)
+        s->checkpoint_bad = false;
     return st;
 }
 

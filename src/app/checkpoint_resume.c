@@ -278,21 +278,62 @@ static lbk_status parse_progress(lbk_run_state *s, const char *ckpt, const char 
     return LBK_OK;
 }
 
+/* Whether the file at path is a whole checkpoint (read into *text); if not,
+ * why not, into why. */
+static bool read_checked(const char *path, char **text, size_t *len, char *why, size_t size)
+{
+    *text = read_whole(path, len);
+    const int err = errno;
+    if (*text && intact(*text, *len))
+        return true;
+    if (*text)
+        snprintf(why, size, "is corrupted (its CRC-32 does not match)");
+    else
+        snprintf(why, size, "cannot be read (%s)", strerror(err));
+    free(*text);
+    *text = NULL;
+    return false;
+}
+
+/* PATH, or PATH.prev when PATH exists but fails its own CRC (a truncated
+ * or damaged file): only then, never when PATH is a whole checkpoint that
+ * does not match (another job's, other inputs), which is refused as such.
+ * PATH.prev never names more bytes than PATH, so it matches the partial
+ * files whenever PATH would have. s->checkpoint_bad says which was read. */
+static lbk_status read_intact(lbk_run_state *s, const char *ckpt, const char *prev, char **text,
+                              size_t *len)
+{
+    char why[160], prev_why[160];
+    if (read_checked(ckpt, text, len, why, sizeof why))
+        return LBK_OK;
+    struct stat sb;
+    LBK_FAIL_IF(stat(prev, &sb) != 0, LBK_ERR_INPUT,
+                "%s: --resume refused: the checkpoint %s, and there is no %s to fall back on",
+                ckpt, why, prev);
+    LBK_FAIL_IF(!read_checked(prev, text, len, prev_why, sizeof prev_why), LBK_ERR_INPUT,
+                "%s: --resume refused: the checkpoint %s and the previous one, %s, %s", ckpt, why,
+                prev, prev_why);
+    lbk_warn("%s: the checkpoint %s; resuming from the previous one, %s", ckpt, why, prev);
+    s->checkpoint_bad = true;
+    return LBK_OK;
+}
+
 /* Rank 0: the checkpoint's text, whole and of this run (*text NULL: there
- * is none), and where its progress starts. */
-static lbk_status read_checkpoint(const lbk_run_state *s, char **text, size_t *len,
-                                  uint64_t *progress)
+ * is none), and where its progress starts. A missing PATH means none (a
+ * finished run removes PATH before PATH.prev, so PATH.prev alone is
+ * stale). */
+static lbk_status read_checkpoint(lbk_run_state *s, char **text, size_t *len, uint64_t *progress)
 {
     const char *ckpt = s->job->run.checkpoint;
-    *text = read_whole(ckpt, len);
-    if (!*text && errno == ENOENT)
+    struct stat sb;
+    *text = NULL;
+    if (stat(ckpt, &sb) != 0 && errno == ENOENT)
         return LBK_OK;
-    LBK_FAIL_IF(!*text, LBK_ERR_IO, "%s: cannot read the checkpoint: %s", ckpt, strerror(errno));
-    LBK_FAIL_IF(!intact(*text, *len), LBK_ERR_INPUT,
-                "%s: --resume refused: the checkpoint is corrupted (its CRC-32 does not match)",
-                ckpt);
+    char prev[LBK_PATH_MAX + 8];
+    snprintf(prev, sizeof prev, "%s.prev", ckpt);
+    LBK_TRY(read_intact(s, ckpt, prev, text, len));
     const char *at = *text;
-    LBK_TRY(compare_identity(s, ckpt, &at));
+    LBK_TRY(compare_identity(s, s->checkpoint_bad ? prev : ckpt, &at));
     *progress = (uint64_t)(at - *text);
     return LBK_OK;
 }

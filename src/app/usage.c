@@ -38,7 +38,7 @@ static const char usage_tail[] =
     "  -h, --help       show this help;   -V, --version  show the version\n"
     "\n"
     "Exit status: 0 success, 2 bad usage, job file or input data, 1 runtime failure,\n"
-    "128+N stopped by signal N.\n"
+    "3 stopped with a checkpoint (SIGUSR1, run.max_hours), 128+N stopped by signal N.\n"
     "Job keys: see configs/README.md (installed under share/lbknn/configs).\n";
 
 void lbk_usage(FILE *out)

@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | regress | usr1 | term | kill9 | refuse | refuse_held | unsupported
+# CASE: max_hours | owned | regress | usr1 | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -18,9 +18,12 @@ device: {batch: 64}
 mpi: {partition: shard}
 output: {predictions: pred.csv, probabilities: proba.csv, neighbors: nb.npy, distances: d.fvecs}
 YAML
+# q= (an assignment before the command) for one run that logs its warnings.
+q=-q
 run() {
-    if [ "$np" -eq 1 ]; then "$bin" run job.yaml -q "$@"; else
-        "$mpiexec" -np "$np" "$bin" run job.yaml -q "$@"; fi
+    # shellcheck disable=SC2086 # $q: -q or nothing
+    if [ "$np" -eq 1 ]; then "$bin" run job.yaml $q "$@"; else
+        "$mpiexec" -np "$np" "$bin" run job.yaml $q "$@"; fi
 }
 ck=(--set run.checkpoint=ck)
 one_shot() {
@@ -205,6 +208,31 @@ refuse)
     expect_exit 0 run --set run.checkpoint= --set output.predictions=full.csv \
         --set output.probabilities= --set output.neighbors= --set output.distances=
     cmp pred.csv full.csv || fail "resumed predictions differ" ;;
+prev)
+    # Two stops: ck (after batch 2) and ck.prev (after batch 1).
+    one_shot "$@"
+    stop=(--set run.max_hours=0.0000001)
+    expect_exit 3 run "${ck[@]}" "${stop[@]}" "$@"
+    expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@"
+    [ -e ck ] && [ -e ck.prev ] || fail "two stops left no ck and ck.prev"
+    cmp -s ck ck.prev && fail "ck.prev is not the earlier checkpoint"
+    # A whole checkpoint that does not match is refused, never bypassed.
+    refused "the checkpoint has \"job_hash" run --resume "${ck[@]}" --set knn.k=6 "$@"
+    cp ck ck.good && cp ck.prev prev.good
+    # Both damaged: refused with its own line.
+    printf 'x' >> ck && truncate -s 40 ck.prev
+    refused "and the previous one, ck.prev, is corrupted" run --resume "${ck[@]}" "$@"
+    # PATH cut short (a lost tail) with a whole PATH.prev: resumed from it
+    # (the partial files cut back to its lengths), and the next checkpoint
+    # keeps ck.prev, not the damaged ck, as the previous one.
+    cp prev.good ck.prev && truncate -s 100 ck
+    q='' expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@"
+    expect_err "resuming from the previous one, ck.prev"
+    cmp -s ck.prev prev.good || fail "the checkpoint after the fallback dropped ck.prev"
+    cmp -s ck ck.good || fail "the fallback did not resume at ck.prev's batch"
+    rm ck.good prev.good
+    resume_all "${stop[@]}" "$@"
+    same ;;
 unsupported)
     refused "run.checkpoint is not supported with task graph" \
         run "${ck[@]}" --set task=graph --set output.predictions= --set output.probabilities= \

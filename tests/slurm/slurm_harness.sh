@@ -55,6 +55,13 @@ base=$((20000 + ($$ % 20000) * 2))
 while ! port_free "$base" || ! port_free $((base + 1)); do base=$((base + 2)); done
 
 node=$(hostname -s)
+# LBK_SLURM_REQUEUE_WAIT=S: a requeued job may start again after about S
+# seconds instead of SLURM's 2-3 minutes. The wait is the job credentials'
+# lifetime (cred_expire, default 120 s), after which only the scheduler's
+# periodic pass (sched_interval, default 60 s) starts the job.
+requeue_wait=${LBK_SLURM_REQUEUE_WAIT:-}
+cred_expire=${requeue_wait:+,cred_expire=$requeue_wait}
+sched_params=${requeue_wait:+SchedulerParameters=sched_interval=2}
 # The node's real CPU and memory counts, as slurmd itself sees them.
 hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //')
 cat >"$dir/slurm.conf" <<CONF
@@ -65,7 +72,7 @@ SlurmdPort=$((base + 1))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$sock
+AuthInfo=socket=$sock$cred_expire
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
@@ -83,6 +90,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 SchedulerType=sched/builtin
+$sched_params
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none

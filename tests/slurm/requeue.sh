@@ -1,0 +1,83 @@
+#!/bin/bash
+# jobs/long-run.sbatch through the private cluster: a job stopped by SIGUSR1
+# (exit 3, checkpoint written), requeued by its own script, restarted with
+# SLURM_RESTART_COUNT 1 and --resume, ends with outputs byte-identical (cmp)
+# to a one-shot run and equal to the independent oracle (verify_outputs).
+# Runs inside slurm_harness.sh (LBK_SLURM_DIR, SLURM_CONF set).
+# usage: requeue.sh LBKNN VERIFY SBATCH_SCRIPT NTASKS MODE QUERIES
+#   MODE signal:    `scancel --signal=USR1 --batch` once the first checkpoint
+#                   exists (what SLURM's --signal=B:USR1 does, without
+#                   waiting for the time limit)
+#   MODE timelimit: --time=2 --signal=B:USR1@115: SLURM's own warning
+#                   signal, which its time-limit check (about every 30 s)
+#                   sends 5 to 35 s into each start: a run of about a
+#                   minute is stopped and requeued once or more
+set -u
+lbknn=$1 verify=$2 script=$3 ntasks=$4 mode=$5 queries=$6
+cd "$LBK_SLURM_DIR" || exit 1
+states=""
+fail() {
+    echo "FAIL: $*"
+    [ -n "$states" ] && echo "job states seen:$states"
+    [ -f job.out ] && { echo "--- job.out ---"; cat job.out; }
+    tail -n 20 "$LBK_SLURM_DIR"/../log/slurmctld.log
+    exit 1
+}
+# Small reference set, one query per batch: many short batches, so the run
+# lasts long enough to be signalled while the oracle's work stays small.
+"$lbknn" generate data --points 500 --queries "$queries" --dim 3 >/dev/null ||
+    fail "lbknn generate failed"
+mkdir one batch
+args=(data/job.yaml --set knn.engine=brute --set device.batch=1 --set mpi.partition=shard
+    --set mpi.merge=reduce)
+out() {
+    echo --set "output.predictions=$1/p.csv" --set "output.probabilities=$1/proba.csv" \
+        --set "output.neighbors=$1/n.ivecs" --set "output.distances=$1/d.fvecs" \
+        --set "output.report=$1/report.yaml"
+}
+# shellcheck disable=SC2046 # the paths hold no spaces (mktemp under TMPDIR)
+"$lbknn" run --quiet "${args[@]}" $(out "$PWD/one") || fail "one-shot run failed"
+
+extra=(--time=5)
+[ "$mode" = timelimit ] && extra=(--time=2 --signal=B:USR1@115)
+# shellcheck disable=SC2046
+id=$(LBKNN="$lbknn" sbatch --parsable --ntasks="$ntasks" "${extra[@]}" \
+    --output="$PWD/job.out" --chdir="$PWD" "$script" "${args[@]}" $(out "$PWD/batch") \
+    --set "run.checkpoint=$PWD/batch/ck" --set run.checkpoint_s=1) || fail "sbatch failed"
+echo "job $id ($mode)"
+field() { scontrol -o show job "$id" 2>/dev/null | grep -o " $1=[^ ]*" | cut -d= -f2; }
+
+if [ "$mode" = signal ]; then
+    # The first checkpoint exists only while the job runs (lbknn's handler
+    # is in place by then): signal it at once, without polling SLURM.
+    for _ in $(seq 2400); do [ -e batch/ck ] && break; sleep 0.05; done
+    [ -e batch/ck ] || fail "no checkpoint appeared within 120 s"
+    scancel --signal=USR1 --batch "$id" || fail "scancel --signal failed"
+    echo "$(date -u +%T.%N): sent SIGUSR1 to the batch script"
+fi
+for _ in $(seq 400); do
+    state=$(field JobState)
+    case $states in *" $state") ;; *) states="$states $state" ;; esac
+    case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
+    sleep 0.25
+done
+restarts=$(field Restarts)
+echo "job $id: $state, Restarts=$restarts"
+[ "$state" = COMPLETED ] || { scancel "$id" 2>/dev/null; fail "job ended $state"; }
+[ "${restarts:-0}" -ge 1 ] || fail "the job was never requeued"
+grep -q "start 1 on .* with ${LBK_LAUNCHER:-srun}," job.out ||
+    fail "no restart with SLURM_RESTART_COUNT 1 (and ${LBK_LAUNCHER:-srun}) in the log"
+grep -q "lbknn stopped with a checkpoint: requeueing" job.out || fail "no stop with exit 3"
+grep -q "resuming after batch" job.out || fail "the restart did not resume from the checkpoint"
+[ ! -e batch/ck ] && [ ! -e batch/ck.prev ] || fail "checkpoint left after the finished job"
+ls batch/*.lbknn-partial 2>/dev/null && fail "partial files left"
+for f in p.csv proba.csv n.ivecs d.fvecs; do
+    [ -s "one/$f" ] || fail "the one-shot run wrote no $f"
+    cmp "one/$f" "batch/$f" || fail "$f differs from the one-shot run"
+done
+"$verify" outputs data 5 l2 uniform batch/p.csv batch/n.ivecs batch/d.fvecs \
+    "probabilities=batch/proba.csv" "report=batch/report.yaml" ||
+    fail "the resumed outputs differ from the oracle"
+echo "--- job.out ---"
+cat job.out
+echo "ok: stopped, requeued ($restarts), resumed, identical to one shot and the oracle"
