@@ -34,10 +34,7 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-LBKNN=${LBKNN:-$root/build/lbknn}
-[ -x "$LBKNN" ] || { echo "no lbknn binary at $LBKNN; set LBKNN" >&2; exit 1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+. "$root/bench/counts_setup.sh"
 mkdir -p "$out"
 rm -f "$out"/p*.yaml "$out"/wall.txt
 "$LBKNN" generate "$out/data" --points "$pts" --queries "$qs" --dim 3 >/dev/null

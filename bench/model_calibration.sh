@@ -26,19 +26,15 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-LBKNN=${LBKNN:-$root/build/lbknn}
-[ -x "$LBKNN" ] || { echo "no lbknn binary at $LBKNN; set LBKNN" >&2; exit 1; }
-gen=$(dirname "$LBKNN")/bench/bench_points
-[ -x "$gen" ] || { echo "no bench_points beside $LBKNN" >&2; exit 1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+. "$root/bench/counts_setup.sh"
+lbk_require_gen
 mkdir -p "$out"
 args=()
 for k in $ks; do
     reports=()
     for np in $ranks; do
         data=$out/data/p$np
-        [ -s "$data/reference.fvecs" ] || "$gen" "$data" uniform $((n * np)) $((q * np)) >/dev/null
+        [ -s "$data/reference.fvecs" ] || "$GEN" "$data" uniform $((n * np)) $((q * np)) >/dev/null
         report=$out/k$k-p$np.yaml
         POCL_MAX_PTHREAD_COUNT=1 mpirun --bind-to none --mca mpi_yield_when_idle 1 \
             -x POCL_MAX_PTHREAD_COUNT -n "$np" "$LBKNN" run --quiet "$data/job.yaml" \

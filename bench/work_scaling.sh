@@ -39,12 +39,8 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-LBKNN=${LBKNN:-$root/build/lbknn}
-[ -x "$LBKNN" ] || { echo "no lbknn binary at $LBKNN; set LBKNN" >&2; exit 1; }
-gen=$(dirname "$LBKNN")/bench/bench_points
-[ -x "$gen" ] || { echo "no bench_points beside $LBKNN" >&2; exit 1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
+. "$root/bench/counts_setup.sh"
+lbk_require_gen
 mkdir -p "$out/data"
 rm -f "$out"/*.yaml
 case $data in both) kinds="uniform clustered" ;; all) kinds="uniform clustered skewed" ;;
@@ -52,7 +48,7 @@ uniform | clustered | skewed) kinds=$data ;;
 *) echo "--data: uniform, clustered, skewed, both or all" >&2; exit 2 ;; esac
 reports=()
 for kind in $kinds; do
-    "$gen" "$out/data/$kind" "$kind" "$pts" "$qs" >/dev/null
+    "$GEN" "$out/data/$kind" "$kind" "$pts" "$qs" >/dev/null
     for np in $ranks; do
         report=$out/$kind-p$np.yaml
         # A waiting rank yields its core: 16 ranks share two.
