@@ -5,7 +5,10 @@
 # every second: sync and CRC of what the second wrote). ROUNDS interleaved
 # rounds of the three (the order rotating from round to round, so that no
 # variant always runs first); prints each variant's median and the median
-# of the per-round ratios to the round's run without checkpoints.
+# of the per-round ratios to the round's run without checkpoints, and the
+# share of each run's search phase spent in the checkpoint hook itself
+# (the report's timings_s.checkpoint), which run-to-run noise does not
+# blur.
 # Usage: bench/checkpoint.sh LBKNN [ROUNDS (7)] [--set ...]
 bin=${1:?usage: bench/checkpoint.sh LBKNN [ROUNDS] [--set ...]}
 rounds=${2:-7}
@@ -24,19 +27,29 @@ for r in $(seq "$rounds"); do
         v=$(( (i + r) % 3 ))
         # shellcheck disable=SC2086 # the variant is a list of words
         "$bin" run -q "${job[@]}" ${variants[$v]} || exit 1
-        echo "$r $v $(awk '$1 == "search:" {print $2}' r.yaml)" >> times
+        echo "$r $v $(awk '$1 == "search:" {print $2}' r.yaml)" \
+            "$(awk '$1 == "checkpoint:" {print $2, $(NF - 2)}' r.yaml)" >> times
     done
 done
 /usr/bin/python3 - times <<'PY'
 import statistics, sys
 t = {}
+hook = {}
 for line in open(sys.argv[1]):
-    r, v, s = line.split()
+    r, v, s, *ck = line.split()
     t.setdefault(int(v), {})[int(r)] = float(s)
+    if ck:
+        hook.setdefault(int(v), []).append((float(ck[0]) / float(s), int(ck[1])))
 names = ["none", "default (900 s)", "checkpoint_s=1"]
 for v in range(3):
     med = statistics.median(t[v].values())
     ratios = [t[v][r] / t[0][r] for r in t[0]]
     print(f"{names[v]:16s} median {med:.3f} s  per-round ratio to none: median "
           f"{statistics.median(ratios):.4f} (range {min(ratios):.3f}-{max(ratios):.3f})")
+    if v in hook:
+        share = [h[0] for h in hook[v]]
+        print(f"{'':16s} inside the run, the checkpoint hook's share of search: median "
+              f"{100 * statistics.median(share):.3f} % (range {100 * min(share):.3f}-"
+              f"{100 * max(share):.3f} %), {statistics.median([h[1] for h in hook[v]])} "
+              "checkpoints a run")
 PY

@@ -326,6 +326,11 @@ static void report_timings(FILE *f, const lbk_report *r)
                 lbk_report_phase_name((lbk_report_phase)p), r->phase_min[p], r->phase_avg[p],
                 r->phase_max[p]);
     fprintf(f, "  total: %.6f\n  search: %.6f\n", r->total_s, r->search_s);
+    if (r->checkpoint_s >= 0)
+        fprintf(f,
+                "  checkpoint: %.6f  # of search, rank 0: the per-batch agreement and %" PRIu64
+                " checkpoints written\n",
+                r->checkpoint_s, r->checkpoints);
     if (r->ranks > 1 && r->rank_phases) {
         fprintf(f, "rank_timings_s:\n");
         for (int i = 0; i < r->ranks; i++) {

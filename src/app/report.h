@@ -52,6 +52,8 @@ typedef struct {
         *rank_phases;     /* ranks * LBK_PHASE_COUNT: who was slow, when min and max differ */
     double total_s;       /* wall time of the whole run on rank 0 */
     double search_s;      /* wall time of the batch loop on rank 0 */
+    double checkpoint_s;  /* rank 0's part of search_s in the checkpoint hook (< 0: off) */
+    uint64_t checkpoints; /* checkpoints written */
     uint64_t merge_bytes; /* sum over ranks */
     const lbk_classify_confusion *confusion; /* NULL without query labels */
     const lbk_truth_counts *truth;           /* NULL without ground truth */

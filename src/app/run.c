@@ -458,6 +458,8 @@ static void fill_report(lbk_run_state *s)
     r->batches = info->batches;
     r->batch_size = info->batch;
     r->search_s = info->search_s;
+    r->checkpoint_s = s->checkpoint ? s->checkpoint_s : -1.0;
+    r->checkpoints = s->checkpoints;
     r->merge_bytes = s->merge_bytes;
     const bool regress = s->job->task == LBK_TASK_REGRESS;
     r->confusion =

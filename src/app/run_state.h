@@ -95,6 +95,8 @@ typedef struct {
     bool checkpoint;
     uint64_t done_batches; /* completed before this run (resumed) */
     double t_checkpoint;   /* rank 0: the last checkpoint's time */
+    double checkpoint_s;   /* this rank's seconds in the after-batch hook, checkpoints included */
+    uint64_t checkpoints;  /* checkpoints written by this run */
     bool checkpoint_bad;   /* rank 0: resumed from PATH.prev, PATH failed its CRC */
     bool kept_on[LBK_RUN_PARTS];
     uint64_t kept_len[LBK_RUN_PARTS]; /* as of the last checkpoint */

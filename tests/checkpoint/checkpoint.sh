@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | regress | usr1 | term | kill9 | refuse | refuse_held | prev | unsupported
+# CASE: max_hours | owned | regress | report | usr1 | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -177,6 +177,16 @@ max_hours)
     one_shot "$@"
     stop_each_batch "$@"
     same ;;
+# The report times the checkpoint hook inside the search phase and counts
+# the checkpoints (bench/RESULTS.md's overhead figures come from it); a run
+# without checkpoints has no such line.
+report)
+    expect_exit 0 run "${long[@]}" --set output.report=plain.yaml "$@"
+    grep -q '^  checkpoint:' plain.yaml && fail "a checkpoint line without run.checkpoint"
+    expect_exit 0 run "${ck[@]}" "${long[@]}" --set output.report=r.yaml "$@"
+    grep -Eq '^  checkpoint: [0-9]+\.[0-9]{6}  # .* [1-9][0-9]* checkpoints written$' r.yaml ||
+        fail "no checkpoint time and count in the report: $(grep -A12 '^timings_s' r.yaml)"
+    ;;
 usr1) signal_case USR1 3 "$@" ;;
 term) signal_case TERM "" "$@" ;;
 kill9) signal_case KILL "" "$@" ;;
