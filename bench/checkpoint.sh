@@ -28,7 +28,7 @@ for r in $(seq "$rounds"); do
         # shellcheck disable=SC2086 # the variant is a list of words
         "$bin" run -q "${job[@]}" ${variants[$v]} || exit 1
         echo "$r $v $(awk '$1 == "search:" {print $2}' r.yaml)" \
-            "$(awk '$1 == "checkpoint:" {print $2, $(NF - 2)}' r.yaml)" >> times
+            "$(awk '/^  checkpoint: .* checkpoints written$/ {print $2, $(NF - 2)}' r.yaml)" >> times
     done
 done
 /usr/bin/python3 - times <<'PY'
