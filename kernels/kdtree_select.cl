@@ -222,8 +222,8 @@ static inline void kd_sel_split(__global const float *sp, __global const uint *s
  * l mod 2. */
 static inline int kd_sel_node(__global float *p0, __global uint *r0, __global float *p1,
                               __global uint *r1, int dim, ulong n, uint levels, uint level,
-                              uint rot, ulong s, ulong a, int from, bool in_place, __global float *tree,
-                              __global uint *ids)
+                              uint rot, ulong s, ulong a, int from, bool in_place,
+                              __global float *tree, __global uint *ids)
 {
     const ulong size = lbk_kd_subtree_size(s, n, levels);
     const ulong k = lbk_kd_subtree_size(2 * s + 1, n, levels);
@@ -242,8 +242,8 @@ static inline int kd_sel_node(__global float *p0, __global uint *r0, __global fl
 
 /* One work-item per node of `level`. */
 __kernel void kd_sel_level(__global float *p0, __global uint *r0, __global float *p1,
-                           __global uint *r1, int dim, ulong n, uint levels, uint level,
-                           uint rot, __global float *tree, __global uint *ids)
+                           __global uint *r1, int dim, ulong n, uint levels, uint level, uint rot,
+                           __global float *tree, __global uint *ids)
 {
     const ulong first = ((ulong)1 << level) - 1;
     const ulong s = first + get_global_id(0);
@@ -252,8 +252,7 @@ __kernel void kd_sel_level(__global float *p0, __global uint *r0, __global float
 #ifdef KD_SEL_DIM
     dim = KD_SEL_DIM; /* built for this dimension: constant loop bounds once inlined */
 #endif
-    kd_sel_node(p0, r0, p1, r1, dim, n, levels, level, rot, s,
-                kd_sel_range(s, n, levels, level),
+    kd_sel_node(p0, r0, p1, r1, dim, n, levels, level, rot, s, kd_sel_range(s, n, levels, level),
                 (int)(level & 1u), false, tree, ids);
 }
 
@@ -286,8 +285,8 @@ __kernel void kd_sel_subtree(__global float *p0, __global uint *r0, __global flo
         const uint l = stack_l[top];
         const int from = stack_c[top];
         top--;
-        const int c = kd_sel_node(p0, r0, p1, r1, dim, n, levels, l, rot, s, a, from, true, tree,
-                                  ids);
+        const int c =
+            kd_sel_node(p0, r0, p1, r1, dim, n, levels, l, rot, s, a, from, true, tree, ids);
         const ulong left = 2 * s + 1, right = left + 1;
         if (right < n) {
             top++;

@@ -142,12 +142,11 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
  * queries over 1e6 points). */
 __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                      __global const uchar *split_dims, int has_dims, int rotation, ulong n,
-                     int dim,
-                     __global const float *queries, __global const uint *order, ulong nq, int k,
-                     int metric, uint bucket_level, ulong twos, __global const float *bucket_pts,
-                     __global const uint *bucket_ids, __global ulong *lists,
-                     __global float *out_keys, __global uint *out_index, __global uint *work,
-                     __global const float *bounds, int has_bounds)
+                     int dim, __global const float *queries, __global const uint *order, ulong nq,
+                     int k, int metric, uint bucket_level, ulong twos,
+                     __global const float *bucket_pts, __global const uint *bucket_ids,
+                     __global ulong *lists, __global float *out_keys, __global uint *out_index,
+                     __global uint *work, __global const float *bounds, int has_bounds)
 {
     const ulong qi = get_global_id(0);
     if (qi >= nq)
