@@ -44,5 +44,8 @@ echo; echo "## ... and on PoCL's AVX2 variant with OpenBLAS Haswell (bench/cpu.s
 grep -qw avx512f /proc/cpuinfo && bash bench/cpu.sh "$B" --avx2 --no-1e7
 echo; echo "## MPI scaling (bench/scaling.sh)"
 LBKNN="$B/lbknn" bash bench/scaling.sh --fashion-repeat 2
+echo; echo "## Query phase 1 -> 2 ranks, bound to cores (bench/wall_scaling.sh; --cluster needs root)"
+LBKNN="$B/lbknn" bash bench/wall_scaling.sh
+[ "$(id -u)" = 0 ] && LBKNN="$B/lbknn" bash bench/wall_scaling.sh --cluster --out "$root/bench/out/wall_scaling_tcp"
 echo; echo "# done $(date -u '+%H:%M UTC'), $(uptime)"
 } 2>&1 | tee "$root/bench/out/all.txt"
