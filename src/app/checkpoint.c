@@ -3,6 +3,7 @@
 #include "checkpoint_impl.h"
 
 #include "log.h"
+#include "outfile.h"
 #include "saved.h"
 #include "timer.h"
 #include "try.h"
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_asked;
+static bool usr1_ignored; /* by the caller, before lbk_checkpoint_catch_early */
 
 static void on_stop_signal(int sig)
 {
@@ -25,10 +28,8 @@ static void on_stop_signal(int sig)
     stop_asked = 1;
 }
 
-void lbk_checkpoint_handle_signal(const lbk_job *job)
+static void catch_stop_signal(void)
 {
-    if (!job->run.checkpoint[0])
-        return;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
@@ -40,6 +41,35 @@ void lbk_checkpoint_handle_signal(const lbk_job *job)
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+}
+
+void lbk_checkpoint_catch_early(void)
+{
+    struct sigaction old;
+    usr1_ignored = sigaction(SIGUSR1, NULL, &old) == 0 && old.sa_handler == SIG_IGN;
+    catch_stop_signal();
+}
+
+void lbk_checkpoint_handle_signal(const lbk_job *job)
+{
+    if (job->run.checkpoint[0]) {
+        catch_stop_signal();
+        return;
+    }
+    /* No checkpoint to stop with: SIGUSR1 ends the run as SIGTERM does
+     * (its partial files removed), one that came during the start-up
+     * included, unless the caller had it ignored. */
+    if (usr1_ignored) {
+        struct sigaction ignore;
+        memset(&ignore, 0, sizeof ignore);
+        ignore.sa_handler = SIG_IGN;
+        sigemptyset(&ignore.sa_mask);
+        sigaction(SIGUSR1, &ignore, NULL);
+        return;
+    }
+    lbk_cleanup_handle_signal(SIGUSR1);
+    if (stop_asked)
+        raise(SIGUSR1);
 }
 
 lbk_status lbk_checkpoint_supported(const lbk_run_state *s)

@@ -17,9 +17,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* First thing in `run`, before MPI_Init and the job are there: a SIGUSR1
+ * from then on is held as a stop request (a requeue's signal can come while
+ * a rank is still starting, which the default action would kill) until
+ * lbk_checkpoint_handle_signal decides what it means. */
+void lbk_checkpoint_catch_early(void);
+
 /* Every rank, after the job's broadcast and again before the batches (a
  * runtime opened in between may install its own handler): SIGUSR1 asks for
- * a stop with a checkpoint (when run.checkpoint is set). */
+ * a stop with a checkpoint when run.checkpoint is set; without, it gets its
+ * default action back, and one caught early is raised again. */
 void lbk_checkpoint_handle_signal(const lbk_job *job);
 
 /* Rank 0, plan resolved: whether this run can take checkpoints (one line

@@ -79,7 +79,7 @@ void lbk_cleanup_release(void)
         die(waiting_signal);
 }
 
-void lbk_cleanup_handle_signals(void)
+static void handle_fatal(int sig)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -87,13 +87,19 @@ void lbk_cleanup_handle_signals(void)
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < FATAL_COUNT; i++)
         sigaddset(&sa.sa_mask, fatal_signals[i]);
+    sigaddset(&sa.sa_mask, sig);
+    sigaction(sig, &sa, NULL);
+}
+
+void lbk_cleanup_handle_signals(void)
+{
     for (int i = 0; i < FATAL_COUNT; i++) {
         struct sigaction old;
         /* nohup, or a background job of a non-interactive shell: a signal
          * the caller chose to ignore stays ignored. */
         if (sigaction(fatal_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
             continue;
-        sigaction(fatal_signals[i], &sa, NULL);
+        handle_fatal(fatal_signals[i]);
     }
     struct sigaction ignore;
     memset(&ignore, 0, sizeof ignore);
@@ -101,3 +107,5 @@ void lbk_cleanup_handle_signals(void)
     sigemptyset(&ignore.sa_mask);
     sigaction(SIGXFSZ, &ignore, NULL);
 }
+
+void lbk_cleanup_handle_signal(int sig) { handle_fatal(sig); }

@@ -1,4 +1,5 @@
 /* lbknn: command line. Only this file turns a status into an exit code. */
+#include "checkpoint.h"
 #include "comm.h"
 #include "cpu_threads.h"
 #include "device.h"
@@ -125,6 +126,7 @@ static lbk_status cmd_run(int argc, char **argv, bool build_only)
     lbk_comm comm;
     LBK_TRY(parse_job_args(argc, argv, true, &a));
     lbk_log_set_quiet(a.quiet);
+    lbk_checkpoint_catch_early();
     /* Before MPI, whose failures under too small a limit are pages long. */
     LBK_TRY(lbk_rlimit_as_require(START_ADDRESS_SPACE, "starting MPI and OpenCL"));
     LBK_TRY(lbk_rlimit_fsize_require(START_FILE_SIZE, "starting MPI"));

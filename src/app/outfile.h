@@ -82,5 +82,8 @@ void lbk_outfile_discard(lbk_outfile *f, bool remove);
  * ignored, so that a file-size limit (ulimit -f) fails a write like a full
  * disk instead of killing the process. */
 void lbk_cleanup_handle_signals(void);
+/* One more signal that ends the run the same way (SIGUSR1 without
+ * run.checkpoint). */
+void lbk_cleanup_handle_signal(int sig);
 
 #endif

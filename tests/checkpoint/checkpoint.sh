@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | regress | report | usr1 | term | kill9 | refuse | refuse_held | prev | unsupported
+# CASE: max_hours | owned | regress | report | usr1 | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -75,6 +75,30 @@ signal_case() {
     [ -e ck ] || fail "SIG$sig removed the checkpoint"
     resume_all "${long[@]}" "$@"
     same
+}
+# SIGUSR1 while the run is still starting (MPI, the job, the inputs, the
+# device): with run.checkpoint it is a stop request like any later one
+# (exit 3, then resumed to the one-shot bytes); without, it ends the run as
+# SIGUSR1's default does and leaves no outputs. The delays are printed.
+early_usr1() {
+    local with=$1 delay rc
+    shift
+    "$bin" run job.yaml -q "$@" >out.txt 2>err.txt &
+    local pid=$!
+    delay=$((20 + RANDOM % 280))
+    echo "SIGUSR1 after ${delay} ms (${with})"
+    sleep "$(printf '0.%03d' "$delay")"
+    kill -USR1 "$pid"
+    wait "$pid"
+    rc=$?
+    if [ "$with" = checkpoint ]; then
+        [ $rc -eq 3 ] || { cat err.txt >&2; fail "SIGUSR1 after ${delay} ms: exit $rc, expected 3"; }
+    else
+        [ $rc -eq $((128 + 10)) ] || { cat err.txt >&2; fail "SIGUSR1 after ${delay} ms without run.checkpoint: exit $rc, expected 138"; }
+        for f in $outs; do [ ! -e "$f" ] || fail "$f left by a run SIGUSR1 ended"; done
+        ls ./*.lbknn-partial* 2>/dev/null && fail "partial files left"
+    fi
+    return 0
 }
 hashes() { sha256sum ck* ./*.lbknn-partial* job.yaml ref.csv 2>/dev/null; }
 # Each mismatch: refused (exit 2) with its line, nothing touched.
@@ -188,6 +212,16 @@ report)
         fail "no checkpoint time and count in the report: $(grep -A12 '^timings_s' r.yaml)"
     ;;
 usr1) signal_case USR1 3 "$@" ;;
+usr1_early)
+    one_shot "${long[@]}" "$@"
+    for _ in 1 2 3; do
+        early_usr1 checkpoint "${ck[@]}" "${long[@]}" "$@"
+        resume_all "${long[@]}" "$@"
+        same
+    done
+    rm -f $outs
+    early_usr1 none "${long[@]}" "$@"
+    ;;
 term) signal_case TERM "" "$@" ;;
 kill9) signal_case KILL "" "$@" ;;
 refuse)
