@@ -10,7 +10,8 @@
 # per host through lbk_cluster_agent (--mca plm_rsh_agent), with TCP only.
 #
 # cluster_up: take down what an earlier (possibly aborted) run left, then
-# make the hosts; cluster_down: remove them (idempotent, also on EXIT).
+# make the hosts; cluster_down: remove them (idempotent, also on EXIT), and
+# the daemons listed in $LBK_STATE/root-pids.
 # Only one cluster at a time on a machine: cluster_up waits on a lock.
 # Exit 77 (CTest's skip) where namespaces cannot be made here.
 set -u
@@ -33,6 +34,12 @@ cluster_down() {
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null; done
         ip netns del "$ns" 2>/dev/null
     done
+    # Daemons a harness started in the machine's own namespace (slurm_cluster.sh:
+    # munged, slurmctld) and recorded as "PID NAME": killed if PID still is NAME.
+    local name
+    while read -r pid name; do
+        [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$name" ] && kill -9 "$pid" 2>/dev/null
+    done 2>/dev/null <"$LBK_STATE/root-pids"
     ip link del "$LBK_BRIDGE" 2>/dev/null
     # Host veths vanish with their namespace; a half-made one may not have.
     for dev in $(ip -o link show 2>/dev/null | sed -n 's/^[0-9]*: \(lbkh[0-9]*-br\)@.*/\1/p'); do
