@@ -145,3 +145,20 @@ LBK_HOSTS=$LBK_HOSTS cluster_mpirun "\$np" "\$@"
 WRAP
     chmod +x "$LBK_STATE/mpiexec"
 }
+
+# cluster_run_command SHARED MPIEXEC COMMAND...: COMMAND with every argument
+# `MPIEXEC` replaced by MPIEXEC and TMPDIR set to SHARED, whose exit status
+# it exits with; SHARED removed when it passed (kept to look at otherwise).
+cluster_run_command() {
+    local shared=$1 mpiexec=$2 a status
+    shift 2
+    local args=()
+    for a in "$@"; do
+        [ "$a" = MPIEXEC ] && a=$mpiexec
+        args+=("$a")
+    done
+    TMPDIR=$shared "${args[@]}"
+    status=$?
+    [ "$status" -eq 0 ] && rm -rf "$shared"
+    exit "$status"
+}

@@ -15,12 +15,4 @@ case $(realpath -m "$shared")/ in
 esac
 cluster_up || exit 1
 rm -rf "$shared" && mkdir -p "$shared" || exit 1
-args=()
-for a in "$@"; do
-    [ "$a" = MPIEXEC ] && a=$LBK_STATE/mpiexec
-    args+=("$a")
-done
-TMPDIR=$shared "${args[@]}"
-status=$?
-[ "$status" -eq 0 ] && rm -rf "$shared"
-exit "$status"
+cluster_run_command "$shared" "$LBK_STATE/mpiexec" "$@"

@@ -172,12 +172,4 @@ exit "\$rc"
 WRAP
 chmod +x "$dir/mpiexec"
 
-args=()
-for a in "$@"; do
-    [ "$a" = MPIEXEC ] && a=$dir/mpiexec
-    args+=("$a")
-done
-TMPDIR=$shared "${args[@]}"
-status=$?
-[ "$status" -eq 0 ] && rm -rf "$shared"
-exit "$status"
+cluster_run_command "$shared" "$dir/mpiexec" "$@"
