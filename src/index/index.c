@@ -19,6 +19,18 @@
 #define BATCH_CAP (1u << 18)
 #define BATCH_LIST_BYTES ((uint64_t)256 << 20)
 
+/* The self search's automatic batch (device.batch: 0) is at most a
+ * SELF_BATCH_SHARE-th of the most points a rank searches: its buffers
+ * (about five K-list copies of 16 bytes a candidate, engine, device,
+ * merged and the two exchanges) then stay near a quarter of the graph
+ * collector's 8 bytes a candidate per row, whatever K, and so fall with P
+ * like the rest of the rank's memory instead of staying fixed. Never below
+ * SELF_BATCH_FLOOR: enough queries in flight to keep a GPU's tree walk busy
+ * (half of BATCH_CAP; an H200 holds about 270 000 resident threads), and
+ * far more than the per-batch costs (a launch, a few collectives) need. */
+#define SELF_BATCH_SHARE 32u
+#define SELF_BATCH_FLOOR (BATCH_CAP / 2)
+
 void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, int ranks,
                          lbk_index_plan *plan)
 {
@@ -144,6 +156,12 @@ static lbk_status plan_batches(lbk_index *s, uint64_t cap)
         batch = cap;
     if (batch > BATCH_CAP)
         batch = BATCH_CAP;
+    if (s->self && s->job->device.batch == 0) {
+        const uint64_t share = nq / SELF_BATCH_SHARE;
+        const uint64_t most = share > SELF_BATCH_FLOOR ? share : SELF_BATCH_FLOOR;
+        if (batch > most)
+            batch = most;
+    }
     const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
     if (batch > BATCH_LIST_BYTES / list_bytes)
         batch = BATCH_LIST_BYTES / list_bytes;
