@@ -95,8 +95,8 @@ void lbknn_options_destroy(lbknn_options *options);
  * (e.g. &comm; from mpi4py, MPI._addressof(comm)): the ranks of that
  * communicator share every index built in this context; the library uses
  * a duplicate of it, freed by lbknn_context_destroy (collective too). NULL:
- * this process alone (MPI is started here, MPI_THREAD_SERIALIZED, if nobody
- * did; the library never finalizes it). The device comes from the options'
+ * this process alone, without any MPI call (MPI need not be started, and
+ * the library never starts it). The device comes from the options'
  * device.type and device.list (else the node-local rank picks among the
  * devices). On failure *out is
  * NULL and `error` (if not NULL, `error_size` bytes) gets the message. */

@@ -130,15 +130,22 @@ static lbk_status cmd_run(int argc, char **argv, bool build_only)
     /* Before MPI, whose failures under too small a limit are pages long. */
     LBK_TRY(lbk_rlimit_as_require(START_ADDRESS_SPACE, "starting MPI and OpenCL"));
     LBK_TRY(lbk_rlimit_fsize_require(START_FILE_SIZE, "starting MPI"));
-    LBK_TRY(lbk_comm_mpi_init(NULL, NULL));
+    /* A process no launcher started runs alone and never starts MPI, which
+     * gives it the same results (one rank's collectives are identities)
+     * and saves Open MPI's singleton start; LBKNN_MPI=1 starts it anyway. */
+    const char *force = getenv("LBKNN_MPI");
+    const bool with_mpi = lbk_comm_launched() || (force && strcmp(force, "1") == 0);
+    if (with_mpi)
+        LBK_TRY(lbk_comm_mpi_init(NULL, NULL));
     /* After MPI_Init, so that no handler of its own replaces ours. */
     lbk_cleanup_handle_signals();
-    lbk_status st = lbk_comm_init(&comm);
+    lbk_status st = with_mpi ? lbk_comm_init(&comm) : lbk_comm_init_alone(&comm);
     if (st == LBK_OK) {
         st = run_on_every_rank(&comm, &a, build_only);
         lbk_comm_free(&comm);
     }
-    lbk_comm_mpi_finalize();
+    if (with_mpi)
+        lbk_comm_mpi_finalize();
     return st;
 }
 

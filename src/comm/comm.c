@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DEFAULT_CHUNK_BYTES (UINT64_C(1) << 30)
 
@@ -41,14 +42,36 @@ lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm)
 {
     if (mpi_comm)
         return comm_init_over(comm, *(const MPI_Comm *)mpi_comm);
-    int started = 0;
-    LBK_TRY(lbk_comm_mpi_check(MPI_Initialized(&started), "MPI_Initialized"));
-    if (!started) {
-        int provided = 0;
-        LBK_TRY(lbk_comm_mpi_check(MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided),
-                                   "MPI_Init_thread"));
-    }
-    return comm_init_over(comm, MPI_COMM_SELF);
+    return lbk_comm_init_alone(comm);
+}
+
+lbk_status lbk_comm_init_alone(lbk_comm *comm)
+{
+    comm->mpi = calloc(1, sizeof *comm->mpi);
+    LBK_FAIL_IF(!comm->mpi, LBK_ERR_NOMEM, "out of host memory setting up the communicator");
+    /* No MPI call ever sees it: every collective returns early for one rank. */
+    LBK_COMM_MPI(comm) = MPI_COMM_NULL;
+    comm->rank = 0;
+    comm->size = 1;
+    comm->local_rank = 0;
+    comm->local_size = 1;
+    lbk_log_set_rank(0, 1);
+    return LBK_OK;
+}
+
+bool lbk_comm_launched(void)
+{
+    static const char *const set_by_launchers[] = {
+        "OMPI_COMM_WORLD_SIZE", /* Open MPI's mpirun */
+        "PMIX_RANK",            /* a PMIx server: mpirun, prterun, srun --mpi=pmix */
+        "PMI_RANK",             /* PMI-1/2: Hydra, srun --mpi=pmi2 */
+        "PMI_FD",
+        "SLURM_STEP_ID", /* srun, even without a PMI plugin: Open MPI says why it cannot join */
+    };
+    for (size_t i = 0; i < sizeof set_by_launchers / sizeof *set_by_launchers; i++)
+        if (getenv(set_by_launchers[i]))
+            return true;
+    return false;
 }
 
 static lbk_status comm_init_over(lbk_comm *comm, MPI_Comm base)
@@ -215,6 +238,8 @@ static MPI_Op mpi_op(lbk_comm_reduce_op op)
 
 lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_comm_reduce_op op)
 {
+    if (comm->size == 1)
+        return LBK_OK;
     return lbk_comm_mpi_check(
         MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, mpi_op(op), LBK_COMM_MPI(comm)),
         "MPI_Allreduce");
@@ -222,6 +247,8 @@ lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_com
 
 lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm_reduce_op op)
 {
+    if (comm->size == 1)
+        return LBK_OK;
     return lbk_comm_mpi_check(
         MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, mpi_op(op), LBK_COMM_MPI(comm)),
         "MPI_Allreduce");
@@ -246,6 +273,8 @@ lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *b
 
 lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint64_t count)
 {
+    if (comm->size == 1)
+        return LBK_OK;
     const uint64_t step = chunk_bytes >= sizeof *values ? chunk_bytes / sizeof *values : 1;
     for (uint64_t at = 0; at < count; at += step) {
         const int n = (int)(count - at < step ? count - at : step);
@@ -274,6 +303,10 @@ lbk_status lbk_comm_allreduce_or_bytes(const lbk_comm *comm, void *data, uint64_
 lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int count,
                                    double *all)
 {
+    if (comm->size == 1) {
+        memmove(all, mine, (size_t)count * sizeof *all);
+        return LBK_OK;
+    }
     return lbk_comm_mpi_check(
         MPI_Gather(mine, count, MPI_DOUBLE, all, count, MPI_DOUBLE, 0, LBK_COMM_MPI(comm)),
         "MPI_Gather");
@@ -281,6 +314,10 @@ lbk_status lbk_comm_gather_doubles(const lbk_comm *comm, const double *mine, int
 
 lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void *all, int bytes)
 {
+    if (comm->size == 1) {
+        memmove(all, mine, (size_t)bytes);
+        return LBK_OK;
+    }
     return lbk_comm_mpi_check(
         MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, LBK_COMM_MPI(comm)),
         "MPI_Allgather");
@@ -289,6 +326,12 @@ lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void
 lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count,
                                  double *min, double *avg, double *max)
 {
+    if (comm->size == 1) {
+        memmove(min, local, (size_t)count * sizeof *min);
+        memmove(avg, local, (size_t)count * sizeof *avg);
+        memmove(max, local, (size_t)count * sizeof *max);
+        return LBK_OK;
+    }
     const MPI_Comm c = LBK_COMM_MPI(comm);
     LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, min, count, MPI_DOUBLE, MPI_MIN, c),
                                "MPI_Allreduce (min)"));
@@ -299,4 +342,17 @@ lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int 
     for (int i = 0; i < count; i++)
         avg[i] /= comm->size;
     return LBK_OK;
+}
+
+lbk_status lbk_comm_mpi_allreduce(const lbk_comm *comm, const void *send, void *recv, int count,
+                                  size_t item_bytes, MPI_Datatype type, MPI_Op op,
+                                  const char *what)
+{
+    if (comm->size == 1) {
+        if (send != MPI_IN_PLACE)
+            memmove(recv, send, (size_t)count * item_bytes);
+        return LBK_OK;
+    }
+    return lbk_comm_mpi_check(MPI_Allreduce(send, recv, count, type, op, LBK_COMM_MPI(comm)),
+                              what);
 }

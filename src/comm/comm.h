@@ -7,6 +7,7 @@
 #include "job.h"
 #include "status.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The MPI handles, private to this layer (comm_mpi.h). */
@@ -31,10 +32,19 @@ void lbk_comm_mpi_finalize(void);
  * (lbk_log_set_rank). */
 lbk_status lbk_comm_init(lbk_comm *comm);
 /* The same over a library caller's communicator: `mpi_comm` the address of
- * an MPI_Comm, or NULL for this process alone (MPI_COMM_SELF, after
- * starting MPI, serialized threads, when nobody has: it is then never
- * finalized, because the caller may use MPI after the library). */
+ * an MPI_Comm, or NULL for this process alone (lbk_comm_init_alone: MPI is
+ * neither started nor used, whether or not the caller started it). */
 lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm);
+/* This process alone, without MPI (not started, never needed): rank 0 of
+ * 1, and every collective below is the identity on this rank's data, as
+ * MPI's are for one rank. */
+lbk_status lbk_comm_init_alone(lbk_comm *comm);
+/* True when a launcher started this process as an MPI rank: Open MPI's
+ * mpirun, any PMIx server (mpirun, prterun, srun --mpi=pmix), a PMI-1/2
+ * one (srun --mpi=pmi2, Hydra), or a Slurm job step (srun), where Open MPI
+ * must start even to refuse a launch it cannot join. Otherwise a run can go
+ * alone: Open MPI's singleton start alone takes 0.3-0.6 s. */
+bool lbk_comm_launched(void);
 void lbk_comm_free(lbk_comm *comm);
 
 /* Every rank calls this before every collective step with its own status.

@@ -17,6 +17,13 @@ struct lbk_comm_mpi {
  * returns LBK_ERR_MPI, so every MPI error becomes a status at one place. */
 lbk_status lbk_comm_mpi_check(int rc, const char *what);
 
+/* MPI_Allreduce on lbknn's communicator; for one rank (with or without MPI)
+ * no MPI call: `send` copied to `recv` (count items of item_bytes), or
+ * nothing for MPI_IN_PLACE. WHAT names the call in an error. */
+lbk_status lbk_comm_mpi_allreduce(const lbk_comm *comm, const void *send, void *recv, int count,
+                                  size_t item_bytes, MPI_Datatype type, MPI_Op op,
+                                  const char *what);
+
 /* The most bytes one MPI call may carry (lbk_comm_set_chunk_bytes). */
 uint64_t lbk_comm_chunk_bytes(void);
 

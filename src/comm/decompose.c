@@ -186,10 +186,9 @@ static lbk_status count_and_pick(const lbk_comm *comm, decomposer *d, bool first
             d->local[(size_t)s * buckets + key_digit(d, i, s)]++;
         }
     }
-    LBK_TRY(
-        lbk_comm_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * buckets),
-                                         MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
-                           "MPI_Allreduce (spatial plane selection)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, d->local, d->hist, (int)((size_t)d->groups * buckets),
+                                   sizeof *d->hist, MPI_UINT64_T, MPI_SUM,
+                                   "MPI_Allreduce (spatial plane selection)"));
     d->unique = 0;
     for (int g = 0; g < d->groups; g++)
         LBK_TRY(pick_bucket(d, g));
@@ -245,9 +244,8 @@ static lbk_status finish_unique(const lbk_comm *comm, decomposer *d)
         key[2 * g] = point_image(d, i, (int)g);
         key[2 * g + 1] = d->in->first_row + i;
     }
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, key, d->groups * 2, MPI_UINT64_T,
-                                             MPI_MAX, LBK_COMM_MPI(comm)),
-                               "MPI_Allreduce (spatial plane keys)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, MPI_IN_PLACE, key, d->groups * 2, sizeof *key,
+                                   MPI_UINT64_T, MPI_MAX, "MPI_Allreduce (spatial plane keys)"));
     for (int g = 0; g < d->groups; g++) {
         lbk_toptree_node *n = &d->tree->nodes[d->active[g]];
         n->image = (uint32_t)key[2 * g];
@@ -292,9 +290,9 @@ static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
             b[dim + j] = -p[j] < b[dim + j] ? -p[j] : b[dim + j];
         }
     }
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(MPI_IN_PLACE, d->box, d->groups * (int)per,
-                                             MPI_FLOAT, MPI_MIN, LBK_COMM_MPI(comm)),
-                               "MPI_Allreduce (spatial group boxes)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, MPI_IN_PLACE, d->box, d->groups * (int)per,
+                                   sizeof *d->box, MPI_FLOAT, MPI_MIN,
+                                   "MPI_Allreduce (spatial group boxes)"));
     for (int g = 0; g < d->groups; g++) {
         const float *b = d->box + (size_t)g * per;
         float best = -INFINITY;
@@ -337,9 +335,9 @@ static lbk_status balance_round(const lbk_comm *comm, decomposer *d, int round,
         if (s >= 0 && (round == 0 || img >> (shift + 8) == prefix[s] >> (shift + 8)))
             d->local[(size_t)s * per + 256 + ((img >> shift) & 255u)]++;
     }
-    return lbk_comm_mpi_check(MPI_Allreduce(d->local, d->hist, (int)((size_t)d->groups * per),
-                                            MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
-                              "MPI_Allreduce (spatial load balance)");
+    return lbk_comm_mpi_allreduce(comm, d->local, d->hist, (int)((size_t)d->groups * per),
+                                  sizeof *d->hist, MPI_UINT64_T, MPI_SUM,
+                                  "MPI_Allreduce (spatial load balance)");
 }
 
 /* Balance: each group's left count where the weight (points 1 each,
@@ -415,9 +413,8 @@ static lbk_status balance_counts(const lbk_comm *comm, decomposer *d)
 static lbk_status balance_weight(const lbk_comm *comm, decomposer *d)
 {
     uint64_t queries = d->in->query_rows;
-    LBK_TRY(lbk_comm_mpi_check(
-        MPI_Allreduce(MPI_IN_PLACE, &queries, 1, MPI_UINT64_T, MPI_SUM, LBK_COMM_MPI(comm)),
-        "MPI_Allreduce (spatial load balance: queries)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, MPI_IN_PLACE, &queries, 1, sizeof queries, MPI_UINT64_T,
+                                   MPI_SUM, "MPI_Allreduce (spatial load balance: queries)"));
     d->query_weight = queries ? BALANCE_QUERY_SHARE / (1.0 - BALANCE_QUERY_SHARE) *
                                     (double)d->in->total_rows / (double)queries
                               : 0.0;
