@@ -45,16 +45,23 @@ lbk_status lbk_comm_init_from(lbk_comm *comm, const void *mpi_comm)
     return lbk_comm_init_alone(comm);
 }
 
-lbk_status lbk_comm_init_alone(lbk_comm *comm)
+/* Rank 0 of 1 with no MPI communicator yet. */
+static lbk_status comm_alloc_alone(lbk_comm *comm)
 {
     comm->mpi = calloc(1, sizeof *comm->mpi);
     LBK_FAIL_IF(!comm->mpi, LBK_ERR_NOMEM, "out of host memory setting up the communicator");
-    /* No MPI call ever sees it: every collective returns early for one rank. */
     LBK_COMM_MPI(comm) = MPI_COMM_NULL;
     comm->rank = 0;
     comm->size = 1;
     comm->local_rank = 0;
     comm->local_size = 1;
+    return LBK_OK;
+}
+
+lbk_status lbk_comm_init_alone(lbk_comm *comm)
+{
+    /* No MPI call ever sees it: every collective returns early for one rank. */
+    LBK_TRY(comm_alloc_alone(comm));
     lbk_log_set_rank(0, 1);
     return LBK_OK;
 }
@@ -78,13 +85,7 @@ static lbk_status comm_init_over(lbk_comm *comm, MPI_Comm base)
 {
     lbk_status st = LBK_OK;
     MPI_Comm local = MPI_COMM_NULL;
-    comm->mpi = calloc(1, sizeof *comm->mpi);
-    LBK_FAIL_IF(!comm->mpi, LBK_ERR_NOMEM, "out of host memory setting up MPI");
-    LBK_COMM_MPI(comm) = MPI_COMM_NULL;
-    comm->rank = 0;
-    comm->size = 1;
-    comm->local_rank = 0;
-    comm->local_size = 1;
+    LBK_TRY(comm_alloc_alone(comm));
 
     /* A private communicator keeps our collectives from matching any that a
      * library (or a test harness) posts on MPI_COMM_WORLD. */
