@@ -15,6 +15,10 @@
 #            own): the engine's end to end | FAISS (bench/pbknn_peers.py)
 #   default  the built-in 16-d default job's search phase | FAISS on the
 #            same data (lbknn generate, seed 42)
+#   graph    task graph of the tree job's 1e6 points, K = 16, neighbours,
+#            distances and the .npz written: the process's wall time, end
+#            to end as a user runs it (start-up included) | cKDTree build +
+#            query(k = 17, workers = 2)
 #   spatial  the tree job above at P = 1 and P = 2 ranks under mpirun, each
 #            rank bound to one core: the query phase and its 1 -> 2 speed-up
 #
@@ -62,6 +66,11 @@ run_lbknn() { # LBKNN REPORT ARGS...: one quiet run, no outputs but its report
     "$l" run "$@" --quiet --set output.predictions= --set output.neighbors= \
         --set output.distances= --set output.probabilities= --set output.report="$report"
 }
+# seconds_since NS: the seconds since date +%s%N said NS.
+seconds_since() {
+    local ns=$(($(date +%s%N) - $1))
+    printf '%d.%09d' $((ns / 1000000000)) $((ns % 1000000000))
+}
 # The two builds in this round's order: OLD NEW, then NEW OLD.
 order() { if [ $(($1 % 2)) -eq 1 ]; then echo "0 1"; else echo "1 0"; fi; }
 name() { [ "$1" = 0 ] && echo old || echo new; }
@@ -79,7 +88,7 @@ for i in 0 1; do
         --set output.report= >/dev/null
 done
 d=$out/uniform-1e6
-if wanted tree || wanted spatial; then
+if wanted tree || wanted spatial || wanted graph; then
     [ -s "$d/reference.fvecs" ] ||
         "${builds[1]}/bench/bench_points" "$d" uniform 1000000 100000 3 >/dev/null
     for i in 0 1; do run_lbknn "${builds[$i]}/lbknn" "$out/warm.yaml" "$d/job.yaml" \
@@ -112,6 +121,13 @@ for r in $(seq "$rounds"); do
                 awk '$1 == 64 {print $NF}')
             [ -n "$ms" ] && record pbknn end_to_end "$who" "$($py -c "print($ms / 1e3)")"
         fi
+        if wanted graph; then
+            t0=$(date +%s%N)
+            "$l" run --quiet --set task=graph --set reference.path="$d/reference.fvecs" \
+                --set knn.k=16 --set knn.engine=kdtree --set output.neighbors="$out/g-nb.npy" \
+                --set output.distances="$out/g-d.npy" --set output.graph="$out/g.npz" &&
+                record graph end_to_end "$who" "$(seconds_since "$t0")"
+        fi
         if wanted default; then
             f=$out/default-$who-$r.yaml
             run_lbknn "$l" "$f" && record default search "$who" "$(phase "$f" search)"
@@ -135,6 +151,10 @@ for r in $(seq "$rounds"); do
             awk '{print $2}')"
         record tree query peer "$($py bench/cpu_peers.py tree-query "$d/reference.fvecs" \
             "$d/query.fvecs" 16 | awk '{print $2}')"
+    fi
+    if wanted graph; then
+        record graph end_to_end peer "$($py bench/cpu_peers.py graph "$d/reference.fvecs" 16 |
+            awk '{print $2}')"
     fi
     if wanted pbknn; then
         ms=$(OMP_WAIT_POLICY=PASSIVE $py bench/pbknn_peers.py "$out/pbknn" --m 64 --reps 7 |

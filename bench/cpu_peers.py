@@ -7,6 +7,8 @@
     cpu_peers.py tree-query POINTS.fvecs QUERIES.fvecs K  its query, workers=2
     cpu_peers.py blobs DIR K                             FAISS and scikit-learn on DIR/reference.fvecs
                                                          and DIR/query.fvecs (lbknn generate)
+    cpu_peers.py graph POINTS.fvecs K                    cKDTree build + query(X, k=K+1, workers=2):
+                                                         the kNN graph (bench/graph_peers.py's), one run
 
 Each prints one line "name seconds [accuracy]" per measurement; times are the
 median of REPS (default 3) where it says so, else one run. Run it under
@@ -62,6 +64,14 @@ def tree_query(ref, qry, k):
     print(f"ckdtree_query_workers2 {t:.3f}")
 
 
+def graph(path, k):
+    from scipy.spatial import cKDTree
+    x = read_fvecs(path)
+    t0 = time.perf_counter()
+    cKDTree(x, leafsize=16, balanced_tree=True).query(x, k=k + 1, workers=2)
+    print(f"ckdtree_graph {time.perf_counter() - t0:.3f}")
+
+
 def blobs(d, k):
     import faiss
     from sklearn.neighbors import KNeighborsClassifier
@@ -86,6 +96,8 @@ def main():
         tree_query(a[1], a[2], int(a[3]))
     elif a and a[0] == "blobs" and len(a) == 3:
         blobs(a[1], int(a[2]))
+    elif a and a[0] == "graph" and len(a) == 3:
+        graph(a[1], int(a[2]))
     else:
         print(__doc__)
         return 2
