@@ -12,7 +12,8 @@ static const char usage_head[] =
     "Commands:\n"
     "  run [JOB.yaml] [--set KEY=VALUE]... [--progress] [--quiet] [--resume]\n"
     "        Run a job; without JOB.yaml, the built-in default job (synthetic data).\n"
-    "        Under mpirun or srun, every rank takes a shard of the reference points.\n"
+    "        Under mpirun or srun, every rank takes a shard of the reference points;\n"
+    "        started alone, lbknn runs as one rank without starting MPI.\n"
     "  build [JOB.yaml] [--set KEY=VALUE]... [--quiet]\n"
     "        Read the reference set, build the index and save it to index.path, for\n"
     "        `run` with index.path (the same rank count) to load instead.\n"
@@ -39,7 +40,10 @@ static const char usage_tail[] =
     "\n"
     "Exit status: 0 success, 2 bad usage, job file or input data, 1 runtime failure,\n"
     "3 stopped with a checkpoint (SIGUSR1, run.max_hours), 128+N stopped by signal N.\n"
-    "Job keys: see configs/README.md (installed under share/lbknn/configs).\n";
+    "Job keys: see configs/README.md (installed under share/lbknn/configs).\n"
+    "Environment: LBKNN_MPI=1 starts MPI even without a launcher; LBKNN_GUARD_PAGES=1\n"
+    "puts a guard page after every large array; LBKNN_KERNEL_WARNINGS=1 shows the\n"
+    "OpenCL compiler's warnings.\n";
 
 void lbk_usage(FILE *out)
 {
