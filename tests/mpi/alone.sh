@@ -2,8 +2,9 @@
 # A run that no launcher started never starts MPI (README, "Many ranks and
 # SLURM"): with Open MPI pointed at a transport that does not exist, the
 # plain run still succeeds and writes the bytes of `mpirun -n 1` (which
-# starts MPI without that setting), and LBKNN_MPI=1 - MPI started anyway -
-# fails on the same setting, so the first run passed because MPI never ran.
+# starts MPI without that setting), its report's timings its own, and
+# LBKNN_MPI=1 - MPI started anyway - fails on the same setting, so the
+# first run passed because MPI never ran.
 # usage: alone.sh LBKNN MPIEXEC
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2
@@ -15,7 +16,16 @@ job=(--set synthetic.points=3000 --set synthetic.queries=400 --set synthetic.dim
 outs() { echo "--set output.neighbors=$1.ivecs --set output.distances=$1.fvecs --set output.predictions=$1.csv"; }
 broken=OMPI_MCA_pml=lbknn_no_such_pml
 # shellcheck disable=SC2046 # outs: words on purpose
-expect_exit 0 env "$broken" "$bin" run -q "${job[@]}" $(outs alone)
+expect_exit 0 env "$broken" "$bin" run -q "${job[@]}" $(outs alone) --set output.report=alone.yaml
+# One rank's timings are its own: min = avg = max, and the build and the
+# query took some time.
+for phase in build query; do
+    line=$(awk '/^[^ ]/ { in_t = ($1 == "timings_s:") } in_t' alone.yaml | grep "^  $phase: {") ||
+        fail "no $phase timing in the report"
+    echo "${line#*{}" | sed 's/[^0-9.e+-]/ /g' |
+        awk '{ if (NF != 3 || !($1 == $2 && $2 == $3 && $1 > 0)) exit 1 }' ||
+        fail "one rank's $phase timing is not its own: $line"
+done
 # shellcheck disable=SC2046
 expect_exit 0 "$mpiexec" -n 1 "$bin" run -q "${job[@]}" $(outs mpi)
 for ext in ivecs fvecs csv; do
