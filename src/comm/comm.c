@@ -239,20 +239,14 @@ static MPI_Op mpi_op(lbk_comm_reduce_op op)
 
 lbk_status lbk_comm_allreduce_u64(const lbk_comm *comm, uint64_t *value, lbk_comm_reduce_op op)
 {
-    if (comm->size == 1)
-        return LBK_OK;
-    return lbk_comm_mpi_check(
-        MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_UINT64_T, mpi_op(op), LBK_COMM_MPI(comm)),
-        "MPI_Allreduce");
+    return lbk_comm_mpi_allreduce(comm, MPI_IN_PLACE, value, 1, sizeof *value, MPI_UINT64_T,
+                                  mpi_op(op), "MPI_Allreduce");
 }
 
 lbk_status lbk_comm_allreduce_i32(const lbk_comm *comm, int32_t *value, lbk_comm_reduce_op op)
 {
-    if (comm->size == 1)
-        return LBK_OK;
-    return lbk_comm_mpi_check(
-        MPI_Allreduce(MPI_IN_PLACE, value, 1, MPI_INT32_T, mpi_op(op), LBK_COMM_MPI(comm)),
-        "MPI_Allreduce");
+    return lbk_comm_mpi_allreduce(comm, MPI_IN_PLACE, value, 1, sizeof *value, MPI_INT32_T,
+                                  mpi_op(op), "MPI_Allreduce");
 }
 
 lbk_status lbk_comm_exscan_u64(const lbk_comm *comm, uint64_t value, uint64_t *before,
@@ -327,19 +321,12 @@ lbk_status lbk_comm_allgather_bytes(const lbk_comm *comm, const void *mine, void
 lbk_status lbk_comm_reduce_stats(const lbk_comm *comm, const double *local, int count,
                                  double *min, double *avg, double *max)
 {
-    if (comm->size == 1) {
-        memmove(min, local, (size_t)count * sizeof *min);
-        memmove(avg, local, (size_t)count * sizeof *avg);
-        memmove(max, local, (size_t)count * sizeof *max);
-        return LBK_OK;
-    }
-    const MPI_Comm c = LBK_COMM_MPI(comm);
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, min, count, MPI_DOUBLE, MPI_MIN, c),
-                               "MPI_Allreduce (min)"));
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, avg, count, MPI_DOUBLE, MPI_SUM, c),
-                               "MPI_Allreduce (sum)"));
-    LBK_TRY(lbk_comm_mpi_check(MPI_Allreduce(local, max, count, MPI_DOUBLE, MPI_MAX, c),
-                               "MPI_Allreduce (max)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, local, min, count, sizeof *min, MPI_DOUBLE, MPI_MIN,
+                                   "MPI_Allreduce (min)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, local, avg, count, sizeof *avg, MPI_DOUBLE, MPI_SUM,
+                                   "MPI_Allreduce (sum)"));
+    LBK_TRY(lbk_comm_mpi_allreduce(comm, local, max, count, sizeof *max, MPI_DOUBLE, MPI_MAX,
+                                   "MPI_Allreduce (max)"));
     for (int i = 0; i < count; i++)
         avg[i] /= comm->size;
     return LBK_OK;
