@@ -27,5 +27,9 @@ left=$(ip netns list | grep -c '^lbkh')
 [ "$left" -eq 0 ] || { echo "$left host namespaces left"; status=1; }
 ip link show "$LBK_BRIDGE" >/dev/null 2>&1 && { echo "bridge left"; status=1; }
 [ -e "$LBK_STATE" ] && { echo "$LBK_STATE left"; status=1; }
+# Whatever the verdict, the next test starts from nothing: when the cluster
+# never came up (a build under /tmp, say), the leftovers made above are still
+# there.
+cluster_down
 [ "$status" -eq 0 ] && echo "ok: leftovers of an aborted run cleared, nothing left after"
 exit "$status"
