@@ -179,7 +179,7 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state)
 }
 
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const float *bounds,
-                            uint64_t nq, lbk_knn_result *result)
+                            bool in_order, uint64_t nq, lbk_knn_result *result)
 {
     if (state->brute) {
         const lbk_status st = lbk_brute_query(state->brute, queries, nq, result);
@@ -188,6 +188,9 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const
         lbk_brute_timing_add(&state->brute_paths, &t);
         return st;
     }
+    if (in_order)
+        return lbk_tree_query_in_order(state->tree, queries, bounds, nq, state->k, state->metric,
+                                       result, &state->tree_work);
     return lbk_tree_query_bounded(state->tree, queries, bounds, nq, state->k, state->metric,
                                   result, &state->tree_work);
 }

@@ -64,9 +64,12 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
 /* `bounds` (NULL: none): per query, a key no answer needs to exceed (the
  * k-d tree returns only keys <= it, ties included, and pads; brute force
  * ignores it and returns the whole K-list). Either way merging the answer
- * with a list of K candidates within the bound gives the exact K best. */
+ * with a list of K candidates within the bound gives the exact K best.
+ * `in_order`: the queries come in spatial order already (a self search's
+ * points in Morton order), so the k-d tree walks them as given instead of
+ * sorting them; the answers do not depend on it. */
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const float *bounds,
-                            uint64_t nq, lbk_knn_result *result);
+                            bool in_order, uint64_t nq, lbk_knn_result *result);
 /* The work of every query call so far, counted where it happens: the
  * tree's kernel per query, the brute engine per path (lbk_brute_timing).
  * Deterministic: the same for the same shard and queries on any device,

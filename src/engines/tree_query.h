@@ -39,6 +39,12 @@ lbk_status lbk_tree_query(lbk_kdtree *tree, const float *queries, uint64_t nq, i
 lbk_status lbk_tree_query_bounded(lbk_kdtree *tree, const float *queries, const float *bounds,
                                   uint64_t nq, int k, lbk_metric metric, lbk_knn_result *result,
                                   lbk_tree_query_work *work);
+/* The same for queries that already come in spatial order (a self search's
+ * points in Morton order): walked in the order given, not sorted again.
+ * The answers are the same either way; only the time differs. */
+lbk_status lbk_tree_query_in_order(lbk_kdtree *tree, const float *queries, const float *bounds,
+                                   uint64_t nq, int k, lbk_metric metric, lbk_knn_result *result,
+                                   lbk_tree_query_work *work);
 
 /* The `auto` engine rule: true when the tree is expected to beat brute force
  * for this shape, from the crossover measured in bench/results/kdtree.md.

@@ -17,9 +17,10 @@ static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
     return lbk_comm_bcast_floats(s->comm, points, b->count * dim);
 }
 
-const float *lbk_batch_own_points(lbk_index *s, const lbk_batch *b)
+const float *lbk_batch_own_points(lbk_index *s, lbk_batch *b)
 {
     const uint64_t dim = (uint64_t)s->shape.dim;
+    b->in_order = s->self_order != NULL;
     if (b->count == 0)
         return NULL;
     if (!s->self_order)
@@ -85,15 +86,15 @@ static lbk_status to_candidates(const lbk_knn_result *res, const lbk_dataset *sh
     return LBK_OK;
 }
 
-lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *bounds,
+lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *bounds, bool in_order,
                             uint64_t count, lbk_knn_candidate *out)
 {
     const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
     for (uint64_t at = 0; at < count; at += s->info.batch) {
         const uint64_t n = count - at < s->info.batch ? count - at : s->info.batch;
         s->result.queries = n;
-        LBK_TRY(lbk_engine_query(s->engine, points + at * dim, bounds ? bounds + at : NULL, n,
-                                 &s->result));
+        LBK_TRY(lbk_engine_query(s->engine, points + at * dim, bounds ? bounds + at : NULL,
+                                 in_order, n, &s->result));
         LBK_TRY(to_candidates(&s->result, &s->shard, out + at * k));
         s->info.largest_search = n > s->info.largest_search ? n : s->info.largest_search;
     }
@@ -111,7 +112,8 @@ static lbk_status search_range(lbk_index *s, const lbk_batch *b, uint64_t first,
                                lbk_knn_candidate *out)
 {
     s->info.stats.queries_phase1 += count;
-    return lbk_batch_search(s, b->points + first * (uint64_t)s->shape.dim, NULL, count, out);
+    return lbk_batch_search(s, b->points + first * (uint64_t)s->shape.dim, NULL, b->in_order,
+                            count, out);
 }
 
 /* Sharded references: every rank searches the whole batch in its shard.

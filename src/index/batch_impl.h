@@ -18,6 +18,7 @@ typedef struct {
     const float *points;               /* the batch's query points on this rank */
     uint64_t slice_first, slice_count; /* the final lists this rank holds in s->merged:
                                         * queries first + slice_first, ... */
+    bool in_order; /* points are a self search's own, in Morton order (s->self_order) */
 } lbk_batch;
 
 typedef lbk_status (*lbk_batch_step)(lbk_index *s, lbk_batch *b);
@@ -68,8 +69,8 @@ int lbk_batch_spatial_rotation(const lbk_index *s);
 
 /* The K-lists of `count` query points in this rank's references, as merge
  * candidates (global ids, labels), in chunks of the run's batch. `bounds`
- * (NULL: none): lbk_engine_query's per-query bounds. */
-lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *bounds,
+ * (NULL: none) and `in_order`: lbk_engine_query's. */
+lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *bounds, bool in_order,
                             uint64_t count, lbk_knn_candidate *out);
 
 /* The last stage of every strategy: this rank's final lists to the sink,
@@ -77,7 +78,8 @@ lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *boun
 lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b);
 
 /* A self search's batch of the rank's own points: in place, or (in
- * s->self_order) gathered into s->batch_points; NULL for an empty batch. */
-const float *lbk_batch_own_points(lbk_index *s, const lbk_batch *b);
+ * s->self_order) gathered into s->batch_points, which b->in_order then
+ * says; NULL for an empty batch. */
+const float *lbk_batch_own_points(lbk_index *s, lbk_batch *b);
 
 #endif

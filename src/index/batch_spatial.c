@@ -191,7 +191,7 @@ static lbk_status search_received(lbk_index *s, const float *bounds, uint64_t *a
     LBK_TRY(
         lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
     *answered += n;
-    return lbk_batch_search(s, sp->rows_in.data, bounds, n, sp->lists_out.data);
+    return lbk_batch_search(s, sp->rows_in.data, bounds, false, n, sp->lists_out.data);
 }
 
 static lbk_status search_home(lbk_index *s, lbk_batch *b)
@@ -288,7 +288,7 @@ static lbk_status search_own_points(lbk_index *s, lbk_batch *b)
     LBK_TRY(lbk_exchange_buffer_reserve(&sp->bound, (size_t)b->count * sizeof(float),
                                         "phase-1 bounds"));
     s->info.stats.queries_phase1 += b->count;
-    LBK_TRY(lbk_batch_search(s, b->points, NULL, b->count, s->merged));
+    LBK_TRY(lbk_batch_search(s, b->points, NULL, b->in_order, b->count, s->merged));
     int *home = sp->home.data;
     uint64_t *row = sp->row.data;
     float *bound = sp->bound.data;

@@ -528,7 +528,12 @@ static void test_knn(data_kind kind, int metric)
  * <= the bound, pads after. Bounds: the K-th key itself (ties at the bound
  * on the grid), an earlier key, +inf, and just below the nearest key (an
  * empty list). */
-static void bounded_case(uint32_t n, int dim, data_kind kind, int metric, int k, uint32_t nq)
+/* in_order: through lbk_tree_query_in_order, which walks the queries as
+ * given (here in random order, not the Morton order a self search hands it):
+ * the walk order must not change an answer. with_bounds false: no bounds
+ * at all (NULL). */
+static void bounded_case_how(uint32_t n, int dim, data_kind kind, int metric, int k, uint32_t nq,
+                             bool in_order, bool with_bounds)
 {
     float *pts = make_points(n, dim, kind), *qs = make_points(nq, dim, kind);
     const size_t slots = (size_t)nq * k;
@@ -547,12 +552,17 @@ static void bounded_case(uint32_t n, int dim, data_kind kind, int metric, int k,
          * sort above every key): a query on a point keeps its zeros. */
         default: bounds[q] = list[0] > 0.0f ? nextafterf(list[0], 0.0f) : 0.0f; break;
         }
+        if (!with_bounds)
+            bounds[q] = INFINITY;
     }
     lbk_kdtree *tree = build(pts, n, dim, LBK_SPLIT_ROUND_ROBIN, LBK_SORT_AUTO, false);
     if (tree) {
         lbk_knn_result r = {.queries = nq, .k = k, .keys = tk, .index = ti};
+        const float *given = with_bounds ? bounds : NULL;
         LBK_EXPECT_EQ_INT(
-            lbk_tree_query_bounded(tree, qs, bounds, nq, k, (lbk_metric)metric, &r, NULL),
+            in_order
+                ? lbk_tree_query_in_order(tree, qs, given, nq, k, (lbk_metric)metric, &r, NULL)
+                : lbk_tree_query_bounded(tree, qs, given, nq, k, (lbk_metric)metric, &r, NULL),
             LBK_OK);
         int bad = 0;
         for (size_t s = 0; s < slots && bad < 3; s++) {
@@ -562,10 +572,12 @@ static void bounded_case(uint32_t n, int dim, data_kind kind, int metric, int k,
             if (memcmp(&want_key, &tk[s], sizeof(float)) == 0 && want_row == ti[s])
                 continue;
             bad++;
-            LBK_EXPECT_EQ_FLOAT(tk[s], want_key, "n=%u %s metric=%d k=%d: query %zu slot %zu", n,
-                                data_names[kind], metric, k, s / k, s % k);
-            LBK_EXPECT_EQ_U64(ti[s], want_row, "n=%u %s metric=%d k=%d: query %zu slot %zu", n,
-                              data_names[kind], metric, k, s / k, s % k);
+            LBK_EXPECT_EQ_FLOAT(tk[s], want_key,
+                                "n=%u %s metric=%d k=%d in_order=%d: query %zu slot %zu", n,
+                                data_names[kind], metric, k, in_order, s / k, s % k);
+            LBK_EXPECT_EQ_U64(ti[s], want_row,
+                              "n=%u %s metric=%d k=%d in_order=%d: query %zu slot %zu", n,
+                              data_names[kind], metric, k, in_order, s / k, s % k);
         }
         lbk_kdtree_destroy(tree);
     }
@@ -578,6 +590,11 @@ static void bounded_case(uint32_t n, int dim, data_kind kind, int metric, int k,
     free(bounds);
 }
 
+static void bounded_case(uint32_t n, int dim, data_kind kind, int metric, int k, uint32_t nq)
+{
+    bounded_case_how(n, dim, kind, metric, k, nq, false, true);
+}
+
 static void test_knn_bounded(void)
 {
     for (int metric = 0; metric < 3; metric++) {
@@ -586,6 +603,18 @@ static void test_knn_bounded(void)
         bounded_case(2000, 3, DATA_CLUSTERED, metric, 100, 80);
     }
     bounded_case(50, 3, DATA_UNIFORM, 0, 64, 20); /* K > N: pads before the bound too */
+}
+
+/* The self search's path: queries walked in the order given. Query counts
+ * off the work-group size (257, 1001) leave work-items past the end. */
+static void test_knn_in_order(void)
+{
+    for (int metric = 0; metric < 3; metric++) {
+        bounded_case_how(3000, 3, DATA_UNIFORM, metric, 16, 1001, true, false);
+        bounded_case_how(3000, 2, DATA_GRID, metric, 16, 257, true, true);
+    }
+    bounded_case_how(2000, 3, DATA_CLUSTERED, 0, 100, 80, true, false);
+    bounded_case_how(50, 3, DATA_UNIFORM, 0, 64, 20, true, false); /* K > N: pads */
 }
 
 /* K at the tree's limit, LBK_TREE_K_MAX = 1024 (one insertion-sorted list
@@ -873,6 +902,7 @@ static const device_case device_cases[] = {
     {"nonfinite", test_nonfinite},
     {"knn_k1024", test_knn_k_max},
     {"knn_bounded", test_knn_bounded},
+    {"knn_in_order", test_knn_in_order},
 };
 
 /* Label slow (tests/kdtree/CMakeLists.txt). */
