@@ -86,8 +86,8 @@ export POCL_MAX_PTHREAD_COUNT=1
     echo "|---|---|---|---|---|---|"
 } | tee "$out/table.md"
 
-arms="1 2"
-[ $pair = 1 ] && arms="1 2 pair" && : >"$out/pair.md"
+arms=(1 2)
+[ $pair = 1 ] && arms+=(pair) && : >"$out/pair.md"
 pair_launch() { # the two runs at once, each alone on its core, under mpirun as P = 1 is
     local c
     for c in 0 1; do
@@ -103,9 +103,8 @@ for kind in $kinds; do
     : >"$out/$kind.times"
     for ((r = 1; r <= rounds; r++)); do
         # Every arm takes every place in the order, round by round.
-        read -ra list <<<"$arms"
-        n=${#list[@]} order=()
-        for ((i = 0; i < n; i++)); do order+=("${list[$(((i + r) % n))]}"); done
+        n=${#arms[@]} order=()
+        for ((i = 0; i < n; i++)); do order+=("${arms[$(((i + r) % n))]}"); done
         [ $((r % 2)) = 0 ] && order=($(printf '%s\n' "${order[@]}" | tac))
         for np in "${order[@]}"; do
             rep=$out/$kind.p$np.r$r.yaml

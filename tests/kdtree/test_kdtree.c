@@ -527,11 +527,10 @@ static void test_knn(data_kind kind, int metric)
  * 2): the list must be the oracle's unbounded K-list cut after its last key
  * <= the bound, pads after. Bounds: the K-th key itself (ties at the bound
  * on the grid), an earlier key, +inf, and just below the nearest key (an
- * empty list). */
-/* in_order: through lbk_tree_query_in_order, which walks the queries as
- * given (here in random order, not the Morton order a self search hands it):
- * the walk order must not change an answer. with_bounds false: no bounds
- * at all (NULL). */
+ * empty list). with_bounds false: no bounds at all (NULL). in_order: through
+ * lbk_tree_query_in_order, which walks the queries as given (here in random
+ * order, not the Morton order a self search hands it): the walk order must
+ * not change an answer. */
 static void bounded_case_how(uint32_t n, int dim, data_kind kind, int metric, int k, uint32_t nq,
                              bool in_order, bool with_bounds)
 {
