@@ -124,8 +124,10 @@ static lbk_status open_device(lbknn_context *c)
 {
     const lbk_job *job = &c->options;
     (void)lbk_cpu_threads_apply(&c->comm); /* before the device: as `lbknn run` */
-    const lbk_device_request request = {job->device.type, c->comm.local_rank, job->device.list,
-                                        job->device.list_len};
+    const lbk_device_request request = {.type = job->device.type,
+                                        .local_rank = c->comm.local_rank,
+                                        .list = job->device.list,
+                                        .list_len = job->device.list_len};
     LBK_TRY(lbk_device_open(&request, &c->device));
     lbk_device_label(c->device, c->comm.local_rank, c->device_desc, sizeof c->device_desc);
     return LBK_OK;

@@ -171,7 +171,7 @@ static lbk_status cmd_generate(int argc, char **argv)
 
 static lbk_status cmd_devices(int argc, char **argv)
 {
-    lbk_device_request req = {LBK_DEVICE_ANY, 0, NULL, 0};
+    lbk_device_request req = {.type = LBK_DEVICE_ANY};
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--type") == 0 && i + 1 < argc) {
             const char *t = argv[++i];

@@ -127,8 +127,10 @@ static lbk_status reduce_label_max(lbk_run_state *s)
 static lbk_status open_device(lbk_run_state *s)
 {
     const lbk_job *job = s->job;
-    const lbk_device_request request = {job->device.type, s->comm->local_rank, job->device.list,
-                                        job->device.list_len};
+    const lbk_device_request request = {.type = job->device.type,
+                                        .local_rank = s->comm->local_rank,
+                                        .list = job->device.list,
+                                        .list_len = job->device.list_len};
     const double t = lbk_timer_now();
     lbk_status st = lbk_device_open(&request, &s->device);
     if (st == LBK_OK) {

@@ -54,7 +54,7 @@ void lbk_tune_for_job(const lbk_job *job, const lbk_device *dev, const char *cac
 
 static lbk_status parse_tune_args(int argc, char **argv, lbk_device_request *req, int *index)
 {
-    *req = (lbk_device_request){LBK_DEVICE_ANY, 0, NULL, 0};
+    *req = (lbk_device_request){.type = LBK_DEVICE_ANY};
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i];
         if (i + 1 >= argc && (strcmp(opt, "--type") == 0 || strcmp(opt, "--device") == 0))

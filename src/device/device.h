@@ -6,6 +6,7 @@
 #include "enums.h"
 #include "status.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +18,10 @@ typedef struct {
     int local_rank;  /* node-local rank: picks device local_rank % count */
     const int *list; /* explicit device indices (into the matching list), or NULL */
     int list_len;
+    /* Buffers the runtime's own even on a CPU device, never over host
+     * memory (lbk_device_buffer): Oclgrind's checker does not see the
+     * contents of a buffer over host memory as written. */
+    bool runtime_buffers;
 } lbk_device_request;
 
 /* Pick and open a device: GPUs first for LBK_DEVICE_GPU/ANY (ANY falls back to

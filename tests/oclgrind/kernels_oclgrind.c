@@ -195,7 +195,7 @@ static lbk_device *open_device(void)
 {
     lbk_device *dev = NULL;
     lbk_test_require_opencl();
-    const lbk_device_request req = {.type = LBK_DEVICE_ANY};
+    const lbk_device_request req = {.type = LBK_DEVICE_ANY, .runtime_buffers = true};
     LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
     return dev;
 }
