@@ -20,13 +20,14 @@ lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes
                 "internal: %s: %zu bytes do not fit a buffer of %zu", what, bytes,
                 buffer->capacity);
     /* Exactly what is asked: a buffer may become a data set's array. Plain
-     * pages: with huge pages from 4 MiB on (alloc_large.h), the K-lists a
-     * rank computes for others (25.6 MB per 100k queries at K = 16) raised
-     * the peak RSS by 2 MiB, and the query phase was no faster (medians of
-     * 8 interleaved P = 2 runs at 1e6: 0.202 against 0.2015 s). */
+     * pages unless the owner asks: the graph's row buffers, grown batch by
+     * batch, held 14 MiB more at the peak on huge pages (1e7 points, P = 2),
+     * while the K-lists a rank computes for others, touched once per batch,
+     * cost a fifth of a P = 2 query phase on 4 KiB pages (bench/RESULTS.md,
+     * run AB). */
     const size_t want = bytes < 64 ? 64 : bytes;
     lbk_alloc_large_free(buffer->data);
-    buffer->data = malloc(want);
+    buffer->data = buffer->huge_pages ? lbk_alloc_large(want) : malloc(want);
     buffer->capacity = buffer->data ? want : 0;
     LBK_FAIL_IF(!buffer->data, LBK_ERR_NOMEM, "out of host memory for %s (%zu bytes)", what,
                 want);

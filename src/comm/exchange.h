@@ -19,6 +19,8 @@ typedef struct {
     void *data;
     size_t capacity; /* bytes */
     bool borrowed;   /* never grown nor freed here */
+    /* From 4 MiB on, on huge pages (alloc_large.h); else plain pages. */
+    bool huge_pages;
 } lbk_exchange_buffer;
 
 /* At least `bytes` bytes (contents not kept when it grows); logs `what`

@@ -51,6 +51,7 @@ static lbk_status spatial_alloc(lbk_index *s)
     LBK_FAIL_IF(!sp->send_counts || !sp->recv_counts || !sp->back_counts || !sp->cursor ||
                     !sp->near,
                 LBK_ERR_NOMEM, "out of host memory for the spatial partition (%zu ranks)", p);
+    sp->lists_out.huge_pages = true;
     return LBK_OK;
 }
 
@@ -258,7 +259,7 @@ static lbk_status return_home(lbk_index *s, lbk_batch *b)
     lbk_index_spatial *sp = s->spatial;
     const uint64_t k = (uint64_t)s->job->knn.k;
     const size_t lists = (size_t)s->info.batch * (size_t)k * sizeof(lbk_knn_candidate);
-    lbk_exchange_buffer merged = {s->merged, lists, true};
+    lbk_exchange_buffer merged = {.data = s->merged, .capacity = lists, .borrowed = true};
     LBK_TRY(return_lists(s, &merged));
     /* The bounds in row order, one pass down the lists: phase 2 reads them
      * by query, and reading each from its list in batch order (a row per
