@@ -558,6 +558,19 @@ static void CL_CALLBACK free_backing(cl_mem mem, void *backing)
  * a PVM guest: 0.12 s for 32 MiB, against 2 ms on huge pages); backed by
  * lbk_alloc_large it is on huge pages, and under guard mode an overrun by a
  * kernel faults like one by the host. */
+static bool backed(const lbk_device *dev, cl_mem_flags flags, size_t bytes, const void *host)
+{
+    const bool runtime_memory =
+        !host || ((flags & CL_MEM_COPY_HOST_PTR) && !(flags & CL_MEM_USE_HOST_PTR));
+    /* Below LBK_ALLOC_LARGE_BYTES lbk_alloc_large is malloc, less aligned
+     * than the runtime's CL_DEVICE_MEM_BASE_ADDR_ALIGN and no faster: those
+     * stay the runtime's, except in guard mode. Too large a buffer is left
+     * to clCreateBuffer to refuse, before anything is allocated. */
+    return dev->backs_buffers && runtime_memory && !(flags & CL_MEM_ALLOC_HOST_PTR) &&
+           bytes <= dev->max_alloc &&
+           (bytes >= LBK_ALLOC_LARGE_BYTES || (bytes && lbk_alloc_large_guarded()));
+}
+
 static cl_mem create_backed(lbk_device *dev, cl_mem_flags flags, size_t bytes, const void *copy,
                             cl_int *err)
 {
@@ -566,7 +579,7 @@ static cl_mem create_backed(lbk_device *dev, cl_mem_flags flags, size_t bytes, c
         *err = CL_OUT_OF_HOST_MEMORY;
         return NULL;
     }
-    if (copy)
+    if (copy) /* before the buffer exists: the runtime may read it there */
         memcpy(backing, copy, bytes);
     flags = (flags & ~(cl_mem_flags)CL_MEM_COPY_HOST_PTR) | CL_MEM_USE_HOST_PTR;
     cl_mem mem = clCreateBuffer(dev->context, flags, bytes, backing, err);
@@ -588,9 +601,8 @@ lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, 
     cl_int err;
     /* Zero-size buffers are invalid in OpenCL; empty shards still get a
      * valid handle. */
-    const bool copy = (flags & CL_MEM_COPY_HOST_PTR) != 0;
-    if (dev->backs_buffers && bytes && (!host || copy))
-        *out = create_backed(dev, flags, bytes, copy ? host : NULL, &err);
+    if (backed(dev, flags, bytes, host))
+        *out = create_backed(dev, flags, bytes, host, &err);
     else
         *out = clCreateBuffer(dev->context, flags, bytes ? bytes : 16, bytes ? host : NULL, &err);
     if (err != CL_SUCCESS) {

@@ -42,8 +42,9 @@ lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const ch
 lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *out);
 
 /* clCreateBuffer with a readable error (names `what` and the size). On a
- * CPU device (unless opened with runtime_buffers) a buffer the runtime
- * would allocate (no host pointer, or CL_MEM_COPY_HOST_PTR) is made over
+ * CPU device (unless opened with runtime_buffers) a buffer of at least
+ * LBK_ALLOC_LARGE_BYTES (of any size in guard mode) that the runtime would
+ * allocate (no host pointer, or CL_MEM_COPY_HOST_PTR) is made over
  * lbk_alloc_large memory instead, freed with the buffer: huge pages, and
  * guard mode's fault past its end. */
 lbk_status lbk_device_buffer(lbk_device *dev, cl_mem_flags flags, size_t bytes, void *host,

@@ -12,6 +12,7 @@
 #include "lbk_test.h"
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,17 +50,20 @@ static void run_kernel(lbk_device *dev, cl_kernel kernel, size_t global)
     LBK_ASSERT_EQ_INT(clFinish(queue), CL_SUCCESS);
 }
 
-/* In a child: a buffer of `count` uints, the kernel writes element `at`. */
-static void poke_child(size_t count, size_t at)
+/* In a child: a buffer of `count` uints (copied from the host's, or
+ * not), the kernel writes element `at`. */
+static void poke_child(size_t count, bool copied, size_t at)
 {
     signal(SIGSEGV, SIG_DFL); /* the plain signal death, also under a sanitizer */
     lbk_device *dev = NULL;
     cl_program program = NULL;
     open_cpu(&dev, &program);
+    uint32_t *host = copied ? calloc(count, 4) : NULL;
+    LBK_ASSERT_TRUE(!copied || host, "host array");
+    const cl_mem_flags flags = CL_MEM_READ_WRITE | (copied ? CL_MEM_COPY_HOST_PTR : 0);
     cl_mem buf = NULL;
     cl_kernel kernel = NULL;
-    LBK_ASSERT_EQ_INT(lbk_device_buffer(dev, CL_MEM_READ_WRITE, count * 4, NULL, "poked", &buf),
-                      LBK_OK);
+    LBK_ASSERT_EQ_INT(lbk_device_buffer(dev, flags, count * 4, host, "poked", &buf), LBK_OK);
     LBK_ASSERT_EQ_INT(lbk_device_kernel(program, "lbk_poke", &kernel), LBK_OK);
     const cl_uint where = (cl_uint)at;
     LBK_ASSERT_EQ_INT(clSetKernelArg(kernel, 0, sizeof buf, &buf), CL_SUCCESS);
@@ -68,33 +72,40 @@ static void poke_child(size_t count, size_t at)
     _exit(0);
 }
 
-/* 1 when the write kills the child by SIGSEGV, 0 when it survives. */
-static int poke_faults(size_t count, size_t at)
+typedef enum { POKE_SURVIVED, POKE_FAULTED, POKE_OTHER } poke_outcome;
+
+/* How the child ended: its write done and exit 0, killed by SIGSEGV, or
+ * anything else (another signal, a failed check before the write). */
+static poke_outcome poke(size_t count, bool copied, size_t at)
 {
     fflush(NULL);
     const pid_t pid = fork();
     LBK_ASSERT_TRUE(pid >= 0, "fork");
     if (pid == 0)
-        poke_child(count, at);
+        poke_child(count, copied, at);
     int status = 0;
     LBK_ASSERT_EQ_INT(waitpid(pid, &status, 0), pid, "waitpid");
     if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
         lbk_test_skip("no OpenCL CPU device");
-    LBK_ASSERT_TRUE(!WIFEXITED(status) || WEXITSTATUS(status) == 0,
-                    "the child exited %d before its write (%zu uints, element %zu)",
-                    WEXITSTATUS(status), count, at);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return POKE_SURVIVED;
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+        return POKE_FAULTED;
+    return POKE_OTHER;
 }
 
 static void run_guard_kernel_overrun_faults(void)
 {
     LBK_ASSERT_TRUE(lbk_alloc_large_guarded(), "LBKNN_GUARD_PAGES=1 must turn guard mode on");
-    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
-        LBK_EXPECT_FALSE(poke_faults(counts[i], counts[i] - 1), "the last of %zu uints is usable",
-                         counts[i]);
-        LBK_EXPECT_TRUE(poke_faults(counts[i], counts[i]),
-                        "a kernel's write one past %zu uints must fault", counts[i]);
-    }
+    for (int copied = 0; copied < 2; copied++)
+        for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+            const size_t n = counts[i];
+            LBK_EXPECT_EQ_INT(poke(n, copied, n - 1), POKE_SURVIVED,
+                              "the last of %zu uints (copied %d) is usable", n, copied);
+            LBK_EXPECT_EQ_INT(poke(n, copied, n), POKE_FAULTED,
+                              "a kernel's write one past %zu uints (copied %d) must fault", n,
+                              copied);
+        }
 }
 
 static void check_copy_and_write(lbk_device *dev, cl_kernel kernel, size_t count)
