@@ -21,9 +21,9 @@ lbk_status lbk_exchange_buffer_reserve(lbk_exchange_buffer *buffer, size_t bytes
                 buffer->capacity);
     /* Exactly what is asked: a buffer may become a data set's array. Plain
      * pages unless the owner asks: the graph's row buffers, grown batch by
-     * batch, held 14 MiB more at the peak on huge pages (1e7 points, P = 2),
+     * batch, held 14-31 MiB more at the peak on huge pages (1e7 points, P = 2),
      * while the K-lists a rank computes for others, touched once per batch,
-     * cost a fifth of a P = 2 query phase on 4 KiB pages (bench/RESULTS.md,
+     * cost a quarter of a P = 2 query phase on 4 KiB pages (bench/RESULTS.md,
      * run AB). */
     const size_t want = bytes < 64 ? 64 : bytes;
     lbk_alloc_large_free(buffer->data);
