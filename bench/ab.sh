@@ -21,6 +21,9 @@
 #            query(k = 17, workers = 2)
 #   spatial  the tree job above at P = 1 and P = 2 ranks under mpirun, each
 #            rank bound to one core: the query phase and its 1 -> 2 speed-up
+#            (P = 1 takes the shard path, the default), the report's search
+#            (routing, both phases, the merges, the vote), and the search of
+#            P = 1 under mpi.partition=spatial (wall_scaling.sh's P = 1)
 #
 # A build is a build directory (its lbknn and bench/ programs). Tables on
 # stdout; data and reports in bench/out/ab/.
@@ -138,8 +141,14 @@ for r in $(seq "$rounds"); do
                 mpirun -n "$np" --bind-to core "$l" run "$d/job.yaml" --quiet \
                     --set knn.engine=kdtree --set knn.k=16 --set output.predictions= \
                     --set output.report="$f" &&
-                    record spatial "query_p$np" "$who" "$(phase "$f" query)"
+                    record spatial "query_p$np" "$who" "$(phase "$f" query)" &&
+                    record spatial "search_p$np" "$who" "$(phase "$f" search)"
             done
+            f=$out/spatial-$who-p1s-$r.yaml
+            mpirun -n 1 --bind-to core "$l" run "$d/job.yaml" --quiet --set mpi.partition=spatial \
+                --set knn.engine=kdtree --set knn.k=16 --set output.predictions= \
+                --set output.report="$f" &&
+                record spatial search_p1_spatial "$who" "$(phase "$f" search)"
         fi
     done
     if wanted fashion; then

@@ -46,6 +46,7 @@ void lbk_exchange_buffer_free(lbk_exchange_buffer *buffer)
  * a multi-round exchange. */
 typedef struct {
     int p;
+    int skip; /* the rank whose rows stay out of the exchange, or -1 */
     size_t row;
     uint64_t per, rounds;                   /* rows per rank pair and round, and rounds */
     uint64_t *send_first, *recv_first;      /* each rank's first row in send / recv */
@@ -66,7 +67,7 @@ static void plan_free(plan *pl)
 }
 
 /* The plan's arrays; rounds from the largest count any pair exchanges. */
-static lbk_status plan_make(plan *pl, int p, size_t row, const uint64_t *send_counts,
+static lbk_status plan_make(plan *pl, int p, int skip, size_t row, const uint64_t *send_counts,
                             const uint64_t *recv_counts, uint64_t largest)
 {
     const uint64_t limit =
@@ -77,6 +78,7 @@ static lbk_status plan_make(plan *pl, int p, size_t row, const uint64_t *send_co
     LBK_FAIL_IF((uint64_t)p * row > (uint64_t)INT_MAX, LBK_ERR_INTERNAL,
                 "exchange: %d ranks x %zu-byte rows exceed one MPI call", p, row);
     pl->p = p;
+    pl->skip = skip;
     pl->row = row;
     pl->per = limit / ((uint64_t)p * row) ? limit / ((uint64_t)p * row) : 1;
     pl->rounds = largest ? (largest + pl->per - 1) / pl->per : 1;
@@ -93,7 +95,7 @@ static lbk_status plan_make(plan *pl, int p, size_t row, const uint64_t *send_co
     for (int i = 0; i < p; i++) {
         pl->send_first[i] = s;
         pl->recv_first[i] = r;
-        s += send_counts[i];
+        s += i == skip ? 0 : send_counts[i];
         r += recv_counts[i];
     }
     if (pl->rounds == 1)
@@ -122,8 +124,9 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
     const bool staged = pl->rounds > 1;
     uint64_t s = 0, r = 0;
     for (int i = 0; i < pl->p; i++) {
-        const uint64_t ns = round_rows(pl, send_counts[i], j);
-        const uint64_t nr = round_rows(pl, recv_counts[i], j);
+        const bool skipped = i == pl->skip;
+        const uint64_t ns = skipped ? 0 : round_rows(pl, send_counts[i], j);
+        const uint64_t nr = skipped ? 0 : round_rows(pl, recv_counts[i], j);
         const uint64_t sat = staged ? s : pl->send_first[i], rat = staged ? r : pl->recv_first[i];
         if (staged && ns)
             memcpy(pl->stage_send + s * pl->row,
@@ -159,13 +162,17 @@ static lbk_status exchange_one_rank(const void *send, const uint64_t *send_count
     return LBK_OK;
 }
 
-lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *send,
-                             const uint64_t *send_counts, size_t row_bytes,
-                             lbk_exchange_buffer *recv, uint64_t *recv_counts,
-                             uint64_t *bytes_sent)
+static lbk_status exchange(const lbk_comm *comm, lbk_status prep, bool own_placed,
+                           const void *send, const uint64_t *send_counts, size_t row_bytes,
+                           lbk_exchange_buffer *recv, uint64_t *recv_counts, uint64_t *bytes_sent)
 {
     const int p = comm->size;
     memset(recv_counts, 0, (size_t)p * sizeof *recv_counts);
+    if (p == 1 && own_placed) {
+        recv_counts[0] = send_counts[0];
+        return lbk_exchange_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes,
+                                           "received rows");
+    }
     if (p == 1)
         return prep != LBK_OK
                    ? prep
@@ -185,7 +192,8 @@ lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *
     LBK_TRY(lbk_comm_allreduce_u64(comm, &largest, LBK_REDUCE_MAX));
     plan pl;
     memset(&pl, 0, sizeof pl);
-    lbk_status st = plan_make(&pl, p, row_bytes, send_counts, recv_counts, largest);
+    lbk_status st = plan_make(&pl, p, own_placed ? comm->rank : -1, row_bytes, send_counts,
+                              recv_counts, largest);
     if (st == LBK_OK)
         st = lbk_exchange_buffer_reserve(recv, (size_t)total * row_bytes, "received rows");
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
@@ -194,4 +202,25 @@ lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *
 cleanup:
     plan_free(&pl);
     return st;
+}
+
+lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *send,
+                             const uint64_t *send_counts, size_t row_bytes,
+                             lbk_exchange_buffer *recv, uint64_t *recv_counts,
+                             uint64_t *bytes_sent)
+{
+    return exchange(comm, prep, false, send, send_counts, row_bytes, recv, recv_counts,
+                    bytes_sent);
+}
+
+lbk_status lbk_exchange_rows_own_placed(const lbk_comm *comm, const void *send,
+                                        const uint64_t *send_counts, size_t row_bytes,
+                                        lbk_exchange_buffer *recv, uint64_t *recv_counts,
+                                        uint64_t *bytes_sent)
+{
+    LBK_FAIL_IF(
+        !recv->borrowed, LBK_ERR_INTERNAL,
+        "internal: an exchange that keeps this rank's rows in place needs a fixed buffer");
+    return exchange(comm, LBK_OK, true, send, send_counts, row_bytes, recv, recv_counts,
+                    bytes_sent);
 }

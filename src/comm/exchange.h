@@ -43,4 +43,14 @@ lbk_status lbk_exchange_rows(const lbk_comm *comm, lbk_status prep, const void *
                              lbk_exchange_buffer *recv, uint64_t *recv_counts,
                              uint64_t *bytes_sent);
 
+/* lbk_exchange_rows, except that this rank's own rows are already in place:
+ * `send` holds no rows for this rank (send_counts[rank] of them are counted
+ * but skipped), and recv already holds them where they would land, which
+ * the exchange leaves as they are. recv must be large enough for every row
+ * (a borrowed buffer: it is not grown, since growing would lose them). */
+lbk_status lbk_exchange_rows_own_placed(const lbk_comm *comm, const void *send,
+                                        const uint64_t *send_counts, size_t row_bytes,
+                                        lbk_exchange_buffer *recv, uint64_t *recv_counts,
+                                        uint64_t *bytes_sent);
+
 #endif

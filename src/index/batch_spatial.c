@@ -195,10 +195,29 @@ static lbk_status search_received(lbk_index *s, const float *bounds, uint64_t *a
     return lbk_batch_search(s, sp->rows_in.data, bounds, false, n, sp->lists_out.data);
 }
 
+/* Phase 1's search. The K-lists of this rank's own queries go straight to
+ * where return_home's exchange would put them in s->merged (after the
+ * lists of the queries it sent to lower ranks); only the other ranks'
+ * take room in lists_out, whose copy and first touch they alone cost. */
 static lbk_status search_home(lbk_index *s, lbk_batch *b)
 {
     (void)b;
-    return search_received(s, NULL, &s->info.stats.queries_phase1);
+    lbk_index_spatial *sp = s->spatial;
+    const int me = s->comm->rank;
+    const uint64_t n = sum_counts(sp->recv_counts, s->comm->size), own = sp->recv_counts[me];
+    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
+    const uint64_t before = sum_counts(sp->recv_counts, me),
+                   home = sum_counts(sp->send_counts, me);
+    const size_t list = (size_t)k * sizeof(lbk_knn_candidate);
+    LBK_TRY(lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)(n - own) * list,
+                                        "K-lists for other ranks"));
+    s->info.stats.queries_phase1 += n;
+    const float *rows = sp->rows_in.data;
+    lbk_knn_candidate *others = sp->lists_out.data;
+    LBK_TRY(lbk_batch_search(s, rows, NULL, false, before, others));
+    LBK_TRY(lbk_batch_search(s, rows + before * dim, NULL, false, own, s->merged + home * k));
+    return lbk_batch_search(s, rows + (before + own) * dim, NULL, false, n - before - own,
+                            others + before * k);
 }
 
 /* A phase-2 row is the query's point and its home bound: the rows become
@@ -233,13 +252,16 @@ static lbk_status search_extra(lbk_index *s, lbk_batch *b)
 
 /* Collective: the K-lists back to the queries' owners, into `into`, which
  * get exactly as many from each rank as they sent it queries. */
-static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into)
+static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into, bool own_placed)
 {
     lbk_index_spatial *sp = s->spatial;
     const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
     uint64_t bytes = 0;
-    LBK_TRY(lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list, into,
-                              sp->back_counts, &bytes));
+    LBK_TRY(own_placed
+                ? lbk_exchange_rows_own_placed(s->comm, sp->lists_out.data, sp->recv_counts, list,
+                                               into, sp->back_counts, &bytes)
+                : lbk_exchange_rows(s->comm, LBK_OK, sp->lists_out.data, sp->recv_counts, list,
+                                    into, sp->back_counts, &bytes));
     s->info.stats.bytes_sent += bytes;
     s->info.stats.bytes_received += bytes_from_others(s, sp->back_counts, list);
     s->info.merge_bytes += bytes;
@@ -260,7 +282,7 @@ static lbk_status return_home(lbk_index *s, lbk_batch *b)
     const uint64_t k = (uint64_t)s->job->knn.k;
     const size_t lists = (size_t)s->info.batch * (size_t)k * sizeof(lbk_knn_candidate);
     lbk_exchange_buffer merged = {.data = s->merged, .capacity = lists, .borrowed = true};
-    LBK_TRY(return_lists(s, &merged));
+    LBK_TRY(return_lists(s, &merged, true));
     /* The bounds in row order, one pass down the lists: phase 2 reads them
      * by query, and reading each from its list in batch order (a row per
      * 256 bytes, out of order) cost 20-30 ms a 100k-query batch in cache
@@ -394,7 +416,7 @@ static lbk_status return_extra(lbk_index *s, lbk_batch *b)
     lbk_index_spatial *sp = s->spatial;
     const int k = s->job->knn.k;
     const size_t list = (size_t)k * sizeof(lbk_knn_candidate);
-    LBK_TRY(return_lists(s, &sp->lists_in));
+    LBK_TRY(return_lists(s, &sp->lists_in, false));
     const uint64_t total = sum_counts(sp->send_counts, s->comm->size);
     const uint64_t *which = sp->extra_row.data;
     const lbk_knn_candidate *in = sp->lists_in.data;
