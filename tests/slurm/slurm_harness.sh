@@ -49,8 +49,14 @@ munged -F -f --socket="$sock" --key-file="$dir/munge/munge.key" \
 pids+=($!)
 
 # Ports: derived from our pid so that parallel tests (and a real cluster on
-# 6817/6818) do not collide; moved along if taken.
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# 6817/6818) do not collide; moved along if taken. Taken means a listener on
+# any address: slurmctld binds them all, so the multihost cluster's, on its
+# bridge's address and not yet gone when the test before this one ended,
+# made it fail with "Address already in use" although loopback answered
+# nothing (ss where iproute2 has it; the loopback probe in any case).
+port_free() {
+    [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
 base=$((20000 + ($$ % 20000) * 2))
 while ! port_free "$base" || ! port_free $((base + 1)); do base=$((base + 2)); done
 
