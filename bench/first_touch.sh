@@ -5,11 +5,12 @@
 # round, the order rotating; huge-page mappings (as lbk_alloc_large's) and,
 # once a round, plain 4 KiB pages alone. The lone run on core 0 maps twice:
 # its second mapping gets the pages the first gave back a moment before,
-# the cost without whatever the host adds for pages the guest let go. A rank's query phase writes tens
-# of MiB of fresh arrays (K-lists, results), so where this cost is large
-# and varies from one draw to the next, the slower of two ranks, or of two
-# independent processes, pays the worse draw: part of why wall_scaling's
-# machine ceiling for 1 -> 2 ranks falls short of 2.
+# the cost without whatever the host adds for pages the guest let go.
+# A rank's query phase writes tens of MiB of fresh arrays (K-lists,
+# results), so where this cost is large and varies from one draw to the
+# next, the slower of two ranks, or of two independent processes, pays the
+# worse draw: part of why wall_scaling's machine ceiling for 1 -> 2 ranks
+# falls short of 2.
 #
 #   bench/first_touch.sh [BUILD_DIR (build)] [--mb N (40)] [--rounds N (9)]
 #                        [--gap S (1)]
@@ -34,7 +35,7 @@ tool=$B/bench/first_touch
 [ -x "$tool" ] || { echo "$tool missing: cmake --build $B --target first_touch" >&2; exit 1; }
 ms() { awk '{print $5}'; }
 log=$(mktemp)
-trap 'rm -f "$log" "$log.two"' EXIT
+trap 'rm -f "$log" "$log.a" "$log.b"' EXIT
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')," \
     "load $(cut -d' ' -f1-3 /proc/loadavg); $mb MiB a run, $rounds rounds, ${gap} s apart"
 arms=(core0 core1 pair)
@@ -43,18 +44,16 @@ for ((r = 1; r <= rounds; r++)); do
         arm=${arms[$(((i + r) % 3))]}
         case $arm in
         core0)
-            taskset -c 0 "$tool" "$mb" huge 2 | ms >"$log.two"
-            echo "core0 $(sed -n 1p "$log.two")" >>"$log"
-            echo "again $(sed -n 2p "$log.two")" >>"$log"
+            taskset -c 0 "$tool" "$mb" huge 2 | ms >"$log.a"
+            echo "core0 $(sed -n 1p "$log.a")" >>"$log"
+            echo "again $(sed -n 2p "$log.a")" >>"$log"
             ;;
         core1) echo "core1 $(taskset -c 1 "$tool" "$mb" huge | ms)" >>"$log" ;;
         pair)
-            a=$(mktemp) b=$(mktemp)
-            taskset -c 0 "$tool" "$mb" huge >"$a" &
-            taskset -c 1 "$tool" "$mb" huge >"$b"
+            taskset -c 0 "$tool" "$mb" huge >"$log.a" &
+            taskset -c 1 "$tool" "$mb" huge >"$log.b"
             wait
-            echo "pair $(ms <"$a") $(ms <"$b")" >>"$log"
-            rm -f "$a" "$b"
+            echo "pair $(ms <"$log.a") $(ms <"$log.b")" >>"$log"
             ;;
         esac
         sleep "$gap"

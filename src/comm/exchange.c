@@ -150,14 +150,15 @@ static lbk_status plan_round(const lbk_comm *comm, plan *pl, const unsigned char
     return LBK_OK;
 }
 
-static lbk_status exchange_one_rank(const void *send, const uint64_t *send_counts,
-                                    size_t row_bytes, lbk_exchange_buffer *recv,
-                                    uint64_t *recv_counts)
+/* One rank: its rows to itself, copied unless they are in place already. */
+static lbk_status exchange_one_rank(bool own_placed, const void *send,
+                                    const uint64_t *send_counts, size_t row_bytes,
+                                    lbk_exchange_buffer *recv, uint64_t *recv_counts)
 {
     recv_counts[0] = send_counts[0];
     LBK_TRY(
         lbk_exchange_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes, "received rows"));
-    if (send_counts[0])
+    if (send_counts[0] && !own_placed)
         memcpy(recv->data, send, (size_t)send_counts[0] * row_bytes);
     return LBK_OK;
 }
@@ -168,15 +169,10 @@ static lbk_status exchange(const lbk_comm *comm, lbk_status prep, bool own_place
 {
     const int p = comm->size;
     memset(recv_counts, 0, (size_t)p * sizeof *recv_counts);
-    if (p == 1 && own_placed) {
-        recv_counts[0] = send_counts[0];
-        return lbk_exchange_buffer_reserve(recv, (size_t)send_counts[0] * row_bytes,
-                                           "received rows");
-    }
     if (p == 1)
-        return prep != LBK_OK
-                   ? prep
-                   : exchange_one_rank(send, send_counts, row_bytes, recv, recv_counts);
+        return prep != LBK_OK ? prep
+                              : exchange_one_rank(own_placed, send, send_counts, row_bytes, recv,
+                                                  recv_counts);
     LBK_TRY(lbk_comm_agree(comm, prep));
     LBK_TRY(lbk_comm_mpi_check(MPI_Alltoall(send_counts, 1, MPI_UINT64_T, recv_counts, 1,
                                             MPI_UINT64_T, LBK_COMM_MPI(comm)),
