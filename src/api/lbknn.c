@@ -127,7 +127,8 @@ static lbk_status open_device(lbknn_context *c)
     const lbk_device_request request = {.type = job->device.type,
                                         .local_rank = c->comm.local_rank,
                                         .list = job->device.list,
-                                        .list_len = job->device.list_len};
+                                        .list_len = job->device.list_len,
+                                        .threads = job->device.threads};
     LBK_TRY(lbk_device_open(&request, &c->device));
     lbk_device_label(c->device, c->comm.local_rank, c->device_desc, sizeof c->device_desc);
     return LBK_OK;

@@ -130,7 +130,8 @@ static lbk_status open_device(lbk_run_state *s)
     const lbk_device_request request = {.type = job->device.type,
                                         .local_rank = s->comm->local_rank,
                                         .list = job->device.list,
-                                        .list_len = job->device.list_len};
+                                        .list_len = job->device.list_len,
+                                        .threads = job->device.threads};
     const double t = lbk_timer_now();
     lbk_status st = lbk_device_open(&request, &s->device);
     if (st == LBK_OK) {
@@ -158,7 +159,8 @@ static lbk_status gather_devices(lbk_run_state *s)
     lbk_device_label(s->device, s->comm->local_rank, mine.desc, sizeof mine.desc);
     if (!lbk_device_is_gpu(s->device)) {
         mine.cpu_threads = lbk_device_compute_units(s->device);
-        mine.cpu_threads_source = s->options->cpu_threads;
+        mine.cpu_threads_source =
+            s->job->device.threads != 0 ? LBK_CPU_THREADS_JOB : s->options->cpu_threads;
     }
     mine.tuning = s->tuning;
     snprintf(mine.tuning_file, sizeof mine.tuning_file, "%s", s->tuning_file);

@@ -28,6 +28,7 @@ const char *lbk_cpu_threads_source_name(lbk_cpu_threads_source source)
     case LBK_CPU_THREADS_DEVICE_DEFAULT: return "device default";
     case LBK_CPU_THREADS_ENVIRONMENT: return "environment";
     case LBK_CPU_THREADS_NODE_SHARE: return "node share";
+    case LBK_CPU_THREADS_JOB: return "device.threads";
     }
     return "?";
 }

@@ -11,7 +11,8 @@
 typedef enum {
     LBK_CPU_THREADS_DEVICE_DEFAULT, /* nothing set: the device's own choice */
     LBK_CPU_THREADS_ENVIRONMENT,    /* the user's POCL_MAX_PTHREAD_COUNT */
-    LBK_CPU_THREADS_NODE_SHARE      /* set here: lbk_cpu_share */
+    LBK_CPU_THREADS_NODE_SHARE,     /* set here: lbk_cpu_share */
+    LBK_CPU_THREADS_JOB             /* device.threads: a sub-device of that many */
 } lbk_cpu_threads_source;
 
 /* Before any device is opened (PoCL reads the variable when its platform
@@ -21,7 +22,7 @@ typedef enum {
  * setting comes from. */
 lbk_cpu_threads_source lbk_cpu_threads_apply(const lbk_comm *comm);
 
-/* "device default", "environment", "node share" */
+/* "device default", "environment", "node share", "device.threads" */
 const char *lbk_cpu_threads_source_name(lbk_cpu_threads_source source);
 
 #endif

@@ -32,6 +32,7 @@ typedef struct {
 struct lbk_device {
     cl_platform_id platform;
     cl_device_id id;
+    bool id_is_sub_device; /* released with the device (clReleaseDevice) */
     cl_context context;
     cl_command_queue queue;
     int index;
@@ -284,6 +285,41 @@ static lbk_status cap_to_address_space(lbk_device *dev)
     return LBK_OK;
 }
 
+/* The number of compute units that `threads` asks of a device with `all`. */
+static cl_uint wanted_units(int threads, cl_uint all)
+{
+    if (threads == 0 || all == 0)
+        return all;
+    const long long n = threads > 0 ? threads : (long long)all + 1 + threads;
+    return n < 1 ? 1 : n > (long long)all ? all : (cl_uint)n;
+}
+
+/* A CPU device limited to fewer compute units is a sub-device of that many
+ * (PoCL then starts that many worker threads for it): a share of the
+ * cores for a process that shares them with others (scikit-learn's
+ * n_jobs), whatever POCL_MAX_PTHREAD_COUNT made the whole device. */
+static lbk_status limit_units(lbk_device *dev, int threads)
+{
+    cl_uint all = 0;
+    clGetDeviceInfo(dev->id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof all, &all, NULL);
+    const cl_uint want = wanted_units(threads, all);
+    if (!dev->is_cpu || want >= all)
+        return LBK_OK;
+    const cl_device_partition_property props[] = {CL_DEVICE_PARTITION_BY_COUNTS,
+                                                  (cl_device_partition_property)want,
+                                                  CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
+    cl_device_id sub = NULL;
+    cl_uint made = 0;
+    const cl_int err = clCreateSubDevices(dev->id, props, 1, &sub, &made);
+    LBK_FAIL_IF(err != CL_SUCCESS || made != 1, LBK_ERR_DEVICE,
+                "device.threads = %d: cannot limit the CPU device to %u of its %u compute "
+                "units: OpenCL error %s (%d) from clCreateSubDevices",
+                threads, (unsigned)want, (unsigned)all, lbk_device_cl_error_name(err), (int)err);
+    dev->id = sub;
+    dev->id_is_sub_device = true;
+    return LBK_OK;
+}
+
 lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
 {
     device_entry entries[MAX_DEVICES];
@@ -300,8 +336,12 @@ lbk_status lbk_device_open(const lbk_device_request *req, lbk_device **out)
     for (int i = 0; i < chosen; i++)
         dev->index += matches(&entries[i], req->type);
     read_info(dev);
+    lbk_status st = limit_units(dev, req->threads);
+    if (st == LBK_OK && dev->id_is_sub_device)
+        read_info(dev);
     dev->backs_buffers = dev->is_cpu && !req->runtime_buffers;
-    lbk_status st = create_queue(dev);
+    if (st == LBK_OK)
+        st = create_queue(dev);
     if (st == LBK_OK)
         st = cap_to_address_space(dev);
     if (st != LBK_OK) {
@@ -324,6 +364,8 @@ void lbk_device_close(lbk_device *dev)
     }
     if (dev->context)
         clReleaseContext(dev->context);
+    if (dev->id_is_sub_device)
+        clReleaseDevice(dev->id);
     free(dev);
 }
 
@@ -332,8 +374,13 @@ int lbk_device_index(const lbk_device *dev) { return dev->index; }
 
 void lbk_device_label(const lbk_device *dev, int node_rank, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s [index %d, node rank %d]", lbk_device_description(dev), dev->index,
-             node_rank);
+    if (dev->id_is_sub_device)
+        snprintf(buf, size, "%s [index %d, node rank %d, %d compute unit%s]",
+                 lbk_device_description(dev), dev->index, node_rank, dev->compute_units,
+                 dev->compute_units == 1 ? "" : "s");
+    else
+        snprintf(buf, size, "%s [index %d, node rank %d]", lbk_device_description(dev),
+                 dev->index, node_rank);
 }
 bool lbk_device_is_gpu(const lbk_device *dev) { return dev->is_gpu; }
 bool lbk_device_is_cpu(const lbk_device *dev) { return dev->is_cpu; }

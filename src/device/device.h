@@ -22,6 +22,11 @@ typedef struct {
      * memory (lbk_device_buffer): Oclgrind's checker does not see the
      * contents of a buffer over host memory as written. */
     bool runtime_buffers;
+    /* A CPU device's compute units (its worker threads): 0 = all of them,
+     * n > 0 = min(n, all), n < 0 = all + 1 + n, at least 1 (joblib's
+     * n_jobs rule). Fewer than all opens a sub-device of that many. Other
+     * devices ignore it. */
+    int threads;
 } lbk_device_request;
 
 /* Pick and open a device: GPUs first for LBK_DEVICE_GPU/ANY (ANY falls back to
@@ -35,7 +40,8 @@ const char *lbk_device_description(const lbk_device *dev);
 /* index among the devices matching the request type, as `lbknn devices` lists them */
 int lbk_device_index(const lbk_device *dev);
 /* "<description> [index i, node rank r]": which device a rank runs on, as
- * the summary, the report and the library name it. */
+ * the summary, the report and the library name it; a CPU device limited by
+ * lbk_device_request.threads adds ", n compute units". */
 void lbk_device_label(const lbk_device *dev, int node_rank, char *buf, size_t size);
 bool lbk_device_is_gpu(const lbk_device *dev);
 /* CL_DEVICE_TYPE_CPU: its buffers are host memory, and one made over the

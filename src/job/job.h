@@ -94,6 +94,7 @@ typedef struct {
         uint64_t memory_mb;                /* device memory budget; 0 = from the device */
         int list[LBK_JOB_MAX_DEVICE_LIST]; /* explicit device indices, per local rank */
         int list_len;
+        int threads; /* a CPU device's compute units: 0 = all, < 0 = all but -threads - 1 */
     } device;
 
     struct {

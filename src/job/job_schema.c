@@ -82,46 +82,46 @@ const lbk_job_key_desc lbk_job_keys[] = {
         NULL) KEY(SYNTHETIC, synthetic, queries, U64, 1, INT64_MAX,
                   NULL) KEY(SYNTHETIC, synthetic, dim, INT, 1, 4096,
                             NULL) KEY(SYNTHETIC, synthetic, classes, INT, 1, 100000, NULL)
-        KEY(SYNTHETIC, synthetic, seed, U64, 0, INT64_MAX,
-            NULL) KEY(SYNTHETIC, synthetic, spread, DOUBLE, 0,
-                      0, NULL) KEY(KNN, knn, k, INT, 1, LBK_K_MAX, NULL)
-            KEY(KNN, knn, metric, ENUM, 0, 0,
-                lbk_metric_items) KEY(KNN, knn, weights, ENUM, 0, 0, lbk_weights_items)
-                KEY(KNN, knn, engine, ENUM, 0, 0,
-                    lbk_engine_items) KEY(KNN, knn, temperature, DOUBLE, 0, 0, NULL)
-                    KEY(DEVICE, device, type, ENUM, 0, 0,
-                        lbk_device_type_items) KEY(DEVICE, device, batch, U64, 0, INT64_MAX, NULL)
-                        KEY(DEVICE, device, groups, INT, 0, 4096,
-                            NULL) KEY(DEVICE, device, memory_mb, U64, 0, INT64_MAX,
-                                      NULL) KEY(DEVICE, device, list, DEV_LIST, 0, INT_MAX, NULL)
-                            KEY(TREE, tree, split, ENUM, 0, 0, lbk_tree_split_items)
-                                KEY(TREE, tree, sort, ENUM, 0, 0,
-                                    lbk_tree_sort_items) KEY(TREE, tree, verify, BOOL, 0, 0, NULL)
-                                    KEY(TUNING, tuning, cache, BOOL, 0, 0,
-                                        NULL) KEY(TUNING, tuning, lanes, INT, 0, 16, NULL)
-                                        KEY(TUNING, tuning, block_queries, INT, 0, 16, NULL)
-                                            KEY(TUNING, tuning, block_vectors, INT, 0, 8,
-                                                NULL) KEY(TUNING, tuning, tile_blocks, INT, 0, 32,
-                                                          NULL) KEY(TUNING, tuning, slice, INT, 0,
-                                                                    4096, NULL)
-                                                KEY(TUNING, tuning, segment_log2, INT, 0, 24,
-                                                    NULL) KEY(MPI, mpi, merge, ENUM, 0, 0,
-                                                              lbk_merge_mode_items)
-                                                    KEY(MPI, mpi, partition, ENUM, 0, 0,
-                                                        lbk_partition_items)
-                                                        KEY(MPI, mpi, balance, ENUM, 0, 0,
-                                                            lbk_balance_items)
-                                                            KEY(INDEX, index, path, IN_PATH, 0, 0,
-                                                                NULL) KEY(INDEX, index, rebuild,
-                                                                          BOOL, 0, 0, NULL)
-                                                                KEY(RUN, run, checkpoint,
-                                                                    OUT_PATH, 0, 0, NULL)
-                                                                    KEY(RUN, run, checkpoint_s,
-                                                                        U64, 1, INT64_MAX, NULL)
-                                                                        KEY(RUN, run, max_hours,
-                                                                            DOUBLE, 0, 0, NULL)
-                                                                            LBK_JOB_OUTPUT_LIST(
-                                                                                OUTPUT_KEY_)};
+        KEY(SYNTHETIC, synthetic, seed, U64, 0, INT64_MAX, NULL) KEY(
+            SYNTHETIC,
+            synthetic, spread, DOUBLE,
+            0, 0,
+            NULL) KEY(KNN, knn, k, INT, 1, LBK_K_MAX,
+                      NULL) KEY(KNN, knn, metric, ENUM, 0, 0, lbk_metric_items)
+            KEY(KNN, knn, weights, ENUM, 0, 0, lbk_weights_items) KEY(
+                KNN, knn, engine, ENUM,
+                0, 0, lbk_engine_items) KEY(KNN, knn, temperature, DOUBLE, 0, 0, NULL)
+                KEY(DEVICE, device, type, ENUM, 0, 0,
+                    lbk_device_type_items) KEY(DEVICE, device, batch, U64, 0, INT64_MAX, NULL)
+                    KEY(DEVICE, device, groups, INT, 0, 4096,
+                        NULL) KEY(DEVICE, device, memory_mb, U64, 0, INT64_MAX,
+                                  NULL) KEY(DEVICE, device, list, DEV_LIST, 0, INT_MAX, NULL)
+                        KEY(DEVICE, device, threads, INT, -4096, 4096,
+                            NULL) KEY(TREE, tree, split, ENUM, 0, 0, lbk_tree_split_items)
+                            KEY(TREE, tree, sort, ENUM, 0, 0, lbk_tree_sort_items) KEY(
+                                TREE,
+                                tree, verify, BOOL,
+                                0,
+                                0, NULL) KEY(TUNING, tuning, cache, BOOL, 0, 0,
+                                             NULL) KEY(TUNING, tuning, lanes, INT, 0, 16, NULL)
+                                KEY(TUNING, tuning, block_queries, INT, 0, 16,
+                                    NULL) KEY(TUNING, tuning, block_vectors, INT, 0, 8, NULL)
+                                    KEY(TUNING, tuning, tile_blocks, INT, 0, 32,
+                                        NULL) KEY(TUNING, tuning, slice, INT, 0, 4096, NULL)
+                                        KEY(TUNING, tuning, segment_log2, INT, 0, 24,
+                                            NULL) KEY(MPI, mpi, merge, ENUM, 0,
+                                                      0, lbk_merge_mode_items)
+                                            KEY(MPI, mpi, partition, ENUM, 0, 0,
+                                                lbk_partition_items) KEY(MPI, mpi, balance, ENUM,
+                                                                         0, 0, lbk_balance_items)
+                                                KEY(INDEX, index, path, IN_PATH, 0, 0, NULL)
+                                                    KEY(INDEX, index, rebuild, BOOL, 0, 0, NULL)
+                                                        KEY(RUN, run, checkpoint, OUT_PATH, 0, 0,
+                                                            NULL) KEY(RUN, run, checkpoint_s, U64,
+                                                                      1, INT64_MAX, NULL)
+                                                            KEY(RUN, run, max_hours, DOUBLE, 0, 0,
+                                                                NULL)
+                                                                LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)};
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
 _Static_assert(N_KEYS <= LBK_JOB_MAX_KEYS, "raise LBK_JOB_MAX_KEYS");
 const int lbk_job_key_count = (int)N_KEYS;

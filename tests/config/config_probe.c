@@ -134,6 +134,7 @@ static void check_defaults(const lbk_job *j)
     LBK_EXPECT_EQ_INT(j->device.groups, 0);
     LBK_EXPECT_EQ_U64(j->device.memory_mb, 0u);
     LBK_EXPECT_EQ_INT(j->device.list_len, 0);
+    LBK_EXPECT_EQ_INT(j->device.threads, 0);
     LBK_EXPECT_EQ_INT(j->tree.split, LBK_SPLIT_ROUND_ROBIN);
     LBK_EXPECT_EQ_INT(j->tree.sort, LBK_SORT_AUTO);
     LBK_EXPECT_EQ_INT(j->tree.verify, 0);
@@ -212,6 +213,7 @@ static void mode_full(const char *path, const char *data_dir)
     LBK_EXPECT_EQ_INT(j.device.list[0], 1);
     LBK_EXPECT_EQ_INT(j.device.list[1], 0);
     LBK_EXPECT_EQ_INT(j.device.list[2], 1);
+    LBK_EXPECT_EQ_INT(j.device.threads, -2);
 
     LBK_EXPECT_EQ_INT(j.tree.split, LBK_SPLIT_WIDEST);
     LBK_EXPECT_EQ_INT(j.tree.sort, LBK_SORT_RADIX);
@@ -386,6 +388,7 @@ static void same_job(const lbk_job *a, const lbk_job *b)
     LBK_EXPECT_EQ_INT(a->device.groups, b->device.groups, "device.groups differs");
     LBK_EXPECT_EQ_U64(a->device.memory_mb, b->device.memory_mb, "device.memory_mb differs");
     LBK_EXPECT_EQ_INT(a->device.list_len, b->device.list_len, "device.list_len differs");
+    LBK_EXPECT_EQ_INT(a->device.threads, b->device.threads, "device.threads differs");
     for (int i = 0; i < a->device.list_len && i < LBK_JOB_MAX_DEVICE_LIST; i++)
         LBK_EXPECT_EQ_INT(a->device.list[i], b->device.list[i], "device.list[%d] differs", i);
     LBK_EXPECT_EQ_INT(a->tree.split, b->tree.split, "tree.split differs");

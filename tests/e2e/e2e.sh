@@ -293,6 +293,37 @@ fashion-mnist)
     expect_out "accuracy   0.8554  (8554 / 10000)"
     [ "$(wc -l < fashion-mnist-predictions.csv)" -eq 10001 ] || fail "predictions rows"
     ;;
+device-threads)
+    # device.threads (the library's n_jobs) limits a CPU device to that many
+    # compute units, an OpenCL sub-device, and never changes a result: both
+    # engines, outputs byte-identical to the whole device's and the
+    # oracle's; the summary says how many threads ran and why.
+    expect_exit 0 "$LBKNN" generate d --points 3000 --queries 200 --dim 5 --classes 4 --seed 13
+    for engine in kdtree brute; do
+        for threads in 0 1 -2; do
+            rm -rf out && mkdir out
+            expect_exit 0 "$LBKNN" run d/job.yaml --set knn.engine=$engine \
+                --set device.threads=$threads --set output.predictions=out/p.csv \
+                --set output.neighbors=out/n.ivecs --set output.distances=out/d.fvecs
+            if [ "$threads" = 0 ]; then
+                "$VERIFY" outputs d 5 l2 uniform out/p.csv out/n.ivecs out/d.fvecs 0.07 \
+                    || fail "outputs differ from the oracle ($engine)"
+                units=$(sed -n 's/.*cpu_threads=\([0-9]*\) .*/\1/p' out.txt)
+                rm -rf base && cp -r out base
+                continue
+            fi
+            for f in p.csv n.ivecs d.fvecs; do
+                cmp -s out/$f base/$f || fail "$f differs: $engine device.threads=$threads"
+            done
+            # A CPU device with more than one compute unit (none on a GPU).
+            if [ -n "$units" ] && [ "$units" -gt 1 ]; then
+                want=1
+                [ "$threads" = -2 ] && want=$((units - 1))
+                expect_out "cpu_threads=$want (device.threads)"
+            fi
+        done
+    done
+    ;;
 tuning-settings)
     # Kernel parameters never change a result: brute force (24-d, the
     # blocked kernel and its prefilter) and the k-d tree (3-d, every build
