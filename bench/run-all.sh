@@ -42,6 +42,8 @@ echo; echo "## CPU targets (issue 11): every target against its peer, this CPU (
 bash bench/cpu.sh "$B"
 echo; echo "## ... and on PoCL's AVX2 variant with OpenBLAS Haswell (bench/cpu.sh --avx2), where the CPU has AVX-512"
 grep -qw avx512f /proc/cpuinfo && bash bench/cpu.sh "$B" --avx2 --no-1e7
+echo; echo "## scikit-learn drop-ins: the transformer's graph, p = 1, callable weights, n_jobs (bench/transformer.sh)"
+bash bench/transformer.sh "$B"
 echo; echo "## MPI scaling (bench/scaling.sh)"
 LBKNN="$B/lbknn" bash bench/scaling.sh --fashion-repeat 2
 echo; echo "## Query phase 1 -> 2 ranks, bound to cores (bench/wall_scaling.sh; --cluster needs root)"

@@ -3,7 +3,7 @@
 every failure printed, for the estimator with its defaults and with other
 engines, metrics and weights.
 
-    py_check_estimator.py classifier|regressor|nearest_neighbors
+    py_check_estimator.py classifier|regressor|nearest_neighbors|transformer
 
 A check that raises SkipTest is listed as skipped: scikit-learn's own
 (pandas is not installed) or the estimator's _xfail_checks tag (each
@@ -19,15 +19,24 @@ from sklearn.utils.estimator_checks import check_estimator  # noqa: E402
 
 import lbknn  # noqa: E402
 
-# The defaults, then other engines, metrics and weights.
+def inverse(d):
+    # Callable weights (a module's function: the pickling checks pickle it).
+    return 1.0 / (1.0 + d)
+
+
+# The defaults, then other algorithms, metrics (p included) and weights.
 C, R, N = lbknn.KNeighborsClassifier, lbknn.KNeighborsRegressor, lbknn.NearestNeighbors
+T = lbknn.KNeighborsTransformer
 estimators = {
-    "classifier": [C(), C(3, weights="distance", metric="manhattan", algorithm="kd_tree"),
+    "classifier": [C(), C(3, weights="distance", p=1, algorithm="kd_tree"),
                    C(weights="softmax", metric="cosine", temperature=0.1),
-                   C(metric="chebyshev", algorithm="brute")],
+                   C(metric="chebyshev", algorithm="brute"),
+                   C(weights=inverse, metric_params={"p": float("inf")}, p=None,
+                     algorithm="ball_tree", n_jobs=1)],
     "regressor": [R(), R(weights="distance", metric="cosine"),
-                  R(metric="minkowski", p=1, algorithm="kd_tree")],
+                  R(metric="minkowski", p=1, algorithm="kd_tree"), R(weights=inverse)],
     "nearest_neighbors": [N(), N(metric="ip"), N(n_neighbors=1, metric="l1", algorithm="kd_tree")],
+    "transformer": [T(), T(mode="connectivity", n_neighbors=3, p=1, algorithm="brute")],
 }
 for estimator in estimators[sys.argv[1]]:
     skipped = []

@@ -6,6 +6,7 @@ rank's predictions, probabilities, regression values and neighbours
 rank order) equal those of a single-process fit (comm=None) of all the
 rows, on both engines, and scikit-learn's (random data, no ties)."""
 import numpy as np
+import scipy.sparse
 import lbk_pytest
 from lbk_pytest import check, finish, require
 
@@ -112,6 +113,34 @@ for empty_rank in (None, 1 if size > 2 else None):
         i9 = dist_n.kneighbors(n_neighbors=9, return_distance=False)
         check(np.array_equal(i9, sk["k9"]), f"{case}: kneighbors(n_neighbors=9) != sklearn "
               "(a rebuild)")
+
+# KNeighborsTransformer: under comm, fit_transform gives each rank its own
+# rows of the graph of every rank's points; stacked in rank order, they
+# are the graph of one process (comm=None), for P = size and, on a
+# communicator of the first two ranks, P = 2; transform(Q) gives every rank
+# every row.
+solo_graph = lbknn.KNeighborsTransformer(n_neighbors=4).fit_transform(X)
+solo_q = lbknn.KNeighborsTransformer(n_neighbors=4, mode="connectivity").fit(X).transform(Q)
+pair = comm.Split(0 if rank < 2 else MPI.UNDEFINED, rank)
+for sub in (comm, pair):
+    if sub == MPI.COMM_NULL:
+        continue
+    p, r = sub.Get_size(), sub.Get_rank()
+    cuts = np.linspace(0, N, p + 1).astype(int) + np.r_[0, np.arange(1, p) * 5, 0]
+    lo, hi = cuts[r], cuts[r + 1]
+    mine = lbknn.KNeighborsTransformer(n_neighbors=4, comm=sub).fit_transform(X[lo:hi])
+    rows = sub.allgather(mine)
+    whole = scipy.sparse.vstack(rows).tocsr()
+    check(mine.shape == (hi - lo, N), f"rank {rank}, P = {p}: own rows' shape {mine.shape}")
+    check(whole.shape == solo_graph.shape and (whole != solo_graph).nnz == 0
+          and np.array_equal(whole.indices, solo_graph.indices),
+          f"rank {rank}, P = {p}: the transformer's graph differs from P = 1")
+    q = lbknn.KNeighborsTransformer(n_neighbors=4, mode="connectivity",
+                                    comm=sub).fit(X[lo:hi]).transform(Q)
+    check((q != solo_q).nnz == 0 and np.array_equal(q.indices, solo_q.indices),
+          f"rank {rank}, P = {p}: transform(Q) differs from P = 1")
+if pair != MPI.COMM_NULL:
+    pair.Free()
 
 # Bad input on one rank only: every rank raises (none waits for the others
 # in a collective call), the failing rank its own error, the others one that

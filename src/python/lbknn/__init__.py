@@ -9,7 +9,8 @@ The estimators run on liblbknn (the C library of the same name), loaded on
 first use: see lbknn._lib for where it is looked for (LBKNN_LIBRARY first).
 """
 
-from ._estimators import KNeighborsClassifier, KNeighborsRegressor, NearestNeighbors
+from ._estimators import (KNeighborsClassifier, KNeighborsRegressor, KNeighborsTransformer,
+                          NearestNeighbors)
 from ._lib import Error, LbknnRuntimeError, LbknnValueError, library_path
 from ._lib import version as library_version
 
@@ -21,6 +22,7 @@ except ImportError:  # the source tree, not a build or an install
 __all__ = [
     "KNeighborsClassifier",
     "KNeighborsRegressor",
+    "KNeighborsTransformer",
     "NearestNeighbors",
     "Error",
     "LbknnValueError",

@@ -1,45 +1,41 @@
 """scikit-learn estimators over liblbknn: KNeighborsClassifier,
-KNeighborsRegressor and NearestNeighbors, with scikit-learn's names and
-semantics (sklearn.neighbors), exact results computed by lbknn on an
-OpenCL device, and optionally over the ranks of an mpi4py communicator.
+KNeighborsRegressor, NearestNeighbors and KNeighborsTransformer, with
+scikit-learn's signatures and semantics (sklearn.neighbors), exact results
+computed by lbknn on an OpenCL device, and optionally over the ranks of an
+mpi4py communicator.
 """
 
-import math
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn import neighbors as _sk
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from . import _lib
+from . import _lib, _params
 
-# scikit-learn's metric names (and lbknn's own) -> knn.metric, and the
-# name effective_metric_ reports.
-_METRICS = {
-    "euclidean": "l2", "l2": "l2",
-    "manhattan": "l1", "cityblock": "l1", "l1": "l1",
-    "chebyshev": "linf", "infinity": "linf", "linf": "linf",
-    "cosine": "cosine",
-    "ip": "ip",
-}
-_EFFECTIVE = {"l2": "euclidean", "l1": "manhattan", "linf": "chebyshev", "cosine": "cosine",
-              "ip": "ip"}
-_ALGORITHMS = {"auto": "auto", "kd_tree": "kdtree", "brute": "brute"}
+try:  # scikit-learn >= 1.2: get_feature_names_out as its transformers
+    from sklearn.base import ClassNamePrefixFeaturesOutMixin as _FeatureNamesOut
+except ImportError:  # pragma: no cover - older scikit-learn
+    class _FeatureNamesOut:
+        pass
+
 _FIT_METHOD = {"kdtree": "kd_tree", "brute": "brute"}
-_DEVICES = ("any", "cpu", "gpu")
 
 
 class _Native:
-    """The lbknn index of a fitted estimator, built on demand. One object
-    per fit, kept while it is rebuilt (for a larger k, or after
-    unpickling), so that predicting leaves the estimator's __dict__ as it
-    was (scikit-learn's check_dict_unchanged)."""
+    """The lbknn index of a fitted estimator, built on demand, and every
+    rank's labels or targets once a callable's weights needed them. One
+    object per fit, kept while the index is rebuilt (for a larger k, or
+    after unpickling), so that predicting leaves the estimator's __dict__
+    as it was (scikit-learn's check_dict_unchanged)."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "all_y")
 
     def __init__(self, index=None):
         self.index = index
+        self.all_y = None
 
 
 def _check_n_neighbors(value, name="n_neighbors"):
@@ -78,64 +74,55 @@ def _agreed(comm, fn):
     return result
 
 
+def _fitted_points(X):
+    """The points of a fitted neighbours estimator (lbknn's or
+    scikit-learn's) or of a scikit-learn KDTree or BallTree passed as X,
+    as scikit-learn's fit accepts them; anything else is returned as it
+    is. Under MPI an lbknn estimator gives this rank's shard."""
+    if isinstance(X, (_sk.KDTree, _sk.BallTree)):
+        return np.asarray(X.data)
+    if isinstance(X, BaseEstimator) and hasattr(X, "kneighbors"):
+        check_is_fitted(X)
+        return X._fit_X
+    return X
+
+
+def _callable_weights(fn, dist):
+    """scikit-learn's contract: the callable maps the (n_queries, k)
+    float64 distances to weights of the same shape; what it does at
+    distance 0 is its own affair."""
+    weights = np.asarray(fn(dist), dtype=np.float64)
+    if weights.shape != dist.shape:
+        raise ValueError(f"weights: the callable returned an array of shape {weights.shape} "
+                         f"for distances of shape {dist.shape}")
+    return weights
+
+
 class _LbknnBase(BaseEstimator):
-    """Fitting, the index and kneighbors, shared by the three estimators.
-    Subclasses set _supervised ('labels', 'targets' or None)."""
+    """Fitting, the index and kneighbors, shared by the estimators.
+    Subclasses set _supervised ('labels', 'targets' or None), _WEIGHTS
+    and _parameter_constraints (scikit-learn's, see _params)."""
 
     _supervised = None
+    _WEIGHTS = ("uniform",)
+    _parameter_constraints = None
 
     # ---- parameters ----
 
-    def _metric(self):
-        if not isinstance(self.metric, str):
-            raise ValueError(
-                f"metric must be one of {sorted(_METRICS) + ['minkowski']}, got {self.metric!r}"
-                " (callable metrics are not supported)")
-        name = self.metric.lower()
-        if name == "minkowski":
-            by_p = {1: "l1", 2: "l2", math.inf: "linf"}
-            p = self.p
-            if isinstance(p, bool) or not isinstance(p, numbers.Real) or p not in by_p:
-                raise ValueError(f"metric='minkowski' supports p = 1, 2 or inf, got p={p!r}")
-            return by_p[p]
-        if name not in _METRICS:
-            raise ValueError(
-                f"metric {self.metric!r} is not supported by lbknn; use one of "
-                f"{sorted(_METRICS) + ['minkowski']}")
-        return _METRICS[name]
+    def _weights(self):
+        """The weights to use: a name of _WEIGHTS or the callable (checked
+        at every prediction too: set_params may have changed them)."""
+        weights = "uniform" if self.weights is None else self.weights
+        if callable(weights):
+            return weights
+        if weights not in self._WEIGHTS:
+            raise ValueError(f"weights must be one of {list(self._WEIGHTS)}, a callable or None, "
+                             f"got {weights!r}")
+        return weights
 
-    def _engine(self):
-        if self.algorithm not in _ALGORITHMS:
-            raise ValueError(
-                f"algorithm {self.algorithm!r} is not available in lbknn; use 'auto', "
-                "'kd_tree' or 'brute'")
-        return _ALGORITHMS[self.algorithm]
-
-    def _check_common_params(self):
-        _check_n_neighbors(self.n_neighbors)
-        if self.device not in _DEVICES:
-            raise ValueError(f"device must be one of {list(_DEVICES)}, got {self.device!r}")
-        if self.comm is not None:
-            try:
-                from mpi4py import MPI
-            except ImportError as e:
-                raise ValueError("comm is set, but mpi4py cannot be imported") from e
-            if not isinstance(self.comm, MPI.Intracomm):
-                raise ValueError(
-                    f"comm must be an mpi4py intracommunicator or None, got {type(self.comm)}")
-        return self._metric(), self._engine()
-
-    def _check_weights(self, allowed):
-        if self.weights not in allowed:
-            raise ValueError(
-                f"weights must be one of {list(allowed)}, got {self.weights!r}"
-                " (callable weights are not supported)")
-        if self.weights == "softmax":
-            t = self.temperature
-            if (isinstance(t, bool) or not isinstance(t, numbers.Real) or not math.isfinite(t)
-                    or t <= 0):
-                raise ValueError(f"temperature must be a finite number > 0, got {t!r}")
-        return self.weights
+    def _fit_k(self):
+        """The k the index is built for at fit (later calls may ask more)."""
+        return 1 if self.n_neighbors is None else _check_n_neighbors(self.n_neighbors)
 
     # ---- fitting ----
 
@@ -184,8 +171,13 @@ class _LbknnBase(BaseEstimator):
         return X, y
 
     def _fit(self, X, y):
-        metric, engine = self._check_common_params()
+        _params.validate(self)
+        metric, effective, effective_params = _params.resolve_metric(
+            self.metric, self.p, self.metric_params)
+        if self._supervised is not None:
+            self._weights()
         comm = self.comm
+        X = _fitted_points(X)
         X, y = _agreed(comm, lambda: self._validate_fit(X, y))
         n_local = X.shape[0]
         n_total = n_local if comm is None else comm.allreduce(n_local)
@@ -207,13 +199,14 @@ class _LbknnBase(BaseEstimator):
             self._y = np.asarray(y, dtype=np.float64)
         self._fit_X = X
         self.n_samples_fit_ = int(n_total)
-        self.effective_metric_ = _EFFECTIVE[metric]
-        self.effective_metric_params_ = {}
+        self.effective_metric_ = effective
+        self.effective_metric_params_ = effective_params
         self._lbknn_metric = metric
-        self._lbknn_engine = engine
+        self._lbknn_algorithm = self.algorithm
+        self._lbknn_threads = _params.device_threads(self.n_jobs)
         self._lbknn = _Native()
         with _lib.lock:
-            index = self._index(min(self.n_neighbors, n_total))
+            index = self._index(min(self._fit_k(), n_total))
         self._fit_method = _FIT_METHOD.get(index.engine, index.engine)
         self.engine_ = index.engine
         self.device_ = index.ctx.device
@@ -229,11 +222,12 @@ class _LbknnBase(BaseEstimator):
             if native.index is not None:
                 native.index.destroy()
                 native.index = None
-            ctx = _lib.context(self.device, self.comm)
+            ctx = _lib.context(self.device, self.comm, self._lbknn_threads)
             labels = self._y if self._supervised == "labels" else None
             targets = self._y if self._supervised == "targets" else None
-            native.index = _lib.Index(ctx, self._fit_X, k, self._lbknn_metric,
-                                      self._lbknn_engine, labels=labels, targets=targets)
+            engine = _params.engine(self._lbknn_algorithm, self._lbknn_metric, k)
+            native.index = _lib.Index(ctx, self._fit_X, k, self._lbknn_metric, engine,
+                                      labels=labels, targets=targets)
         return native.index
 
     def _query_k(self, n_neighbors):
@@ -257,7 +251,34 @@ class _LbknnBase(BaseEstimator):
         comm.Allgatherv(local, [out, counts, MPI.FLOAT])
         return out
 
+    def _all_y(self):
+        """Every rank's labels or targets in global id order (collective
+        under MPI, once per fit): a callable's weights are applied here,
+        to the neighbours' own."""
+        native = self._lbknn
+        if native.all_y is None:
+            comm = self.comm
+            native.all_y = (self._y if _comm_size(comm) == 1
+                            else np.concatenate(comm.allgather(self._y)))
+        return native.all_y
+
+    def _own_rows(self):
+        """This rank's rows among the global ids: [lo, hi)."""
+        comm = self.comm
+        n = self._fit_X.shape[0]
+        if _comm_size(comm) == 1:
+            return 0, n
+        lo = sum(comm.allgather(n)[:comm.Get_rank()])
+        return lo, lo + n
+
     # ---- queries ----
+
+    def _neighbours(self, X, k):
+        """(float64 distances, int64 global ids) of the k nearest of each
+        row of validated X."""
+        with _lib.lock:
+            ids, dist = self._index(k).search(X, k)
+        return dist.astype(np.float64), ids
 
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """The n_neighbors nearest fitted points of each row of X, as
@@ -268,6 +289,7 @@ class _LbknnBase(BaseEstimator):
         MPI. Under MPI every rank passes the same X and gets every row."""
         check_is_fitted(self)
         k = self.n_neighbors if n_neighbors is None else _check_n_neighbors(n_neighbors)
+        k = _check_n_neighbors(k)
         query_is_train = X is None
         if query_is_train:
             X = self._all_fit_X()
@@ -332,68 +354,115 @@ class _LbknnBase(BaseEstimator):
             self._lbknn = _Native()
 
 
-class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
-    """Classifier implementing the k-nearest neighbours vote, on lbknn.
+_SIGNATURE_DOC = """
+    Parameters are scikit-learn's (sklearn.neighbors, the same names,
+    order and defaults), then lbknn's own:
 
-    Parameters
-    ----------
     n_neighbors : int, default=5
-        Number of neighbours.
-    weights : {'uniform', 'distance', 'softmax'}, default='uniform'
-        'uniform': a majority, ties to the smallest class; 'distance':
-        1/d, and where some neighbour is at distance 0 only those vote;
-        'softmax': exp(similarity / temperature), with the similarity the
-        dot product for 'ip', cos for 'cosine', minus the distance else.
-    algorithm : {'auto', 'kd_tree', 'brute'}, default='auto'
-        lbknn's engine: the left-balanced k-d tree (kd_tree; not for
-        cosine or ip, k <= 1024) or brute force; 'auto' lets lbknn choose.
-    metric : str, default='euclidean'
-        'euclidean'/'l2', 'manhattan'/'l1', 'chebyshev'/'linf', 'cosine',
-        'ip' (largest inner product), or 'minkowski' with p in 1, 2, inf.
+    weights : {'uniform', 'distance'}, callable or None, default='uniform'
+        'uniform' (None too): equal votes; 'distance': 1/d, and where some
+        neighbour is at distance 0 only those count; a callable maps the
+        (n_queries, n_neighbors) float64 distances to weights of that
+        shape, applied on the host to lbknn's exact neighbours.
+    algorithm : {'auto', 'kd_tree', 'ball_tree', 'brute'}, default='auto'
+        How lbknn searches, never what it finds: 'kd_tree' is lbknn's
+        left-balanced k-d tree (l1, l2, linf; k <= 1024), 'brute' its
+        brute-force engine, 'ball_tree' the k-d tree where it serves (else
+        brute force), 'auto' lets lbknn choose from the data.
+    leaf_size : int, default=30
+        Accepted and checked; lbknn's tree keeps one point per node (no
+        leaves to size), so it changes nothing.
     p : float, default=2
-        The power of the 'minkowski' metric (1, 2 or inf).
-    temperature : float, default=0.07
-        Temperature of the softmax weights (lbknn run's knn.temperature
-        default: the kNN evaluation of DINO and instance discrimination).
+        The power of metric='minkowski': 1 (manhattan), 2 (euclidean) or
+        inf (chebyshev); other values are refused. Other metrics ignore it,
+        as in scikit-learn.
+    metric : str, default='minkowski'
+        'minkowski' (with p), 'euclidean'/'l2', 'manhattan'/'cityblock'/
+        'l1', 'chebyshev'/'infinity'/'linf', 'cosine' (1 - cos), 'ip' (the
+        largest inner product; lbknn's own).
+    metric_params : dict or None, default=None
+        Only {'p': ...} with 'minkowski' (it overrides p, with
+        scikit-learn's SyntaxWarning).
+    n_jobs : int or None, default=None
+        A CPU device's share of the cores (PoCL's worker threads; an OpenCL
+        sub-device): None or -1 all, n at most n, -2 all but one. GPUs
+        ignore it. Results never depend on it.
     device : {'any', 'cpu', 'gpu'}, default='any'
         OpenCL device type ('any' prefers GPUs).
     comm : mpi4py.MPI.Intracomm or None, default=None
         Ranks that share the reference points: each rank passes its own
-        shard to fit; every rank passes the same queries to predict and
-        gets every result.
+        shard to fit; every rank passes the same queries to the other
+        methods and gets every result.
+"""
+
+
+class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
+    __doc__ = """Classifier implementing the k-nearest neighbours vote, on lbknn.
+""" + _SIGNATURE_DOC + """
+    weights may also be 'softmax': exp(similarity / temperature), with the
+    similarity the dot product for 'ip', cos for 'cosine', minus the
+    distance else.
+
+    temperature : float, default=0.07
+        Temperature of the softmax weights (lbknn run's knn.temperature
+        default: the kNN evaluation of DINO and instance discrimination).
     """
 
     _supervised = "labels"
+    _WEIGHTS = ("uniform", "distance", "softmax")
+    _parameter_constraints = _params.constraints(
+        _sk.KNeighborsClassifier, weights=_WEIGHTS, **_params.lbknn_constraints(temperature=True))
 
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto",
-                 metric="euclidean", p=2, temperature=0.07, device="any", comm=None):
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None,
+                 temperature=0.07):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.algorithm = algorithm
-        self.metric = metric
+        self.leaf_size = leaf_size
         self.p = p
-        self.temperature = temperature
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
-
-    _WEIGHTS = ("uniform", "distance", "softmax")
+        self.temperature = temperature
 
     def fit(self, X, y):
-        """Fit on this rank's rows X (n_samples, n_features) and their class labels y."""
-        self._check_weights(self._WEIGHTS)
+        """Fit on this rank's rows X (n_samples, n_features), or a fitted
+        neighbours estimator or tree, and their class labels y."""
         return self._fit(X, y)
 
     def _classify(self, X, probabilities):
         check_is_fitted(self)
-        weights = self._check_weights(self._WEIGHTS)
+        weights = self._weights()
         k = self._query_k(_check_n_neighbors(self.n_neighbors))
         X = self._validate_queries(X)
+        if callable(weights):
+            return self._classify_weighted(X, k, weights)
         with _lib.lock:
             labels, proba = self._index(k).classify(X, k, weights, self.temperature,
                                                     probabilities=probabilities)
         if labels.size and labels.min() < 0:
             raise RuntimeError("lbknn: a query without a voting neighbour (a library bug)")
         return labels, proba
+
+    def _classify_weighted(self, X, k, fn):
+        # As scikit-learn's predict_proba: each class's weights summed in
+        # neighbour order, then normalised (a row of zero weights stays
+        # zero); the prediction is the class of the largest sum, the
+        # smaller class at a tie (its weighted_mode's rule).
+        dist, ids = self._neighbours(X, k)
+        weights = _callable_weights(fn, dist)
+        votes = self._all_y()[ids]
+        proba = np.zeros((len(ids), len(self.classes_)))
+        rows = np.arange(len(ids))
+        for j in range(k):
+            proba[rows, votes[:, j]] += weights[:, j]
+        labels = np.argmax(proba, axis=1)
+        total = proba.sum(axis=1)[:, None]
+        total[total == 0.0] = 1.0
+        return labels, proba / total
 
     def predict(self, X):
         """The predicted class of each row of X."""
@@ -410,55 +479,140 @@ class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
 
 
 class KNeighborsRegressor(RegressorMixin, _LbknnBase):
-    """Regression by the mean of the k nearest neighbours' targets, on lbknn.
-
-    weights: 'uniform' (the mean) or 'distance' (the 1/d weighted mean;
-    neighbours at distance 0 alone when there are some). The other
-    parameters are KNeighborsClassifier's.
-    """
+    __doc__ = """Regression by the (weighted) mean of the k nearest neighbours'
+    targets, on lbknn.
+""" + _SIGNATURE_DOC
 
     _supervised = "targets"
+    _WEIGHTS = ("uniform", "distance")
+    _parameter_constraints = _params.constraints(
+        _sk.KNeighborsRegressor, weights=_WEIGHTS, **_params.lbknn_constraints())
 
-    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto",
-                 metric="euclidean", p=2, device="any", comm=None):
+    def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
+                 metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.algorithm = algorithm
-        self.metric = metric
+        self.leaf_size = leaf_size
         self.p = p
+        self.metric = metric
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
 
-    _WEIGHTS = ("uniform", "distance")
-
     def fit(self, X, y):
-        """Fit on this rank's rows X (n_samples, n_features) and their targets y."""
-        self._check_weights(self._WEIGHTS)
+        """Fit on this rank's rows X (n_samples, n_features), or a fitted
+        neighbours estimator or tree, and their targets y."""
         return self._fit(X, y)
 
     def predict(self, X):
         """The (weighted) mean target of each row's neighbours."""
         check_is_fitted(self)
-        weights = self._check_weights(self._WEIGHTS)
+        weights = self._weights()
         k = self._query_k(_check_n_neighbors(self.n_neighbors))
         X = self._validate_queries(X)
+        if callable(weights):
+            # scikit-learn's sums: the weighted targets, over the weights.
+            dist, ids = self._neighbours(X, k)
+            w = _callable_weights(weights, dist)
+            return np.sum(self._all_y()[ids] * w, axis=1) / np.sum(w, axis=1)
         with _lib.lock:
             return self._index(k).regress(X, k, weights)
 
 
 class NearestNeighbors(_LbknnBase):
-    """Unsupervised k-nearest-neighbour search (kneighbors,
-    kneighbors_graph), on lbknn. Parameters as KNeighborsClassifier's."""
+    __doc__ = """Unsupervised k-nearest-neighbour search (kneighbors,
+    kneighbors_graph), on lbknn.
+""" + _SIGNATURE_DOC + """
+    radius : float, default=1.0
+        scikit-learn's parameter of radius queries, accepted and kept;
+        lbknn has no radius queries yet, so nothing reads it.
+    """
 
-    def __init__(self, n_neighbors=5, *, algorithm="auto", metric="euclidean", p=2,
-                 device="any", comm=None):
+    _parameter_constraints = _params.constraints(_sk.NearestNeighbors,
+                                                 **_params.lbknn_constraints())
+
+    def __init__(self, *, n_neighbors=5, radius=1.0, algorithm="auto", leaf_size=30,
+                 metric="minkowski", p=2, metric_params=None, n_jobs=None, device="any",
+                 comm=None):
         self.n_neighbors = n_neighbors
+        self.radius = radius
         self.algorithm = algorithm
+        self.leaf_size = leaf_size
         self.metric = metric
         self.p = p
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
 
     def fit(self, X, y=None):
-        """Fit on this rank's rows X (n_samples, n_features); y is ignored."""
+        """Fit on this rank's rows X (n_samples, n_features), or a fitted
+        neighbours estimator or tree; y is ignored."""
         return self._fit(X, None)
+
+
+class KNeighborsTransformer(_FeatureNamesOut, TransformerMixin, _LbknnBase):
+    __doc__ = """X into its k-nearest-neighbours graph, as scikit-learn's
+    KNeighborsTransformer: a sparse (n_queries, n_samples_fit_) CSR matrix
+    for the estimators that take metric='precomputed' (Isomap, TSNE,
+    DBSCAN, SpectralClustering, KNeighborsClassifier, ...) in a Pipeline.
+
+    mode : {'distance', 'connectivity'}, default='distance'
+        'distance': each row holds n_neighbors + 1 neighbours with their
+        distances (transforming the fitted points, each is its own first
+        neighbour at distance 0, as scikit-learn); 'connectivity':
+        n_neighbors ones.
+""" + _SIGNATURE_DOC + """
+    Under comm, fit_transform gives each rank the rows of its own points
+    (columns: global ids over the ranks); transform(X) gives every rank
+    every row of the same X.
+    """
+
+    _parameter_constraints = _params.constraints(_sk.KNeighborsTransformer,
+                                                 **_params.lbknn_constraints())
+
+    def __init__(self, *, mode="distance", n_neighbors=5, algorithm="auto", leaf_size=30,
+                 metric="minkowski", p=2, metric_params=None, n_jobs=None, device="any",
+                 comm=None):
+        self.mode = mode
+        self.n_neighbors = n_neighbors
+        self.algorithm = algorithm
+        self.leaf_size = leaf_size
+        self.metric = metric
+        self.p = p
+        self.metric_params = metric_params
+        self.n_jobs = n_jobs
+        self.device = device
+        self.comm = comm
+
+    def _neighbours_per_row(self):
+        return _check_n_neighbors(self.n_neighbors) + (self.mode == "distance")
+
+    def _fit_k(self):
+        return self._neighbours_per_row()
+
+    def fit(self, X, y=None):
+        """Fit on this rank's rows X (n_samples, n_features); y is ignored."""
+        if self._parameter_constraints is None and self.mode not in ("distance",
+                                                                     "connectivity"):
+            raise ValueError(f"mode must be 'distance' or 'connectivity', got {self.mode!r}")
+        self._fit(X, None)
+        self._n_features_out = self.n_samples_fit_
+        return self
+
+    def transform(self, X):
+        """The graph of X's rows: (n_queries, n_samples_fit_) CSR."""
+        check_is_fitted(self)
+        return self.kneighbors_graph(X, mode=self.mode, n_neighbors=self._neighbours_per_row())
+
+    def fit_transform(self, X, y=None):
+        """fit(X).transform(X): the graph of the fitted points (under comm,
+        this rank's rows of the graph of every rank's points)."""
+        self.fit(X)
+        if _comm_size(self.comm) == 1:
+            return self.transform(X)
+        lo, hi = self._own_rows()
+        return self.kneighbors_graph(self._all_fit_X(), mode=self.mode,
+                                     n_neighbors=self._neighbours_per_row())[lo:hi]

@@ -267,9 +267,10 @@ def program_cache_dir():
 
 
 class Context:
-    """lbknn_context: this process's device and the ranks of a communicator."""
+    """lbknn_context: this process's device and the ranks of a communicator;
+    `threads` is device.threads (a CPU device's compute units, 0 = all)."""
 
-    def __init__(self, device, comm):
+    def __init__(self, device, comm, threads=0):
         self._lib = lib()
         self._h = _c_void_p()
         self.comm = comm
@@ -280,6 +281,7 @@ class Context:
             address = _c_void_p(MPI._addressof(comm))
         options = Options()
         options.set("device.type", device)
+        options.set("device.threads", threads)
         error = ctypes.create_string_buffer(1024)
         status = self._lib.lbknn_context_create(
             options._h, address, ctypes.byref(self._h), error, len(error))
@@ -305,17 +307,17 @@ class Context:
 
 
 # Creating a context opens an OpenCL device, far too slow to repeat on
-# every fit: one per (device type, communicator), kept until exit. The
-# communicator is kept by reference, so its id is not reused meanwhile.
+# every fit: one per (device type, communicator, threads), kept until exit.
+# The communicator is kept by reference, so its id is not reused meanwhile.
 _contexts = {}
 _indexes = weakref.WeakSet()
 _shut_down = False
 _atexit_registered = False
 
 
-def context(device, comm):
+def context(device, comm, threads=0):
     global _atexit_registered
-    key = (device, None if comm is None else id(comm))
+    key = (device, None if comm is None else id(comm), threads)
     with _lock:
         ctx = _contexts.get(key)
         if ctx is None:
@@ -325,7 +327,7 @@ def context(device, comm):
                 # first); if it runs after all, it leaves the handles alone.
                 atexit.register(_shutdown)
                 _atexit_registered = True
-            ctx = Context(device, comm)
+            ctx = Context(device, comm, threads)
             _contexts[key] = ctx
         return ctx
 
