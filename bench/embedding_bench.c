@@ -12,7 +12,7 @@
  * (bench/embedding_peers.py --generate writes them). */
 #include "brute.h"
 #include "classify.h"
-#include "dataset.h"
+#include "dataset_read.h"
 #include "device.h"
 #include "log.h"
 #include "normalize.h"

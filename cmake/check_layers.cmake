@@ -6,7 +6,9 @@ cmake_minimum_required(VERSION 3.20)
 #   - a header of a layer it may not use;
 #   - a header another layer declares private (NAME_impl.h, or listed);
 #   - a guarded header (OpenCL and NAME_cl.h, MPI, libyaml, zlib, libdeflate,
-#     libhdf5, lbk_shared.h) outside the layers allowed it.
+#     libhdf5, lbk_shared.h) outside the layers allowed it;
+#   - from a header, a layer its layer's headers must not reach
+#     (LBK_HEADERS_AVOID_<layer>), although its .c files may.
 # Each violation is one line: the file, the rule, and the chain of includes
 # that reaches the header (app/run.c -> engines/a.h -> CL/cl.h). A chain is
 # not followed past its first violation.
@@ -87,14 +89,17 @@ foreach(file IN LISTS files)
   endforeach()
 endforeach()
 
-# The rules a file of `layer` breaks by reaching header `inc`, into `out`.
-function(lbk_broken_rules layer inc out)
+# The rules a file of `layer` breaks by reaching header `inc`, into `out`;
+# `is_header`: the file is a header.
+function(lbk_broken_rules layer is_header inc out)
   set(why "")
   if(DEFINED owner_${inc})
     set(m ${owner_${inc}})
     if(NOT m STREQUAL layer)
       if(NOT m IN_LIST LBK_DEPS_${layer})
         list(APPEND why "layer '${layer}' may not use layer '${m}' (${inc})")
+      elseif(is_header AND m IN_LIST LBK_HEADERS_AVOID_${layer})
+        list(APPEND why "a header of layer '${layer}' may not reach layer '${m}' (${inc})")
       endif()
       if((LBK_PRIVATE_REGEX AND inc MATCHES "${LBK_PRIVATE_REGEX}") OR inc IN_LIST LBK_PRIVATE_${m})
         list(APPEND why "layer '${layer}' may not include ${inc} (private to layer '${m}')")
@@ -132,6 +137,10 @@ endmacro()
 # layer on the chain, whose include is the step to change. Returns the count.
 function(lbk_check_file file out)
   string(REGEX REPLACE "/.*" "" layer ${file})
+  set(is_header FALSE)
+  if(file MATCHES "\\.h$")
+    set(is_header TRUE)
+  endif()
   set(count 0)
   set(queue "")
   lbk_enqueue_includes(${file} "${file}")
@@ -143,7 +152,7 @@ function(lbk_check_file file out)
       set(path ${inc})
     endif()
     set(chain "${chain_${inc}} -> ${path}")
-    lbk_broken_rules(${layer} ${inc} why)
+    lbk_broken_rules(${layer} ${is_header} ${inc} why)
     foreach(rule IN LISTS why)
       message(NOTICE "${ROOT}/${file}: ${rule}: ${chain}")
       math(EXPR count "${count} + 1")

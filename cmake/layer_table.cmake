@@ -3,7 +3,7 @@
 # A file may use the headers of its own layer and of the layers listed for it,
 # directly or through other headers (the checker follows every chain of
 # includes), so each list holds the lists of the layers in it.
-set(LBK_LAYERS core job io device engines comm index api app)
+set(LBK_LAYERS core job io device engines comm index task api app)
 set(LBK_DEPS_core "")
 set(LBK_DEPS_job core)
 set(LBK_DEPS_io core job)
@@ -11,8 +11,16 @@ set(LBK_DEPS_device core)
 set(LBK_DEPS_engines core job io device)
 set(LBK_DEPS_comm core job)
 set(LBK_DEPS_index core job io device engines comm)
-set(LBK_DEPS_api core job io device engines comm index)
-set(LBK_DEPS_app core job io device engines comm index)
+set(LBK_DEPS_task core job io device engines comm index)
+set(LBK_DEPS_api core job io device engines comm index task)
+set(LBK_DEPS_app core job io device engines comm index task)
+
+# Layers whose headers may not reach some layers they use, directly or
+# through other headers (their .c files may): the index's interface takes
+# its own parameters (lbk_index_params), never the job, so that its two
+# clients fill them in one place (src/task) and a library caller needs no
+# job.
+set(LBK_HEADERS_AVOID_index job)
 
 # Headers private to their layer: no file of another layer may reach them.
 # By name, a module's insides shared by its own files: NAME_impl.h (the rule

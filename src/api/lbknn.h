@@ -174,6 +174,21 @@ void lbknn_index_destroy(lbknn_index *index);
 lbknn_status lbknn_index_search(lbknn_index *index, int64_t queries, const float *points, int k,
                                 int64_t *ids, float *distances);
 
+/* The self search: the k nearest other reference points of each reference
+ * point (the kNN graph of the index's own points, each point itself left
+ * out by id, scikit-learn's kneighbors(X=None)), in the (key, id) order of
+ * lbknn_index_search. Collective; no query rows travel: every rank gets
+ * the rows of the points it passed to lbknn_index_build, in global order
+ * (under mpi.partition = replicate every row; an index from
+ * lbknn_index_load: rank r rows [r * rows / P, (r + 1) * rows / P)), so
+ * ids and distances hold its rows x k entries. Where more than k exact
+ * duplicates of a point have lower ids, the point is not among its k + 1
+ * nearest and the list is the first k of them. 1 <= k <= knn.k - 1 (the
+ * index's lists hold the point itself too) and k < the index's rows.
+ * Byte-identical to `lbknn run` with task: graph. Either array may be
+ * NULL. */
+lbknn_status lbknn_index_search_self(lbknn_index *index, int k, int64_t *ids, float *distances);
+
 /* The predicted label of each query (-1 when no neighbour votes) and,
  * unless probabilities is NULL, queries x lbknn_index_classes()
  * probabilities (each class's weight over the total, as scikit-learn's

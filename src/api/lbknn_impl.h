@@ -10,6 +10,7 @@
 #include "index.h"
 #include "job.h"
 #include "status.h"
+#include "targets.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,16 +33,19 @@ struct lbknn_context {
 
 struct lbknn_index {
     lbknn_context *context;
-    lbk_job options; /* the index's (the lbk_index borrows it) */
+    lbk_job options;         /* the index's, as set */
+    lbk_index_params params; /* what the index reads of them (lbk_index_params_from_job) */
     lbk_index *index;
     lbk_index_plan plan;
     uint64_t rows; /* over every rank */
     int dim;
     int32_t classes;     /* largest label + 1, 0 without labels */
     uint64_t first_row;  /* this rank's first global id */
-    uint64_t local_rows; /* the rows this rank passed */
+    uint64_t local_rows; /* the rows this rank passed (a loaded index: its saved share) */
+    uint64_t *starts;    /* ranks + 1: rank r passed rows [starts[r], starts[r + 1]) */
     bool has_targets;    /* on every rank alike */
     double *targets;     /* local_rows (NULL when 0 or no targets) */
+    lbk_targets lookup;  /* of the neighbours' targets by id, with targets */
     char error[LBKNN_MESSAGE_MAX];
 };
 

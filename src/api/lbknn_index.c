@@ -7,10 +7,13 @@
 #include "alloc_large.h"
 #include "classify.h"
 #include "enums.h"
+#include "index_params.h"
 #include "knn.h"
 #include "log.h"
 #include "normalize.h"
 #include "regress.h"
+#include "row_split.h"
+#include "self_rows.h"
 #include "try.h"
 
 #include <math.h>
@@ -143,6 +146,27 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
     return LBK_OK;
 }
 
+/* Collective: which rank holds which rows (every rank's first row), and
+ * the lookup of the neighbours' targets over them. */
+static lbk_status share_rows(lbknn_index *ix)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    lbk_status st = LBK_OK;
+    ix->starts = calloc((size_t)comm->size + 1, sizeof *ix->starts);
+    if (!ix->starts) {
+        lbk_error("out of host memory for the row owners of %d ranks", comm->size);
+        st = LBK_ERR_NOMEM;
+    }
+    LBK_TRY(lbk_comm_agree(comm, st));
+    LBK_TRY(
+        lbk_comm_allgather_bytes(comm, &ix->first_row, ix->starts, (int)sizeof ix->first_row));
+    ix->starts[comm->size] = ix->rows;
+    if (ix->has_targets)
+        st = lbk_targets_init(&ix->lookup, comm, ix->targets, ix->first_row, ix->local_rows,
+                              ix->rows, ix->starts, ix->plan.replicated);
+    return lbk_comm_agree(comm, st);
+}
+
 static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *points,
                         const int32_t *labels, const double *targets)
 {
@@ -151,10 +175,11 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     lbk_status st = LBK_OK;
     LBK_TRY(lbk_comm_agree(comm, check_rows(rows, dim, points, labels, targets)));
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
+    lbk_index_params_from_job(&ix->options, &ix->params);
     bool has_labels = labels != NULL, has_targets = targets != NULL;
     LBK_TRY(
         lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, &has_labels, &has_targets)));
-    lbk_index_plan_make(&ix->options, dim, ix->rows, comm->size, &ix->plan);
+    lbk_index_plan_make(&ix->params, dim, ix->rows, comm->size, &ix->plan);
     int32_t label_max = -1;
     for (int64_t r = 0; labels && r < rows; r++)
         label_max = labels[r] > label_max ? labels[r] : label_max;
@@ -163,10 +188,10 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     ix->has_targets = has_targets;
     st = lbk_comm_agree(comm, copy_shard(ix, points, labels, targets, &shard));
     if (st == LBK_OK)
-        st = lbk_index_create(comm, ix->context->device, NULL, &ix->options, &ix->plan, ix->rows,
+        st = lbk_index_create(comm, ix->context->device, NULL, &ix->params, &ix->plan, ix->rows,
                               has_labels, &shard, NULL, &ix->index);
     lbk_dataset_free(&shard);
-    return st;
+    return st == LBK_OK ? share_rows(ix) : st;
 }
 
 /* Collective: an index of the context with the options (the defaults
@@ -230,9 +255,10 @@ static lbk_status load_manifest(lbknn_index *ix, const char *dir, char **manifes
 {
     const lbk_comm *comm = &ix->context->comm;
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
+    lbk_index_params_from_job(&ix->options, &ix->params);
     LBK_TRY(lbk_index_manifest_share(comm, dir, manifest));
     const bool fits =
-        comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->options, comm->size, false);
+        comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->params, comm->size, false);
     return lbk_comm_agree(comm, fits ? LBK_OK : LBK_ERR_CONFIG);
 }
 
@@ -248,9 +274,9 @@ static lbk_status load(lbknn_index *ix, const char *dir)
         st = lbk_comm_agree(
             comm, lbk_index_saved_shape(m, dir, &ix->rows, &ix->dim, &labels, &targets));
     if (st == LBK_OK) {
-        lbk_index_plan_make(&ix->options, ix->dim, ix->rows, comm->size, &ix->plan);
+        lbk_index_plan_make(&ix->params, ix->dim, ix->rows, comm->size, &ix->plan);
         st = lbk_comm_agree(comm,
-                            lbk_index_saved_read(dir, m, comm, &ix->options, &ix->plan, ix->dim,
+                            lbk_index_saved_read(dir, m, comm, &ix->params, &ix->plan, ix->dim,
                                                  ix->rows, labels, targets, &shard, &saved));
     }
     int32_t label_max = -1;
@@ -261,15 +287,22 @@ static lbk_status load(lbknn_index *ix, const char *dir)
     if (st == LBK_OK) {
         ix->classes = label_max + 1;
         ix->has_targets = targets;
+        /* A rank's rows are those it saved the targets of, else the even
+         * split (the self search's rows). */
+        lbk_row_split_range(ix->rows, comm->size, comm->rank, &ix->first_row, &ix->local_rows);
+        if (ix->plan.replicated) {
+            ix->first_row = 0;
+            ix->local_rows = ix->rows;
+        }
         if (targets)
             ix->targets = lbk_index_saved_take_targets(saved, &ix->first_row, &ix->local_rows);
-        st = lbk_index_create_saved(comm, ix->context->device, NULL, &ix->options, &ix->plan,
+        st = lbk_index_create_saved(comm, ix->context->device, NULL, &ix->params, &ix->plan,
                                     ix->rows, labels, &shard, saved, &ix->index);
     }
     lbk_dataset_free(&shard);
     lbk_index_saved_free(saved);
     free(m);
-    return st;
+    return st == LBK_OK ? share_rows(ix) : st;
 }
 
 lbknn_status lbknn_index_load(lbknn_context *context, const lbknn_options *options,
@@ -312,7 +345,9 @@ void lbknn_index_destroy(lbknn_index *ix)
     if (!ix)
         return;
     lbk_index_destroy(ix->index);
+    lbk_targets_free(&ix->lookup);
     lbk_alloc_large_free(ix->targets);
+    free(ix->starts);
     free(ix);
 }
 
@@ -521,19 +556,10 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
 static lbk_status use_targets(search_job *job, uint64_t first, uint64_t count,
                               const lbk_knn_candidate *lists)
 {
-    const lbknn_index *ix = job->ix;
-    const lbk_comm *comm = &ix->context->comm;
+    lbknn_index *ix = job->ix;
     const int k = job->k, kk = ix->options.knn.k;
-    const bool holder = !ix->plan.replicated || comm->rank == 0;
     double *t = job->neighbour_targets;
-    memset(t, 0, (size_t)count * (size_t)k * sizeof *t);
-    for (uint64_t q = 0; q < count && holder; q++)
-        for (int j = 0; j < k; j++) {
-            const uint64_t id = lists[q * (uint64_t)kk + (uint64_t)j].id;
-            if (id != UINT64_MAX && id >= ix->first_row && id - ix->first_row < ix->local_rows)
-                t[q * (uint64_t)k + (uint64_t)j] = ix->targets[id - ix->first_row];
-        }
-    LBK_TRY(lbk_comm_allreduce_or_bytes(comm, t, count * (uint64_t)k * sizeof *t));
+    LBK_TRY(lbk_targets_lookup(&ix->lookup, lists, count, kk, k, t, LBK_OK));
     const bool by_distance = job->rule.weights == LBK_WEIGHTS_DISTANCE;
     for (uint64_t q = 0; q < count; q++)
         job->values[first + q] =
@@ -563,4 +589,87 @@ lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *
     search_job job = {.ix = ix, .k = k, .use = use_targets, .values = values};
     job.rule.weights = (lbk_weights)weights;
     return lbk_api_end(run_search(&job, queries, points, st));
+}
+
+/* ---- the self search ---- */
+
+static lbk_status self_emit(void *user, const lbk_index_slice *slice)
+{
+    return lbk_self_rows_add(user, slice);
+}
+
+static lbk_status check_self(const lbknn_index *ix, int k, const int64_t *ids,
+                             const float *distances)
+{
+    LBK_FAIL_IF(k < 1 || k >= ix->options.knn.k, LBK_ERR_USAGE,
+                "k = %d: must be 1 .. %d (the index's knn.k less one: each point's list holds "
+                "itself first)",
+                k, ix->options.knn.k - 1);
+    LBK_FAIL_IF((uint64_t)k >= ix->rows, LBK_ERR_USAGE,
+                "k = %d: the index holds %llu points, each with %llu others", k,
+                (unsigned long long)ix->rows, (unsigned long long)ix->rows - 1);
+    LBK_FAIL_IF(ix->local_rows > 0 && !ids && !distances, LBK_ERR_USAGE,
+                "search_self: ids and distances are both NULL");
+    return LBK_OK;
+}
+
+/* Rows [at, at + g->rows) of the caller's arrays from this rank's rows. */
+static void copy_rows(const lbknn_index *ix, const lbk_self_rows *g, uint64_t at, int64_t *ids,
+                      float *distances)
+{
+    const uint64_t k = (uint64_t)g->k;
+    for (uint64_t i = 0; i < g->rows; i++)
+        for (int j = 0; j < g->k; j++) {
+            const uint64_t id = lbk_self_rows_id(g, i, j), slot = (at + i) * k + (uint64_t)j;
+            const bool pad = id == UINT64_MAX;
+            if (ids)
+                ids[slot] = pad ? -1 : (int64_t)id;
+            if (distances)
+                distances[slot] = pad ? INFINITY
+                                      : lbk_knn_key_to_distance(ix->options.knn.metric,
+                                                                lbk_self_rows_key(g, i, j));
+        }
+}
+
+/* Collective: each rank's rows of the graph into its arrays. Under
+ * replicate every rank passed every row: the rows are gathered in the
+ * even split, then OR'ed into every rank's arrays (each byte has one
+ * source, the others' zeros). */
+static lbk_status search_self(lbknn_index *ix, int k, int64_t *ids, float *distances,
+                              lbk_status checked)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    const bool replicated = ix->plan.replicated;
+    LBK_TRY(lbk_comm_agree(comm, checked));
+    lbk_self_rows g;
+    LBK_TRY(lbk_self_rows_init(&g, comm, k, ix->rows, replicated ? NULL : ix->starts, true));
+    lbk_status st = lbk_index_prepare_self(ix->index, 0);
+    const lbk_index_sink sink = {self_emit, NULL, &g, true, 0, NULL};
+    if (st == LBK_OK)
+        st = lbk_index_search(ix->index, NULL, &sink);
+    if (st == LBK_OK)
+        st = lbk_comm_agree(comm, lbk_self_rows_check(&g));
+    const uint64_t slots = ix->local_rows * (uint64_t)k;
+    if (st == LBK_OK && replicated) {
+        if (ids)
+            memset(ids, 0, (size_t)slots * sizeof *ids);
+        if (distances)
+            memset(distances, 0, (size_t)slots * sizeof *distances);
+    }
+    if (st == LBK_OK)
+        copy_rows(ix, &g, replicated ? g.first : 0, ids, distances);
+    if (st == LBK_OK && replicated && ids)
+        st = lbk_comm_allreduce_or_bytes(comm, ids, slots * sizeof *ids);
+    if (st == LBK_OK && replicated && distances)
+        st = lbk_comm_allreduce_or_bytes(comm, distances, slots * sizeof *distances);
+    lbk_self_rows_free(&g);
+    return st;
+}
+
+lbknn_status lbknn_index_search_self(lbknn_index *ix, int k, int64_t *ids, float *distances)
+{
+    if (!ix)
+        return LBKNN_ERR_USAGE;
+    lbk_api_begin(ix->error);
+    return lbk_api_end(search_self(ix, k, ids, distances, check_self(ix, k, ids, distances)));
 }

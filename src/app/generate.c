@@ -1,6 +1,6 @@
 #include "generate.h"
 
-#include "dataset.h"
+#include "dataset_read.h"
 #include "job.h"
 #include "log.h"
 #include "outfile.h"

@@ -5,6 +5,7 @@
 
 #include "alloc_large.h"
 #include "engine_params.h"
+#include "index_params.h"
 #include "log.h"
 #include "normalize.h"
 #include "truth.h"
@@ -272,8 +273,10 @@ static void print_check(const lbk_job *job, const lbk_inputs_shape *shape,
            query->labels ? ", labelled" : ", no labels", shape->query_targets ? ", targets" : "",
            lbk_log_shown(lbk_inputs_name(job, true), shown, sizeof shown));
     const char *why = "";
+    lbk_index_params index;
+    lbk_index_params_from_job(job, &index);
     lbk_engine_params params;
-    lbk_engine_params_from_job(job, NULL, &params);
+    lbk_engine_params_from_index(&index, NULL, &params);
     const lbk_engine engine =
         lbk_engine_resolve(&params, shape->dim, shape->reference_rows, &why);
     printf("  knn        k=%d metric=%s weights=%s engine=%s (%s)\n", job->knn.k,

@@ -5,7 +5,7 @@
 #ifndef LBK_INPUTS_H
 #define LBK_INPUTS_H
 
-#include "dataset.h"
+#include "dataset_read.h"
 #include "job.h"
 #include "status.h"
 

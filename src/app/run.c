@@ -2,8 +2,11 @@
 
 #include "alloc_large.h"
 #include "checkpoint.h"
+#include "comm_job.h"
+#include "index_params.h"
 #include "log.h"
 #include "progress.h"
+#include "row_split.h"
 #include "run_index.h"
 #include "run_state.h"
 #include "timer.h"
@@ -35,11 +38,12 @@ static lbk_status probe_inputs(lbk_run_state *s)
     return lbk_inputs_check(s->job, &s->shape);
 }
 
-/* The engine and the partition, from the job and the input's shape: the
- * same answer on every rank, with no communication. */
+/* The engine and the partition, from the options and the input's shape:
+ * the same answer on every rank, with no communication. */
 static void resolve_plan(lbk_run_state *s)
 {
-    lbk_index_plan_make(s->job, s->shape.dim, s->shape.reference_rows, s->comm->size, &s->plan);
+    lbk_index_plan_make(&s->index_params, s->shape.dim, s->shape.reference_rows, s->comm->size,
+                        &s->plan);
 }
 
 /* Task regress: the targets of the reference rows [lo, hi) this rank read
@@ -74,13 +78,12 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
  * where the strategy owns slices. */
 static lbk_status read_inputs(lbk_run_state *s)
 {
-    const uint64_t n = s->shape.reference_rows, r = (uint64_t)s->comm->rank;
-    const uint64_t p = (uint64_t)s->comm->size;
-    const bool all = s->plan.replicated;
+    uint64_t lo = 0, rows = s->shape.reference_rows;
+    if (!s->plan.replicated)
+        lbk_row_split_range(s->shape.reference_rows, s->comm->size, s->comm->rank, &lo, &rows);
     lbk_status st = s->index_mode == LBK_RUN_INDEX_LOAD
                         ? lbk_run_index_read(s)
-                        : lbk_inputs_read_rows(s->job, false, all ? 0 : n * r / p,
-                                               all ? n : n * (r + 1) / p, &s->shard);
+                        : lbk_inputs_read_rows(s->job, false, lo, lo + rows, &s->shard);
     if (s->job->task == LBK_TASK_GRAPH || s->options->build_only) {
         /* The graph's queries are the reference points themselves. */
     } else if (st == LBK_OK && s->plan.owns_slice) {
@@ -92,7 +95,7 @@ static lbk_status read_inputs(lbk_run_state *s)
         st = lbk_inputs_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
     }
     if (st == LBK_OK)
-        st = read_targets(s, all ? 0 : n * r / p, all ? n : n * (r + 1) / p);
+        st = read_targets(s, lo, lo + rows);
     s->phase[LBK_PHASE_READ] = lbk_timer_now() - s->t_read;
     return st;
 }
@@ -173,11 +176,9 @@ static lbk_status gather_devices(lbk_run_state *s)
 static lbk_status build_index(lbk_run_state *s)
 {
     const bool graph = s->job->task == LBK_TASK_GRAPH;
-    s->index_job = *s->job;
-    s->index_job.knn.k += graph;
     if (s->index_mode == LBK_RUN_INDEX_LOAD) {
         const lbk_status st = lbk_index_create_saved(
-            s->comm, s->device, &s->tuning, &s->index_job, &s->plan, s->shape.reference_rows,
+            s->comm, s->device, &s->tuning, &s->index_params, &s->plan, s->shape.reference_rows,
             s->shape.reference_labels, &s->shard, s->index_saved, &s->index);
         lbk_run_index_free(s); /* the image is on the device now */
         LBK_TRY(st);
@@ -186,7 +187,7 @@ static lbk_status build_index(lbk_run_state *s)
          * rank's slice, read already); a graph's queries are its points. */
         const bool balance = s->job->mpi.balance == LBK_BALANCE_QUERIES && !graph &&
                              !s->options->build_only && s->plan.owns_slice;
-        LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_job, &s->plan,
+        LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_params, &s->plan,
                                  s->shape.reference_rows, s->shape.reference_labels, &s->shard,
                                  balance ? &s->queries : NULL, &s->index));
     }
@@ -244,8 +245,7 @@ static lbk_status alloc_regress_buffers(lbk_run_state *s, uint64_t batch)
         s->neighbour_targets = lbk_alloc_large_logged(batch * (uint64_t)s->job->knn.k,
                                                       sizeof(double), "neighbour targets", &st);
     if (st == LBK_OK)
-        s->lookup_counts = lbk_alloc_large_logged(4 * (uint64_t)s->comm->size, sizeof(uint64_t),
-                                                  "target lookup counts", &st);
+        st = lbk_run_targets_init(s);
     if (st == LBK_OK && s->shape.query_targets && s->plan.sliced && !s->root && !owns)
         s->batch_truth_values =
             lbk_alloc_large_logged(batch, sizeof(double), "query targets", &st);
@@ -555,6 +555,7 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status)); /* rank 0 loaded the job */
     LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
+    lbk_index_params_from_job(job, &s.index_params); /* what the index reads of the job */
     s.checkpoint = job->run.checkpoint[0] != '\0';
     lbk_checkpoint_handle_signal(job);
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */

@@ -41,7 +41,8 @@ lbk_status lbk_run_index_probe(lbk_run_state *s, bool build_only)
     }
     char *m = NULL;
     LBK_TRY(lbk_saved_manifest_read(job->index.path, &m));
-    if (!lbk_index_saved_fits(m, job->index.path, job, s->comm->size, job->index.rebuild)) {
+    if (!lbk_index_saved_fits(m, job->index.path, &s->index_params, s->comm->size,
+                              job->index.rebuild)) {
         free(m);
         return job->index.rebuild ? lbk_inputs_probe(job, &s->shape) : LBK_ERR_CONFIG;
     }
@@ -62,9 +63,9 @@ lbk_status lbk_run_index_share(lbk_run_state *s)
 lbk_status lbk_run_index_read(lbk_run_state *s)
 {
     const bool targets = s->job->task == LBK_TASK_REGRESS;
-    LBK_TRY(lbk_index_saved_read(s->job->index.path, s->index_manifest, s->comm, s->job, &s->plan,
-                                 s->shape.dim, s->shape.reference_rows, s->shape.reference_labels,
-                                 targets, &s->shard, &s->index_saved));
+    LBK_TRY(lbk_index_saved_read(s->job->index.path, s->index_manifest, s->comm, &s->index_params,
+                                 &s->plan, s->shape.dim, s->shape.reference_rows,
+                                 s->shape.reference_labels, targets, &s->shard, &s->index_saved));
     if (targets)
         s->targets =
             lbk_index_saved_take_targets(s->index_saved, &s->targets_first, &s->targets_rows);

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "run.h"
 #include "run_graph.h"
+#include "targets.h"
 #include "truth.h"
 
 #include <stdbool.h>
@@ -55,8 +56,9 @@ typedef struct {
     int index_mode;               /* index.path: LBK_RUN_INDEX_* (run_index.c) */
     char *index_manifest;         /* a loaded index's manifest, every rank */
     lbk_index_saved *index_saved; /* its engine image and top tree until the index takes them */
-    lbk_job index_job;            /* task graph: the job with K + 1 (each point finds itself) */
-    lbk_run_graph graph;          /* task graph: this rank's rows of the graph */
+    lbk_index_params
+        index_params;    /* the job's keys the index reads (lbk_index_params_from_job) */
+    lbk_run_graph graph; /* task graph: this rank's rows of the graph */
 
     int32_t *predictions;       /* one batch's, or (owns_slice) the whole slice's */
     lbk_classify_score *scores; /* one query's class scores (K entries) */
@@ -78,9 +80,8 @@ typedef struct {
     double *values;             /* predictions: as `predictions` */
     double *batch_truth_values; /* as batch_truth */
     double *neighbour_targets;  /* one batch's, K per query */
-    lbk_exchange_buffer lookup_send, lookup_recv, lookup_back;
-    uint64_t *lookup_counts; /* 4 x ranks: sent, received, answered, a cursor */
-    lbk_regress_score score; /* this rank's; rank 0: every rank's after the reduction */
+    lbk_targets lookup;         /* of the neighbours' targets by id (src/task) */
+    lbk_regress_score score;    /* this rank's; rank 0: every rank's after the reduction */
     lbk_progress progress;
     uint64_t progress_total;
 
@@ -126,6 +127,9 @@ lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice);
  * targets of the slice's neighbours (slice_count x k, 0 for padding) into
  * out, each from the rank that read it; `prep` this rank's status so far,
  * agreed before any data moves. Replicated targets are read locally. */
+/* Task regress: the lookup of the neighbours' targets, once their rows
+ * are read (not collective). */
+lbk_status lbk_run_targets_init(lbk_run_state *s);
 lbk_status lbk_run_targets_lookup(lbk_run_state *s, const lbk_index_slice *slice, double *out,
                                   lbk_status prep);
 void lbk_run_targets_free(lbk_run_state *s);

@@ -1,5 +1,6 @@
 /* The communicator, the failure agreement, broadcasts and the small typed
  * collectives. With merge.c, the only MPI code in lbknn. */
+#include "comm_job.h"
 #include "comm_mpi.h"
 
 #include "log.h"

@@ -4,7 +4,6 @@
 #ifndef LBK_COMM_H
 #define LBK_COMM_H
 
-#include "job.h"
 #include "status.h"
 
 #include <stdbool.h>
@@ -57,8 +56,6 @@ void lbk_comm_free(lbk_comm *comm);
  * failed, because a failing rank still reaches the next agreement point. */
 lbk_status lbk_comm_agree(const lbk_comm *comm, lbk_status local);
 
-/* Rank 0's job to every rank. */
-lbk_status lbk_comm_bcast_job(const lbk_comm *comm, lbk_job *job);
 /* Rank 0's buffer of `count` floats to every rank (count may exceed INT_MAX). */
 lbk_status lbk_comm_bcast_floats(const lbk_comm *comm, float *data, uint64_t count);
 lbk_status lbk_comm_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes);

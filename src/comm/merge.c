@@ -5,6 +5,7 @@
 
 #include "comm_mpi.h"
 #include "log.h"
+#include "row_split.h"
 #include "try.h"
 
 #include <limits.h>
@@ -25,17 +26,6 @@ static void merge_op(void *in, void *inout, int *len, MPI_Datatype *type)
     lbk_knn_candidate *b = inout;
     for (int q = 0; q < *len; q++)
         lbk_knn_merge_into(a + (size_t)q * k, b + (size_t)q * k, k);
-}
-
-void lbk_merge_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count)
-{
-    /* nq * r can exceed 64 bits only for absurd nq; split to stay exact. */
-    uint64_t lo =
-        (nq / (uint64_t)p) * (uint64_t)r + (nq % (uint64_t)p) * (uint64_t)r / (uint64_t)p;
-    uint64_t hi = (nq / (uint64_t)p) * (uint64_t)(r + 1) +
-                  (nq % (uint64_t)p) * (uint64_t)(r + 1) / (uint64_t)p;
-    *first = lo;
-    *count = hi - lo;
 }
 
 static lbk_status merge_reduce(const lbk_comm *comm, const lbk_knn_candidate *local, uint64_t nq,
@@ -74,7 +64,7 @@ static lbk_status scatter_plan_make(scatter_plan *plan, int p, uint64_t nq, int 
                 "out of memory for the reduce-scatter plan (%d ranks)", p);
     uint64_t longest = 0;
     for (int r = 0; r < p; r++) {
-        lbk_merge_query_slice(nq, p, r, &plan->first[r], &plan->total[r]);
+        lbk_row_split_range(nq, p, r, &plan->first[r], &plan->total[r]);
         if (plan->total[r] > longest)
             longest = plan->total[r];
     }
@@ -163,7 +153,7 @@ lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
     LBK_FAIL_IF(k < 1 || k > LBK_K_MAX, LBK_ERR_INTERNAL,
                 "merge of %d-candidate lists: K must be in [1, %d]", k, LBK_K_MAX);
     if (mode == LBK_MERGE_REDUCE_SCATTER)
-        lbk_merge_query_slice(nq, comm->size, comm->rank, slice_first, slice_count);
+        lbk_row_split_range(nq, comm->size, comm->rank, slice_first, slice_count);
     else if (comm->rank == 0)
         *slice_count = nq;
     if (comm->size == 1) {

@@ -31,8 +31,4 @@ lbk_status lbk_merge_candidates(const lbk_comm *comm, lbk_merge_mode mode,
                                 lbk_knn_candidate *out, uint64_t *slice_first,
                                 uint64_t *slice_count, uint64_t *bytes_moved);
 
-/* The balanced contiguous slice of nq queries that rank r of p owns in
- * reduce-scatter mode: [r*nq/p, (r+1)*nq/p). */
-void lbk_merge_query_slice(uint64_t nq, int p, int r, uint64_t *first, uint64_t *count);
-
 #endif

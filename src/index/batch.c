@@ -1,6 +1,7 @@
 #include "batch_impl.h"
 
 #include "merge.h"
+#include "row_split.h"
 #include "try.h"
 
 #include <math.h>
@@ -89,7 +90,7 @@ static lbk_status to_candidates(const lbk_knn_result *res, const lbk_dataset *sh
 lbk_status lbk_batch_search(lbk_index *s, const float *points, const float *bounds, bool in_order,
                             uint64_t count, lbk_knn_candidate *out)
 {
-    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
+    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->params.k;
     for (uint64_t at = 0; at < count; at += s->info.batch) {
         const uint64_t n = count - at < s->info.batch ? count - at : s->info.batch;
         s->result.queries = n;
@@ -130,8 +131,7 @@ static lbk_status search_whole_batch(lbk_index *s, lbk_batch *b)
  * and those lists are already final, so they go straight to s->merged. */
 static lbk_status search_own_slice(lbk_index *s, lbk_batch *b)
 {
-    lbk_merge_query_slice(b->count, s->comm->size, s->comm->rank, &b->slice_first,
-                          &b->slice_count);
+    lbk_row_split_range(b->count, s->comm->size, s->comm->rank, &b->slice_first, &b->slice_count);
     return search_range(s, b, b->slice_first, b->slice_count, s->merged);
 }
 
@@ -141,7 +141,7 @@ static lbk_status search_own_slice(lbk_index *s, lbk_batch *b)
  * the model's bytes sent. */
 static uint64_t merge_received(const lbk_index *s, const lbk_batch *b)
 {
-    const uint64_t list = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    const uint64_t list = (uint64_t)s->params.k * sizeof(lbk_knn_candidate);
     return (uint64_t)(s->comm->size - 1) * b->slice_count * list;
 }
 
@@ -153,8 +153,8 @@ static lbk_status merge_lists(lbk_index *s, lbk_batch *b)
         return LBK_OK; /* search_whole_batch wrote the final lists */
     uint64_t moved = 0;
     const lbk_status st =
-        lbk_merge_candidates(s->comm, s->job->mpi.merge, s->local, b->count, s->job->knn.k,
-                             s->merged, &b->slice_first, &b->slice_count, &moved);
+        lbk_merge_candidates(s->comm, s->params.merge, s->local, b->count, s->params.k, s->merged,
+                             &b->slice_first, &b->slice_count, &moved);
     s->info.merge_bytes += moved;
     s->info.stats.bytes_sent += moved;
     s->info.stats.bytes_received += merge_received(s, b);
@@ -246,8 +246,8 @@ lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
     if (!s->strategy->sliced && !s->root) {
         if (!s->sink->every_rank)
             return LBK_OK;
-        const lbk_index_slice none = {b->first,  b->count,      0,    0,
-                                      s->merged, s->job->knn.k, NULL, NULL};
+        const lbk_index_slice none = {b->first,  b->count,    0,    0,
+                                      s->merged, s->params.k, NULL, NULL};
         return s->sink->emit(s->sink->user, &none);
     }
     s->info.stats.queries_owned += b->slice_count;
@@ -256,7 +256,7 @@ lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
                                    b->slice_first,
                                    b->slice_count,
                                    s->merged,
-                                   s->job->knn.k,
+                                   s->params.k,
                                    s->self && s->spatial ? &s->shard : NULL,
                                    s->self ? s->self_order : NULL};
     return s->sink->emit(s->sink->user, &slice);

@@ -76,7 +76,7 @@ static lbk_status spatial_redistribute(lbk_index *s)
                                       .query_rows = q ? q->rows : 0};
     lbk_decompose_owned own;
     uint64_t bytes = 0;
-    LBK_TRY(lbk_decompose(s->comm, s->job->tree.split, &view, &sp->tree, &own, &bytes));
+    LBK_TRY(lbk_decompose(s->comm, s->params.split, &view, &sp->tree, &own, &bytes));
     lbk_dataset_free(&s->shard);
     s->shard = (lbk_dataset){.rows = own.rows,
                              .dim = own.dim,
@@ -188,7 +188,7 @@ static lbk_status search_received(lbk_index *s, const float *bounds, uint64_t *a
 {
     lbk_index_spatial *sp = s->spatial;
     const uint64_t n = sum_counts(sp->recv_counts, s->comm->size);
-    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    const size_t list = (size_t)s->params.k * sizeof(lbk_knn_candidate);
     LBK_TRY(
         lbk_exchange_buffer_reserve(&sp->lists_out, (size_t)n * list, "K-lists for other ranks"));
     *answered += n;
@@ -205,7 +205,7 @@ static lbk_status search_home(lbk_index *s, lbk_batch *b)
     lbk_index_spatial *sp = s->spatial;
     const int me = s->comm->rank;
     const uint64_t n = sum_counts(sp->recv_counts, s->comm->size), own = sp->recv_counts[me];
-    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->job->knn.k;
+    const uint64_t dim = (uint64_t)s->shape.dim, k = (uint64_t)s->params.k;
     const uint64_t before = sum_counts(sp->recv_counts, me),
                    home = sum_counts(sp->send_counts, me);
     const size_t list = (size_t)k * sizeof(lbk_knn_candidate);
@@ -255,7 +255,7 @@ static lbk_status search_extra(lbk_index *s, lbk_batch *b)
 static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into, bool own_placed)
 {
     lbk_index_spatial *sp = s->spatial;
-    const size_t list = (size_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    const size_t list = (size_t)s->params.k * sizeof(lbk_knn_candidate);
     uint64_t bytes = 0;
     LBK_TRY(own_placed
                 ? lbk_exchange_rows_own_placed(s->comm, sp->lists_out.data, sp->recv_counts, list,
@@ -279,7 +279,7 @@ static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into, bool own
 static lbk_status return_home(lbk_index *s, lbk_batch *b)
 {
     lbk_index_spatial *sp = s->spatial;
-    const uint64_t k = (uint64_t)s->job->knn.k;
+    const uint64_t k = (uint64_t)s->params.k;
     const size_t lists = (size_t)s->info.batch * (size_t)k * sizeof(lbk_knn_candidate);
     lbk_exchange_buffer merged = {.data = s->merged, .capacity = lists, .borrowed = true};
     LBK_TRY(return_lists(s, &merged, true));
@@ -301,7 +301,7 @@ static lbk_status return_home(lbk_index *s, lbk_batch *b)
 static lbk_status search_own_points(lbk_index *s, lbk_batch *b)
 {
     lbk_index_spatial *sp = s->spatial;
-    const uint64_t k = (uint64_t)s->job->knn.k;
+    const uint64_t k = (uint64_t)s->params.k;
     b->points = lbk_batch_own_points(s, b);
     b->slice_first = 0;
     b->slice_count = b->count;
@@ -331,7 +331,7 @@ static int near_ranks(lbk_index *s, const lbk_batch *b, uint64_t q)
     const uint64_t at = ((const uint64_t *)sp->row.data)[q];
     const float bound = ((const float *)sp->bound.data)[at];
     return lbk_toptree_near(&sp->tree, b->points + q * (uint64_t)s->shape.dim, bound,
-                            s->job->knn.metric, ((const int *)sp->home.data)[q], sp->near);
+                            s->params.metric, ((const int *)sp->home.data)[q], sp->near);
 }
 
 /* Phase 2, out: each query to the other ranks within its bound. */
@@ -414,7 +414,7 @@ static void to_batch_order(lbk_knn_candidate *lists, uint64_t *at, uint64_t coun
 static lbk_status return_extra(lbk_index *s, lbk_batch *b)
 {
     lbk_index_spatial *sp = s->spatial;
-    const int k = s->job->knn.k;
+    const int k = s->params.k;
     const size_t list = (size_t)k * sizeof(lbk_knn_candidate);
     LBK_TRY(return_lists(s, &sp->lists_in, false));
     const uint64_t total = sum_counts(sp->send_counts, s->comm->size);

@@ -1,20 +1,20 @@
 #include "engine_params.h"
 
-void lbk_engine_params_from_job(const lbk_job *job, const lbk_tuning *tuning,
-                                lbk_engine_params *params)
+void lbk_engine_params_from_index(const lbk_index_params *index, const lbk_tuning *tuning,
+                                  lbk_engine_params *params)
 {
     *params = (lbk_engine_params){
-        .engine = job->knn.engine,
-        .k = job->knn.k,
-        .metric = job->knn.metric,
+        .engine = index->engine,
+        .k = index->k,
+        .metric = index->metric,
         /* device.memory_mb may be as large as INT64_MAX: saturate, because a
          * wrapped product would become a tiny budget (or 0, "from the device"). */
         .memory_budget =
-            job->device.memory_mb > (UINT64_MAX >> 20) ? UINT64_MAX : job->device.memory_mb << 20,
-        .groups = job->device.groups,
-        .split = job->tree.split,
-        .sort = job->tree.sort,
-        .verify = job->tree.verify,
+            index->memory_mb > (UINT64_MAX >> 20) ? UINT64_MAX : index->memory_mb << 20,
+        .groups = index->groups,
+        .split = index->split,
+        .sort = index->sort,
+        .verify = index->verify,
         .tuning = tuning,
     };
 }

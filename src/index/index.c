@@ -6,6 +6,7 @@
 #include "log.h"
 #include "merge.h"
 #include "morton.h"
+#include "row_split.h"
 #include "timer.h"
 #include "try.h"
 
@@ -31,16 +32,16 @@
 #define SELF_BATCH_SHARE 32u
 #define SELF_BATCH_FLOOR (BATCH_CAP / 2)
 
-void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, int ranks,
-                         lbk_index_plan *plan)
+void lbk_index_plan_make(const lbk_index_params *options, int dim, uint64_t reference_rows,
+                         int ranks, lbk_index_plan *plan)
 {
     lbk_engine_params params;
-    lbk_engine_params_from_job(job, NULL, &params);
+    lbk_engine_params_from_index(options, NULL, &params);
     plan->engine = lbk_engine_resolve(&params, dim, reference_rows, &plan->engine_why);
-    plan->partition = lbk_batch_partition_resolve(job->mpi.partition, plan->engine, ranks,
+    plan->partition = lbk_batch_partition_resolve(options->partition, plan->engine, ranks,
                                                   &plan->partition_why);
     const lbk_batch_strategy *strategy =
-        lbk_batch_strategy_for(plan->partition, job->mpi.merge, false);
+        lbk_batch_strategy_for(plan->partition, options->merge, false);
     plan->replicated = plan->partition == LBK_PARTITION_REPLICATE;
     plan->owns_slice = strategy->owns_slice;
     plan->sliced = strategy->sliced;
@@ -49,7 +50,7 @@ void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, i
 void lbk_index_query_slice(uint64_t queries, const lbk_comm *comm, uint64_t *first,
                            uint64_t *count)
 {
-    lbk_merge_query_slice(queries, comm->size, comm->rank, first, count);
+    lbk_row_split_range(queries, comm->size, comm->rank, first, count);
 }
 
 /* Collective, where the strategy moves the reference points (spatial). */
@@ -67,7 +68,7 @@ static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
 {
     const double t = lbk_timer_now();
     lbk_engine_params params;
-    lbk_engine_params_from_job(s->job, tuning, &params);
+    lbk_engine_params_from_index(&s->params, tuning, &params);
     params.rotation = lbk_batch_spatial_rotation(s);
     const lbk_status st =
         lbk_engine_create(s->device, &params, s->plan.engine, &s->shard, &s->engine);
@@ -76,9 +77,10 @@ static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
     return st;
 }
 
-lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, const lbk_job *job,
-                                  const lbk_index_plan *plan, uint64_t reference_rows,
-                                  bool reference_labels, lbk_dataset *shard, lbk_index **out)
+lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device,
+                                  const lbk_index_params *params, const lbk_index_plan *plan,
+                                  uint64_t reference_rows, bool reference_labels,
+                                  lbk_dataset *shard, lbk_index **out)
 {
     lbk_index *s = calloc(1, sizeof *s);
     *out = s;
@@ -86,9 +88,9 @@ lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, cons
         lbk_error("out of host memory for the index");
     LBK_TRY(lbk_comm_agree(comm, s ? LBK_OK : LBK_ERR_NOMEM));
     s->comm = comm;
-    s->job = job;
+    s->params = *params;
     s->plan = *plan;
-    s->strategy = lbk_batch_strategy_for(plan->partition, job->mpi.merge, false);
+    s->strategy = lbk_batch_strategy_for(plan->partition, params->merge, false);
     s->root = comm->rank == 0;
     s->shape.reference_rows = reference_rows;
     s->shape.dim = shard->dim;
@@ -100,11 +102,11 @@ lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, cons
 }
 
 lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
-                            const lbk_job *job, const lbk_index_plan *plan,
+                            const lbk_index_params *params, const lbk_index_plan *plan,
                             uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
                             const lbk_dataset *queries, lbk_index **out)
 {
-    LBK_TRY(lbk_index_create_empty(comm, device, job, plan, reference_rows, reference_labels,
+    LBK_TRY(lbk_index_create_empty(comm, device, params, plan, reference_rows, reference_labels,
                                    shard, out));
     lbk_index *s = *out;
     s->balance_queries = queries;
@@ -150,19 +152,19 @@ static lbk_status plan_batches(lbk_index *s, uint64_t cap)
     uint64_t nq = 0;
     LBK_TRY(queries_to_batch(s, &nq));
     uint64_t batch = lbk_engine_max_batch(s->engine);
-    if (s->job->device.batch > 0 && s->job->device.batch < batch)
-        batch = s->job->device.batch;
+    if (s->params.batch > 0 && s->params.batch < batch)
+        batch = s->params.batch;
     if (cap > 0 && cap < batch)
         batch = cap;
     if (batch > BATCH_CAP)
         batch = BATCH_CAP;
-    if (s->self && s->job->device.batch == 0) {
+    if (s->self && s->params.batch == 0) {
         const uint64_t share = nq / SELF_BATCH_SHARE;
         const uint64_t most = share > SELF_BATCH_FLOOR ? share : SELF_BATCH_FLOOR;
         if (batch > most)
             batch = most;
     }
-    const uint64_t list_bytes = (uint64_t)s->job->knn.k * sizeof(lbk_knn_candidate);
+    const uint64_t list_bytes = (uint64_t)s->params.k * sizeof(lbk_knn_candidate);
     if (batch > BATCH_LIST_BYTES / list_bytes)
         batch = BATCH_LIST_BYTES / list_bytes;
     if (batch > nq)
@@ -179,7 +181,7 @@ static lbk_status plan_batches(lbk_index *s, uint64_t cap)
  * search to the next while they are large enough. */
 static lbk_status alloc_buffers(lbk_index *s)
 {
-    const uint64_t batch = s->info.batch, lists = batch * (uint64_t)s->job->knn.k;
+    const uint64_t batch = s->info.batch, lists = batch * (uint64_t)s->params.k;
     const bool owns = s->plan.owns_slice;
     /* Rows of another rank's batch, or (self search of row shards) of
      * every rank's part of it. */
@@ -194,7 +196,7 @@ static lbk_status alloc_buffers(lbk_index *s)
     s->local = s->merged = NULL;
     s->batch_points = NULL;
     s->buffers_for = 0;
-    lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->job->knn.k);
+    lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->params.k);
     if (st == LBK_OK && !owns && s->comm->size > 1) /* one rank's lists are final */
         s->local = lbk_alloc_large_logged(lists, sizeof *s->local, "local K-lists", &st);
     if (st == LBK_OK)
@@ -210,7 +212,7 @@ static lbk_status alloc_buffers(lbk_index *s)
 lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_cap)
 {
     s->self = false;
-    s->strategy = lbk_batch_strategy_for(s->plan.partition, s->job->mpi.merge, false);
+    s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, false);
     s->query_rows = query_rows;
     s->query_first = 0;
     s->query_count = query_rows;
@@ -246,7 +248,7 @@ lbk_status lbk_index_prepare_self(lbk_index *s, uint64_t batch_cap)
 {
     LBK_TRY(plan_self_order(s));
     s->self = true;
-    s->strategy = lbk_batch_strategy_for(s->plan.partition, s->job->mpi.merge, true);
+    s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, true);
     s->query_rows = s->shape.reference_rows;
     s->query_first = 0;
     s->query_count = s->spatial ? s->shard.rows : s->query_rows;

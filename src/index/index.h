@@ -11,7 +11,6 @@
 #include "dataset.h"
 #include "device.h"
 #include "enums.h"
-#include "job.h"
 #include "knn.h"
 #include "status.h"
 #include "tuning.h"
@@ -65,6 +64,23 @@ typedef struct {
     uint64_t redistribute_bytes; /* this rank's sent bytes */
 } lbk_index_spatial_report;
 
+/* What the index reads of the options (the job's keys it uses, and
+ * nothing else): `lbknn run` fills it from the job, the library from its
+ * options (both through lbk_index_params_from_job). */
+typedef struct {
+    int k;                   /* knn.k: the K of every K-list, the largest k a search asks */
+    lbk_metric metric;       /* knn.metric */
+    lbk_engine engine;       /* knn.engine as asked (the plan resolves auto) */
+    lbk_tree_split split;    /* tree.split */
+    lbk_tree_sort sort;      /* tree.sort */
+    bool verify;             /* tree.verify */
+    lbk_partition partition; /* mpi.partition as asked (the plan resolves auto) */
+    lbk_merge_mode merge;    /* mpi.merge */
+    uint64_t batch;          /* device.batch: queries per batch; 0 = from the memory budget */
+    int groups;              /* device.groups: bubble groups per query; 0 = the default */
+    uint64_t memory_mb;      /* device.memory_mb: the device budget; 0 = from the device */
+} lbk_index_params;
+
 /* How the work is spread: the same on every rank, with no communication,
  * from the options, the reference set's shape and the rank count. */
 typedef struct {
@@ -79,8 +95,8 @@ typedef struct {
                       * gets every list */
 } lbk_index_plan;
 
-void lbk_index_plan_make(const lbk_job *job, int dim, uint64_t reference_rows, int ranks,
-                         lbk_index_plan *plan);
+void lbk_index_plan_make(const lbk_index_params *params, int dim, uint64_t reference_rows,
+                         int ranks, lbk_index_plan *plan);
 
 /* The query rows [*first, *first + *count) a rank holds when the plan owns
  * slices. */
@@ -92,15 +108,13 @@ typedef struct lbk_index lbk_index;
 /* Collective. The index over every rank's `shard` (taken: the index frees
  * it; rows with global ids, first_row on), `reference_rows` in all, on
  * `device` (borrowed) with `tuning` (NULL: derived from the device).
- * Options: knn.k, knn.metric, knn.engine, tree.*, mpi.*, device.batch,
- * device.groups, device.memory_mb (borrowed: `job` must outlive the
- * index). `queries`: this rank's slice of the queries to come, by which
+ * `params` are copied. `queries`: this rank's slice of the queries to come, by which
  * the spatial partition balances its boxes under mpi.balance: queries
  * (borrowed for the call; NULL on every rank or on none: without it the
  * boxes balance points). *out is set whatever the status (lbk_index_destroy
  * it). */
 lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_tuning *tuning,
-                            const lbk_job *job, const lbk_index_plan *plan,
+                            const lbk_index_params *params, const lbk_index_plan *plan,
                             uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
                             const lbk_dataset *queries, lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
@@ -130,12 +144,12 @@ lbk_status lbk_index_save(const lbk_index *index, const char *dir,
  * (*text malloc'ed: free it). */
 lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char **text);
 
-/* Whether a manifest fits the job on `ranks` ranks: format version, rank
- * count, metric, tree.split, and the engine and partition the job resolves
- * to for the saved shape. The first item that differs is said in one line
+/* Whether a manifest fits the options on `ranks` ranks: format version,
+ * rank count, metric, tree.split, and the engine and partition they
+ * resolve to for the saved shape. The first item that differs is said in one line
  * naming it: an error, or (`rebuild`) information. */
-bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_job *job, int ranks,
-                          bool rebuild);
+bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_index_params *params,
+                          int ranks, bool rebuild);
 
 /* The saved reference set's shape. */
 lbk_status lbk_index_saved_shape(const char *manifest, const char *dir, uint64_t *rows, int *dim,
@@ -151,8 +165,8 @@ typedef struct lbk_index_saved lbk_index_saved;
  * targets when `targets`. Every file is checked by size and CRC; a bad one
  * is refused by name. Not collective. */
 lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
-                                const lbk_job *job, const lbk_index_plan *plan, int dim,
-                                uint64_t reference_rows, bool labels, bool targets,
+                                const lbk_index_params *params, const lbk_index_plan *plan,
+                                int dim, uint64_t reference_rows, bool labels, bool targets,
                                 lbk_dataset *shard, lbk_index_saved **out);
 /* The targets read (the caller frees them with lbk_alloc_large_free). */
 double *lbk_index_saved_take_targets(lbk_index_saved *saved, uint64_t *first, uint64_t *rows);
@@ -162,7 +176,7 @@ void lbk_index_saved_free(lbk_index_saved *saved);
  * image (borrowed): no redistribution, no tree build; searches answer
  * exactly as the saved index's did. */
 lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
-                                  const lbk_tuning *tuning, const lbk_job *job,
+                                  const lbk_tuning *tuning, const lbk_index_params *params,
                                   const lbk_index_plan *plan, uint64_t reference_rows,
                                   bool reference_labels, lbk_dataset *shard,
                                   lbk_index_saved *saved, lbk_index **out);

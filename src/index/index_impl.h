@@ -9,7 +9,6 @@
 #include "engine.h"
 #include "exchange.h"
 #include "index.h"
-#include "job.h"
 #include "knn.h"
 #include "toptree.h"
 
@@ -41,7 +40,7 @@ typedef struct {
 
 struct lbk_index {
     const lbk_comm *comm;
-    const lbk_job *job; /* the options (borrowed) */
+    lbk_index_params params;
     lbk_index_plan plan;
     const struct lbk_batch_strategy *strategy;
     bool root;
@@ -77,8 +76,9 @@ struct lbk_index {
 /* lbk_index_create's first step, shared with lbk_index_create_saved
  * (index_store.c): the index over `shard` (taken) with no engine yet.
  * Collective: agrees on its allocation. */
-lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device, const lbk_job *job,
-                                  const lbk_index_plan *plan, uint64_t reference_rows,
-                                  bool reference_labels, lbk_dataset *shard, lbk_index **out);
+lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device,
+                                  const lbk_index_params *params, const lbk_index_plan *plan,
+                                  uint64_t reference_rows, bool reference_labels,
+                                  lbk_dataset *shard, lbk_index **out);
 
 #endif

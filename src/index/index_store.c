@@ -124,8 +124,8 @@ static lbk_status header(const lbk_index *s, const lbk_index_save_extra *extra, 
                  "format = %d\nranks = %d\nmetric = %s\nsplit = %s\nengine = %s\npartition = %s\n"
                  "dim = %d\nreference_rows = %" PRIu64 "\nreference_labels = %d\n"
                  "reference_targets = %d\nreference = %s\n",
-                 LBK_INDEX_SAVED_FORMAT, s->comm->size, lbk_metric_name(s->job->knn.metric),
-                 lbk_tree_split_name(s->job->tree.split), lbk_engine_name(s->plan.engine),
+                 LBK_INDEX_SAVED_FORMAT, s->comm->size, lbk_metric_name(s->params.metric),
+                 lbk_tree_split_name(s->params.split), lbk_engine_name(s->plan.engine),
                  lbk_partition_name(s->plan.partition), s->shape.dim, s->shape.reference_rows,
                  s->shape.reference_labels, extra->targets_saved, extra->reference);
     LBK_FAIL_IF(w < 0 || (size_t)w >= size, LBK_ERR_INTERNAL,
@@ -222,8 +222,8 @@ static bool agrees(const char *dir, bool rebuild, const char *manifest, const ch
     return false;
 }
 
-bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_job *job, int ranks,
-                          bool rebuild)
+bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_index_params *params,
+                          int ranks, bool rebuild)
 {
     char want[64];
     snprintf(want, sizeof want, "%d", LBK_INDEX_SAVED_FORMAT);
@@ -231,14 +231,14 @@ bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_job *
         return false;
     snprintf(want, sizeof want, "%d", ranks);
     if (!agrees(dir, rebuild, manifest, "ranks", want) ||
-        !agrees(dir, rebuild, manifest, "metric", lbk_metric_name(job->knn.metric)) ||
-        !agrees(dir, rebuild, manifest, "split", lbk_tree_split_name(job->tree.split)))
+        !agrees(dir, rebuild, manifest, "metric", lbk_metric_name(params->metric)) ||
+        !agrees(dir, rebuild, manifest, "split", lbk_tree_split_name(params->split)))
         return false;
     uint64_t rows = 0, dim = 0;
     lbk_saved_get_u64(manifest, "reference_rows", &rows);
     lbk_saved_get_u64(manifest, "dim", &dim);
     lbk_index_plan plan;
-    lbk_index_plan_make(job, (int)dim, rows, ranks, &plan);
+    lbk_index_plan_make(params, (int)dim, rows, ranks, &plan);
     return agrees(dir, rebuild, manifest, "engine", lbk_engine_name(plan.engine)) &&
            agrees(dir, rebuild, manifest, "partition", lbk_partition_name(plan.partition));
 }
@@ -391,8 +391,8 @@ static lbk_status read_tree(const char *dir, const char *manifest, int r, bool w
 }
 
 lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
-                                const lbk_job *job, const lbk_index_plan *plan, int dim,
-                                uint64_t reference_rows, bool labels, bool targets,
+                                const lbk_index_params *params, const lbk_index_plan *plan,
+                                int dim, uint64_t reference_rows, bool labels, bool targets,
                                 lbk_dataset *shard, lbk_index_saved **out)
 {
     const int r = comm->rank;
@@ -403,7 +403,7 @@ lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk
     LBK_TRY(read_rows(dir, manifest, r, labels, shard));
     if (plan->engine == LBK_ENGINE_KDTREE) {
         saved->engine.has_tree = true;
-        LBK_TRY(read_tree(dir, manifest, r, job->tree.split == LBK_SPLIT_WIDEST, shard,
+        LBK_TRY(read_tree(dir, manifest, r, params->split == LBK_SPLIT_WIDEST, shard,
                           &saved->engine.tree));
     } else {
         char key[64];
@@ -428,22 +428,22 @@ void lbk_index_saved_free(lbk_index_saved *saved)
 }
 
 lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
-                                  const lbk_tuning *tuning, const lbk_job *job,
+                                  const lbk_tuning *tuning, const lbk_index_params *params,
                                   const lbk_index_plan *plan, uint64_t reference_rows,
                                   bool reference_labels, lbk_dataset *shard,
                                   lbk_index_saved *saved, lbk_index **out)
 {
     lbk_index *s = NULL;
-    LBK_TRY(lbk_index_create_empty(comm, device, job, plan, reference_rows, reference_labels,
+    LBK_TRY(lbk_index_create_empty(comm, device, params, plan, reference_rows, reference_labels,
                                    shard, &s));
     *out = s;
     if (saved->has_top)
         LBK_TRY(lbk_comm_agree(comm, lbk_batch_spatial_adopt(s, &saved->top)));
     const double t = lbk_timer_now();
-    lbk_engine_params params;
-    lbk_engine_params_from_job(job, tuning, &params);
-    params.rotation = lbk_batch_spatial_rotation(s);
-    const lbk_status st = lbk_engine_create_from(device, &params, plan->engine, &s->shard,
+    lbk_engine_params engine;
+    lbk_engine_params_from_index(params, tuning, &engine);
+    engine.rotation = lbk_batch_spatial_rotation(s);
+    const lbk_status st = lbk_engine_create_from(device, &engine, plan->engine, &s->shard,
                                                  &saved->engine, &s->engine);
     s->info.phase[LBK_PHASE_BUILD] += lbk_timer_now() - t;
     s->info.stats.points = s->shard.rows;

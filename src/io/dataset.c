@@ -1,7 +1,7 @@
 /* The dataset module's front: format resolution, probing a source (points
  * plus labels), reading a row range of it, and the writers' dispatch. The
  * formats themselves live in format_*.c. */
-#include "dataset.h"
+#include "dataset_read.h"
 
 #include "alloc_large.h"
 #include "format_io.h"

@@ -8,7 +8,7 @@
 #ifndef LBK_FORMAT_IO_H
 #define LBK_FORMAT_IO_H
 
-#include "dataset.h"
+#include "dataset_read.h"
 #include "try.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
  * built from the seed, the stream and the row), never from a running state,
  * so row r is the same whether one process makes rows [0, n) or a shard makes
  * [lo, hi) — ranks agree on the data without communicating it. */
-#include "dataset.h"
+#include "dataset_read.h"
 
 #include "format_io.h"
 #include "log.h"

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "cand_oracle.h"
 #include "collective.h"
+#include "comm_job.h"
 #include "lbk_test.h"
 #include "lbk_test_mpi.h"
 #include "log.h"

@@ -4,7 +4,7 @@
 #ifndef LBK_DATASET_TESTKIT_H
 #define LBK_DATASET_TESTKIT_H
 
-#include "dataset.h"
+#include "dataset_read.h"
 
 #include <stdbool.h>
 #include <stddef.h>

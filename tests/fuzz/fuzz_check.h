@@ -3,7 +3,7 @@
 #ifndef LBK_FUZZ_CHECK_H
 #define LBK_FUZZ_CHECK_H
 
-#include "dataset.h"
+#include "dataset_read.h"
 
 #include <stdint.h>
 

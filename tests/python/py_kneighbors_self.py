@@ -1,6 +1,7 @@
 """python.kneighbors_self: kneighbors(X=None) leaves each point itself
 out, as scikit-learn does (K + 1 searched, the point's own column dropped,
-or the first column where the point is not among them). Compared with
+or, where the point is not among them, the last: the K nearest other
+points in lbknn's (distance, index) order, as `lbknn run`'s task graph). Compared with
 scikit-learn's NearestNeighbors on random data (no ties: the same ids and
 distances to float32 precision) for L2, L1, Linf and cosine, on both
 engines, with n_neighbors given and by default, for all three estimators
@@ -68,8 +69,12 @@ for k in (1, 2, 4, 6):
     d, i = est.kneighbors()
     dist = np.sqrt(((D[:, None, :] - D[None, :, :]) ** 2).sum(axis=2))
     order = np.argsort(dist, axis=1, kind="stable")[:, :k + 1]
+    # The k nearest others in (distance, index) order: the point itself
+    # dropped, or, where it is not among the k + 1, the last of them (all k + 1
+    # are at distance 0 with lower indices; scikit-learn drops the first
+    # there instead, its own order of ties being arbitrary anyway).
     keep = order != np.arange(20)[:, None]
-    keep[np.all(keep, axis=1), 0] = False
+    keep[np.all(keep, axis=1), k] = False
     expect = order[keep].reshape(20, k)
     check(np.array_equal(i, expect), f"duplicates k={k}: ids {i.tolist()} != {expect.tolist()}")
     # scikit-learn breaks ties its own way; the distances agree regardless.

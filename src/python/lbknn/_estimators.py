@@ -237,18 +237,27 @@ class _LbknnBase(BaseEstimator):
                 f"n_samples_fit = {self.n_samples_fit_}")
         return n_neighbors
 
-    def _all_fit_X(self):
-        # Every rank's rows in rank order: the global ids' order.
+    def _self_neighbours(self, k, return_distance=True):
+        """(float64 distances or None, int64 ids) of this rank's fitted
+        points' k nearest others, by the library's self search: no rows
+        travel, each rank gets its own points' rows."""
+        k = self._query_k(k + 1) - 1
+        with _lib.lock:
+            ids, dist = self._index(k + 1).search_self(k, self._fit_X.shape[0],
+                                                       distances=return_distance)
+        return (None if dist is None else dist.astype(np.float64)), ids
+
+    def _gather_rows(self, a):
+        """Every rank's rows of `a` in rank order (the global ids' order)."""
         comm = self.comm
-        if comm is None or comm.Get_size() == 1:
-            return self._fit_X
+        if _comm_size(comm) == 1:
+            return a
         from mpi4py import MPI
 
-        local = self._fit_X
-        counts = np.array(comm.allgather(local.size), dtype=np.int64)
-        rows = counts // max(local.shape[1], 1)
-        out = np.empty((int(rows.sum()), local.shape[1]), dtype=np.float32)
-        comm.Allgatherv(local, [out, counts, MPI.FLOAT])
+        kind = {np.dtype(np.int64): MPI.INT64_T, np.dtype(np.float64): MPI.DOUBLE}[a.dtype]
+        counts = np.array(comm.allgather(a.size), dtype=np.int64)
+        out = np.empty((int(counts.sum()) // max(a.shape[1], 1), a.shape[1]), dtype=a.dtype)
+        comm.Allgatherv(np.ascontiguousarray(a), [out, counts, kind])
         return out
 
     def _all_y(self):
@@ -263,12 +272,12 @@ class _LbknnBase(BaseEstimator):
         return native.all_y
 
     def _own_rows(self):
-        """This rank's rows among the global ids: [lo, hi)."""
+        """This rank's rows among the global ids: [lo, hi) (collective)."""
         comm = self.comm
         n = self._fit_X.shape[0]
         if _comm_size(comm) == 1:
             return 0, n
-        lo = sum(comm.allgather(n)[:comm.Get_rank()])
+        lo = comm.exscan(n) or 0
         return lo, lo + n
 
     # ---- queries ----
@@ -290,26 +299,20 @@ class _LbknnBase(BaseEstimator):
         check_is_fitted(self)
         k = self.n_neighbors if n_neighbors is None else _check_n_neighbors(n_neighbors)
         k = _check_n_neighbors(k)
-        query_is_train = X is None
-        if query_is_train:
-            X = self._all_fit_X()
-            # Itself, dropped below, plus k others.
-            k += 1
-        else:
-            X = self._validate_queries(X)
+        if X is None:
+            # Each point's k nearest others (the library's self search: the
+            # point itself left out by id; where more than k exact
+            # duplicates have lower ids, the first k of them), every rank's
+            # rows to every rank.
+            dist, ids = self._self_neighbours(k, return_distance)
+            ids = self._gather_rows(ids)
+            if not return_distance:
+                return ids
+            return self._gather_rows(dist), ids
+        X = self._validate_queries(X)
         k = self._query_k(k)
         with _lib.lock:
             ids, dist = self._index(k).search(X, k, distances=return_distance)
-        if query_is_train:
-            n = X.shape[0]
-            keep = ids != np.arange(n)[:, None]
-            # More duplicates of a point than k: it may not be in its own
-            # list, and the first entry is dropped instead (as scikit-learn).
-            absent = np.all(keep, axis=1)
-            keep[absent, 0] = False
-            ids = ids[keep].reshape(n, k - 1)
-            if return_distance:
-                dist = dist[keep].reshape(n, k - 1)
         if not return_distance:
             return ids
         return dist.astype(np.float64), ids
@@ -608,11 +611,28 @@ class KNeighborsTransformer(_FeatureNamesOut, TransformerMixin, _LbknnBase):
         return self.kneighbors_graph(X, mode=self.mode, n_neighbors=self._neighbours_per_row())
 
     def fit_transform(self, X, y=None):
-        """fit(X).transform(X): the graph of the fitted points (under comm,
-        this rank's rows of the graph of every rank's points)."""
+        """The graph of the fitted points, scikit-learn's convention: each
+        point itself first (at distance 0), then its nearest others in
+        (distance, index) order, n_neighbors + 1 entries a row in 'distance'
+        mode, n_neighbors in 'connectivity' mode. This is fit(X).transform(X)
+        wherever no two points coincide (at exact duplicates, transform puts
+        the one of lower index first). Under comm, each rank gets the rows
+        of its own points (the library's self search: no rows travel)."""
+        from scipy.sparse import csr_matrix
+
         self.fit(X)
-        if _comm_size(self.comm) == 1:
-            return self.transform(X)
+        per_row = self._neighbours_per_row()
+        self._query_k(per_row)
         lo, hi = self._own_rows()
-        return self.kneighbors_graph(self._all_fit_X(), mode=self.mode,
-                                     n_neighbors=self._neighbours_per_row())[lo:hi]
+        n = hi - lo
+        ids = np.empty((n, per_row), dtype=np.int64)
+        dist = np.zeros((n, per_row))
+        ids[:, 0] = np.arange(lo, hi)
+        if per_row > 1:
+            others_d, others = self._self_neighbours(per_row - 1, self.mode == "distance")
+            ids[:, 1:] = others
+            if self.mode == "distance":
+                dist[:, 1:] = others_d
+        data = dist.ravel() if self.mode == "distance" else np.ones(ids.size)
+        indptr = np.arange(0, ids.size + 1, per_row)
+        return csr_matrix((data, ids.ravel(), indptr), shape=(n, self.n_samples_fit_))

@@ -157,6 +157,7 @@ def _declare(lib):
         "lbknn_index_destroy": (None, [_c_void_p]),
         "lbknn_index_search": (
             _c_int, [_c_void_p, ctypes.c_int64, _c_void_p, _c_int, _c_void_p, _c_void_p]),
+        "lbknn_index_search_self": (_c_int, [_c_void_p, _c_int, _c_void_p, _c_void_p]),
         "lbknn_index_classify": (
             _c_int,
             [_c_void_p, ctypes.c_int64, _c_void_p, _c_int, _c_int, ctypes.c_double, _c_void_p,
@@ -401,6 +402,14 @@ class Index:
         ids = np.empty((n, k), dtype=np.int64)
         dist = np.empty((n, k), dtype=np.float32) if distances else None
         self._call(self._lib.lbknn_index_search, n, _ptr(queries), k, _ptr(ids), _ptr(dist))
+        return ids, dist
+
+    def search_self(self, k, rows, distances=True):
+        """Each of this rank's `rows` points' k nearest other points (the
+        rows it passed to the build), in global order."""
+        ids = np.empty((rows, k), dtype=np.int64)
+        dist = np.empty((rows, k), dtype=np.float32) if distances else None
+        self._call(self._lib.lbknn_index_search_self, k, _ptr(ids), _ptr(dist))
         return ids, dist
 
     def classify(self, queries, k, weights, temperature, probabilities=True):

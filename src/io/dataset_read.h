@@ -1,0 +1,51 @@
+/* The readers of a job's data sources, for every supported file format
+ * (whole file or a row range [lo, hi) for shards), and the seeded synthetic
+ * generator: apart from dataset.h, which the index uses without knowing
+ * jobs. */
+#ifndef LBK_DATASET_READ_H
+#define LBK_DATASET_READ_H
+
+#include "dataset.h"
+#include "job.h"
+
+/* What a source holds, without reading the points: the row count and the
+ * dimension, after checking the header/first record. For CSV this scans the
+ * file once. Errors: "FILE:ROW[:COL]: what is wrong", LBK_ERR_INPUT. */
+typedef struct {
+    uint64_t rows;
+    int dim;
+    bool has_labels;
+    bool has_targets;         /* spec->targets or spec->target_column (task regress) */
+    lbk_format format;        /* resolved (never AUTO) */
+    lbk_format labels_format; /* resolved; AUTO when labels are a CSV column or absent */
+} lbk_dataset_info;
+
+lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info);
+
+/* Read rows [lo, hi) of points and (if present) labels. Seekable formats
+ * (fvecs/ivecs/bvecs, plain IDX, npy, the big-ann files) read only those
+ * bytes. Every value is
+ * checked: non-finite values, truncated records, ragged rows, non-numeric
+ * fields and label/point count mismatches are LBK_ERR_INPUT with the file,
+ * the 1-based row (and column where it applies). Rows are the record number
+ * in binary files and the physical line number in text files. Labels are
+ * non-negative int32. lo == hi is an empty shard: headers are still
+ * checked. A labels file together with a CSV label_column is an error. */
+lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
+                            lbk_dataset *out);
+
+/* Rows [lo, hi) of the source's regression targets (spec->targets, or the
+ * CSV column spec->target_column) as float64, into targets (hi - lo
+ * values): every value finite, else "FILE:ROW: what is wrong". The probe
+ * has checked that there is one target per point. */
+lbk_status lbk_dataset_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
+                                    double *targets);
+
+/* The synthetic data set: rows [lo, hi) of the reference set (is_query =
+ * false) or of the query set. Every row is a pure function of (seed, row), so
+ * any shard produces exactly the rows a single process would. Labels always
+ * present. */
+lbk_status lbk_synthetic_rows(const lbk_job_synthetic_spec *spec, bool is_query, uint64_t lo,
+                              uint64_t hi, lbk_dataset *out);
+
+#endif
