@@ -1,6 +1,7 @@
 /* The collective module under mpirun -n P: merges against the oracle over the
- * whole reference set, failure agreement, broadcasts, statistics. One case
- * per invocation; every rank checks what it received. */
+ * whole reference set, failure agreement, broadcasts, statistics. Every
+ * case in one launch (--all), or one (CASE); every rank checks what it
+ * received. */
 /* sched_getaffinity: the thread-share rule depends on the affinity mask. */
 #define _GNU_SOURCE
 #include "cand_oracle.h"

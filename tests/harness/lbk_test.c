@@ -24,6 +24,7 @@ static struct {
     int nargs;
     int failures;
     int how; /* RAN, STOPPED or SKIPPED */
+    int all; /* --all: a case's usage error fails that case, not the run */
     char prefix[64];
     jmp_buf stop;
 } run;
@@ -451,7 +452,22 @@ static int run_case(const lbk_test_table *t, size_t i)
     return 0;
 }
 
-int lbk_test_main(int argc, char **argv, const lbk_test_table *tables, size_t ntables)
+/* fail beats skip beats ok: one case skipped on one rank and failed on
+ * another failed. */
+static int worse(int a, int b)
+{
+    const int rank_a = a == 0 ? 0 : a == 77 ? 1 : 2, rank_b = b == 0 ? 0 : b == 77 ? 1 : 2;
+    return rank_a >= rank_b ? a : b;
+}
+
+static int ran(const lbk_test_table *t, size_t i, lbk_test_case_done done)
+{
+    const int rc = run_case(t, i);
+    return done ? done(row_name(t, i), rc) : rc;
+}
+
+int lbk_test_main_with(int argc, char **argv, const lbk_test_table *tables, size_t ntables,
+                       lbk_test_case_done done)
 {
     run.prog = argc > 0 ? argv[0] : "test";
     if (!names_unique(tables, ntables))
@@ -462,8 +478,16 @@ int lbk_test_main(int argc, char **argv, const lbk_test_table *tables, size_t nt
                 printf("%s\n", row_name(&tables[t], i));
         return 0;
     }
+    if (argc == 2 && strcmp(argv[1], "--all") == 0) {
+        run.all = 1;
+        int worst = 0;
+        for (size_t t = 0; t < ntables; t++)
+            for (size_t i = 0; i < tables[t].count; i++)
+                worst = worse(worst, ran(&tables[t], i, done));
+        return worst;
+    }
     if (argc < 2) {
-        say("usage: %s CASE [ARG...] | --list", run.prog);
+        say("usage: %s CASE [ARG...] | --all | --list", run.prog);
         return 2;
     }
     run.args = argv + 2;
@@ -471,9 +495,14 @@ int lbk_test_main(int argc, char **argv, const lbk_test_table *tables, size_t nt
     for (size_t t = 0; t < ntables; t++)
         for (size_t i = 0; i < tables[t].count; i++)
             if (strcmp(row_name(&tables[t], i), argv[1]) == 0)
-                return run_case(&tables[t], i);
+                return ran(&tables[t], i, done);
     say("%s: unknown case '%s' (--list shows the cases)", run.prog, argv[1]);
     return 2;
+}
+
+int lbk_test_main(int argc, char **argv, const lbk_test_table *tables, size_t ntables)
+{
+    return lbk_test_main_with(argc, argv, tables, ntables, NULL);
 }
 
 void lbk_test_args(int min, int max, const char *usage)
@@ -481,6 +510,11 @@ void lbk_test_args(int min, int max, const char *usage)
     if (run.nargs >= min && (max < 0 || run.nargs <= max))
         return;
     say("usage: %s %s %s", run.prog, run.name ? run.name : "CASE", usage);
+    /* --all gives no case its arguments: that case fails, the others run. */
+    if (run.all && run.name) {
+        run.failures++;
+        stop();
+    }
     exit(2);
 }
 

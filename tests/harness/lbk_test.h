@@ -60,9 +60,21 @@ typedef struct {
     }
 
 /* `prog CASE [ARG...]` runs one case: exit 0 when every check held, 1 when
- * one failed, 77 when it skipped; `prog --list` lists the cases; anything
- * else (an unknown case, a missing argument) exits 2. */
+ * one failed, 77 when it skipped; `prog --all` runs every case in table
+ * order in this one process, each saying "NAME: ok" or why not (a case that
+ * needs arguments fails), and exits 1 when any failed, else 77 when any
+ * skipped, else 0; `prog --list` lists the cases; anything else (an unknown
+ * case, a missing argument) exits 2. */
 int lbk_test_main(int argc, char **argv, const lbk_test_table *tables, size_t ntables);
+
+/* Called after each case with its name and result (0, 1 or 77); returns
+ * the result to count instead. An MPI program makes it the worst over its
+ * ranks (lbk_test_mpi.h), so that every rank of an --all run goes on to
+ * the next case together. */
+typedef int (*lbk_test_case_done)(const char *name, int result);
+/* lbk_test_main with `done` after each case (NULL: none). */
+int lbk_test_main_with(int argc, char **argv, const lbk_test_table *tables, size_t ntables,
+                       lbk_test_case_done done);
 
 #define LBK_TEST_MAIN(...)                                                                       \
     int main(int argc, char **argv)                                                              \

@@ -6,9 +6,14 @@
 # usage: saved_index.sh same LBKNN MPIEXEC NP ENGINE PARTITION [TASK]
 #            build with NP ranks, hide the reference file, run from the
 #            index; cmp every output with a plain NP-rank run
-#        saved_index.sh refuse LBKNN MPIEXEC CASE
+#        saved_index.sh refuse LBKNN MPIEXEC CASE [FIXTURE]
 #            CASE ranks|metric|split|engine|version|corrupt|missing|dim: the
-#            run exits non-zero with the case's line and writes no output
+#            run exits non-zero with the case's line and writes no output;
+#            the index is a copy of FIXTURE's where FIXTURE was made (else
+#            built here)
+#        saved_index.sh fixture LBKNN MPIEXEC FIXTURE
+#            the data set and the index every refusal case starts from,
+#            made once into FIXTURE (a CTest fixture: one build, not eight)
 #        saved_index.sh rebuild LBKNN MPIEXEC
 #            an index of 2 ranks run with 3 and index.rebuild: true is
 #            rebuilt (outputs as a plain run's) and saved for 3
@@ -17,9 +22,36 @@ mode=$1 lbknn=$2 mpiexec=$3
 shift 3
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-saved.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
-"$lbknn" generate "$dir/data" --points 1500 --queries 200 --dim 5 >/dev/null ||
-    { echo "lbknn generate failed"; exit 1; }
-job=$dir/data/job.yaml
+generate() { # DIR
+    "$lbknn" generate "$1" --points 1500 --queries 200 --dim 5 >/dev/null ||
+        { echo "lbknn generate failed"; exit 1; }
+}
+# The refusal cases' index: 2 ranks, the k-d tree, the spatial partition.
+refuse_build=(--set knn.engine=kdtree --set mpi.partition=spatial)
+build_refusal_index() { # DATA INDEX
+    "$mpiexec" -n 2 "$lbknn" build --quiet "$1/job.yaml" --set "index.path=$2" \
+        --set device.batch=64 "${refuse_build[@]}" || { echo "build failed"; exit 1; }
+}
+if [ "$mode" = fixture ]; then
+    # Made in place (the manifest names the reference file by its path);
+    # "complete" says it was all made.
+    rm -rf "$1"
+    mkdir -p "$1"
+    generate "$1/data"
+    build_refusal_index "$1/data" "$1/idx"
+    touch "$1/complete"
+    echo "ok: the refusal cases' index is in $1"
+    exit 0
+fi
+data=$dir/data built=
+if [ "$mode" = refuse ] && [ -n "${2:-}" ] && [ -f "$2/complete" ]; then
+    # Each case changes its own copy of the index; the data set is only read.
+    data=$2/data built=1
+    cp -r "$2/idx" "$dir/idx" || exit 1
+else
+    generate "$data"
+fi
+job=$data/job.yaml
 idx=(--set "index.path=$dir/idx" --set device.batch=64)
 
 outputs() { # DIR TASK
@@ -90,9 +122,8 @@ expect_refusal() { # WHAT REGEX [run args...]
 
 if [ "$mode" = refuse ]; then
     case=$1
-    build=(--set knn.engine=kdtree --set mpi.partition=spatial)
-    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" "${build[@]}" ||
-        { echo "build failed"; exit 1; }
+    build=("${refuse_build[@]}")
+    [ -n "$built" ] || build_refusal_index "$data" "$dir/idx"
     case $case in
     ranks) NP=3 expect_refusal ranks "saved for ranks = 2, this run has 3" "${build[@]}" ;;
     metric) expect_refusal metric "saved for metric = l2, this run has l1" "${build[@]}" \
