@@ -8,6 +8,7 @@
 #   LIBDIR/pkgconfig/lbknn.pc                  pkg-config lbknn
 #   LIBDIR/cmake/lbknn/lbknnConfig*.cmake,     find_package(lbknn), the imported
 #     lbknnTargets*.cmake                      target lbknn::lbknn
+#   share/doc/lbknn/                           LICENSE, README, CITATION
 #
 # Both the .pc file and the CMake files find the prefix from where they lie,
 # so a tree installed with --prefix at install time, or staged with DESTDIR
@@ -18,6 +19,7 @@ include(CMakePackageConfigHelpers)
 install(TARGETS lbknn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbknn/configs)
 install(DIRECTORY jobs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbknn/jobs USE_SOURCE_PERMISSIONS)
+install(FILES LICENSE README.md CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 set(LBK_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lbknn)
 
