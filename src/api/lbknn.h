@@ -33,12 +33,19 @@
 extern "C" {
 #endif
 
+/* The interface version this header declares; lbknn_version() is the
+ * library's. The shared library's SONAME changes with the major version.
+ * These three lines are the one place the version is written: the build,
+ * the packages and the string below all read them (README, "Releases"). */
 #define LBKNN_VERSION_MAJOR 0
 #define LBKNN_VERSION_MINOR 2
 #define LBKNN_VERSION_PATCH 0
-/* The interface version this header declares; lbknn_version() is the
- * library's. The shared library's SONAME changes with the major version. */
-#define LBKNN_VERSION_STRING "0.2.0"
+#define LBKNN_VERSION_TEXT_(n) #n
+#define LBKNN_VERSION_NUMBER_(n) LBKNN_VERSION_TEXT_(n)
+/* "MAJOR.MINOR.PATCH", from the three above. */
+#define LBKNN_VERSION_STRING                                                                     \
+    LBKNN_VERSION_NUMBER_(LBKNN_VERSION_MAJOR)                                                   \
+    "." LBKNN_VERSION_NUMBER_(LBKNN_VERSION_MINOR) "." LBKNN_VERSION_NUMBER_(LBKNN_VERSION_PATCH)
 
 typedef enum {
     LBKNN_OK = 0,
