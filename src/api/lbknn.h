@@ -80,6 +80,12 @@ typedef struct lbknn_index lbknn_index;
 
 /* "0.2.0": the library's version (may be newer than the header's). */
 const char *lbknn_version(void);
+/* What this library is and runs with, as `lbknn --version` says it: one
+ * "key: value" line each for version, commit (or "release"), build_type,
+ * compiler, and the opencl, mpi and hdf5 libraries this process loaded
+ * (asked of them on the first call; MPI need not be started). Never NULL;
+ * the text lives as long as the library. */
+const char *lbknn_build_info(void);
 /* "invalid argument", "out of memory", ...; never NULL. */
 const char *lbknn_status_string(lbknn_status status);
 /* Every message of every handle, from now on, to `fn` (NULL: none, the

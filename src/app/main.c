@@ -13,6 +13,7 @@
 #include "try.h"
 #include "tune.h"
 #include "usage.h"
+#include "version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,7 +207,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("lbknn %s\n", LBK_VERSION);
+        lbk_version_print(stdout);
         return 0;
     }
     for (int i = 2; i < argc; i++)

@@ -126,6 +126,7 @@ def _declare(lib):
     P = ctypes.POINTER
     sigs = {
         "lbknn_version": (ctypes.c_char_p, []),
+        "lbknn_build_info": (ctypes.c_char_p, []),
         "lbknn_status_string": (ctypes.c_char_p, [_c_int]),
         "lbknn_set_log_callback": (None, [_LOG_FN, _c_void_p]),
         "lbknn_options_create": (_c_int, [P(_c_void_p)]),
@@ -229,6 +230,20 @@ def library_path():
 def version():
     """The library's version string, e.g. "0.2.0"."""
     return _text(lib().lbknn_version())
+
+
+def build_info():
+    """What the loaded library is and runs with, as `lbknn --version` says
+    it: a dict of version, commit ("release" outside a git checkout),
+    build_type, compiler, and the opencl, mpi and hdf5 libraries found at
+    run time, plus library (the file loaded)."""
+    info = {}
+    for line in _text(lib().lbknn_build_info()).splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            info[key] = value
+    info["library"] = library_path()
+    return info
 
 
 def status_string(status):
