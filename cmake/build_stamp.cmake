@@ -1,3 +1,4 @@
+cmake_minimum_required(VERSION 3.20)
 # cmake -DSOURCE=DIR -DOUTPUT=FILE [-DCOMMIT=TEXT] -P build_stamp.cmake
 # Run at every build (src/CMakeLists.txt): writes FILE, the C definition of
 # lbk_build_info_commit, only when its text changes, so that a new commit
