@@ -15,26 +15,7 @@
 # that the package finds it however the two directories differ (Debian:
 # /usr/lib/python3/dist-packages and /usr/lib/x86_64-linux-gnu); relative,
 # so that a tree staged with DESTDIR and moved still finds it.
-#
-# lbk_python_site_dir(VAR PREFIX): the package's directory for PREFIX,
-# absolute; empty when there is no interpreter to ask (then a warning).
-function(lbk_python_site_dir var prefix)
-  set(dir "${LBK_PY_DIR}")
-  if(dir STREQUAL "")
-    execute_process(COMMAND ${LBK_PYTHON} ${LBK_PY_SITE_SCRIPT} ${prefix}
-                    OUTPUT_VARIABLE dir OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
-    if(NOT rc EQUAL 0 OR dir STREQUAL "")
-      message(WARNING "lbknn: ${LBK_PYTHON} cannot say where its packages go under ${prefix}; "
-                      "the Python package lbknn is not installed (set LBKNN_PYTHON_INSTALL_DIR)")
-      set(${var} "" PARENT_SCOPE)
-      return()
-    endif()
-  endif()
-  if(NOT IS_ABSOLUTE "${dir}")
-    set(dir "${prefix}/${dir}")
-  endif()
-  set(${var} "${dir}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/python_site.cmake)
 
 if(LBK_PY_FILES)
   lbk_python_site_dir(lbk_py_site "${CMAKE_INSTALL_PREFIX}")
