@@ -32,7 +32,7 @@ if(MPI_C_FOUND)
   lbk_found(MPI "${lbk_mpi_what}MPI ${MPI_C_VERSION} (${MPI_C_LIB_NAMES})")
 else()
   lbk_missing(MPI "lbknn needs an MPI library with its C headers and compiler wrapper"
-              "(Debian: apt-get install libopenmpi-dev openmpi-bin; elsewhere MPI_HOME=DIR).")
+              "(Debian: apt-get install libopenmpi-dev openmpi-bin, or elsewhere MPI_HOME=DIR).")
 endif()
 
 find_package(OpenCL QUIET)
@@ -40,7 +40,7 @@ if(OpenCL_FOUND)
   lbk_found(OpenCL "headers ${OpenCL_VERSION_STRING}, ${OpenCL_LIBRARY}")
 else()
   lbk_missing(OpenCL "lbknn needs the OpenCL headers and ICD loader"
-              "(Debian: apt-get install ocl-icd-opencl-dev opencl-headers; a device at"
+              "(Debian: apt-get install ocl-icd-opencl-dev opencl-headers, and for a device at"
               "run time: pocl-opencl-icd or a GPU's driver).")
 endif()
 
