@@ -174,7 +174,9 @@ modulefile)
     # The installed modulefile under Lmod or Environment Modules (whichever
     # is installed; skipped without either), in a login-like environment of
     # nothing else: module load puts lbknn, its man page, the library and
-    # the Python package in reach, and module unload takes them away.
+    # the Python package in reach, and module unload takes them away. (Not
+    # the Python package of a sanitized build: the interpreter cannot load a
+    # library built with ASan unless the runtime is preloaded into it.)
     init=""
     for f in /usr/share/lmod/lmod/init/bash /usr/share/modules/init/bash; do
         [ -f "$f" ] && init=$f && break
@@ -192,9 +194,11 @@ modulefile)
         [ "$(man -w lbknn)" = "$4/share/man/man1/lbknn.1" ] || exit 12
         man -w ls >/dev/null || exit 13
         [ "$(pkg-config --modversion lbknn)" = "$3" ] || exit 14
-        (cd / && /usr/bin/python3 -c "import lbknn; print(lbknn.library_path())") || exit 15
+        if [ -z "$5" ]; then
+            (cd / && /usr/bin/python3 -c "import lbknn; print(lbknn.library_path())") || exit 15
+        fi
         module unload lbknn && ! command -v lbknn >/dev/null || exit 16
-        ' _ "$init" "$modules" "$VERSION" "$PREFIX" >module.txt 2>&1
+        ' _ "$init" "$modules" "$VERSION" "$PREFIX" "$SANITIZE" >module.txt 2>&1
     status=$?
     cat module.txt
     case $status in
@@ -209,7 +213,9 @@ modulefile)
     *) fail "the module shell failed ($status)" ;;
     esac
     grep -qx "lbknn $VERSION" module.txt || fail "lbknn --version after module load"
-    grep -qx "$LIB/liblbknn.so.$MAJOR" module.txt || fail "Python loaded another library"
+    if [ -z "$SANITIZE" ]; then
+        grep -qx "$LIB/liblbknn.so.$MAJOR" module.txt || fail "Python loaded another library"
+    fi
     ;;
 *)
     fail "unknown scenario $SCENARIO"
