@@ -8,6 +8,11 @@
 #   LIBDIR/pkgconfig/lbknn.pc                  pkg-config lbknn
 #   LIBDIR/cmake/lbknn/lbknnConfig*.cmake,     find_package(lbknn), the imported
 #     lbknnTargets*.cmake                      target lbknn::lbknn
+#   share/doc/lbknn/                           LICENSE, README, CHANGELOG, CITATION
+#   share/man/man1/lbknn.1                     the man page     (cmake/docs.cmake)
+#   share/bash-completion/completions/lbknn    bash completion  (cmake/docs.cmake)
+#   share/lbknn/modulefiles/lbknn/VERSION      Environment Modules / Lmod modulefile
+#   PYTHON_SITE/lbknn                          the Python package (src/python)
 #
 # Both the .pc file and the CMake files find the prefix from where they lie,
 # so a tree installed with --prefix at install time, or staged with DESTDIR
@@ -18,6 +23,8 @@ include(CMakePackageConfigHelpers)
 install(TARGETS lbknn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbknn/configs)
 install(DIRECTORY jobs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbknn/jobs USE_SOURCE_PERMISSIONS)
+install(FILES LICENSE README.md CHANGELOG.md CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
+include(${CMAKE_CURRENT_LIST_DIR}/docs.cmake)
 
 set(LBK_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lbknn)
 
@@ -78,3 +85,19 @@ list(REMOVE_ITEM LBK_PC_LIBS_PRIVATE -L/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE} -L
 list(JOIN LBK_PC_LIBS_PRIVATE " " LBK_PC_LIBS_PRIVATE)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/lbknn.pc.in ${PROJECT_BINARY_DIR}/lbknn.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/lbknn.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# The modulefile, written at install time with the Python package's place
+# for the prefix installed to (cmake/install_modulefile.cmake).
+install(CODE "
+  set(LBK_MOD_TEMPLATE \"${CMAKE_CURRENT_LIST_DIR}/lbknn.modulefile.in\")
+  set(LBK_MOD_OUT \"${PROJECT_BINARY_DIR}/modulefile/${PROJECT_VERSION}\")
+  set(LBK_MOD_VERSION \"${PROJECT_VERSION}\")
+  set(LBK_MOD_DATADIR \"${CMAKE_INSTALL_DATADIR}\")
+  set(LBK_MOD_BINDIR \"${CMAKE_INSTALL_BINDIR}\")
+  set(LBK_MOD_LIBDIR \"${CMAKE_INSTALL_LIBDIR}\")
+  set(LBK_MOD_MANDIR \"${CMAKE_INSTALL_MANDIR}\")
+  set(LBK_PYTHON \"${LBK_PYTHON}\")
+  set(LBK_PY_DIR \"${LBKNN_PYTHON_INSTALL_DIR}\")
+  set(LBK_PY_SITE_SCRIPT \"${PROJECT_SOURCE_DIR}/cmake/python_site_dir.py\")
+  include(\"${CMAKE_CURRENT_LIST_DIR}/install_modulefile.cmake\")
+")

@@ -33,9 +33,10 @@ lbk_names_except("^format_io$" "^lbk_fmt_"
   "The format drivers' shared toolkit is lbk_fmt_: lbk_format_ is the format
    enumeration's (lbk_format_name), and the drivers call it on most lines.")
 
-lbk_names_except("^format_([a-z0-9]+)$" "^lbk_\\1_"
+lbk_names_except("^format_([a-z0-9]+)(_none)?$" "^lbk_\\1_"
   "A format driver format_<fmt>.c is named by its format, as the job file names it:
-   lbk_npy_read, lbk_idx_write_labels, LBK_NPY_... .")
+   lbk_npy_read, lbk_idx_write_labels, LBK_NPY_... ; so is format_<fmt>_none.c, which
+   stands in for it in a build without its library (LBKNN_WITH_HDF5=OFF).")
 
 lbk_names_except("^lbknn(_index)?$" "^(lbknn_|lbk_api_)"
   "The public C interface (src/api/lbknn.h) is lbknn_*: the names a caller's program

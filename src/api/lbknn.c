@@ -3,7 +3,9 @@
  * searches: lbknn_index.c. */
 #include "lbknn_impl.h"
 
+#include "build_info.h"
 #include "cpu_threads.h"
+#include "dataset.h"
 #include "log.h"
 #include "try.h"
 
@@ -66,6 +68,26 @@ lbknn_status lbk_api_end(lbk_status st)
 }
 
 const char *lbknn_version(void) { return LBK_VERSION; }
+
+const char *lbknn_build_info(void)
+{
+    static char text[2048];
+    if (text[0])
+        return text;
+    lbk_build_info_runtime rt;
+    lbk_device_runtime_versions(rt.opencl, sizeof rt.opencl);
+    lbk_comm_library_version(rt.mpi, sizeof rt.mpi);
+    lbk_hdf5_version(rt.hdf5, sizeof rt.hdf5);
+    lbk_build_info_field fields[LBK_BUILD_INFO_FIELDS];
+    lbk_build_info_fields(&rt, fields);
+    size_t used = 0;
+    for (int i = 0; i < LBK_BUILD_INFO_FIELDS && used < sizeof text; i++) {
+        const int n = snprintf(text + used, sizeof text - used, "%s: %s\n", fields[i].name,
+                               fields[i].value);
+        used = n < 0 ? sizeof text : used + (size_t)n;
+    }
+    return text;
+}
 
 const char *lbknn_status_string(lbknn_status status)
 {

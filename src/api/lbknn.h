@@ -33,12 +33,19 @@
 extern "C" {
 #endif
 
+/* The interface version this header declares; lbknn_version() is the
+ * library's. The shared library's SONAME changes with the major version.
+ * These three lines are the one place the version is written: the build,
+ * the packages and the string below all read them (README, "Releases"). */
 #define LBKNN_VERSION_MAJOR 0
 #define LBKNN_VERSION_MINOR 2
 #define LBKNN_VERSION_PATCH 0
-/* The interface version this header declares; lbknn_version() is the
- * library's. The shared library's SONAME changes with the major version. */
-#define LBKNN_VERSION_STRING "0.2.0"
+#define LBKNN_VERSION_TEXT_(n) #n
+#define LBKNN_VERSION_NUMBER_(n) LBKNN_VERSION_TEXT_(n)
+/* "MAJOR.MINOR.PATCH", from the three above. */
+#define LBKNN_VERSION_STRING                                                                     \
+    LBKNN_VERSION_NUMBER_(LBKNN_VERSION_MAJOR)                                                   \
+    "." LBKNN_VERSION_NUMBER_(LBKNN_VERSION_MINOR) "." LBKNN_VERSION_NUMBER_(LBKNN_VERSION_PATCH)
 
 typedef enum {
     LBKNN_OK = 0,
@@ -73,6 +80,12 @@ typedef struct lbknn_index lbknn_index;
 
 /* "0.2.0": the library's version (may be newer than the header's). */
 const char *lbknn_version(void);
+/* What this library is and runs with, as `lbknn --version` says it: one
+ * "key: value" line each for version, commit (or "release"), build_type,
+ * compiler, and the opencl, mpi and hdf5 libraries this process loaded
+ * (asked of them on the first call; MPI need not be started). Never NULL;
+ * the text lives as long as the library. */
+const char *lbknn_build_info(void);
 /* "invalid argument", "out of memory", ...; never NULL. */
 const char *lbknn_status_string(lbknn_status status);
 /* Every message of every handle, from now on, to `fn` (NULL: none, the

@@ -13,6 +13,7 @@
 #include "try.h"
 #include "tune.h"
 #include "usage.h"
+#include "version.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,14 @@ static lbk_status cmd_devices(int argc, char **argv)
     return lbk_device_list(stdout, &req);
 }
 
+static lbk_status cmd_keys(int argc, char **argv)
+{
+    if (argc > 0)
+        return lbk_usage_error("unknown argument '%s' for keys", argv[0]);
+    lbk_job_print_keys(stdout);
+    return LBK_OK;
+}
+
 int main(int argc, char **argv)
 {
     lbk_status st;
@@ -206,7 +215,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("lbknn %s\n", LBK_VERSION);
+        lbk_version_print(stdout);
         return 0;
     }
     for (int i = 2; i < argc; i++)
@@ -230,6 +239,8 @@ int main(int argc, char **argv)
         st = cmd_generate(argc - 2, argv + 2);
     else if (strcmp(cmd, "devices") == 0)
         st = cmd_devices(argc - 2, argv + 2);
+    else if (strcmp(cmd, "keys") == 0)
+        st = cmd_keys(argc - 2, argv + 2);
     else
         st = lbk_usage_error("unknown command '%s'", cmd);
     return lbk_status_exit_code(st);

@@ -3,6 +3,7 @@
 #include "inputs.h"
 #include "log.h"
 #include "try.h"
+#include "version.h"
 
 #include <inttypes.h>
 #include <stddef.h>
@@ -261,6 +262,7 @@ static void report_inputs(FILE *f, const lbk_report *r)
 {
     const lbk_job *job = r->job;
     fprintf(f, "lbknn_version: \"%s\"\n", LBK_VERSION);
+    lbk_version_print_yaml(f);
     fprintf(f, "job_file: ");
     lbk_job_print_string(f, job->source);
     fprintf(f, "\njob:\n");

@@ -7,6 +7,7 @@
 #include "status.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The MPI handles, private to this layer (comm_mpi.h). */
@@ -24,6 +25,10 @@ typedef enum { LBK_REDUCE_MIN, LBK_REDUCE_MAX, LBK_REDUCE_SUM } lbk_comm_reduce_
  * counterpart. Call lbk_comm_mpi_finalize only after lbk_comm_mpi_init succeeded. */
 lbk_status lbk_comm_mpi_init(int *argc, char ***argv);
 void lbk_comm_mpi_finalize(void);
+
+/* The MPI library this process runs with, its first line ("Open MPI v4.1.4,
+ * package: ..."), started or not (comm_version.c). */
+void lbk_comm_library_version(char *buf, size_t size);
 
 /* After lbk_comm_mpi_init (or the caller's own MPI_Init): a duplicate of the
  * world communicator (MPI errors on it come back as codes and become

@@ -81,6 +81,11 @@ void lbk_device_set_program_cache(lbk_device *dev, const char *dir);
  * it on from the environment (LBKNN_KERNEL_WARNINGS=1). */
 void lbk_device_show_compiler_warnings(bool show);
 
+/* The OpenCL ICD loader and every platform this process finds, as one line
+ * ("loader OpenCL ICD Loader 2.3.1 (OpenCL 3.0); Portable Computing
+ * Language: OpenCL 3.0 PoCL 3.1+debian ..."), for --version. */
+void lbk_device_runtime_versions(char *buf, size_t size);
+
 /* Print every platform and device and which one a request would pick. */
 lbk_status lbk_device_list(FILE *out, const lbk_device_request *req);
 

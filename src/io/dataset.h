@@ -105,6 +105,10 @@ lbk_status lbk_hdf5_truth_read_distances(const char *path, const char *name, uin
 lbk_status lbk_hdf5_array_create(const char *path, const char *name, bool floats,
                                  size_t value_bytes, uint64_t rows, int cols, uint64_t *offset);
 
+/* The HDF5 library this process runs with ("1.10.8", from the library
+ * itself), or "not built in" (LBKNN_WITH_HDF5=OFF), for --version. */
+void lbk_hdf5_version(char *buf, size_t size);
+
 void lbk_dataset_free(lbk_dataset *data);
 
 #endif

@@ -17,6 +17,15 @@
 #include <limits.h>
 #include <string.h>
 
+void lbk_hdf5_version(char *buf, size_t size)
+{
+    unsigned major = 0, minor = 0, release = 0;
+    if (H5get_libversion(&major, &minor, &release) < 0)
+        snprintf(buf, size, "unknown");
+    else
+        snprintf(buf, size, "%u.%u.%u", major, minor, release);
+}
+
 /* An open dataset and what it holds. */
 typedef struct {
     hid_t file, dset, space, type;

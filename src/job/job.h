@@ -182,4 +182,9 @@ void lbk_job_print_string(FILE *f, const char *s);
  * same job as long as its input paths are absolute (as loaded ones are). */
 void lbk_job_print(const lbk_job *job, void *file /* FILE* */, int indent);
 
+/* `lbknn keys`: "section.key VALUES" a line, every key in schema order;
+ * VALUES is one word, the names an enumeration takes joined by '|'
+ * ("l2|l1|linf|cosine|ip", "true|false") or a kind ("1..4096", "PATH"). */
+void lbk_job_print_keys(FILE *f);
+
 #endif

@@ -396,7 +396,7 @@ tuning-cache)
     expect_err "ignoring the tuning cache"
     grep -q '^  - {rank: 0, source: derived, ' out/r.yaml || fail "corrupt cache: not derived"
     same "corrupt cache"
-    version=$("$LBKNN" --version | awk '{print $2}')
+    version=$("$LBKNN" --version | head -n 1 | awk '{print $2}')
     printf 'lbknn_version: "%s"\ndevice: "a device that is not this one"\ndevice_version: "x"\ndriver: "y"\nlanes: 8\nblock_queries: 6\nblock_vectors: 2\ntile_blocks: 4\nslice: 64\nsegment_log2: 12\n' "$version" > "$dir/$file"
     run
     expect_err "written for another device"

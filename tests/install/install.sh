@@ -170,6 +170,53 @@ cmake_version)
             { cat "no-$want.log" >&2; fail "find_package(lbknn $want) failed for another reason"; }
     done
     ;;
+modulefile)
+    # The installed modulefile under Lmod or Environment Modules (whichever
+    # is installed; skipped without either), in a login-like environment of
+    # nothing else: module load puts lbknn, its man page, the library and
+    # the Python package in reach, and module unload takes them away. (Not
+    # the Python package of a sanitized build: the interpreter cannot load a
+    # library built with ASan unless the runtime is preloaded into it.)
+    init=""
+    for f in /usr/share/lmod/lmod/init/bash /usr/share/modules/init/bash; do
+        [ -f "$f" ] && init=$f && break
+    done
+    [ -n "$init" ] || { echo "SKIP: neither lmod nor environment-modules is installed"; exit 77; }
+    modules=$PREFIX/share/lbknn/modulefiles
+    [ -f "$modules/lbknn/$VERSION" ] || fail "no modulefile $modules/lbknn/$VERSION"
+    env -i HOME="$WORK" PATH=/usr/bin:/bin OMPI_ALLOW_RUN_AS_ROOT=1 \
+        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 bash --norc --noprofile -c '
+        set -u
+        source "$1"
+        module use "$2" && module load "lbknn/$3" || exit 10
+        [ "$(command -v lbknn)" = "$4/bin/lbknn" ] || exit 11
+        lbknn --version | head -n 1
+        [ "$(man -w lbknn)" = "$4/share/man/man1/lbknn.1" ] || exit 12
+        man -w ls >/dev/null || exit 13
+        [ "$(pkg-config --modversion lbknn)" = "$3" ] || exit 14
+        if [ -z "$5" ]; then
+            (cd / && /usr/bin/python3 -c "import lbknn; print(lbknn.library_path())") || exit 15
+        fi
+        module unload lbknn && ! command -v lbknn >/dev/null || exit 16
+        ' _ "$init" "$modules" "$VERSION" "$PREFIX" "$SANITIZE" >module.txt 2>&1
+    status=$?
+    cat module.txt
+    case $status in
+    0) ;;
+    10) fail "module load lbknn/$VERSION failed" ;;
+    11) fail "lbknn on PATH is not $PREFIX/bin/lbknn" ;;
+    12) fail "man -w lbknn is not the installed page" ;;
+    13) fail "after module load, man finds no system page (MANPATH)" ;;
+    14) fail "pkg-config lbknn is not the installed $VERSION" ;;
+    15) fail "the Python package does not import" ;;
+    16) fail "module unload left lbknn on PATH" ;;
+    *) fail "the module shell failed ($status)" ;;
+    esac
+    grep -qx "lbknn $VERSION" module.txt || fail "lbknn --version after module load"
+    if [ -z "$SANITIZE" ]; then
+        grep -qx "$LIB/liblbknn.so.$MAJOR" module.txt || fail "Python loaded another library"
+    fi
+    ;;
 *)
     fail "unknown scenario $SCENARIO"
     ;;

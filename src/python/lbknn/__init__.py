@@ -11,7 +11,7 @@ first use: see lbknn._lib for where it is looked for (LBKNN_LIBRARY first).
 
 from ._estimators import (KNeighborsClassifier, KNeighborsRegressor, KNeighborsTransformer,
                           NearestNeighbors)
-from ._lib import Error, LbknnRuntimeError, LbknnValueError, library_path
+from ._lib import Error, LbknnRuntimeError, LbknnValueError, build_info, library_path
 from ._lib import version as library_version
 
 try:
@@ -28,5 +28,6 @@ __all__ = [
     "LbknnValueError",
     "LbknnRuntimeError",
     "library_path",
+    "build_info",
     "library_version",
 ]

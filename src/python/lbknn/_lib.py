@@ -2,9 +2,11 @@
 and small owners of the library's handles.
 
 The library is looked up in this order: the environment variable
-LBKNN_LIBRARY (a path), the build tree's library (_build_paths, written
+LBKNN_LIBRARY (a path), liblbknn.so.MAJOR beside this file (where a wheel
+puts it: `pip install`), the build tree's library (_build_paths, written
 by CMake next to the package in build/python only), liblbknn.so.MAJOR in
-the lib directory the package is installed under, then the system's
+the lib directory of the prefix the package is installed under
+(_install_paths, written by `cmake --install`), then the system's
 (ctypes.util.find_library). It is loaded on first use, so that `import
 lbknn` works, and says what is missing, without it.
 """
@@ -77,16 +79,27 @@ def library_candidates():
         # Named outright: nothing else may stand in for it.
         return [explicit]
     found = []
+    here = os.path.dirname(os.path.abspath(__file__))
+    # A wheel's own library, by its SONAME (the interface this package was
+    # written for), the one copy it holds.
+    beside = os.path.join(here, f"liblbknn.so.{_major()}")
+    if os.path.exists(beside):
+        found.append(beside)
     try:
         from . import _build_paths
 
         found.append(_build_paths.LIBRARY)
     except ImportError:
         pass
-    # Installed as <libdir>/python3/dist-packages/lbknn: the library is in
-    # <libdir>, by its SONAME (the interface this package was written for).
-    here = os.path.dirname(os.path.abspath(__file__))
-    libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
+    # Installed by cmake --install: the prefix's library, where
+    # _install_paths says it is (else <prefix>/lib/pythonX.Y/.../lbknn's
+    # <prefix>/lib), by its SONAME.
+    try:
+        from . import _install_paths
+
+        libdir = os.path.normpath(os.path.join(here, _install_paths.LIBDIR))
+    except ImportError:
+        libdir = os.path.normpath(os.path.join(here, "..", "..", ".."))
     for name in (f"liblbknn.so.{_major()}", "liblbknn.so"):
         path = os.path.join(libdir, name)
         if os.path.exists(path):
@@ -126,6 +139,7 @@ def _declare(lib):
     P = ctypes.POINTER
     sigs = {
         "lbknn_version": (ctypes.c_char_p, []),
+        "lbknn_build_info": (ctypes.c_char_p, []),
         "lbknn_status_string": (ctypes.c_char_p, [_c_int]),
         "lbknn_set_log_callback": (None, [_LOG_FN, _c_void_p]),
         "lbknn_options_create": (_c_int, [P(_c_void_p)]),
@@ -230,6 +244,20 @@ def library_path():
 def version():
     """The library's version string, e.g. "0.2.0"."""
     return _text(lib().lbknn_version())
+
+
+def build_info():
+    """What the loaded library is and runs with, as `lbknn --version` says
+    it: a dict of version, commit ("release" outside a git checkout),
+    build_type, compiler, and the opencl, mpi and hdf5 libraries found at
+    run time, plus library (the file loaded)."""
+    info = {}
+    for line in _text(lib().lbknn_build_info()).splitlines():
+        key, sep, value = line.partition(": ")
+        if sep:
+            info[key] = value
+    info["library"] = library_path()
+    return info
 
 
 def status_string(status):

@@ -1,0 +1,46 @@
+/* `lbknn keys`: every key of the schema with what it takes, one a line, for
+ * the reader and for the build, which makes the bash completion of --set
+ * (and the man page's JOB KEYS) from this output, so that neither lists a
+ * key or a value by hand. */
+#include "job_schema.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* One word: the enumerated values joined by '|', or what kind of value. */
+static void print_values(FILE *f, const lbk_job_key_desc *d)
+{
+    switch (d->kind) {
+    case LBK_KEY_ENUM:
+        for (const lbk_enum_item *it = d->items; it->name; it++)
+            fprintf(f, "%s%s", it == d->items ? "" : "|", it->name);
+        break;
+    case LBK_KEY_BOOL: fputs("true|false", f); break;
+    case LBK_KEY_HEADER: fputs("auto|true|false", f); break;
+    case LBK_KEY_INT: fprintf(f, "%" PRId64 "..%" PRId64, d->min, d->max); break;
+    case LBK_KEY_U64:
+        /* INT64_MAX: no bound a reader needs to know. */
+        if (d->max == INT64_MAX)
+            fprintf(f, "%" PRId64 "..", d->min);
+        else
+            fprintf(f, "%" PRId64 "..%" PRId64, d->min, d->max);
+        break;
+    case LBK_KEY_DOUBLE: fputs("NUMBER>0", f); break;
+    case LBK_KEY_CHAR: fputs("CHAR", f); break;
+    case LBK_KEY_IN_PATH:
+    case LBK_KEY_OUT_PATH: fputs("PATH", f); break;
+    case LBK_KEY_NAME: fputs("NAME", f); break;
+    case LBK_KEY_DEV_LIST: fputs("[N,...]", f); break;
+    }
+}
+
+void lbk_job_print_keys(FILE *f)
+{
+    for (int i = 0; i < lbk_job_key_count; i++) {
+        char name[96];
+        lbk_job_key_name(&lbk_job_keys[i], name, sizeof name);
+        fprintf(f, "%-26s ", name);
+        print_values(f, &lbk_job_keys[i]);
+        fputc('\n', f);
+    }
+}
