@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad inputs end to end, beyond tests/dataset, tests/config and tests/e2e:
+# Bad inputs end to end, beyond tests/dataset, tests/job and tests/e2e:
 # each must give exit 2 (or 1 for a run-time failure), one error line that
 # names the file and where, and leave no output file.
 # usage: bad_inputs.sh LBKNN FAIL_WRITE_SO WORKDIR SCENARIO
