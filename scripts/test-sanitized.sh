@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The default test suite again, on a build of everything (lbknn, its layers
-# and the test programs) with AddressSanitizer and UBSan, in build-sanitize/.
+# The default test suite's sanitize subset again (tests/sanitize/subset.txt),
+# on a build of everything (lbknn, its layers and the test programs) with
+# AddressSanitizer and UBSan, in build-sanitize/.
 # Any sanitizer report fails the run, whatever the test that met it made of
 # it: every report goes to a file under build-sanitize/sanitizer-reports/,
 # and the run fails when one is there. Leaks inside PoCL, LLVM and Open MPI
@@ -58,9 +59,18 @@ tracer_crashes() {
         fi
     done
 }
+# Which tests: the subset of tests/sanitize/subset.txt (every `unit` test
+# and the listed others: every host path of src/ the default suite reaches,
+# tests/sanitize/subset_coverage.sh), or, with arguments or
+# LBK_SANITIZE_ALL=1, every test but the slow, nosanitize and oclgrind ones
+# (filtered by the arguments).
+if [ $# -eq 0 ] && [ "${LBK_SANITIZE_ALL:-0}" != 1 ]; then
+    selection=(-I "$(/usr/bin/python3 "$supp/subset_tests.py" "$LBK_SAN_BUILD")")
+else
+    selection=(-LE 'slow|nosanitize|oclgrind')
+fi
 status=0
-(cd "$LBK_SAN_BUILD" && ctest --output-on-failure -LE 'slow|nosanitize|oclgrind' -j"$(nproc)" \
-    "$@") || status=1
+(cd "$LBK_SAN_BUILD" && ctest --output-on-failure "${selection[@]}" -j"$(nproc)" "$@") || status=1
 crashes=$(tracer_crashes)
 if [ -n "$crashes" ]; then
     aside=$LBK_SAN_BUILD/sanitizer-tracer-crashes

@@ -7,10 +7,10 @@
 # python3-venv and python3-pip for pip.install, man-db for docs.man, Lmod
 # for install.modulefile), build,
 # and run the whole CTest suite
-# except tests labelled `slow` (run those with: scripts/test.sh -L slow),
-# then the same suite on a build with AddressSanitizer and UBSan
-# (scripts/test-sanitized.sh). Extra arguments go to ctest, for the plain
-# build only. A machine where the tests find no OpenCL device fails: the
+# except tests labelled `slow`, then its sanitize subset on a build with
+# AddressSanitizer and UBSan (scripts/test-sanitized.sh). `scripts/test.sh
+# -L full` runs every test, the slow ones (the full tier) too, then the
+# sanitized pass. Other arguments go to ctest, for the plain build only. A machine where the tests find no OpenCL device fails: the
 # device tests do not skip here.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn \
@@ -20,11 +20,16 @@ lbk_build
 lbk_mpi_env
 lbk_pocl_cache_env
 export LBK_TEST_REQUIRE_OPENCL=1
-if [ $# -gt 0 ]; then
+# -L full: the full tier, every test (the slow ones too: the full matrices,
+# many ranks, long runs and the mutation check), then the sanitized pass.
+plain=(-LE slow)
+if [ "$*" = "-L full" ]; then
+    plain=()
+elif [ $# -gt 0 ]; then
     cd "$LBK_BUILD"
     exec ctest --output-on-failure "$@"
 fi
 status=0
-(cd "$LBK_BUILD" && ctest --output-on-failure -LE slow -j"$(nproc)") || status=1
+(cd "$LBK_BUILD" && ctest --output-on-failure "${plain[@]}" -j"$(nproc)") || status=1
 bash "$LBK_ROOT/scripts/test-sanitized.sh" || status=1
 exit "$status"
