@@ -5,6 +5,7 @@
 #include "lbknn_impl.h"
 
 #include "alloc_large.h"
+#include "classes.h"
 #include "classify.h"
 #include "enums.h"
 #include "index_params.h"
@@ -180,11 +181,7 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     LBK_TRY(
         lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, &has_labels, &has_targets)));
     lbk_index_plan_make(&ix->params, dim, ix->rows, comm->size, &ix->plan);
-    int32_t label_max = -1;
-    for (int64_t r = 0; labels && r < rows; r++)
-        label_max = labels[r] > label_max ? labels[r] : label_max;
-    LBK_TRY(lbk_comm_allreduce_i32(comm, &label_max, LBK_REDUCE_MAX));
-    ix->classes = label_max + 1;
+    LBK_TRY(lbk_classes_count(comm, labels, (uint64_t)rows, &ix->classes));
     ix->has_targets = has_targets;
     st = lbk_comm_agree(comm, copy_shard(ix, points, labels, targets, &shard));
     if (st == LBK_OK)
@@ -279,13 +276,9 @@ static lbk_status load(lbknn_index *ix, const char *dir)
                             lbk_index_saved_read(dir, m, comm, &ix->params, &ix->plan, ix->dim,
                                                  ix->rows, labels, targets, &shard, &saved));
     }
-    int32_t label_max = -1;
-    for (uint64_t r = 0; st == LBK_OK && shard.labels && r < shard.rows; r++)
-        label_max = shard.labels[r] > label_max ? shard.labels[r] : label_max;
     if (st == LBK_OK)
-        st = lbk_comm_allreduce_i32(comm, &label_max, LBK_REDUCE_MAX);
+        st = lbk_classes_count(comm, shard.labels, shard.rows, &ix->classes);
     if (st == LBK_OK) {
-        ix->classes = label_max + 1;
         ix->has_targets = targets;
         /* A rank's rows are those it saved the targets of, else the even
          * split (the self search's rows). */

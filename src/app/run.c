@@ -2,6 +2,7 @@
 
 #include "alloc_large.h"
 #include "checkpoint.h"
+#include "classes.h"
 #include "comm_job.h"
 #include "index_params.h"
 #include "log.h"
@@ -100,30 +101,15 @@ static lbk_status read_inputs(lbk_run_state *s)
     return st;
 }
 
-static int32_t max_label(const lbk_dataset *d)
-{
-    int32_t m = -1;
-    if (d->labels)
-        for (uint64_t i = 0; i < d->rows; i++)
-            if (d->labels[i] > m)
-                m = d->labels[i];
-    return m;
-}
-
 /* Collective: the largest label anywhere sizes the confusion matrix, the
  * largest reference label the probabilities' columns. */
 static lbk_status reduce_label_max(lbk_run_state *s)
 {
-    int32_t ref_max = max_label(&s->shard);
-    s->label_max = ref_max;
-    if (s->queries.labels) {
-        const int32_t qmax = max_label(&s->queries);
-        s->label_max = qmax > s->label_max ? qmax : s->label_max;
-    }
+    const int32_t ref_max = lbk_classes_max_label(s->shard.labels, s->shard.rows);
+    const int32_t query_max = lbk_classes_max_label(s->queries.labels, s->queries.rows);
+    s->label_max = query_max > ref_max ? query_max : ref_max;
     LBK_TRY(lbk_comm_allreduce_i32(s->comm, &s->label_max, LBK_REDUCE_MAX));
-    LBK_TRY(lbk_comm_allreduce_i32(s->comm, &ref_max, LBK_REDUCE_MAX));
-    s->classes = ref_max + 1;
-    return LBK_OK;
+    return lbk_classes_count(s->comm, s->shard.labels, s->shard.rows, &s->classes);
 }
 
 /* This rank's device, and the tables the gathers below fill. */

@@ -266,7 +266,12 @@ refuse)
     resume_all
     expect_exit 0 run --set run.checkpoint= --set output.predictions=full.csv \
         --set output.probabilities= --set output.neighbors= --set output.distances=
-    cmp pred.csv full.csv || fail "resumed predictions differ" ;;
+    cmp pred.csv full.csv || fail "resumed predictions differ"
+    # --resume with neither a checkpoint nor a partial file: a fresh start.
+    rm -f ck pred.csv
+    q= expect_exit 0 run --resume "${ck[@]}"
+    expect_err "no checkpoint and no partial files: starting from the first batch"
+    cmp pred.csv full.csv || fail "a fresh --resume's predictions differ" ;;
 prev)
     # Two stops: ck (after batch 2) and ck.prev (after batch 1).
     one_shot "$@"
