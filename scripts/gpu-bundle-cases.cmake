@@ -33,7 +33,8 @@ endfunction()
 # Quotes WORD, with the build and source trees rewritten to the variables
 # check.sh sets, and notes in `files` what must travel.
 function(lbk_map word out)
-  if(word STREQUAL "${MPIEXEC}")
+  # The tests' mpirun is a wrapper in the build tree (tests/CMakeLists.txt).
+  if(word STREQUAL "${MPIEXEC}" OR word MATCHES "/tests/mpirun-private$")
     set(${out} "\"$LBK_BUNDLE\"/bin/mpiexec" PARENT_SCOPE)
     return()
   endif()

@@ -21,15 +21,24 @@ lbk_mpi_env
 lbk_pocl_cache_env
 export LBK_TEST_REQUIRE_OPENCL=1
 # -L full: the full tier, every test (the slow ones too: the full matrices,
-# many ranks, long runs and the mutation check), then the sanitized pass.
+# many ranks, long runs and the mutation check), then the sanitized pass;
+# other arguments then go to the plain run's ctest too.
 plain=(-LE slow)
-if [ "$*" = "-L full" ]; then
-    plain=()
-elif [ $# -gt 0 ]; then
+rest=()
+while [ $# -gt 0 ]; do
+    if [ "$1" = -L ] && [ "${2:-}" = full ]; then
+        plain=()
+        shift 2
+    else
+        rest+=("$1")
+        shift
+    fi
+done
+if [ ${#plain[@]} -gt 0 ] && [ ${#rest[@]} -gt 0 ]; then
     cd "$LBK_BUILD"
-    exec ctest --output-on-failure "$@"
+    exec ctest --output-on-failure "${rest[@]}"
 fi
 status=0
-(cd "$LBK_BUILD" && ctest --output-on-failure "${plain[@]}" -j"$(nproc)") || status=1
+(cd "$LBK_BUILD" && ctest --output-on-failure "${plain[@]}" -j"$(nproc)" "${rest[@]}") || status=1
 bash "$LBK_ROOT/scripts/test-sanitized.sh" || status=1
 exit "$status"

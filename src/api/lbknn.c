@@ -9,6 +9,7 @@
 #include "log.h"
 #include "try.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +70,14 @@ lbknn_status lbk_api_end(lbk_status st)
 
 const char *lbknn_version(void) { return LBK_VERSION; }
 
-const char *lbknn_build_info(void)
+static char build_info_text[2048];
+
+/* Once per process (pthread_once): two threads' first calls must not both
+ * write the text while one of them returns it. */
+static void fill_build_info(void)
 {
-    static char text[2048];
-    if (text[0])
-        return text;
+    char *text = build_info_text;
+    const size_t size = sizeof build_info_text;
     lbk_build_info_runtime rt;
     lbk_device_runtime_versions(rt.opencl, sizeof rt.opencl);
     lbk_comm_library_version(rt.mpi, sizeof rt.mpi);
@@ -81,12 +85,18 @@ const char *lbknn_build_info(void)
     lbk_build_info_field fields[LBK_BUILD_INFO_FIELDS];
     lbk_build_info_fields(&rt, fields);
     size_t used = 0;
-    for (int i = 0; i < LBK_BUILD_INFO_FIELDS && used < sizeof text; i++) {
-        const int n = snprintf(text + used, sizeof text - used, "%s: %s\n", fields[i].name,
-                               fields[i].value);
-        used = n < 0 ? sizeof text : used + (size_t)n;
+    for (int i = 0; i < LBK_BUILD_INFO_FIELDS && used < size; i++) {
+        const int n =
+            snprintf(text + used, size - used, "%s: %s\n", fields[i].name, fields[i].value);
+        used = n < 0 ? size : used + (size_t)n;
     }
-    return text;
+}
+
+const char *lbknn_build_info(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_build_info);
+    return build_info_text;
 }
 
 const char *lbknn_status_string(lbknn_status status)

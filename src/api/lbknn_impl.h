@@ -41,10 +41,12 @@ struct lbknn_index {
     int dim;
     int32_t classes;     /* largest label + 1, 0 without labels */
     uint64_t first_row;  /* this rank's first global id */
-    uint64_t local_rows; /* the rows this rank passed (a loaded index: its saved share) */
+    uint64_t local_rows; /* the rows this rank passed (a loaded index: the even split) */
     uint64_t *starts;    /* ranks + 1: rank r passed rows [starts[r], starts[r + 1]) */
     bool has_targets;    /* on every rank alike */
-    double *targets;     /* local_rows (NULL when 0 or no targets) */
+    double *targets;     /* of rows [targets_first, targets_first + targets_rows): those this
+                          * rank passed, or (loaded) saved (NULL when none) */
+    uint64_t targets_first, targets_rows;
     lbk_targets lookup;  /* of the neighbours' targets by id, with targets */
     char error[LBKNN_MESSAGE_MAX];
 };

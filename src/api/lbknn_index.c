@@ -136,6 +136,8 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
         ix->targets = lbk_alloc_large_logged(n, sizeof(double), "reference targets", &st);
     if (st != LBK_OK)
         return st;
+    ix->targets_first = ix->first_row;
+    ix->targets_rows = n;
     LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
     if (labels && n)
         memcpy(shard->labels, labels, (size_t)n * sizeof(int32_t));
@@ -147,25 +149,50 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
     return LBK_OK;
 }
 
-/* Collective: which rank holds which rows (every rank's first row), and
- * the lookup of the neighbours' targets over them. */
+/* What the index reads of the options. Its lists are knn.k long whatever
+ * the options' task: the library's searches read them knn.k apart (a
+ * task: graph set among the options would make them one longer). */
+static void index_params(lbknn_index *ix)
+{
+    lbk_index_params_from_job(&ix->options, &ix->params);
+    ix->params.k = ix->options.knn.k;
+}
+
+/* Collective: every rank's first row into starts (ranks + 1 entries, the
+ * last the rows). */
+static lbk_status gather_starts(const lbk_comm *comm, uint64_t first, uint64_t rows,
+                                uint64_t *starts)
+{
+    LBK_TRY(lbk_comm_allgather_bytes(comm, &first, starts, (int)sizeof first));
+    starts[comm->size] = rows;
+    return LBK_OK;
+}
+
+/* Collective: which rank passed which rows (the self search's owners), and
+ * the lookup of the neighbours' targets over the ranks that hold them. */
 static lbk_status share_rows(lbknn_index *ix)
 {
     const lbk_comm *comm = &ix->context->comm;
     lbk_status st = LBK_OK;
+    uint64_t *holders = NULL;
     ix->starts = calloc((size_t)comm->size + 1, sizeof *ix->starts);
-    if (!ix->starts) {
+    if (ix->has_targets)
+        holders = calloc((size_t)comm->size + 1, sizeof *holders);
+    if (!ix->starts || (ix->has_targets && !holders)) {
         lbk_error("out of host memory for the row owners of %d ranks", comm->size);
         st = LBK_ERR_NOMEM;
     }
-    LBK_TRY(lbk_comm_agree(comm, st));
-    LBK_TRY(
-        lbk_comm_allgather_bytes(comm, &ix->first_row, ix->starts, (int)sizeof ix->first_row));
-    ix->starts[comm->size] = ix->rows;
-    if (ix->has_targets)
-        st = lbk_targets_init(&ix->lookup, comm, ix->targets, ix->first_row, ix->local_rows,
-                              ix->rows, ix->starts, ix->plan.replicated);
-    return lbk_comm_agree(comm, st);
+    st = lbk_comm_agree(comm, st);
+    if (st == LBK_OK)
+        st = gather_starts(comm, ix->first_row, ix->rows, ix->starts);
+    if (st == LBK_OK && ix->has_targets)
+        st = gather_starts(comm, ix->targets_first, ix->rows, holders);
+    if (st == LBK_OK && ix->has_targets)
+        st = lbk_comm_agree(comm, lbk_targets_init(&ix->lookup, comm, ix->targets,
+                                                   ix->targets_first, ix->targets_rows, ix->rows,
+                                                   holders, ix->plan.replicated));
+    free(holders);
+    return st;
 }
 
 static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *points,
@@ -176,7 +203,7 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     lbk_status st = LBK_OK;
     LBK_TRY(lbk_comm_agree(comm, check_rows(rows, dim, points, labels, targets)));
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
-    lbk_index_params_from_job(&ix->options, &ix->params);
+    index_params(ix);
     bool has_labels = labels != NULL, has_targets = targets != NULL;
     LBK_TRY(
         lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, &has_labels, &has_targets)));
@@ -240,8 +267,8 @@ lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
         .reference = "the library's rows (lbknn_index_build)",
         .targets_saved = ix->has_targets,
         .targets = ix->targets,
-        .targets_first = ix->first_row,
-        .targets_rows = ix->local_rows,
+        .targets_first = ix->targets_first,
+        .targets_rows = ix->targets_rows,
     };
     return lbk_api_end(lbk_index_save(ix->index, dir, &extra));
 }
@@ -252,7 +279,7 @@ static lbk_status load_manifest(lbknn_index *ix, const char *dir, char **manifes
 {
     const lbk_comm *comm = &ix->context->comm;
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
-    lbk_index_params_from_job(&ix->options, &ix->params);
+    index_params(ix);
     LBK_TRY(lbk_index_manifest_share(comm, dir, manifest));
     const bool fits =
         comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->params, comm->size, false);
@@ -280,15 +307,16 @@ static lbk_status load(lbknn_index *ix, const char *dir)
         st = lbk_classes_count(comm, shard.labels, shard.rows, &ix->classes);
     if (st == LBK_OK) {
         ix->has_targets = targets;
-        /* A rank's rows are those it saved the targets of, else the even
-         * split (the self search's rows). */
+        /* The self search's rows: the even split (the targets keep the
+         * rows each rank saved them for). */
         lbk_row_split_range(ix->rows, comm->size, comm->rank, &ix->first_row, &ix->local_rows);
         if (ix->plan.replicated) {
             ix->first_row = 0;
             ix->local_rows = ix->rows;
         }
         if (targets)
-            ix->targets = lbk_index_saved_take_targets(saved, &ix->first_row, &ix->local_rows);
+            ix->targets =
+                lbk_index_saved_take_targets(saved, &ix->targets_first, &ix->targets_rows);
         st = lbk_index_create_saved(comm, ix->context->device, NULL, &ix->params, &ix->plan,
                                     ix->rows, labels, &shard, saved, &ix->index);
     }
@@ -624,6 +652,18 @@ static void copy_rows(const lbknn_index *ix, const lbk_self_rows *g, uint64_t at
         }
 }
 
+/* Collective: whether every rank passed ids, and distances, alike. */
+static lbk_status same_arrays(const lbk_comm *comm, bool ids, bool distances)
+{
+    const uint64_t mine = (uint64_t)ids | (uint64_t)distances << 1;
+    uint64_t lo, hi;
+    LBK_TRY(min_max(comm, mine, &lo, &hi));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
+                "search_self: under mpi.partition = replicate every rank passes ids and "
+                "distances alike (some passed NULL where others did not)");
+    return LBK_OK;
+}
+
 /* Collective: each rank's rows of the graph into its arrays. Under
  * replicate every rank passed every row: the rows are gathered in the
  * even split, then OR'ed into every rank's arrays (each byte has one
@@ -634,6 +674,8 @@ static lbk_status search_self(lbknn_index *ix, int k, int64_t *ids, float *dista
     const lbk_comm *comm = &ix->context->comm;
     const bool replicated = ix->plan.replicated;
     LBK_TRY(lbk_comm_agree(comm, checked));
+    if (replicated) /* the arrays meet in reductions of their own sizes */
+        LBK_TRY(same_arrays(comm, ids != NULL, distances != NULL));
     lbk_self_rows g;
     LBK_TRY(lbk_self_rows_init(&g, comm, k, ix->rows, replicated ? NULL : ix->starts, true));
     lbk_status st = lbk_index_prepare_self(ix->index, 0);

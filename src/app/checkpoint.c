@@ -72,6 +72,20 @@ void lbk_checkpoint_handle_signal(const lbk_job *job)
         raise(SIGUSR1);
 }
 
+void lbk_checkpoint_hold_signal(sigset_t *held)
+{
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, held);
+}
+
+void lbk_checkpoint_release_signal(const lbk_job *job, const sigset_t *held)
+{
+    lbk_checkpoint_handle_signal(job);
+    pthread_sigmask(SIG_SETMASK, held, NULL);
+}
+
 lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
 {
     const lbk_job *job = s->job;

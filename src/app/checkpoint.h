@@ -14,6 +14,7 @@
 
 #include "run_state.h"
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -28,6 +29,15 @@ void lbk_checkpoint_catch_early(void);
  * a stop with a checkpoint when run.checkpoint is set; without, it gets its
  * default action back, and one caught early is raised again. */
 void lbk_checkpoint_handle_signal(const lbk_job *job);
+
+/* Around what starts the OpenCL runtime, which puts its own handler on
+ * SIGUSR1 (PoCL does, when its platform starts): the signal held back
+ * (blocked, which the runtime's threads inherit), then
+ * lbk_checkpoint_handle_signal's handler again and the signal let through,
+ * so that one sent meanwhile reaches it instead of the runtime's (a SLURM
+ * --signal during the start-up was lost there). */
+void lbk_checkpoint_hold_signal(sigset_t *held);
+void lbk_checkpoint_release_signal(const lbk_job *job, const sigset_t *held);
 
 /* Rank 0, plan resolved: whether this run can take checkpoints (one line
  * saying why not). */

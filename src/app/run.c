@@ -122,7 +122,10 @@ static lbk_status open_device(lbk_run_state *s)
                                         .list_len = job->device.list_len,
                                         .threads = job->device.threads};
     const double t = lbk_timer_now();
+    sigset_t held;
+    lbk_checkpoint_hold_signal(&held);
     lbk_status st = lbk_device_open(&request, &s->device);
+    lbk_checkpoint_release_signal(job, &held);
     if (st == LBK_OK) {
         lbk_tune_use_cache_dir(s->device, s->options->tune_cache_dir);
         lbk_tune_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning, s->tuning_file,

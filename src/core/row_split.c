@@ -13,16 +13,16 @@ void lbk_row_split_range(uint64_t n, int p, int r, uint64_t *first, uint64_t *co
     *count = start_of(n, (uint64_t)p, (uint64_t)r + 1) - lo;
 }
 
-int lbk_row_split_owner(uint64_t n, int p, uint64_t row)
+int lbk_row_split_find(const uint64_t *starts, int p, uint64_t row)
 {
-    /* The ranges differ in length by at most one row, so the guess from the
-     * mean length is within one rank of the owner. */
-    const uint64_t up = (uint64_t)p;
-    uint64_t r = (uint64_t)((double)row / (double)n * (double)up);
-    r = r >= up ? up - 1 : r;
-    while (r > 0 && start_of(n, up, r) > row)
-        r--;
-    while (r + 1 < up && start_of(n, up, r + 1) <= row)
-        r++;
-    return (int)r;
+    /* The last rank whose range starts at or before the row. */
+    int lo = 0, hi = p - 1;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo + 1) / 2;
+        if (starts[mid] <= row)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
 }

@@ -86,7 +86,10 @@ lbk_status lbk_self_rows_init(lbk_self_rows *g, const lbk_comm *comm, int k, uin
         g->rows = g->starts[comm->rank + 1] - g->first;
         st = alloc_rows(g);
     }
-    return lbk_comm_agree(comm, st);
+    st = lbk_comm_agree(comm, st);
+    if (st != LBK_OK)
+        lbk_self_rows_free(g); /* every rank's, whichever failed */
+    return st;
 }
 
 void lbk_self_rows_free(lbk_self_rows *g)
@@ -120,19 +123,9 @@ static uint64_t global_row(const lbk_index_slice *b, uint64_t q)
     return b->own ? lbk_dataset_id(b->own, point) : point;
 }
 
-/* The rank that owns `row`: a binary search of the owners' starts (ranks
- * that own nothing have equal starts and are passed over). */
 static int owner_of(const lbk_self_rows *g, uint64_t row)
 {
-    int lo = 0, hi = g->comm->size - 1;
-    while (lo < hi) {
-        const int mid = lo + (hi - lo + 1) / 2;
-        if (g->starts[mid] <= row)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo;
+    return lbk_row_split_find(g->starts, g->comm->size, row);
 }
 
 static bool owns_row(const lbk_self_rows *g, uint64_t row)

@@ -49,19 +49,9 @@ void lbk_targets_free(lbk_targets *t)
     memset(t, 0, sizeof *t);
 }
 
-/* The rank that holds row `id`: a binary search of the holders' starts
- * (ranks that hold nothing have equal starts and are passed over). */
 static uint64_t holder_of(const lbk_targets *t, uint64_t id)
 {
-    int lo = 0, hi = t->comm->size - 1;
-    while (lo < hi) {
-        const int mid = lo + (hi - lo + 1) / 2;
-        if (t->starts[mid] <= id)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return (uint64_t)lo;
+    return (uint64_t)lbk_row_split_find(t->starts, t->comm->size, id);
 }
 
 static uint64_t id_at(const lbk_knn_candidate *lists, int stride, int k, uint64_t slot)

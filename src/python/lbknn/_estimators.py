@@ -5,6 +5,7 @@ computed by lbknn on an OpenCL device, and optionally over the ranks of an
 mpi4py communicator.
 """
 
+import inspect
 import numbers
 
 import numpy as np
@@ -353,7 +354,16 @@ class _LbknnBase(BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__(state)
+        # An estimator pickled before scikit-learn's whole signature (lbknn
+        # 0.2.0): the parameters it lacks at their defaults, and what its
+        # fit would have derived from them.
+        for name, param in inspect.signature(type(self).__init__).parameters.items():
+            if name != "self" and name not in state and param.default is not param.empty:
+                setattr(self, name, param.default)
         if "_fit_X" in state:
+            if "_lbknn_algorithm" not in state:
+                self._lbknn_algorithm = self.algorithm
+                self._lbknn_threads = _params.device_threads(self.n_jobs)
             self._lbknn = _Native()
 
 
@@ -549,6 +559,11 @@ class NearestNeighbors(_LbknnBase):
         self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
+
+    def _fit_k(self):
+        # One more than asked: kneighbors() (each point's others) searches
+        # n_neighbors + 1, and an index of K serves every k <= K.
+        return 1 + (1 if self.n_neighbors is None else _check_n_neighbors(self.n_neighbors))
 
     def fit(self, X, y=None):
         """Fit on this rank's rows X (n_samples, n_features), or a fitted
