@@ -47,7 +47,7 @@ struct lbknn_index {
     double *targets;     /* of rows [targets_first, targets_first + targets_rows): those this
                           * rank passed, or (loaded) saved (NULL when none) */
     uint64_t targets_first, targets_rows;
-    lbk_targets lookup;  /* of the neighbours' targets by id, with targets */
+    lbk_targets lookup; /* of the neighbours' targets by id, with targets */
     char error[LBKNN_MESSAGE_MAX];
 };
 
