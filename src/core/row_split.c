@@ -13,6 +13,12 @@ void lbk_row_split_range(uint64_t n, int p, int r, uint64_t *first, uint64_t *co
     *count = start_of(n, (uint64_t)p, (uint64_t)r + 1) - lo;
 }
 
+void lbk_row_split_starts(uint64_t n, int p, const uint64_t *given, uint64_t *starts)
+{
+    for (int r = 0; r <= p; r++)
+        starts[r] = given ? given[r] : start_of(n, (uint64_t)p, (uint64_t)r);
+}
+
 int lbk_row_split_find(const uint64_t *starts, int p, uint64_t row)
 {
     /* The last rank whose range starts at or before the row. */

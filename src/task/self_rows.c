@@ -75,13 +75,8 @@ lbk_status lbk_self_rows_init(lbk_self_rows *g, const lbk_comm *comm, int k, uin
         lbk_error("out of host memory for the graph's row owners (%d ranks)", p);
         st = LBK_ERR_NOMEM;
     }
-    for (int r = 0; st == LBK_OK && r <= p; r++) {
-        uint64_t first = points, count = 0;
-        if (r < p)
-            lbk_row_split_range(points, p, r, &first, &count);
-        g->starts[r] = starts ? starts[r] : first;
-    }
     if (st == LBK_OK) {
+        lbk_row_split_starts(points, p, starts, g->starts);
         g->first = g->starts[comm->rank];
         g->rows = g->starts[comm->rank + 1] - g->first;
         st = alloc_rows(g);

@@ -18,7 +18,6 @@ lbk_status lbk_targets_init(lbk_targets *t, const lbk_comm *comm, const double *
                        .values = values,
                        .first = first,
                        .rows = rows,
-                       .points = points,
                        .local = local || comm->size == 1};
     const size_t p = (size_t)comm->size;
     lbk_status st = LBK_OK;
@@ -30,12 +29,8 @@ lbk_status lbk_targets_init(lbk_targets *t, const lbk_comm *comm, const double *
             st = LBK_ERR_NOMEM;
         }
     }
-    for (size_t r = 0; st == LBK_OK && !t->local && r <= p; r++) {
-        uint64_t lo = points, count = 0;
-        if (r < p)
-            lbk_row_split_range(points, comm->size, (int)r, &lo, &count);
-        t->starts[r] = starts ? starts[r] : lo;
-    }
+    if (st == LBK_OK && !t->local)
+        lbk_row_split_starts(points, comm->size, starts, t->starts);
     return st;
 }
 

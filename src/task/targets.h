@@ -23,7 +23,6 @@ typedef struct {
     const lbk_comm *comm;
     const double *values; /* this rank's targets (borrowed) */
     uint64_t first, rows; /*   of the rows [first, first + rows) */
-    uint64_t points;      /* rows of the reference set */
     uint64_t *starts;     /* ranks + 1: rank r holds [starts[r], starts[r + 1]) */
     bool local;           /* every target is here */
     uint64_t *counts;     /* 4 x ranks: sent, received, answered, a cursor */
