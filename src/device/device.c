@@ -1,9 +1,8 @@
 #include "device_cl.h"
+#include "device_impl.h"
 
 #include "alloc_large.h"
-#include "embedded_kernels.h"
 #include "log.h"
-#include "program_cache.h"
 #include "rlimit.h"
 #include "try.h"
 
@@ -14,43 +13,6 @@
 
 #define MAX_PLATFORMS 16
 #define MAX_DEVICES 64
-#define MAX_PROGRAMS 32
-
-/* Compiler warnings are for the kernels' developers: -w keeps them out of
- * the build log and off the terminal (some OpenCL compilers print "N
- * warnings generated." on stderr themselves). */
-static bool show_compiler_warnings = false;
-
-void lbk_device_show_compiler_warnings(bool show) { show_compiler_warnings = show; }
-
-typedef struct {
-    char file[64];
-    char options[256];
-    cl_program program;
-} cached_program;
-
-struct lbk_device {
-    cl_platform_id platform;
-    cl_device_id id;
-    bool id_is_sub_device; /* released with the device (clReleaseDevice) */
-    cl_context context;
-    cl_command_queue queue;
-    int index;
-    bool is_gpu;
-    bool is_cpu;
-    bool backs_buffers; /* lbk_device_buffer's own memory: a CPU device, unless asked not to */
-    uint64_t global_mem, max_alloc, local_mem;
-    bool memory_capped; /* global_mem, max_alloc: cut to the address-space room */
-    char memory_hint[160];
-    int compute_units;
-    size_t max_work_group;
-    int native_float_width;
-    char name[256], driver[128], version[128];
-    char description[256 + 256 + 128 + 8];
-    char program_cache[4096]; /* directory of built programs ("" = none) */
-    cached_program programs[MAX_PROGRAMS];
-    int program_count;
-};
 
 /* A device as enumerated: every platform's devices, GPUs of all platforms
  * first, so that "index i" means the same in `lbknn devices` and in a job. */
@@ -396,12 +358,6 @@ const char *lbk_device_name(const lbk_device *dev) { return dev->name; }
 const char *lbk_device_driver(const lbk_device *dev) { return dev->driver; }
 const char *lbk_device_version(const lbk_device *dev) { return dev->version; }
 
-void lbk_device_set_program_cache(lbk_device *dev, const char *dir)
-{
-    const int n = snprintf(dev->program_cache, sizeof dev->program_cache, "%s", dir ? dir : "");
-    if (n < 0 || (size_t)n >= sizeof dev->program_cache)
-        dev->program_cache[0] = '\0';
-}
 cl_context lbk_device_context(const lbk_device *dev) { return dev->context; }
 cl_command_queue lbk_device_queue(const lbk_device *dev) { return dev->queue; }
 cl_device_id lbk_device_id(const lbk_device *dev) { return dev->id; }
@@ -444,153 +400,6 @@ lbk_status lbk_device_list(FILE *out, const lbk_device_request *req)
     }
     fprintf(out, "* = the device rank 0 would use with device.type '%s'\n",
             lbk_device_type_name(req->type));
-    return LBK_OK;
-}
-
-static const cached_program *find_cached(const lbk_device *dev, const char *name,
-                                         const char *opts)
-{
-    for (int i = 0; i < dev->program_count; i++)
-        if (strcmp(dev->programs[i].file, name) == 0 &&
-            strcmp(dev->programs[i].options, opts) == 0)
-            return &dev->programs[i];
-    return NULL;
-}
-
-/* The program's build log (malloc'd), or NULL. */
-static char *build_log(const lbk_device *dev, cl_program program)
-{
-    size_t log_size = 0;
-    clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_size);
-    char *log = malloc(log_size + 1);
-    if (log) {
-        log[0] = '\0';
-        clGetProgramBuildInfo(program, dev->id, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
-        log[log_size] = '\0';
-    }
-    return log;
-}
-
-/* Only with lbk_device_show_compiler_warnings(true), for the kernels'
- * developers. */
-static void log_build_warnings(const lbk_device *dev, cl_program program, const char *name)
-{
-    char *log = build_log(dev, program);
-    if (log && strspn(log, " \t\r\n") < strlen(log)) {
-        lbk_warn("building kernel %s: the compiler's log follows", name);
-        lbk_log_text(log);
-    }
-    free(log);
-}
-
-static void log_build_failure(const lbk_device *dev, cl_program program, const char *name,
-                              const char *full_opts, cl_int err)
-{
-    char *log = build_log(dev, program);
-    lbk_error("building kernel %s (%s) failed: %s; the compiler's log follows", name, full_opts,
-              lbk_device_cl_error_name(err));
-    lbk_log_text(log ? log : "(no build log)");
-    free(log);
-}
-
-/* Compile `source` with the shared header in front. The header is pasted in
- * rather than #included, because the program is built from memory with no
- * include path. */
-static lbk_status build(lbk_device *dev, const char *name, const char *source, const char *opts,
-                        bool keep, cl_program *out)
-{
-    lbk_status st = LBK_OK;
-    const lbk_embedded_kernels_file *shared = lbk_embedded_kernels_find("lbk_shared.h");
-    LBK_FAIL_IF(!shared, LBK_ERR_INTERNAL, "internal: lbk_shared.h is not embedded");
-    const size_t len = shared->length + strlen(name) + strlen(source) + 32;
-    char *text = malloc(len);
-    LBK_FAIL_IF(!text, LBK_ERR_NOMEM, "out of host memory building %s", name);
-    snprintf(text, len, "%s\n#line 1 \"%s\"\n%s", shared->source, name, source);
-    const char *src = text;
-    cl_int err;
-    char full_opts[512];
-    snprintf(full_opts, sizeof full_opts, "-cl-std=CL1.2%s %s",
-             show_compiler_warnings ? "" : " -w", opts);
-    cl_program program = NULL;
-    if (keep && lbk_program_cache_load(dev, dev->program_cache, text, full_opts, out))
-        goto cleanup;
-    program = clCreateProgramWithSource(dev->context, 1, &src, NULL, &err);
-    LBK_TRY_GOTO(st, lbk_device_cl_check(err, "creating an OpenCL program"));
-    err = clBuildProgram(program, 1, &dev->id, full_opts, NULL, NULL);
-    if (err != CL_SUCCESS) {
-        log_build_failure(dev, program, name, full_opts, err);
-        st = LBK_ERR_DEVICE;
-        goto cleanup;
-    }
-    if (show_compiler_warnings)
-        log_build_warnings(dev, program, name);
-    if (keep)
-        lbk_program_cache_store(dev, dev->program_cache, text, full_opts, program);
-    *out = program;
-    program = NULL;
-cleanup:
-    if (program)
-        clReleaseProgram(program);
-    free(text);
-    return st;
-}
-
-static lbk_status program_for(lbk_device *dev, const char *name, const char *source,
-                              const char *options, bool keep, cl_program *out)
-{
-    const char *opts = options ? options : "";
-    const cached_program *hit = find_cached(dev, name, opts);
-    if (hit) {
-        *out = hit->program;
-        return LBK_OK;
-    }
-    LBK_FAIL_IF(dev->program_count == MAX_PROGRAMS || strlen(name) >= 64 || strlen(opts) >= 256,
-                LBK_ERR_INTERNAL,
-                "internal: kernel file '%s': too many programs or too long a "
-                "name or options",
-                name);
-    cl_program program;
-    LBK_TRY(build(dev, name, source, opts, keep, &program));
-    cached_program *slot = &dev->programs[dev->program_count++];
-    snprintf(slot->file, sizeof slot->file, "%s", name);
-    snprintf(slot->options, sizeof slot->options, "%s", opts);
-    slot->program = program;
-    *out = program;
-    return LBK_OK;
-}
-
-lbk_status lbk_device_program_source(lbk_device *dev, const char *name, const char *source,
-                                     const char *options, cl_program *out)
-{
-    return program_for(dev, name, source, options, false, out);
-}
-
-lbk_status lbk_device_program(lbk_device *dev, const char *file, const char *options,
-                              cl_program *out)
-{
-    const lbk_embedded_kernels_file *kernel = lbk_embedded_kernels_find(file);
-    LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
-    return program_for(dev, file, kernel->source, options, false, out);
-}
-
-lbk_status lbk_device_program_kept(lbk_device *dev, const char *file, const char *options,
-                                   cl_program *out)
-{
-    const lbk_embedded_kernels_file *kernel = lbk_embedded_kernels_find(file);
-    LBK_FAIL_IF(!kernel, LBK_ERR_INTERNAL, "internal: kernel file '%s' is not embedded", file);
-    return program_for(dev, file, kernel->source, options, true, out);
-}
-
-lbk_status lbk_device_kernel(cl_program program, const char *name, cl_kernel *out)
-{
-    cl_int err;
-    *out = clCreateKernel(program, name, &err);
-    if (err != CL_SUCCESS) {
-        lbk_error("creating kernel %s: OpenCL error %s (%d)", name, lbk_device_cl_error_name(err),
-                  (int)err);
-        *out = NULL;
-        return LBK_ERR_DEVICE;
-    }
     return LBK_OK;
 }
 
