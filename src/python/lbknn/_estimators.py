@@ -298,8 +298,7 @@ class _LbknnBase(BaseEstimator):
         in float32); indices int64, global row numbers over the ranks under
         MPI. Under MPI every rank passes the same X and gets every row."""
         check_is_fitted(self)
-        k = self.n_neighbors if n_neighbors is None else _check_n_neighbors(n_neighbors)
-        k = _check_n_neighbors(k)
+        k = _check_n_neighbors(self.n_neighbors if n_neighbors is None else n_neighbors)
         if X is None:
             # Each point's k nearest others (the library's self search: the
             # point itself left out by id; where more than k exact
@@ -563,7 +562,7 @@ class NearestNeighbors(_LbknnBase):
     def _fit_k(self):
         # One more than asked: kneighbors() (each point's others) searches
         # n_neighbors + 1, and an index of K serves every k <= K.
-        return 1 + (1 if self.n_neighbors is None else _check_n_neighbors(self.n_neighbors))
+        return 1 + super()._fit_k()
 
     def fit(self, X, y=None):
         """Fit on this rank's rows X (n_samples, n_features), or a fitted
