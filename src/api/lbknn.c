@@ -6,6 +6,7 @@
 #include "build_info.h"
 #include "cpu_threads.h"
 #include "dataset.h"
+#include "device_request.h"
 #include "log.h"
 #include "try.h"
 
@@ -156,11 +157,7 @@ static lbk_status open_device(lbknn_context *c)
 {
     const lbk_job *job = &c->options;
     (void)lbk_cpu_threads_apply(&c->comm); /* before the device: as `lbknn run` */
-    const lbk_device_request request = {.type = job->device.type,
-                                        .local_rank = c->comm.local_rank,
-                                        .list = job->device.list,
-                                        .list_len = job->device.list_len,
-                                        .threads = job->device.threads};
+    const lbk_device_request request = lbk_device_request_from_job(job, c->comm.local_rank);
     LBK_TRY(lbk_device_open(&request, &c->device));
     lbk_device_label(c->device, c->comm.local_rank, c->device_desc, sizeof c->device_desc);
     return LBK_OK;

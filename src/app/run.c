@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "classes.h"
 #include "comm_job.h"
+#include "device_request.h"
 #include "index_params.h"
 #include "log.h"
 #include "progress.h"
@@ -116,11 +117,7 @@ static lbk_status reduce_label_max(lbk_run_state *s)
 static lbk_status open_device(lbk_run_state *s)
 {
     const lbk_job *job = s->job;
-    const lbk_device_request request = {.type = job->device.type,
-                                        .local_rank = s->comm->local_rank,
-                                        .list = job->device.list,
-                                        .list_len = job->device.list_len,
-                                        .threads = job->device.threads};
+    const lbk_device_request request = lbk_device_request_from_job(job, s->comm->local_rank);
     const double t = lbk_timer_now();
     sigset_t held;
     lbk_checkpoint_hold_signal(&held);
