@@ -54,15 +54,24 @@ static uint64_t id_at(const lbk_knn_candidate *lists, int stride, int k, uint64_
     return lists[slot / (uint64_t)k * (uint64_t)stride + slot % (uint64_t)k].id;
 }
 
+/* The target of row `id`, which this rank must hold. */
+static lbk_status target_of(const lbk_targets *t, uint64_t id, double *out)
+{
+    LBK_FAIL_IF(id < t->first || id - t->first >= t->rows, LBK_ERR_INTERNAL,
+                "target lookup: row %llu is not among this rank's %llu", (unsigned long long)id,
+                (unsigned long long)t->rows);
+    *out = t->values[id - t->first];
+    return LBK_OK;
+}
+
 static lbk_status lookup_local(const lbk_targets *t, const lbk_knn_candidate *lists, int stride,
                                int k, uint64_t slots, double *out)
 {
     for (uint64_t i = 0; i < slots; i++) {
         const uint64_t id = id_at(lists, stride, k, i);
-        LBK_FAIL_IF(!is_pad(id) && (id < t->first || id - t->first >= t->rows), LBK_ERR_INTERNAL,
-                    "target lookup: row %llu is not among this rank's %llu",
-                    (unsigned long long)id, (unsigned long long)t->rows);
-        out[i] = is_pad(id) ? 0.0 : t->values[id - t->first];
+        out[i] = 0.0;
+        if (!is_pad(id))
+            LBK_TRY(target_of(t, id, &out[i]));
     }
     return LBK_OK;
 }
@@ -97,10 +106,8 @@ static lbk_status answer(lbk_targets *t, uint64_t count)
     for (uint64_t i = 0; i < count; i++) {
         uint64_t id;
         memcpy(&id, rows + i * sizeof id, sizeof id);
-        LBK_FAIL_IF(id < t->first || id - t->first >= t->rows, LBK_ERR_INTERNAL,
-                    "target lookup: row %llu is not among this rank's %llu",
-                    (unsigned long long)id, (unsigned long long)t->rows);
-        const double v = t->values[id - t->first];
+        double v;
+        LBK_TRY(target_of(t, id, &v));
         memcpy(rows + i * sizeof v, &v, sizeof v);
     }
     return LBK_OK;
