@@ -41,11 +41,13 @@ export LBK_HOSTS
 dir=$LBK_STATE/slurm
 pids=()
 slurm_down() {
-    local i pid
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill "${pids[$i]}" 2>/dev/null; done
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$pid" 2>/dev/null
+    local i
+    # One at a time, in reverse start order: a slurmd that ran a job talks
+    # to slurmctld through munge as it stops (tests/slurm/slurm_harness.sh).
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+        kill "${pids[$i]}" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "${pids[$i]}" 2>/dev/null
     done
     if [ "${LBK_SLURM_KEEP:-0}" = 1 ]; then cp -r "$dir" "$shared.slurm" && echo "kept $shared.slurm"; fi
     cluster_down
@@ -74,6 +76,10 @@ base=$((20000 + ($$ % 20000) * 2))
 while ! port_free "$base"; do base=$((base + 2)); done
 ctl=$(hostname -s)
 hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //' -e 's/ UpTime=.*//')
+# MinJobAge=4: `sbatch --wait` sleeps 2 s, then 4 times longer while that
+# stays under MinJobAge/2 (up to 32 s): with 30 it saw an 11 s job end
+# 42 s after it began; with 4 it looks every 2 s, and a finished job's
+# record still outlives one look.
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=lbkmulti
 SlurmctldHost=$ctl($LBK_NET.254)
@@ -104,7 +110,7 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 PlugStackConfig=$dir/plugstack.conf
-MinJobAge=30
+MinJobAge=4
 GresTypes=gpu
 NodeName=lbkh[1-$LBK_HOSTS] NodeAddr=$LBK_NET.[1-$LBK_HOSTS] $hw Gres=gpu:1 State=UNKNOWN
 PartitionName=lbk Nodes=lbkh[1-$LBK_HOSTS] Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO

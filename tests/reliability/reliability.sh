@@ -284,8 +284,11 @@ signal-mpirun)
     # mpirun sends SIGKILL odls_base_sigkill_timeout seconds (default 1)
     # after SIGTERM; on a loaded machine (the suite at -j2 beside other
     # work) a rank was seen to need longer than 1 s to run its handler, and
-    # SIGKILL leaves partial files no program can remove (README).
-    export OMPI_MCA_odls_base_sigkill_timeout=10
+    # SIGKILL leaves partial files no program can remove (README). Open MPI
+    # 4.1 also waits that long before its SIGTERM (after a SIGCONT): 10 s
+    # made each of the two stops below take 18 s; 3 s leaves a rank three
+    # times the second it once needed.
+    export OMPI_MCA_odls_base_sigkill_timeout=3
     mkdir out && echo previous > out/p.csv
     tag="--set output.report=out/r-$$-1.yaml"
     "$MPIEXEC" -n 2 "$LBKNN" run "${LONG[@]}" $tag --set mpi.merge=reduce_scatter \

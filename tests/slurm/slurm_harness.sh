@@ -22,13 +22,15 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-slurm.XXXXXX") || exit 1
 pids=()
 cleanup() {
     # Reverse start order: slurmd, slurmctld, then munged, each by the pid we
-    # started; nothing else on the machine is touched.
+    # started; nothing else on the machine is touched. One at a time: a
+    # slurmd that ran a job talks to slurmctld through munge as it stops,
+    # and with both signalled at once it waited out the 5 s below for its
+    # kill -9 (in every test).
+    local i
     for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
         kill "${pids[$i]}" 2>/dev/null
-    done
-    for pid in "${pids[@]}"; do
-        for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "$pid" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "${pids[$i]}" 2>/dev/null
     done
     if [ "${LBK_SLURM_KEEP:-0}" = 1 ]; then echo "kept $dir"; else rm -rf "$dir"; fi
 }
@@ -70,6 +72,10 @@ cred_expire=${requeue_wait:+,cred_expire=$requeue_wait}
 sched_params=${requeue_wait:+SchedulerParameters=sched_interval=2}
 # The node's real CPU and memory counts, as slurmd itself sees them.
 hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //')
+# MinJobAge=4: `sbatch --wait` sleeps 2 s, then 4 times longer while that
+# stays under MinJobAge/2 (up to 32 s): with 30 it saw an 11 s job end
+# 42 s after it began; with 4 it looks every 2 s, and a finished job's
+# record still outlives one look.
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=lbktest
 SlurmctldHost=$node(127.0.0.1)
@@ -101,7 +107,7 @@ JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 PlugStackConfig=$dir/plugstack.conf
-MinJobAge=30
+MinJobAge=4
 NodeName=$node NodeAddr=127.0.0.1 $hw State=UNKNOWN
 PartitionName=lbk Nodes=$node Default=YES MaxTime=INFINITE State=UP OverSubscribe=NO
 CONF
