@@ -8,7 +8,8 @@
 #   LIBDIR/pkgconfig/lbknn.pc                  pkg-config lbknn
 #   LIBDIR/cmake/lbknn/lbknnConfig*.cmake,     find_package(lbknn), the imported
 #     lbknnTargets*.cmake                      target lbknn::lbknn
-#   share/doc/lbknn/                           LICENSE, README, CHANGELOG, CITATION
+#   share/doc/lbknn/                           LICENSE, README, CHANGELOG, CITATION,
+#                                              docs/ (the pages the README links)
 #   share/man/man1/lbknn.1                     the man page     (cmake/docs.cmake)
 #   share/bash-completion/completions/lbknn    bash completion  (cmake/docs.cmake)
 #   share/lbknn/modulefiles/lbknn/VERSION      Environment Modules / Lmod modulefile
@@ -24,6 +25,7 @@ install(TARGETS lbknn RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbknn/configs)
 install(DIRECTORY jobs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/lbknn/jobs USE_SOURCE_PERMISSIONS)
 install(FILES LICENSE README.md CHANGELOG.md CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
 include(${CMAKE_CURRENT_LIST_DIR}/docs.cmake)
 
 set(LBK_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/lbknn)

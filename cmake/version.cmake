@@ -1,6 +1,6 @@
 # The version lives in one place: the LBKNN_VERSION_MAJOR, _MINOR and _PATCH
-# macros of the public header, the interface's own statement of it (README,
-# "Releases"). Read here before project(), so that the project, the SONAME,
+# macros of the public header, the interface's own statement of it
+# (docs/development.md, "Releases"). Read here before project(), so that the project, the SONAME,
 # lbknn.pc, the CMake package, the Python package and `lbknn --version` all
 # take it from there; the Python build backend reads the same lines.
 file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/../src/api/lbknn.h lbk_version_lines

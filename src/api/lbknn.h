@@ -36,7 +36,8 @@ extern "C" {
 /* The interface version this header declares; lbknn_version() is the
  * library's. The shared library's SONAME changes with the major version.
  * These three lines are the one place the version is written: the build,
- * the packages and the string below all read them (README, "Releases"). */
+ * the packages and the string below all read them (docs/development.md,
+ * "Releases"). */
 #define LBKNN_VERSION_MAJOR 0
 #define LBKNN_VERSION_MINOR 2
 #define LBKNN_VERSION_PATCH 0

@@ -36,7 +36,7 @@ static const char usage_tail[] =
     "Options:\n"
     "  --set KEY=VALUE  override a job key, e.g. --set knn.k=10 --set knn.engine=brute\n"
     "  --progress       show progress on stderr even when it is not a terminal\n"
-    "  --resume         continue after run.checkpoint's last batch (README, Checkpoints)\n"
+    "  --resume         continue after run.checkpoint's last batch (docs/user-guide.md)\n"
     "  -q, --quiet      print nothing but errors\n"
     "  -h, --help       show this help\n"
     "  -V, --version    show the version, the commit and the libraries found\n"

@@ -276,8 +276,8 @@ static lbk_status check_output_for_task(const lbk_job_ctx *c, const lbk_job *job
 {
     if (path[0] && !made)
         return lbk_job_fail(c, lbk_job_mark_of(c, job, path),
-                            "output.%s is not made by task %s (README, \"Tasks\")", name,
-                            lbk_task_name(job->task));
+                            "output.%s is not made by task %s (docs/user-guide.md, \"Tasks\")",
+                            name, lbk_task_name(job->task));
     return LBK_OK;
 }
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Checkpoints and --resume (README, "Checkpoints and resume"): a run stopped
+# Checkpoints and --resume (docs/user-guide.md, "Checkpoints and resume"): a run stopped
 # by run.max_hours, SIGUSR1, SIGTERM or kill -9 and resumed (as often as it
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the

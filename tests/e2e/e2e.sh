@@ -63,7 +63,7 @@ every-output)
     done
     ;;
 kdtree-k-limit)
-    # The k-d tree's largest K, 1024 (README), end to end against the
+    # The k-d tree's largest K, 1024 (docs/user-guide.md), end to end against the
     # oracle, N not much above it; K = 1025 on the tree is a job error
     # (exit 2), one line that names the limit, before any output exists.
     expect_exit 0 "$LBKNN" generate data --points 1300 --queries 12 --dim 3 --classes 5 --seed 21

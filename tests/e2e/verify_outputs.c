@@ -103,7 +103,7 @@ static int32_t best_class(const double *w, const int *voted)
     return best;
 }
 
-/* README's top-5: every class 0, 1, 2, ... ranked by score (0 without
+/* The top-5 of docs/user-guide.md: every class 0, 1, 2, ... ranked by score (0 without
  * neighbours) descending, ties to the smaller label; truth among the first
  * five. Counted directly: the classes that rank before truth. */
 static int in_top5(const double *w, int32_t truth)

@@ -623,7 +623,7 @@ static void test_knn_in_order(void)
  * lists, not the data, are what is large. */
 static void test_knn_k_max(void)
 {
-    LBK_ASSERT_EQ_INT(LBK_TREE_K_MAX, 1024, "the limit README.md documents");
+    LBK_ASSERT_EQ_INT(LBK_TREE_K_MAX, 1024, "the limit docs/user-guide.md documents");
     for (int metric = 0; metric < 3; metric++) {
         knn_case(1500, 3, DATA_UNIFORM, metric, LBK_TREE_K_MAX, LBK_SPLIT_ROUND_ROBIN, 12);
         knn_case(1100, 2, DATA_GRID, metric, LBK_TREE_K_MAX, LBK_SPLIT_WIDEST, 9);

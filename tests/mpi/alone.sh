@@ -1,5 +1,5 @@
 #!/bin/bash
-# A run that no launcher started never starts MPI (README, "Many ranks and
+# A run that no launcher started never starts MPI (docs/cluster.md, "Many ranks and
 # SLURM"): with Open MPI pointed at a transport that does not exist, the
 # plain run still succeeds and writes the bytes of `mpirun -n 1` (which
 # starts MPI without that setting), its report's timings its own, and

@@ -7,7 +7,7 @@ engines, metrics and weights.
 
 A check that raises SkipTest is listed as skipped: scikit-learn's own
 (pandas is not installed) or the estimator's _xfail_checks tag (each
-one's reason is in the README's Python section)."""
+one's reason is in docs/python.md)."""
 import sys
 import traceback
 import warnings

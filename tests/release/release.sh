@@ -3,7 +3,7 @@
 # macros) and everything else agrees with it or reads it: CHANGELOG.md's
 # newest release heading names it, in Keep a Changelog's form, newest first;
 # CMakeLists.txt, pyproject.toml and CITATION.cff write no version of their
-# own; every version the README quotes is this one. The licence is
+# own; every version the README and docs/ quote is this one. The licence is
 # BSD-3-Clause wherever it is named.
 # usage: release.sh SOURCE
 set -euo pipefail
@@ -43,14 +43,17 @@ grep -q '^project(lbknn VERSION ${LBK_HEADER_VERSION}' CMakeLists.txt ||
 grep -q '^dynamic = \["version"\]' pyproject.toml || fail "pyproject.toml: version is not dynamic"
 if grep -q '^version *=' pyproject.toml; then fail "pyproject.toml writes a version"; fi
 if grep -q '^version:' CITATION.cff; then fail "CITATION.cff writes a version"; fi
-# Each version the README quotes ("lbknn 0.2.0", "liblbknn.so.0.2.0",
-# "find_package(lbknn 0.2") is this one.
-while read -r quoted; do
+# Each version the README and the pages of docs/ it links quote ("lbknn
+# 0.2.0", "liblbknn.so.0.2.0", "find_package(lbknn 0.2") is this one.
+while IFS=: read -r file quoted; do
     [[ $version == "$quoted" || $version == "$quoted".* ]] ||
-        fail "README.md quotes version $quoted, lbknn.h says $version"
-done < <(grep -o -e 'lbknn [0-9]\+\.[0-9]\+\(\.[0-9]\+\)\?' -e 'liblbknn\.so\.[0-9.]*[0-9]' README.md |
-    sed -e 's/^lbknn //' -e 's/^liblbknn\.so\.//' | sort -u)
+        fail "$file quotes version $quoted, lbknn.h says $version"
+done < <(grep -o -H -e 'lbknn [0-9]\+\.[0-9]\+\(\.[0-9]\+\)\?' -e 'liblbknn\.so\.[0-9.]*[0-9]' \
+             README.md docs/*.md |
+    sed -e 's/:lbknn /:/' -e 's/:liblbknn\.so\./:/' | sort -u)
 grep -q "liblbknn.so.$major\b" README.md || fail "README.md does not name the SONAME liblbknn.so.$major"
+grep -q "liblbknn.so.$major\b" docs/install.md ||
+    fail "docs/install.md does not name the SONAME liblbknn.so.$major"
 
 # The licence, wherever it is named.
 head -1 LICENSE | grep -qx "BSD 3-Clause License" || fail "LICENSE is not the BSD 3-Clause text"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What lbknn promises about files, signals, limits and exit codes (README.md,
+# What lbknn promises about files, signals, limits and exit codes (docs/user-guide.md,
 # "What lbknn guarantees"), one scenario per CTest test.
 # usage: reliability.sh LBKNN SHIM WORKDIR SCENARIO [MPIEXEC]
 #   SHIM: tests/fuzz's LD_PRELOAD library (failing pwrite, rename, realloc)
@@ -278,16 +278,16 @@ signal-mpirun)
     # process group. Both merges; ranks may outlive mpirun for a moment.
     # mpirun's exit status: Open MPI's mpirun ends a job it was signalled to
     # stop with 1, whatever its ranks did (mpirun -n 2 sleep 30 does the
-    # same), or passes on the ranks' 128+N (README: the code of the signal
+    # same), or passes on the ranks' 128+N (docs/user-guide.md: the code of the signal
     # that stopped the run); never 0 (the run finished before the signal:
     # nothing was tested) nor anything else.
     # mpirun sends SIGKILL odls_base_sigkill_timeout seconds (default 1)
     # after SIGTERM; on a loaded machine (the suite at -j2 beside other
     # work) a rank was seen to need longer than 1 s to run its handler, and
-    # SIGKILL leaves partial files no program can remove (README). Open MPI
-    # 4.1 also waits that long before its SIGTERM (after a SIGCONT): 10 s
-    # made each of the two stops below take 18 s; 3 s leaves a rank three
-    # times the second it once needed.
+    # SIGKILL leaves partial files no program can remove (docs/user-guide.md).
+    # Open MPI 4.1 also waits that long before its SIGTERM (after a
+    # SIGCONT): 10 s made each of the two stops below take 18 s; 3 s leaves
+    # a rank three times the second it once needed.
     export OMPI_MCA_odls_base_sigkill_timeout=3
     mkdir out && echo previous > out/p.csv
     tag="--set output.report=out/r-$$-1.yaml"
