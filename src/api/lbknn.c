@@ -1,6 +1,6 @@
 /* The library's handles: options (a job, set key by key), the context (a
- * communicator and a device), statuses and messages. The index and its
- * searches: lbknn_index.c. */
+ * communicator and a device), messages. The index and its searches:
+ * lbknn_index.c; the statuses: lbknn_status.c. */
 #include "lbknn_impl.h"
 
 #include "build_info.h"
@@ -45,21 +45,7 @@ void lbk_api_begin(char *message)
 
 lbknn_status lbk_api_end(lbk_status st)
 {
-    static const lbknn_status codes[] = {
-        [LBK_OK] = LBKNN_OK,
-        [LBK_ERR_USAGE] = LBKNN_ERR_USAGE,
-        [LBK_ERR_CONFIG] = LBKNN_ERR_CONFIG,
-        [LBK_ERR_INPUT] = LBKNN_ERR_INPUT,
-        [LBK_ERR_IO] = LBKNN_ERR_IO,
-        [LBK_ERR_NOMEM] = LBKNN_ERR_NOMEM,
-        [LBK_ERR_DEVICE] = LBKNN_ERR_DEVICE,
-        [LBK_ERR_MPI] = LBKNN_ERR_MPI,
-        [LBK_ERR_REMOTE] = LBKNN_ERR_REMOTE,
-        [LBK_ERR_INTERNAL] = LBKNN_ERR_INTERNAL,
-        [LBK_ERR_REMOTE_INPUT] = LBKNN_ERR_REMOTE,
-    };
-    const lbknn_status code =
-        (unsigned)st < sizeof codes / sizeof *codes ? codes[st] : LBKNN_ERR_INTERNAL;
+    const lbknn_status code = lbk_api_status(st);
     /* A rank that did not fail logs nothing: the failing one said why. */
     if (code != LBKNN_OK && capture_to && capture_to[0] == '\0')
         snprintf(capture_to, LBKNN_MESSAGE_MAX, "%s",
@@ -98,23 +84,6 @@ const char *lbknn_build_info(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, fill_build_info);
     return build_info_text;
-}
-
-const char *lbknn_status_string(lbknn_status status)
-{
-    switch (status) {
-    case LBKNN_OK: return "ok";
-    case LBKNN_ERR_USAGE: return "invalid argument";
-    case LBKNN_ERR_CONFIG: return "bad option";
-    case LBKNN_ERR_INPUT: return "bad input data";
-    case LBKNN_ERR_IO: return "I/O error";
-    case LBKNN_ERR_NOMEM: return "out of memory";
-    case LBKNN_ERR_DEVICE: return "device error";
-    case LBKNN_ERR_MPI: return "MPI error";
-    case LBKNN_ERR_REMOTE: return "failure on another rank";
-    case LBKNN_ERR_INTERNAL: return "internal error";
-    }
-    return "unknown status";
 }
 
 lbknn_status lbknn_options_create(lbknn_options **out)

@@ -48,6 +48,9 @@ extern "C" {
     LBKNN_VERSION_NUMBER_(LBKNN_VERSION_MAJOR)                                                   \
     "." LBKNN_VERSION_NUMBER_(LBKNN_VERSION_MINOR) "." LBKNN_VERSION_NUMBER_(LBKNN_VERSION_PATCH)
 
+/* The values are fixed. Each has its message (lbknn_status_string), and
+ * every failure inside the library maps to one of them, by one list that
+ * the build checks against this enum (src/core/status.h). */
 typedef enum {
     LBKNN_OK = 0,
     LBKNN_ERR_USAGE = 1,    /* a bad argument: a NULL handle, k out of range, ... */

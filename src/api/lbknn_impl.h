@@ -1,5 +1,4 @@
-/* The library's handles, shared by lbknn.c and lbknn_index.c; private to
- * src/api. */
+/* The library's handles, shared by the files of src/api; private to it. */
 #ifndef LBKNN_IMPL_H
 #define LBKNN_IMPL_H
 
@@ -57,5 +56,7 @@ struct lbknn_index {
  * failure that logged nothing here. */
 void lbk_api_begin(char *message);
 lbknn_status lbk_api_end(lbk_status st);
+/* The public code of a status (lbknn_status.c, from the status list). */
+lbknn_status lbk_api_status(lbk_status status);
 
 #endif

@@ -3,9 +3,9 @@
 int lbk_status_exit_code(lbk_status status)
 {
     switch (status) {
-#define LBK_STATUS_CODE_(constant, name, code)                                                   \
-    case constant: return code;
-        LBK_STATUS_LIST(LBK_STATUS_CODE_)
+#define LBK_STATUS_CODE_(constant, name, exit_code, public_code)                                 \
+    case constant: return exit_code;
+        LBK_STATUS_LIST(LBK_STATUS_SKIP_PUBLIC, LBK_STATUS_CODE_)
 #undef LBK_STATUS_CODE_
     }
     return 1;
@@ -14,9 +14,9 @@ int lbk_status_exit_code(lbk_status status)
 const char *lbk_status_name(lbk_status status)
 {
     switch (status) {
-#define LBK_STATUS_NAME_(constant, name, code)                                                   \
+#define LBK_STATUS_NAME_(constant, name, exit_code, public_code)                                 \
     case constant: return name;
-        LBK_STATUS_LIST(LBK_STATUS_NAME_)
+        LBK_STATUS_LIST(LBK_STATUS_SKIP_PUBLIC, LBK_STATUS_NAME_)
 #undef LBK_STATUS_NAME_
     }
     return "unknown";

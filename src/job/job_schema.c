@@ -50,78 +50,88 @@ const lbk_enum_item lbk_job_labels_formats[] = {
     FORMAT_(LBK_FORMAT_TEXT), FORMAT_(LBK_FORMAT_CSV),   FORMAT_(LBK_FORMAT_NPY),
     FORMAT_(LBK_FORMAT_IBIN), FORMAT_(LBK_FORMAT_HDF5),  {NULL, 0}};
 
-/* KEY(SECTION, section, key, kind, min, max, items): key names the member
- * of lbk_job.section that holds the value, and is the key's name. */
-#define KEY(SEC, sec, member, kind, min, max, items)                                             \
-    {LBK_SEC_##SEC, #member, LBK_KEY_##kind, offsetof(lbk_job, sec.member), min, max, items},
-#define INPUT_KEYS(SEC, sec)                                                                     \
-    KEY(SEC, sec, path, IN_PATH, 0, 0, NULL)                                                     \
-    KEY(SEC, sec, format, ENUM, 0, 0, lbk_job_points_formats)                                    \
-    KEY(SEC, sec, labels, IN_PATH, 0, 0, NULL)                                                   \
-    KEY(SEC, sec, labels_format, ENUM, 0, 0, lbk_job_labels_formats)                             \
-    KEY(SEC, sec, label_column, INT, -1, INT_MAX, NULL)                                          \
-    KEY(SEC, sec, targets, IN_PATH, 0, 0, NULL)                                                  \
-    KEY(SEC, sec, target_column, INT, -1, INT_MAX, NULL)                                         \
-    KEY(SEC, sec, delimiter, CHAR, 0, 0, NULL)                                                   \
-    KEY(SEC, sec, header, HEADER, 0, 0, NULL)                                                    \
-    KEY(SEC, sec, dataset, NAME, 0, 0, NULL)                                                     \
-    KEY(SEC, sec, labels_dataset, NAME, 0, 0, NULL)
-/* The ground truth's keys stand in the query section, stored in job.truth. */
-#define TRUTH_KEY(member, kind)                                                                  \
-    {LBK_SEC_QUERY, #member, LBK_KEY_##kind, offsetof(lbk_job, truth.member), 0, 0, NULL},
-#define TRUTH_KEYS                                                                               \
-    TRUTH_KEY(neighbors, IN_PATH)                                                                \
-    TRUTH_KEY(neighbors_dataset, NAME)                                                           \
-    TRUTH_KEY(distances, IN_PATH) TRUTH_KEY(distances_dataset, NAME)
-#define OUTPUT_KEY_(member) KEY(OUTPUT, output, member, OUT_PATH, 0, 0, NULL)
+/* KEY(SECTION, in, key, kind, min, max, items): the key `key` of section
+ * SECTION, whose value is lbk_job's member in.key (the key's name is the
+ * member's); its kind, its range [min, max] (INT and U64) and the names an
+ * ENUM key takes. Each row ends with its comma, so that the rows of
+ * LBK_JOB_OUTPUT_LIST join in. */
+#define KEY(SEC, in, key, kind, min, max, items)                                                 \
+    {LBK_SEC_##SEC, #key, LBK_KEY_##kind, offsetof(lbk_job, in.key), min, max, items},
+#define OUTPUT_KEY_(key) KEY(OUTPUT, output, key, OUT_PATH, 0, 0, NULL)
 
+/* What follows are tables, one key a row, their columns aligned by hand:
+ * clang-format would run the rows together. */
+/* clang-format off */
+
+/* A data source's keys: the reference and query sections have the same. */
+#define INPUT_KEYS(SEC, in)                                                                      \
+    /*  section in   key             kind     min max      items */                              \
+    KEY(SEC,    in,  path,           IN_PATH, 0,  0,       NULL)                                 \
+    KEY(SEC,    in,  format,         ENUM,    0,  0,       lbk_job_points_formats)               \
+    KEY(SEC,    in,  labels,         IN_PATH, 0,  0,       NULL)                                 \
+    KEY(SEC,    in,  labels_format,  ENUM,    0,  0,       lbk_job_labels_formats)               \
+    KEY(SEC,    in,  label_column,   INT,     -1, INT_MAX, NULL)                                 \
+    KEY(SEC,    in,  targets,        IN_PATH, 0,  0,       NULL)                                 \
+    KEY(SEC,    in,  target_column,  INT,     -1, INT_MAX, NULL)                                 \
+    KEY(SEC,    in,  delimiter,      CHAR,    0,  0,       NULL)                                 \
+    KEY(SEC,    in,  header,         HEADER,  0,  0,       NULL)                                 \
+    KEY(SEC,    in,  dataset,        NAME,    0,  0,       NULL)                                 \
+    KEY(SEC,    in,  labels_dataset, NAME,    0,  0,       NULL)
+
+/* The ground truth's keys stand in the query section, stored in job.truth. */
+#define TRUTH_KEYS                                                                               \
+    /*  section in     key                kind     min max items */                              \
+    KEY(QUERY,  truth, neighbors,         IN_PATH, 0,  0,  NULL)                                 \
+    KEY(QUERY,  truth, neighbors_dataset, NAME,    0,  0,  NULL)                                 \
+    KEY(QUERY,  truth, distances,         IN_PATH, 0,  0,  NULL)                                 \
+    KEY(QUERY,  truth, distances_dataset, NAME,    0,  0,  NULL)
+
+/* Every key, in print order. task stands at the top level, outside any
+ * section. */
 const lbk_job_key_desc lbk_job_keys[] = {
     {LBK_SEC_TOP, "task", LBK_KEY_ENUM, offsetof(lbk_job, task), 0, 0, lbk_task_items},
-    INPUT_KEYS(REFERENCE, reference) INPUT_KEYS(QUERY, query) TRUTH_KEYS KEY(
-        SYNTHETIC, synthetic, points, U64, 1, INT64_MAX,
-        NULL) KEY(SYNTHETIC, synthetic, queries, U64, 1, INT64_MAX,
-                  NULL) KEY(SYNTHETIC, synthetic, dim, INT, 1, 4096,
-                            NULL) KEY(SYNTHETIC, synthetic, classes, INT, 1, 100000, NULL)
-        KEY(SYNTHETIC, synthetic, seed, U64, 0, INT64_MAX, NULL) KEY(
-            SYNTHETIC,
-            synthetic, spread, DOUBLE,
-            0, 0,
-            NULL) KEY(KNN, knn, k, INT, 1, LBK_K_MAX,
-                      NULL) KEY(KNN, knn, metric, ENUM, 0, 0, lbk_metric_items)
-            KEY(KNN, knn, weights, ENUM, 0, 0, lbk_weights_items) KEY(
-                KNN, knn, engine, ENUM,
-                0, 0, lbk_engine_items) KEY(KNN, knn, temperature, DOUBLE, 0, 0, NULL)
-                KEY(DEVICE, device, type, ENUM, 0, 0,
-                    lbk_device_type_items) KEY(DEVICE, device, batch, U64, 0, INT64_MAX, NULL)
-                    KEY(DEVICE, device, groups, INT, 0, 4096,
-                        NULL) KEY(DEVICE, device, memory_mb, U64, 0, INT64_MAX,
-                                  NULL) KEY(DEVICE, device, list, DEV_LIST, 0, INT_MAX, NULL)
-                        KEY(DEVICE, device, threads, INT, -4096, 4096,
-                            NULL) KEY(TREE, tree, split, ENUM, 0, 0, lbk_tree_split_items)
-                            KEY(TREE, tree, sort, ENUM, 0, 0, lbk_tree_sort_items) KEY(
-                                TREE,
-                                tree, verify, BOOL,
-                                0,
-                                0, NULL) KEY(TUNING, tuning, cache, BOOL, 0, 0,
-                                             NULL) KEY(TUNING, tuning, lanes, INT, 0, 16, NULL)
-                                KEY(TUNING, tuning, block_queries, INT, 0, 16,
-                                    NULL) KEY(TUNING, tuning, block_vectors, INT, 0, 8, NULL)
-                                    KEY(TUNING, tuning, tile_blocks, INT, 0, 32,
-                                        NULL) KEY(TUNING, tuning, slice, INT, 0, 4096, NULL)
-                                        KEY(TUNING, tuning, segment_log2, INT, 0, 24,
-                                            NULL) KEY(MPI, mpi, merge, ENUM, 0,
-                                                      0, lbk_merge_mode_items)
-                                            KEY(MPI, mpi, partition, ENUM, 0, 0,
-                                                lbk_partition_items) KEY(MPI, mpi, balance, ENUM,
-                                                                         0, 0, lbk_balance_items)
-                                                KEY(INDEX, index, path, IN_PATH, 0, 0, NULL)
-                                                    KEY(INDEX, index, rebuild, BOOL, 0, 0, NULL)
-                                                        KEY(RUN, run, checkpoint, OUT_PATH, 0, 0,
-                                                            NULL) KEY(RUN, run, checkpoint_s, U64,
-                                                                      1, INT64_MAX, NULL)
-                                                            KEY(RUN, run, max_hours, DOUBLE, 0, 0,
-                                                                NULL)
-                                                                LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_)};
+    INPUT_KEYS(REFERENCE, reference)
+    INPUT_KEYS(QUERY, query)
+    TRUTH_KEYS
+    /*  section    in         key            kind      min    max        items */
+    KEY(SYNTHETIC, synthetic, points,        U64,      1,     INT64_MAX, NULL)
+    KEY(SYNTHETIC, synthetic, queries,       U64,      1,     INT64_MAX, NULL)
+    KEY(SYNTHETIC, synthetic, dim,           INT,      1,     4096,      NULL)
+    KEY(SYNTHETIC, synthetic, classes,       INT,      1,     100000,    NULL)
+    KEY(SYNTHETIC, synthetic, seed,          U64,      0,     INT64_MAX, NULL)
+    KEY(SYNTHETIC, synthetic, spread,        DOUBLE,   0,     0,         NULL)
+    KEY(KNN,       knn,       k,             INT,      1,     LBK_K_MAX, NULL)
+    KEY(KNN,       knn,       metric,        ENUM,     0,     0,         lbk_metric_items)
+    KEY(KNN,       knn,       weights,       ENUM,     0,     0,         lbk_weights_items)
+    KEY(KNN,       knn,       engine,        ENUM,     0,     0,         lbk_engine_items)
+    KEY(KNN,       knn,       temperature,   DOUBLE,   0,     0,         NULL)
+    KEY(DEVICE,    device,    type,          ENUM,     0,     0,         lbk_device_type_items)
+    KEY(DEVICE,    device,    batch,         U64,      0,     INT64_MAX, NULL)
+    KEY(DEVICE,    device,    groups,        INT,      0,     4096,      NULL)
+    KEY(DEVICE,    device,    memory_mb,     U64,      0,     INT64_MAX, NULL)
+    KEY(DEVICE,    device,    list,          DEV_LIST, 0,     INT_MAX,   NULL)
+    KEY(DEVICE,    device,    threads,       INT,      -4096, 4096,      NULL)
+    KEY(TREE,      tree,      split,         ENUM,     0,     0,         lbk_tree_split_items)
+    KEY(TREE,      tree,      sort,          ENUM,     0,     0,         lbk_tree_sort_items)
+    KEY(TREE,      tree,      verify,        BOOL,     0,     0,         NULL)
+    KEY(TUNING,    tuning,    cache,         BOOL,     0,     0,         NULL)
+    KEY(TUNING,    tuning,    lanes,         INT,      0,     16,        NULL)
+    KEY(TUNING,    tuning,    block_queries, INT,      0,     16,        NULL)
+    KEY(TUNING,    tuning,    block_vectors, INT,      0,     8,         NULL)
+    KEY(TUNING,    tuning,    tile_blocks,   INT,      0,     32,        NULL)
+    KEY(TUNING,    tuning,    slice,         INT,      0,     4096,      NULL)
+    KEY(TUNING,    tuning,    segment_log2,  INT,      0,     24,        NULL)
+    KEY(MPI,       mpi,       merge,         ENUM,     0,     0,         lbk_merge_mode_items)
+    KEY(MPI,       mpi,       partition,     ENUM,     0,     0,         lbk_partition_items)
+    KEY(MPI,       mpi,       balance,       ENUM,     0,     0,         lbk_balance_items)
+    KEY(INDEX,     index,     path,          IN_PATH,  0,     0,         NULL)
+    KEY(INDEX,     index,     rebuild,       BOOL,     0,     0,         NULL)
+    KEY(RUN,       run,       checkpoint,    OUT_PATH, 0,     0,         NULL)
+    KEY(RUN,       run,       checkpoint_s,  U64,      1,     INT64_MAX, NULL)
+    KEY(RUN,       run,       max_hours,     DOUBLE,   0,     0,         NULL)
+    LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_) /* output.<each>: OUT_PATH */
+};
+/* clang-format on */
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
 _Static_assert(N_KEYS <= LBK_JOB_MAX_KEYS, "raise LBK_JOB_MAX_KEYS");
 const int lbk_job_key_count = (int)N_KEYS;

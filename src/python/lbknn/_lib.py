@@ -21,14 +21,14 @@ import weakref
 
 import numpy as np
 
+# lbknn_status's codes, each named as in lbknn.h without LBKNN_ (OK,
+# ERR_USAGE, ...): _status.py is written at build time from the status list
+# (src/core/status.h), so that no code is kept by hand here.
+from ._status import *  # noqa: F403
+
 _c_void_p = ctypes.c_void_p
 _c_int = ctypes.c_int
 
-# lbknn_status
-OK = 0
-ERR_USAGE = 1
-ERR_CONFIG = 2
-ERR_INPUT = 3
 
 # lbknn_weights
 WEIGHTS = {"uniform": 0, "distance": 1, "softmax": 2}
