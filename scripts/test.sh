@@ -3,7 +3,8 @@
 # iproute2 for the multi-host test cluster of tests/multihost,
 # scikit-learn for the check of the votes against its predict_proba and the
 # Python package's tests, with mpi4py and pandas for their MPI and pandas
-# cases, Oclgrind for the kernel checks, clang-format for the style check,
+# cases, Oclgrind for the kernel checks, Valgrind for api.threads.helgrind,
+# clang-format for the style check,
 # python3-venv and python3-pip for pip.install, man-db for docs.man, Lmod
 # for install.modulefile), build,
 # and run the whole CTest suite
@@ -14,8 +15,8 @@
 # device tests do not skip here.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 lbk_install $LBK_BUILD_PACKAGES gzip slurmctld slurmd slurm-client munge python3-sklearn \
-    python3-mpi4py python3-pandas python3-h5py oclgrind clang-format iproute2 python3-venv \
-    python3-pip man-db lmod
+    python3-mpi4py python3-pandas python3-h5py oclgrind valgrind clang-format iproute2 \
+    python3-venv python3-pip man-db lmod
 lbk_build
 lbk_mpi_env
 lbk_pocl_cache_env

@@ -15,43 +15,63 @@
 #include <stdlib.h>
 #include <string.h>
 
-static lbknn_log_fn user_log = NULL;
-static void *user_log_data = NULL;
-/* The handle message the current call fills (its first error), or NULL. */
-static char *capture_to = NULL;
+/* lbknn_set_log_callback's, for the calls whose context has none of its
+ * own: set and read from any thread, so under a lock (the pair must be read
+ * whole). The other process-wide state and its guards: docs/design.md,
+ * section 11, "Threads". */
+static pthread_mutex_t process_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static lbknn_log_fn process_log_fn = NULL;
+static void *process_log_user = NULL;
 
+/* The thread's sink during an entry point: `user` is its lbk_api_call. */
 static void api_log(void *user, int level, const char *message)
 {
-    (void)user;
-    if (level == 0 && capture_to && capture_to[0] == '\0')
-        snprintf(capture_to, LBKNN_MESSAGE_MAX, "%s", message);
-    if (user_log)
-        user_log(user_log_data, (lbknn_log_level)level, message);
+    const lbk_api_call *call = user;
+    if (level == 0 && call->message && call->message[0] == '\0')
+        snprintf(call->message, LBKNN_MESSAGE_MAX, "%s", message);
+    if (call->fn && level <= (int)call->level)
+        call->fn(call->user, (lbknn_log_level)level, message);
 }
 
 void lbknn_set_log_callback(lbknn_log_fn fn, void *user)
 {
-    user_log = fn;
-    user_log_data = user;
+    pthread_mutex_lock(&process_log_lock);
+    process_log_fn = fn;
+    process_log_user = user;
+    pthread_mutex_unlock(&process_log_lock);
 }
 
-void lbk_api_begin(char *message)
+void lbk_api_begin(lbk_api_call *call, const lbknn_context *context, char *message)
 {
-    lbk_log_set_sink(api_log, NULL);
-    capture_to = message;
+    call->message = message;
     if (message)
         message[0] = '\0';
+    call->level = context ? context->log_level : LBKNN_LOG_INFO;
+    if (context && context->log_fn) {
+        call->fn = context->log_fn;
+        call->user = context->log_user;
+    } else {
+        pthread_mutex_lock(&process_log_lock);
+        call->fn = process_log_fn;
+        call->user = process_log_user;
+        pthread_mutex_unlock(&process_log_lock);
+    }
+    call->saved = lbk_log_get();
+    const lbk_log log = {.sink = api_log, .user = call, .rank = -1, .quiet = false};
+    lbk_log_set(&log);
+    if (context && context->comm_ok)
+        lbk_log_set_rank(context->comm.rank, context->comm.size);
 }
 
-lbknn_status lbk_api_end(lbk_status st)
+lbknn_status lbk_api_end(lbk_api_call *call, lbk_status st)
 {
     const lbknn_status code = lbk_api_status(st);
     /* A rank that did not fail logs nothing: the failing one said why. */
-    if (code != LBKNN_OK && capture_to && capture_to[0] == '\0')
-        snprintf(capture_to, LBKNN_MESSAGE_MAX, "%s",
+    if (code != LBKNN_OK && call->message && call->message[0] == '\0')
+        snprintf(call->message, LBKNN_MESSAGE_MAX, "%s",
                  lbk_status_is_remote(st) ? "another rank failed (its message says why)"
                                           : lbknn_status_string(code));
-    capture_to = NULL;
+    lbk_log_set(&call->saved);
     return code;
 }
 
@@ -102,7 +122,8 @@ lbknn_status lbknn_options_set(lbknn_options *o, const char *key, const char *va
 {
     if (!o)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(o->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, NULL, o->error);
     lbk_status st = LBK_OK;
     char assignment[LBK_PATH_MAX + 160];
     if (!key || !value) {
@@ -115,7 +136,7 @@ lbknn_status lbknn_options_set(lbknn_options *o, const char *key, const char *va
     } else {
         st = lbk_job_set_option(&o->job, assignment);
     }
-    return lbk_api_end(st);
+    return lbk_api_end(&call, st);
 }
 
 const char *lbknn_options_error(const lbknn_options *o) { return o ? o->error : ""; }
@@ -135,8 +156,10 @@ static lbk_status open_device(lbknn_context *c)
 lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_comm,
                                   lbknn_context **out, char *error, size_t error_size)
 {
+    /* No context yet: its messages go to the process's callback. */
     char message[LBKNN_MESSAGE_MAX];
-    lbk_api_begin(message);
+    lbk_api_call call;
+    lbk_api_begin(&call, NULL, message);
     lbk_status st = LBK_OK;
     lbknn_context *c = NULL;
     if (!out) {
@@ -155,6 +178,7 @@ lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_
         c->options = options->job;
     else
         lbk_job_defaults(&c->options);
+    c->log_level = LBKNN_LOG_INFO;
     LBK_TRY_GOTO(st, lbk_comm_init_from(&c->comm, mpi_comm));
     c->comm_ok = true;
     LBK_TRY_GOTO(st, lbk_comm_agree(&c->comm, open_device(c)));
@@ -162,7 +186,7 @@ lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_
     c = NULL;
 cleanup:
     lbknn_context_destroy(c);
-    const lbknn_status code = lbk_api_end(st);
+    const lbknn_status code = lbk_api_end(&call, st);
     if (code != LBKNN_OK && error && error_size > 0)
         snprintf(error, error_size, "%s", message);
     return code;
@@ -172,7 +196,8 @@ lbknn_status lbknn_context_set_program_cache(lbknn_context *c, const char *dir)
 {
     if (!c)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(c->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, c, c->error);
     lbk_status st = LBK_OK;
     if (dir && strlen(dir) >= LBK_PATH_MAX) {
         lbk_error("program cache directory: longer than %d bytes", LBK_PATH_MAX - 1);
@@ -180,7 +205,28 @@ lbknn_status lbknn_context_set_program_cache(lbknn_context *c, const char *dir)
     } else {
         lbk_device_set_program_cache(c->device, dir);
     }
-    return lbk_api_end(st);
+    return lbk_api_end(&call, st);
+}
+
+lbknn_status lbknn_context_set_log_callback(lbknn_context *c, lbknn_log_fn fn, void *user,
+                                            lbknn_log_level level)
+{
+    if (!c)
+        return LBKNN_ERR_USAGE;
+    lbk_api_call call;
+    lbk_api_begin(&call, c, c->error);
+    lbk_status st = LBK_OK;
+    if (level != LBKNN_LOG_ERROR && level != LBKNN_LOG_WARNING && level != LBKNN_LOG_INFO) {
+        lbk_error("lbknn_context_set_log_callback: level = %d: expected LBKNN_LOG_ERROR, "
+                  "LBKNN_LOG_WARNING or LBKNN_LOG_INFO",
+                  (int)level);
+        st = LBK_ERR_USAGE;
+    } else {
+        c->log_fn = fn;
+        c->log_user = user;
+        c->log_level = level;
+    }
+    return lbk_api_end(&call, st);
 }
 
 int lbknn_context_rank(const lbknn_context *c) { return c ? c->comm.rank : -1; }
@@ -192,8 +238,13 @@ void lbknn_context_destroy(lbknn_context *c)
 {
     if (!c)
         return;
+    /* Nothing here logs today; should a release fail one day, its message
+     * goes where the context's go, not to stderr. */
+    lbk_api_call call;
+    lbk_api_begin(&call, c, NULL);
     lbk_device_close(c->device);
     if (c->comm_ok)
         lbk_comm_free(&c->comm);
+    (void)lbk_api_end(&call, LBK_OK);
     free(c);
 }

@@ -11,8 +11,14 @@
  *    one line; nothing is printed and the process is never exited. Messages
  *    and warnings also go to the log callback, when one is set (a kernel
  *    compiler's log after a failed build comes as one multi-line message).
- *  - Handles are opaque. One thread at a time may call into the library
- *    (the log callback and message capture are process-wide).
+ *  - Handles are opaque. Threads: one thread at a time per context (a
+ *    context, its indexes and the options passed to them); contexts used
+ *    in different threads are independent (messages, ranks, devices), as
+ *    zstd's and FAISS's are. Options and contexts may move between threads
+ *    between calls. Two threads that make collective calls over MPI
+ *    communicators at the same time need MPI started with
+ *    MPI_THREAD_MULTIPLE; a context of this process alone (NULL
+ *    communicator) makes no MPI call (docs/library.md, "Threads").
  *  - Options are the job file's keys (configs/README.md), set by name:
  *    lbknn_options_set(o, "knn.metric", "cosine"); the same names, values
  *    and checks as a job file.
@@ -93,7 +99,11 @@ const char *lbknn_build_info(void);
 /* "invalid argument", "out of memory", ...; never NULL. */
 const char *lbknn_status_string(lbknn_status status);
 /* Every message of every handle, from now on, to `fn` (NULL: none, the
- * default). Messages are also kept per handle (lbknn_*_error). */
+ * default), except those of a context with a callback of its own
+ * (lbknn_context_set_log_callback). Messages are also kept per handle
+ * (lbknn_*_error). May be called from any thread; `fn` is called on the
+ * thread of the call that logs, so from several threads at once when
+ * contexts are used in several. */
 void lbknn_set_log_callback(lbknn_log_fn fn, void *user);
 
 /* ---- Options: the job's keys, with its defaults (K = 5, L2, engine auto,
@@ -125,6 +135,14 @@ lbknn_status lbknn_context_create(const lbknn_options *options, const void *mpi_
  * `lbknn run` uses $XDG_CACHE_HOME/lbknn/programs (else
  * ~/.cache/lbknn/programs), which the library may share. Not collective. */
 lbknn_status lbknn_context_set_program_cache(lbknn_context *context, const char *dir);
+/* The messages of this context and its indexes to `fn` instead of the
+ * process's callback (NULL: back to the process's), those of `level` and
+ * more severe only (LBKNN_LOG_ERROR: errors; LBKNN_LOG_INFO, the default:
+ * all); the handles' messages keep every error either way.
+ * lbknn_context_create's own messages go to the process's callback. Not
+ * collective. */
+lbknn_status lbknn_context_set_log_callback(lbknn_context *context, lbknn_log_fn fn, void *user,
+                                            lbknn_log_level level);
 int lbknn_context_rank(const lbknn_context *context);
 int lbknn_context_size(const lbknn_context *context);
 /* "<device name> [index i, node rank r]". */

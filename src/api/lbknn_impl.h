@@ -8,6 +8,7 @@
 #include "device.h"
 #include "index.h"
 #include "job.h"
+#include "log.h"
 #include "status.h"
 #include "targets.h"
 
@@ -28,6 +29,11 @@ struct lbknn_context {
     lbk_device *device;
     char device_desc[256];
     char error[LBKNN_MESSAGE_MAX];
+    /* lbknn_context_set_log_callback: this context's callback (NULL: the
+     * process's, lbknn_set_log_callback) and the most verbose level it gets. */
+    lbknn_log_fn log_fn;
+    void *log_user;
+    lbknn_log_level log_level;
 };
 
 struct lbknn_index {
@@ -50,12 +56,26 @@ struct lbknn_index {
     char error[LBKNN_MESSAGE_MAX];
 };
 
-/* Every entry point: messages from here on go to the callback (never to
- * stderr) and the first error into `message` (LBKNN_MESSAGE_MAX bytes, may
- * be NULL); lbk_api_end turns the status into the caller's and names a
- * failure that logged nothing here. */
-void lbk_api_begin(char *message);
-lbknn_status lbk_api_end(lbk_status st);
+/* One entry point's call: where its messages go and the thread's logger to
+ * put back when it returns. On the caller's stack: nothing of it outlives
+ * the call or is seen by another thread. */
+typedef struct {
+    char *message; /* the handle's: the call's first error (NULL: none kept) */
+    lbknn_log_fn fn;
+    void *user;
+    lbknn_log_level level; /* the most verbose passed to fn */
+    lbk_log saved;         /* the thread's logger before the call */
+} lbk_api_call;
+
+/* Every entry point: messages from here on go to `context`'s callback (or
+ * the process's; never to stderr), with its rank, and the first error into
+ * `message` (LBKNN_MESSAGE_MAX bytes, may be NULL); `context` may be NULL
+ * (an options call) or not yet have its communicator. lbk_api_end turns the
+ * status into the caller's, names a failure that logged nothing here and
+ * puts the thread's logger back, so calls on two contexts in two threads,
+ * or nested in a log callback, each keep their own. */
+void lbk_api_begin(lbk_api_call *call, const lbknn_context *context, char *message);
+lbknn_status lbk_api_end(lbk_api_call *call, lbk_status st);
 /* The public code of a status (lbknn_status.c, from the status list). */
 lbknn_status lbk_api_status(lbk_status status);
 

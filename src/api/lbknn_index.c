@@ -243,7 +243,8 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
 {
     if (!context || !out)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(context->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, context, context->error);
     *out = NULL;
     lbknn_index *ix = NULL;
     lbk_status st = index_new(context, options, &ix);
@@ -254,14 +255,15 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
         ix = NULL;
     }
     lbknn_index_destroy(ix);
-    return lbk_api_end(st);
+    return lbk_api_end(&call, st);
 }
 
 lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
 {
     if (!ix || !dir || !dir[0])
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(ix->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
     const lbk_index_save_extra extra = {
         .reference = "the library's rows (lbknn_index_build)",
         .targets_saved = ix->has_targets,
@@ -269,7 +271,7 @@ lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
         .targets_first = ix->targets_first,
         .targets_rows = ix->targets_rows,
     };
-    return lbk_api_end(lbk_index_save(ix->index, dir, &extra));
+    return lbk_api_end(&call, lbk_index_save(ix->index, dir, &extra));
 }
 
 /* Collective: the manifest on every rank, checked on rank 0 against the
@@ -330,7 +332,8 @@ lbknn_status lbknn_index_load(lbknn_context *context, const lbknn_options *optio
 {
     if (!context || !out || !dir || !dir[0])
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(context->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, context, context->error);
     *out = NULL;
     lbknn_index *ix = NULL;
     lbk_status st = index_new(context, options, &ix);
@@ -341,7 +344,7 @@ lbknn_status lbknn_index_load(lbknn_context *context, const lbknn_options *optio
         ix = NULL;
     }
     lbknn_index_destroy(ix);
-    return lbk_api_end(st);
+    return lbk_api_end(&call, st);
 }
 
 int64_t lbknn_index_rows(const lbknn_index *ix) { return ix ? (int64_t)ix->rows : 0; }
@@ -364,10 +367,13 @@ void lbknn_index_destroy(lbknn_index *ix)
 {
     if (!ix)
         return;
+    lbk_api_call call; /* as lbknn_context_destroy's */
+    lbk_api_begin(&call, ix->context, NULL);
     lbk_index_destroy(ix->index);
     lbk_targets_free(&ix->lookup);
     lbk_alloc_large_free(ix->targets);
     free(ix->starts);
+    (void)lbk_api_end(&call, LBK_OK);
     free(ix);
 }
 
@@ -514,9 +520,11 @@ lbknn_status lbknn_index_search(lbknn_index *ix, int64_t queries, const float *p
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(ix->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
     search_job job = {.ix = ix, .k = k, .use = use_lists, .ids = ids, .distances = distances};
-    return lbk_api_end(run_search(&job, queries, points, check_search(ix, queries, points, k)));
+    return lbk_api_end(&call,
+                       run_search(&job, queries, points, check_search(ix, queries, points, k)));
 }
 
 static lbk_status use_votes(search_job *job, uint64_t first, uint64_t count,
@@ -554,7 +562,8 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(ix->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
     lbk_status st = check_search(ix, queries, points, k);
     if (st == LBK_OK && ix->classes == 0) {
         lbk_error("classify: the index was built without labels");
@@ -569,7 +578,7 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
         job.scores = lbk_alloc_large_logged((uint64_t)k, sizeof *job.scores, "class scores", &st);
     st = run_search(&job, queries, points, st);
     lbk_alloc_large_free(job.scores);
-    return lbk_api_end(st);
+    return lbk_api_end(&call, st);
 }
 
 /* Collective: each neighbour's target, from the rank that holds it. */
@@ -593,7 +602,8 @@ lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(ix->error);
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
     lbk_status st = check_search(ix, queries, points, k);
     /* Every rank knows whether the index has targets: they were agreed. */
     if (st == LBK_OK && !ix->has_targets) {
@@ -608,5 +618,5 @@ lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *
         st = check_weights(ix, weights, 0, true);
     search_job job = {.ix = ix, .k = k, .use = use_targets, .values = values};
     job.rule.weights = (lbk_weights)weights;
-    return lbk_api_end(run_search(&job, queries, points, st));
+    return lbk_api_end(&call, run_search(&job, queries, points, st));
 }

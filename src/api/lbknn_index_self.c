@@ -103,6 +103,8 @@ lbknn_status lbknn_index_search_self(lbknn_index *ix, int k, int64_t *ids, float
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
-    lbk_api_begin(ix->error);
-    return lbk_api_end(search_self(ix, k, ids, distances, check_self(ix, k, ids, distances)));
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
+    return lbk_api_end(&call,
+                       search_self(ix, k, ids, distances, check_self(ix, k, ids, distances)));
 }

@@ -7,14 +7,16 @@
 #include "try.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DEFAULT_CHUNK_BYTES (UINT64_C(1) << 30)
 
-/* Only a testing hook changes this; everything else reads it. */
-static uint64_t chunk_bytes = DEFAULT_CHUNK_BYTES;
+/* Only a testing hook changes this; everything else reads it, from any
+ * thread (atomic: a process-wide setting, not a context's). */
+static _Atomic uint64_t chunk_bytes = DEFAULT_CHUNK_BYTES;
 
 void lbk_comm_set_chunk_bytes(uint64_t bytes)
 {
@@ -199,7 +201,8 @@ lbk_status lbk_comm_agree(const lbk_comm *comm, lbk_status local)
 /* Bytes one MPI call of a byte buffer may carry: the chunk, as an int. */
 static uint64_t byte_step(void)
 {
-    return chunk_bytes < (uint64_t)INT_MAX ? chunk_bytes : (uint64_t)INT_MAX;
+    const uint64_t chunk = chunk_bytes;
+    return chunk < (uint64_t)INT_MAX ? chunk : (uint64_t)INT_MAX;
 }
 
 lbk_status lbk_comm_bcast_bytes(const lbk_comm *comm, void *data, uint64_t bytes)
@@ -271,7 +274,8 @@ lbk_status lbk_comm_reduce_sum_u64(const lbk_comm *comm, uint64_t *values, uint6
 {
     if (comm->size == 1)
         return LBK_OK;
-    const uint64_t step = chunk_bytes >= sizeof *values ? chunk_bytes / sizeof *values : 1;
+    const uint64_t chunk = chunk_bytes;
+    const uint64_t step = chunk >= sizeof *values ? chunk / sizeof *values : 1;
     for (uint64_t at = 0; at < count; at += step) {
         const int n = (int)(count - at < step ? count - at : step);
         void *send = comm->rank == 0 ? MPI_IN_PLACE : (void *)(values + at);

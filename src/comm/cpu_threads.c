@@ -3,19 +3,30 @@
 #include "cpu_share.h"
 #include "log.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The environment is the process's: two contexts created in two threads at
+ * once must not both read and set it. */
+static pthread_mutex_t environment_lock = PTHREAD_MUTEX_INITIALIZER;
+
 lbk_cpu_threads_source lbk_cpu_threads_apply(const lbk_comm *comm)
 {
-    if (getenv("POCL_MAX_PTHREAD_COUNT"))
-        return LBK_CPU_THREADS_ENVIRONMENT;
-    const long share = lbk_cpu_share(comm);
-    if (share <= 0)
-        return LBK_CPU_THREADS_DEVICE_DEFAULT; /* PoCL's own default is already right */
+    pthread_mutex_lock(&environment_lock);
+    const bool user_set = getenv("POCL_MAX_PTHREAD_COUNT") != NULL;
+    const long share = user_set ? 0 : lbk_cpu_share(comm);
     char value[32];
     snprintf(value, sizeof value, "%ld", share);
-    if (setenv("POCL_MAX_PTHREAD_COUNT", value, 0) != 0) {
+    const bool set = share > 0 && setenv("POCL_MAX_PTHREAD_COUNT", value, 0) == 0;
+    pthread_mutex_unlock(&environment_lock);
+    if (user_set)
+        return LBK_CPU_THREADS_ENVIRONMENT;
+    if (share <= 0)
+        return LBK_CPU_THREADS_DEVICE_DEFAULT; /* PoCL's own default is already right */
+    if (!set) {
+        /* Outside the lock: the warning may reach a library caller's callback. */
         lbk_warn("cannot set POCL_MAX_PTHREAD_COUNT=%s; CPU threads may oversubscribe", value);
         return LBK_CPU_THREADS_DEVICE_DEFAULT;
     }

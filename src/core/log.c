@@ -4,20 +4,21 @@
 #include <stdio.h>
 #include <string.h>
 
-static int log_rank = -1;
-static bool log_quiet = false;
-static lbk_log_sink_fn log_sink = NULL;
-static void *log_sink_user = NULL;
+/* This thread's: see lbk_log in log.h for why no thread shares it. */
+static _Thread_local lbk_log current = {.sink = NULL, .user = NULL, .rank = -1, .quiet = false};
+
+lbk_log lbk_log_get(void) { return current; }
+void lbk_log_set(const lbk_log *log) { current = *log; }
 
 void lbk_log_set_sink(lbk_log_sink_fn sink, void *user)
 {
-    log_sink = sink;
-    log_sink_user = user;
+    current.sink = sink;
+    current.user = user;
 }
 
-void lbk_log_set_rank(int rank, int size) { log_rank = size > 1 ? rank : -1; }
-void lbk_log_set_quiet(bool quiet) { log_quiet = quiet; }
-bool lbk_log_is_quiet(void) { return log_quiet; }
+void lbk_log_set_rank(int rank, int size) { current.rank = size > 1 ? rank : -1; }
+void lbk_log_set_quiet(bool quiet) { current.quiet = quiet; }
+bool lbk_log_is_quiet(void) { return current.quiet; }
 
 /* Length of the well-formed UTF-8 sequence at p (2 to 4 bytes, no
  * overlong forms, surrogates or C1 controls), or 0. */
@@ -90,14 +91,15 @@ static void log_line(int level_code, const char *level, const char *fmt, va_list
     char body[2048], shown[4 * sizeof body];
     vsnprintf(body, sizeof body, fmt, ap);
     lbk_log_escape(body, shown, sizeof shown, false);
-    if (log_sink && log_rank >= 0) {
+    const lbk_log log = current;
+    if (log.sink && log.rank >= 0) {
         char ranked[sizeof shown + 32];
-        snprintf(ranked, sizeof ranked, "rank %d: %s", log_rank, shown);
-        log_sink(log_sink_user, level_code, ranked);
-    } else if (log_sink) {
-        log_sink(log_sink_user, level_code, shown);
-    } else if (log_rank >= 0)
-        fprintf(stderr, "lbknn[rank %d]: %s%s\n", log_rank, level, shown);
+        snprintf(ranked, sizeof ranked, "rank %d: %s", log.rank, shown);
+        log.sink(log.user, level_code, ranked);
+    } else if (log.sink) {
+        log.sink(log.user, level_code, shown);
+    } else if (log.rank >= 0)
+        fprintf(stderr, "lbknn[rank %d]: %s%s\n", log.rank, level, shown);
     else
         fprintf(stderr, "lbknn: %s%s\n", level, shown);
 }
@@ -112,7 +114,7 @@ void lbk_error(const char *fmt, ...)
 
 void lbk_warn(const char *fmt, ...)
 {
-    if (log_quiet && !log_sink)
+    if (current.quiet && !current.sink)
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -122,7 +124,7 @@ void lbk_warn(const char *fmt, ...)
 
 void lbk_info(const char *fmt, ...)
 {
-    if (log_quiet && !log_sink)
+    if (current.quiet && !current.sink)
         return;
     va_list ap;
     va_start(ap, fmt);
@@ -132,10 +134,12 @@ void lbk_info(const char *fmt, ...)
 
 void lbk_log_text(const char *text)
 {
-    static char shown[16384];
+    /* On the stack, not static: two threads may each log a compiler's log. */
+    char shown[16384];
     lbk_log_escape(text, shown, sizeof shown, true);
-    if (log_sink) {
-        log_sink(log_sink_user, 2, shown);
+    const lbk_log log = current;
+    if (log.sink) {
+        log.sink(log.user, 2, shown);
         return;
     }
     const size_t n = strlen(shown);

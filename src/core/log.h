@@ -9,17 +9,33 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* rank < 0 or size <= 1: no rank prefix. */
-void lbk_log_set_rank(int rank, int size);
-void lbk_log_set_quiet(bool quiet);
-bool lbk_log_is_quiet(void);
-
 /* Where messages go instead of stderr (a library's caller, lbknn.h), or
  * NULL for stderr. `message` is one escaped line without the program and
  * level prefixes ("knn.k=0: must be ...", "rank 3: ..." on several ranks),
- * `level` 0 error, 1 warning, 2 information; --quiet does not apply.
- * Process-wide. */
+ * `level` 0 error, 1 warning, 2 information; --quiet does not apply. */
 typedef void (*lbk_log_sink_fn)(void *user, int level, const char *message);
+
+/* Where one thread's messages go and how they are labelled. Each thread has
+ * its own (C11 _Thread_local), so no state of the log is shared between
+ * threads: `lbknn` sets its one thread's at the start, the library sets the
+ * calling thread's from the handle's context on entry to each call and puts
+ * the caller's back on return (src/api, lbk_api_begin), so that two
+ * contexts used in two threads never see each other's sink or rank. A new
+ * thread starts at stderr, no rank, not quiet. */
+typedef struct {
+    lbk_log_sink_fn sink; /* NULL: stderr */
+    void *user;           /* the sink's */
+    int rank;             /* the prefix's rank; -1: none */
+    bool quiet;           /* stderr only: warnings and information left out */
+} lbk_log;
+
+lbk_log lbk_log_get(void);
+void lbk_log_set(const lbk_log *log);
+
+/* Parts of this thread's logger. rank < 0 or size <= 1: no rank prefix. */
+void lbk_log_set_rank(int rank, int size);
+void lbk_log_set_quiet(bool quiet);
+bool lbk_log_is_quiet(void);
 void lbk_log_set_sink(lbk_log_sink_fn sink, void *user);
 
 /* "lbknn: error: ..." / "lbknn[rank 3]: error: ..." */

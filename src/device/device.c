@@ -6,6 +6,7 @@
 #include "rlimit.h"
 #include "try.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,17 +70,18 @@ static void print_install_hint(void)
               "OpenCL ICD) and check with 'lbknn devices'");
 }
 
-/* GPUs first, then everything else, in platform order. */
-static lbk_status enumerate(device_entry *entries, int *count)
+/* GPUs first, then everything else, in platform order; the platforms'
+ * error, CL_SUCCESS when there are none. */
+static cl_int list_devices(device_entry *entries, int *count)
 {
     cl_platform_id platforms[MAX_PLATFORMS];
     cl_uint nplat = 0;
     *count = 0;
     cl_int err = clGetPlatformIDs(MAX_PLATFORMS, platforms, &nplat);
     if (err == CL_PLATFORM_NOT_FOUND_KHR || nplat == 0)
-        return LBK_OK;
+        return CL_SUCCESS;
     if (err != CL_SUCCESS)
-        return lbk_device_cl_check(err, "listing OpenCL platforms");
+        return err;
     for (int pass = 0; pass < 2; pass++) {
         const cl_device_type want =
             pass == 0 ? CL_DEVICE_TYPE_GPU : (CL_DEVICE_TYPE_ALL & ~CL_DEVICE_TYPE_GPU);
@@ -96,7 +98,22 @@ static lbk_status enumerate(device_entry *entries, int *count)
             }
         }
     }
-    return LBK_OK;
+    return CL_SUCCESS;
+}
+
+/* PoCL (3.1, Debian 12's) starts its devices in the first clGetDeviceIDs,
+ * and another thread's call meanwhile finds none (CL_DEVICE_NOT_FOUND):
+ * two contexts created in two threads at once must not list the devices at
+ * once. Logged outside the lock, since a message may reach a library
+ * caller's callback. */
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static lbk_status enumerate(device_entry *entries, int *count)
+{
+    pthread_mutex_lock(&list_lock);
+    const cl_int err = list_devices(entries, count);
+    pthread_mutex_unlock(&list_lock);
+    return lbk_device_cl_check(err, "listing OpenCL platforms");
 }
 
 static bool matches(const device_entry *e, lbk_device_type type)

@@ -8,6 +8,7 @@
 #include "program_cache.h"
 #include "try.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 /* Compiler warnings are for the kernels' developers: -w keeps them out of
  * the build log and off the terminal (some OpenCL compilers print "N
  * warnings generated." on stderr themselves). */
-static bool show_compiler_warnings = false;
+static atomic_bool show_compiler_warnings = false; /* set by `lbknn`, read by any thread */
 
 void lbk_device_show_compiler_warnings(bool show) { show_compiler_warnings = show; }
 

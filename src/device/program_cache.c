@@ -1,6 +1,7 @@
 #include "program_cache.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,12 @@ static unsigned char *program_binary(cl_program program, size_t *len)
 
 static bool write_file(const char *path, const char *id, const unsigned char *bin, size_t len)
 {
+    /* A name of this process and call: two contexts in two threads may
+     * store the same program at once, and must not write one file. */
+    static atomic_uint serial;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", path, (long)getpid(),
+             atomic_fetch_add(&serial, 1));
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return false;

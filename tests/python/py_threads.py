@@ -1,5 +1,6 @@
-"""python.threads: estimators used from several threads at once (the
-library takes one call at a time; the package serialises them) give the
+"""python.threads: estimators used from several threads at once (they
+share a context, which the library lets one thread use at a time; the
+package serialises the calls) give the
 results of one thread: separate estimators, and one shared estimator whose
 index is rebuilt for a larger k while other threads query it."""
 from concurrent.futures import ThreadPoolExecutor

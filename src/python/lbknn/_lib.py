@@ -63,8 +63,9 @@ def _text(b):
     return "" if b is None else b.decode("utf-8", "replace")
 
 
-# The library takes one thread at a time (lbknn.h): every call, and the
-# reading of the message a failed call left, holds this lock. (A thread
+# The library takes one thread at a time per context (lbknn.h) and the
+# estimators share one context per device and communicator: every call, and
+# the reading of the message a failed call left, holds this lock. (A thread
 # waiting for it does not hold the GIL, so a log callback in the thread that
 # holds it still runs.)
 _lock = threading.RLock()
