@@ -7,6 +7,7 @@
 #include "cpu_threads.h"
 #include "dataset.h"
 #include "device_request.h"
+#include "index_params.h"
 #include "log.h"
 #include "try.h"
 
@@ -134,7 +135,9 @@ lbknn_status lbknn_options_set(lbknn_options *o, const char *key, const char *va
         lbk_error("option %.64s: value too long", key);
         st = LBK_ERR_CONFIG;
     } else {
-        st = lbk_job_set_option(&o->job, assignment);
+        st = lbk_index_params_check_option(key);
+        if (st == LBK_OK)
+            st = lbk_job_set_option(&o->job, assignment);
     }
     return lbk_api_end(&call, st);
 }

@@ -19,9 +19,12 @@
  *    communicators at the same time need MPI started with
  *    MPI_THREAD_MULTIPLE; a context of this process alone (NULL
  *    communicator) makes no MPI call (docs/library.md, "Threads").
- *  - Options are the job file's keys (configs/README.md), set by name:
+ *  - Options are the job file's keys that the library uses (index,
+ *    device, kernel parameters: knn.k, knn.metric, knn.engine, device.*,
+ *    tree.*, tuning.*, mpi.partition, mpi.merge), set by name:
  *    lbknn_options_set(o, "knn.metric", "cosine"); the same names, values
- *    and checks as a job file.
+ *    and checks as a job file (configs/README.md). Any other key is
+ *    refused (LBKNN_ERR_CONFIG, with a message naming the keys taken).
  *  - With MPI, the functions marked "collective" must be called by every
  *    rank of the context's communicator, in the same order. A failure on
  *    any rank is returned on every rank (the others' message says a rank
@@ -106,12 +109,19 @@ const char *lbknn_status_string(lbknn_status status);
  * contexts are used in several. */
 void lbknn_set_log_callback(lbknn_log_fn fn, void *user);
 
-/* ---- Options: the job's keys, with its defaults (K = 5, L2, engine auto,
- * any device preferring GPUs, partition auto, ...). ---- */
+/* ---- Options: the job's keys the library uses, with the job's defaults
+ * (K = 5, L2, engine auto, any device preferring GPUs, partition auto,
+ * tuning cache on, ...). ---- */
 lbknn_status lbknn_options_create(lbknn_options **out);
 /* key "section.key" of the job reference, value as in a job file
- * ("knn.k", "7"; "device.type", "cpu"; "device.list", "[0, 1]"). On
- * error the options are unchanged. */
+ * ("knn.k", "7"; "device.type", "cpu"; "device.list", "[0, 1]"). The keys
+ * taken: knn.k, knn.metric, knn.engine, device.* (type, list, threads,
+ * batch, groups, memory_mb), tree.* (split, sort, verify), tuning.*
+ * (cache, lanes, block_queries, block_vectors, tile_blocks, slice,
+ * segment_log2), mpi.partition, mpi.merge; any other key (task,
+ * knn.weights, reference.*, output.*, ...: `lbknn run`'s alone) is
+ * LBKNN_ERR_CONFIG, "KEY: not an option of the library (it takes: ...)".
+ * On error the options are unchanged. */
 lbknn_status lbknn_options_set(lbknn_options *options, const char *key, const char *value);
 /* The last failure's message ("" when none). */
 const char *lbknn_options_error(const lbknn_options *options);
@@ -160,10 +170,15 @@ void lbknn_context_destroy(lbknn_context *context);
  * mpi.partition = replicate every rank passes all rows (the same ones).
  * Options used: knn.k (the largest k a search may ask), knn.metric,
  * knn.engine, tree.*, mpi.partition, mpi.merge, device.batch,
- * device.groups, device.memory_mb (tuning.* are `lbknn run`'s alone:
- * results never depend on them). The arrays are copied; the caller may
- * free them on
- * return. On failure *out is NULL and the context's message says why. */
+ * device.groups, device.memory_mb, and tuning.*: the device's kernel
+ * parameters are chosen as `lbknn run` chooses them, the options'
+ * tuning.* keys (those not 0) over `lbknn tune`'s cache for this device
+ * ($XDG_CACHE_HOME/lbknn, else ~/.cache/lbknn; read when tuning.cache is
+ * true, the default; a damaged or foreign file is a warning to the log
+ * callback) over the parameters derived from the device
+ * (lbknn_index_tuning says which ran; results never depend on them). The
+ * arrays are copied; the caller may free them on return. On failure *out
+ * is NULL and the context's message says why. */
 lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
                                int dim, const float *points, const int32_t *labels,
                                const double *targets, lbknn_index **out);
@@ -192,6 +207,12 @@ int32_t lbknn_index_classes(const lbknn_index *index);
 int lbknn_index_has_targets(const lbknn_index *index);
 const char *lbknn_index_engine(const lbknn_index *index);
 const char *lbknn_index_partition(const lbknn_index *index);
+/* The kernel parameters this rank's device runs the index with, and where
+ * they came from, as `lbknn run`'s summary says them: "lanes=8 block=6x2
+ * tile=8 slice=128 segment=2^16 (derived)"; "(tuned)": `lbknn tune`'s
+ * cache; "(job)": the options' tuning.* keys. Per rank (each rank has its
+ * own device); results never depend on them. */
+const char *lbknn_index_tuning(const lbknn_index *index);
 const char *lbknn_index_error(const lbknn_index *index);
 void lbknn_index_destroy(lbknn_index *index);
 

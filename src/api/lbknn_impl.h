@@ -11,6 +11,7 @@
 #include "log.h"
 #include "status.h"
 #include "targets.h"
+#include "tuning.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -40,6 +41,8 @@ struct lbknn_index {
     lbknn_context *context;
     lbk_job options;         /* the index's, as set */
     lbk_index_params params; /* what the index reads of them (lbk_index_params_from_job) */
+    lbk_tuning tuning;       /* its device's kernel parameters (lbk_device_tuning_from_job) */
+    char tuning_text[160];   /* lbknn_index_tuning's */
     lbk_index *index;
     lbk_index_plan plan;
     uint64_t rows; /* over every rank */

@@ -7,6 +7,7 @@
 #include "alloc_large.h"
 #include "classes.h"
 #include "classify.h"
+#include "device_tuning.h"
 #include "enums.h"
 #include "index_params.h"
 #include "knn.h"
@@ -15,6 +16,7 @@
 #include "regress.h"
 #include "row_split.h"
 #include "try.h"
+#include "tune_cache.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -148,13 +150,30 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
     return LBK_OK;
 }
 
-/* What the index reads of the options. Its lists are knn.k long whatever
- * the options' task: the library's searches read them knn.k apart (a
- * task: graph set among the options would make them one longer). */
+/* What the index reads of the options. Its lists are knn.k long: the
+ * library's searches read them knn.k apart (task, which is no option of
+ * the library, stays at its default, never graph's K + 1; said here too so
+ * that the layout does not rest on a default). */
 static void index_params(lbknn_index *ix)
 {
     lbk_index_params_from_job(&ix->options, &ix->params);
     ix->params.k = ix->options.knn.k;
+}
+
+/* This rank's kernel parameters, chosen as `lbknn run` chooses them (the
+ * options' tuning.* keys, else `lbknn tune`'s cache, else derived from the
+ * device): a bad cache file is a warning to the log callback, never a
+ * failure. The cache directory is read from the environment at each build,
+ * as `lbknn` reads it at each run. */
+static void choose_tuning(lbknn_index *ix)
+{
+    char dir[LBK_PATH_MAX];
+    lbk_tune_cache_dir(dir, sizeof dir);
+    lbk_device_tuning_from_job(&ix->options, ix->context->device, dir, &ix->tuning, NULL, 0);
+    char text[128];
+    lbk_tuning_format(&ix->tuning, text, sizeof text);
+    snprintf(ix->tuning_text, sizeof ix->tuning_text, "%s (%s)", text,
+             lbk_tuning_source_name(ix->tuning.source));
 }
 
 /* Collective: every rank's first row into starts (ranks + 1 entries, the
@@ -203,6 +222,7 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     LBK_TRY(lbk_comm_agree(comm, check_rows(rows, dim, points, labels, targets)));
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
     index_params(ix);
+    choose_tuning(ix);
     bool has_labels = labels != NULL, has_targets = targets != NULL;
     LBK_TRY(
         lbk_comm_agree(comm, agree_shape(ix, (uint64_t)rows, dim, &has_labels, &has_targets)));
@@ -211,8 +231,8 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     ix->has_targets = has_targets;
     st = lbk_comm_agree(comm, copy_shard(ix, points, labels, targets, &shard));
     if (st == LBK_OK)
-        st = lbk_index_create(comm, ix->context->device, NULL, &ix->params, &ix->plan, ix->rows,
-                              has_labels, &shard, NULL, &ix->index);
+        st = lbk_index_create(comm, ix->context->device, &ix->tuning, &ix->params, &ix->plan,
+                              ix->rows, has_labels, &shard, NULL, &ix->index);
     lbk_dataset_free(&shard);
     return st == LBK_OK ? share_rows(ix) : st;
 }
@@ -281,6 +301,7 @@ static lbk_status load_manifest(lbknn_index *ix, const char *dir, char **manifes
     const lbk_comm *comm = &ix->context->comm;
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
     index_params(ix);
+    choose_tuning(ix);
     LBK_TRY(lbk_index_manifest_share(comm, dir, manifest));
     const bool fits =
         comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->params, comm->size, false);
@@ -318,8 +339,8 @@ static lbk_status load(lbknn_index *ix, const char *dir)
         if (targets)
             ix->targets =
                 lbk_index_saved_take_targets(saved, &ix->targets_first, &ix->targets_rows);
-        st = lbk_index_create_saved(comm, ix->context->device, NULL, &ix->params, &ix->plan,
-                                    ix->rows, labels, &shard, saved, &ix->index);
+        st = lbk_index_create_saved(comm, ix->context->device, &ix->tuning, &ix->params,
+                                    &ix->plan, ix->rows, labels, &shard, saved, &ix->index);
     }
     lbk_dataset_free(&shard);
     lbk_index_saved_free(saved);
@@ -362,6 +383,8 @@ const char *lbknn_index_partition(const lbknn_index *ix)
 {
     return ix ? lbk_partition_name(ix->plan.partition) : "";
 }
+
+const char *lbknn_index_tuning(const lbknn_index *ix) { return ix ? ix->tuning_text : ""; }
 
 void lbknn_index_destroy(lbknn_index *ix)
 {

@@ -12,6 +12,7 @@
 #include "run.h"
 #include "try.h"
 #include "tune.h"
+#include "tune_cache.h"
 #include "usage.h"
 #include "version.h"
 
@@ -28,23 +29,9 @@
 #define START_ADDRESS_SPACE (UINT64_C(640) << 20)
 #define START_FILE_SIZE (UINT64_C(16) << 20)
 
-/* `lbknn tune`'s cache directory: $XDG_CACHE_HOME/lbknn (an absolute
- * XDG_CACHE_HOME only, as the XDG spec says), else $HOME/.cache/lbknn, else
- * none. */
+/* `lbknn tune`'s cache directory (tune_cache.h: lbk_tune_cache_dir), ""
+ * when there is none. */
 static char tune_cache_dir[4096];
-
-static void find_tune_cache_dir(void)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    int n = -1;
-    if (xdg && xdg[0] == '/')
-        n = snprintf(tune_cache_dir, sizeof tune_cache_dir, "%s/lbknn", xdg);
-    else if (home && home[0])
-        n = snprintf(tune_cache_dir, sizeof tune_cache_dir, "%s/.cache/lbknn", home);
-    if (n < 0 || (size_t)n >= sizeof tune_cache_dir)
-        tune_cache_dir[0] = '\0';
-}
 
 typedef struct {
     const char *job_path;
@@ -223,7 +210,7 @@ int main(int argc, char **argv)
             lbk_usage(stdout);
             return 0;
         }
-    find_tune_cache_dir();
+    lbk_tune_cache_dir(tune_cache_dir, sizeof tune_cache_dir);
     /* For the kernels' developers: the OpenCL compiler's warnings. */
     const char *warnings = getenv("LBKNN_KERNEL_WARNINGS");
     lbk_device_show_compiler_warnings(warnings && strcmp(warnings, "1") == 0);

@@ -5,6 +5,7 @@
 #include "classes.h"
 #include "comm_job.h"
 #include "device_request.h"
+#include "device_tuning.h"
 #include "index_params.h"
 #include "log.h"
 #include "progress.h"
@@ -125,8 +126,8 @@ static lbk_status open_device(lbk_run_state *s)
     lbk_checkpoint_release_signal(job, &held);
     if (st == LBK_OK) {
         lbk_tune_use_cache_dir(s->device, s->options->tune_cache_dir);
-        lbk_tune_for_job(job, s->device, s->options->tune_cache_dir, &s->tuning, s->tuning_file,
-                         sizeof s->tuning_file);
+        lbk_device_tuning_from_job(job, s->device, s->options->tune_cache_dir, &s->tuning,
+                                   s->tuning_file, sizeof s->tuning_file);
     }
     s->phase[LBK_PHASE_DEVICE] = lbk_timer_now() - t;
     s->devices =

@@ -9,47 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The job's non-zero tuning keys over `t`; true when any was set. */
-static bool apply_job(const lbk_job *job, lbk_tuning *t)
-{
-    const int from_job[6] = {job->tuning.lanes,         job->tuning.block_queries,
-                             job->tuning.block_vectors, job->tuning.tile_blocks,
-                             job->tuning.slice,         job->tuning.segment_log2};
-    int *field[6] = {&t->lanes,       &t->block_queries, &t->block_vectors,
-                     &t->tile_blocks, &t->slice,         &t->segment_log2};
-    bool any = false;
-    for (int i = 0; i < 6; i++) {
-        if (from_job[i] != 0) {
-            *field[i] = from_job[i];
-            any = true;
-        }
-    }
-    return any;
-}
-
 void lbk_tune_use_cache_dir(lbk_device *dev, const char *cache_dir)
 {
     char dir[4096];
     const int n = snprintf(dir, sizeof dir, "%s/programs", cache_dir ? cache_dir : "");
     if (cache_dir && cache_dir[0] && n > 0 && (size_t)n < sizeof dir)
         lbk_device_set_program_cache(dev, dir);
-}
-
-void lbk_tune_for_job(const lbk_job *job, const lbk_device *dev, const char *cache_dir,
-                      lbk_tuning *out, char *file, size_t file_size)
-{
-    lbk_tuning_derive(dev, out);
-    char path[4096];
-    file[0] = '\0';
-    if (job->tuning.cache && lbk_tune_cache_path(cache_dir, dev, path, sizeof path)) {
-        const char *base = strrchr(path, '/');
-        snprintf(file, file_size, "%s", base ? base + 1 : path);
-        lbk_tuning cached;
-        if (lbk_tune_cache_read(path, dev, &cached) == LBK_TUNE_CACHE_USED)
-            *out = cached;
-    }
-    if (apply_job(job, out))
-        out->source = LBK_TUNING_JOB;
 }
 
 static lbk_status parse_tune_args(int argc, char **argv, lbk_device_request *req, int *index)

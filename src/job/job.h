@@ -187,4 +187,10 @@ void lbk_job_print(const lbk_job *job, void *file /* FILE* */, int indent);
  * ("l2|l1|linf|cosine|ip", "true|false") or a kind ("1..4096", "PATH"). */
 void lbk_job_print_keys(FILE *f);
 
+/* "knn.k, knn.metric, device.*": the keys `names` ("section.key",
+ * NULL-terminated) joined in their order, a section whose every key is
+ * among them written once as "section.*"; for the messages that say which
+ * keys a caller takes. */
+void lbk_job_join_names(const char *const *names, char *buf, size_t size);
+
 #endif

@@ -1,5 +1,26 @@
 #include "index_params.h"
 
+#include "log.h"
+
+#include <string.h>
+
+/* Grouped by section, so that the message can name a whole one as
+ * "section.*" (lbk_job_join_names). */
+const char *const lbk_index_params_option_keys[] = {
+    /* lbk_index_params_from_job (and the api's own reads of the options:
+     * knn.k, knn.metric, mpi.partition) */
+    "knn.k", "knn.metric", "knn.engine",
+    /* lbk_device_request_from_job, then lbk_index_params_from_job */
+    "device.type", "device.list", "device.threads", "device.batch", "device.groups",
+    "device.memory_mb",
+    /* lbk_index_params_from_job */
+    "tree.split", "tree.sort", "tree.verify",
+    /* lbk_device_tuning_from_job */
+    "tuning.cache", "tuning.lanes", "tuning.block_queries", "tuning.block_vectors",
+    "tuning.tile_blocks", "tuning.slice", "tuning.segment_log2",
+    /* lbk_index_params_from_job */
+    "mpi.partition", "mpi.merge", NULL};
+
 void lbk_index_params_from_job(const lbk_job *job, lbk_index_params *params)
 {
     *params = (lbk_index_params){
@@ -18,4 +39,15 @@ void lbk_index_params_from_job(const lbk_job *job, lbk_index_params *params)
         .groups = job->device.groups,
         .memory_mb = job->device.memory_mb,
     };
+}
+
+lbk_status lbk_index_params_check_option(const char *key)
+{
+    for (const char *const *k = lbk_index_params_option_keys; *k; k++)
+        if (strcmp(*k, key) == 0)
+            return LBK_OK;
+    char keys[512];
+    lbk_job_join_names(lbk_index_params_option_keys, keys, sizeof keys);
+    lbk_error("%.64s: not an option of the library (it takes: %s)", key, keys);
+    return LBK_ERR_CONFIG;
 }

@@ -44,11 +44,62 @@ int main(void)
     lbknn_options *o = NULL;
     lbknn_options_create(&o);
     expect("unknown key", lbknn_options_set(o, "knn.kk", "3"), LBKNN_ERR_CONFIG,
-           lbknn_options_error(o), "unknown key 'knn.kk'");
+           lbknn_options_error(o), "knn.kk: not an option of the library (it takes: ");
     expect("bad value", lbknn_options_set(o, "knn.k", "0"), LBKNN_ERR_CONFIG,
            lbknn_options_error(o), "option knn.k=0: ");
     expect("good value", lbknn_options_set(o, "knn.k", "3"), LBKNN_OK, lbknn_options_error(o),
            "");
+    /* A job key the library does not use is refused, naming the ones it
+     * takes (a whole section as section.*), and changes nothing. */
+    static const char *const refused[][2] = {
+        {"task", "graph"},           {"knn.weights", "distance"},   {"knn.temperature", "2"},
+        {"query.path", "q.fvecs"},   {"synthetic.points", "10"},    {"mpi.balance", "queries"},
+        {"index.path", "saved.idx"}, {"output.neighbors", "n.txt"}, {"run.max_hours", "1"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        char want[512];
+        snprintf(want, sizeof want,
+                 "%s: not an option of the library (it takes: knn.k, knn.metric, knn.engine, "
+                 "device.*, tree.*, tuning.*, mpi.partition, mpi.merge)",
+                 refused[i][0]);
+        char what[64];
+        snprintf(what, sizeof what, "refused %s", refused[i][0]);
+        expect(what, lbknn_options_set(o, refused[i][0], refused[i][1]), LBKNN_ERR_CONFIG,
+               lbknn_options_error(o), want);
+    }
+    /* Every key it takes, at a value of its own. */
+    static const char *const taken[][2] = {
+        {"knn.k", "4"},
+        {"knn.metric", "l1"},
+        {"knn.engine", "brute"},
+        {"device.type", "any"},
+        {"device.list", "[0]"},
+        {"device.threads", "0"},
+        {"device.batch", "64"},
+        {"device.groups", "0"},
+        {"device.memory_mb", "0"},
+        {"tree.split", "widest"},
+        {"tree.sort", "auto"},
+        {"tree.verify", "true"},
+        {"tuning.cache", "false"},
+        {"tuning.lanes", "4"},
+        {"tuning.block_queries", "2"},
+        {"tuning.block_vectors", "2"},
+        {"tuning.tile_blocks", "4"},
+        {"tuning.slice", "64"},
+        {"tuning.segment_log2", "8"},
+        {"mpi.partition", "shard"},
+        {"mpi.merge", "reduce"},
+    };
+    lbknn_options *all = NULL;
+    lbknn_options_create(&all);
+    for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "taken %s", taken[i][0]);
+        expect(what, lbknn_options_set(all, taken[i][0], taken[i][1]), LBKNN_OK,
+               lbknn_options_error(all), "");
+    }
+    lbknn_options_destroy(all);
     char error[512] = "";
     lbknn_context *ctx = NULL;
     lbknn_options *gpu = NULL;

@@ -1,18 +1,21 @@
 /* Kernel parameters (src/engines/tuning.h) and their caches
- * (src/app/tune_cache.h, src/device/program_cache.h). Device cases take a
+ * (src/task/tune_cache.h, src/task/device_tuning.h, src/device/program_cache.h). Device cases take a
  * scratch directory (argv[2]) of their own. */
 #include "device_cl.h"
+#include "device_tuning.h"
 #include "job.h"
 #include "lbk_test.h"
+#include "lbknn.h"
 #include "log.h"
-#include "tune.h"
 #include "tune_cache.h"
 #include "tuning.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static lbk_device *dev;
 static char dir[1024], path[4096];
@@ -196,17 +199,17 @@ static void test_precedence(void)
     lbk_tuning derived, t;
     lbk_tuning_derive(dev, &derived);
     char file[48];
-    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_device_tuning_from_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_DERIVED, "no cache file yet");
     LBK_EXPECT_EQ_MEM(&t, &derived, sizeof t);
     LBK_EXPECT_TRUE(strncmp(file, "tune-", 5) == 0, "file %s", file);
     write_cache(NULL, good_params);
-    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_device_tuning_from_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_CACHE);
     LBK_EXPECT_EQ_INT(t.tile_blocks, 7);
     job.tuning.tile_blocks = 2;
     job.tuning.lanes = 16;
-    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_device_tuning_from_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_JOB);
     LBK_EXPECT_EQ_INT(t.tile_blocks, 2);
     LBK_EXPECT_EQ_INT(t.lanes, 16);
@@ -214,7 +217,7 @@ static void test_precedence(void)
     job.tuning.cache = false;
     job.tuning.tile_blocks = 0;
     job.tuning.lanes = 0;
-    lbk_tune_for_job(&job, dev, dir, &t, file, sizeof file);
+    lbk_device_tuning_from_job(&job, dev, dir, &t, file, sizeof file);
     LBK_EXPECT_EQ_INT(t.source, LBK_TUNING_DERIVED, "tuning.cache false");
     LBK_EXPECT_EQ_STR(file, "");
 }
@@ -267,6 +270,137 @@ static void test_program_cache_damaged(void)
     }
 }
 
+/* ---- the library reads the same cache ---- */
+
+enum { LIB_ROWS = 3000, LIB_DIM = 24, LIB_QUERIES = 257, LIB_K = 10 };
+
+static float lib_points[LIB_ROWS * LIB_DIM], lib_queries[LIB_QUERIES * LIB_DIM];
+static int lib_warnings;
+static char lib_warning[1024];
+
+static void lib_on_log(void *user, lbknn_log_level level, const char *message)
+{
+    (void)user;
+    if (level == LBKNN_LOG_WARNING) {
+        lib_warnings++;
+        snprintf(lib_warning, sizeof lib_warning, "%s", message);
+    }
+}
+
+/* An index of the library with these options (NULL-terminated key, value
+ * pairs) over the engine, its tuning string, and its answers. */
+static void lib_search(lbknn_context *ctx, const char *engine, const char *const *set,
+                       char *tuning, size_t tuning_size, int64_t *ids, float *dist)
+{
+    lbknn_options *o = NULL;
+    LBK_ASSERT_EQ_INT(lbknn_options_create(&o), LBKNN_OK);
+    LBK_ASSERT_EQ_INT(lbknn_options_set(o, "knn.engine", engine), LBKNN_OK);
+    LBK_ASSERT_EQ_INT(lbknn_options_set(o, "knn.k", "10"), LBKNN_OK);
+    for (int i = 0; set && set[i]; i += 2)
+        LBK_ASSERT_EQ_INT(lbknn_options_set(o, set[i], set[i + 1]), LBKNN_OK, "%s",
+                          lbknn_options_error(o));
+    lbknn_index *ix = NULL;
+    LBK_ASSERT_EQ_INT(lbknn_index_build(ctx, o, LIB_ROWS, LIB_DIM, lib_points, NULL, NULL, &ix),
+                      LBKNN_OK, "%s", lbknn_context_error(ctx));
+    LBK_EXPECT_EQ_STR(lbknn_index_engine(ix), engine);
+    snprintf(tuning, tuning_size, "%s", lbknn_index_tuning(ix));
+    LBK_ASSERT_EQ_INT(lbknn_index_search(ix, LIB_QUERIES, lib_queries, LIB_K, ids, dist),
+                      LBKNN_OK, "%s", lbknn_index_error(ix));
+    lbknn_index_destroy(ix);
+    lbknn_options_destroy(o);
+}
+
+/* Non-default parameters in the cache of a temporary XDG_CACHE_HOME: the
+ * library's index runs with them (lbknn_index_tuning says so), the
+ * options' tuning.* keys still win over them, tuning.cache: false and a
+ * damaged file fall back to the derived ones (the latter with a warning to
+ * the log callback, nothing on stderr), and the answers are the same bytes
+ * whichever ran. */
+static void test_library_cache(void)
+{
+    open_device();
+    char xdg[1100], cache_dir[1200], want_dir[1200];
+    snprintf(xdg, sizeof xdg, "%s/xdg", dir);
+    LBK_ASSERT_EQ_INT(setenv("XDG_CACHE_HOME", xdg, 1), 0);
+    LBK_ASSERT_TRUE(lbk_tune_cache_dir(cache_dir, sizeof cache_dir));
+    snprintf(want_dir, sizeof want_dir, "%s/lbknn", xdg);
+    LBK_EXPECT_EQ_STR(cache_dir, want_dir);
+    LBK_ASSERT_TRUE(lbk_tune_cache_path(cache_dir, dev, path, sizeof path));
+    const lbk_tuning tuned = {.lanes = 4,
+                              .block_queries = 3,
+                              .block_vectors = 2,
+                              .tile_blocks = 5,
+                              .slice = 40,
+                              .segment_log2 = 6};
+    lbk_tuning derived, job = tuned;
+    lbk_tuning_derive(dev, &derived);
+    job.lanes = 16;
+    char want_tuned[160], want_derived[160], want_job[160], text[128];
+    lbk_tuning_format(&tuned, text, sizeof text);
+    snprintf(want_tuned, sizeof want_tuned, "%s (tuned)", text);
+    lbk_tuning_format(&derived, text, sizeof text);
+    snprintf(want_derived, sizeof want_derived, "%s (derived)", text);
+    lbk_tuning_format(&job, text, sizeof text);
+    snprintf(want_job, sizeof want_job, "%s (job)", text);
+
+    lbk_test_rng rng = LBK_TEST_RNG(7);
+    for (size_t i = 0; i < sizeof lib_points / sizeof *lib_points; i++)
+        lib_points[i] = lbk_test_rng_unit(&rng);
+    for (size_t i = 0; i < sizeof lib_queries / sizeof *lib_queries; i++)
+        lib_queries[i] = lbk_test_rng_unit(&rng);
+    char err_path[1200];
+    snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+    fflush(stderr);
+    const int err_fd = open(err_path, O_CREAT | O_TRUNC | O_WRONLY, 0644);
+    const int saved_err = dup(2);
+    LBK_ASSERT_TRUE(err_fd >= 0 && saved_err >= 0);
+    dup2(err_fd, 2); /* the library prints nothing, a warning included */
+    lbknn_set_log_callback(lib_on_log, NULL);
+    lbknn_context *ctx = NULL;
+    char error[512] = "";
+    const lbknn_status made = lbknn_context_create(NULL, NULL, &ctx, error, sizeof error);
+
+    static int64_t ids[5][LIB_QUERIES * LIB_K];
+    static float dist[5][LIB_QUERIES * LIB_K];
+    static const char *const no_cache[] = {"tuning.cache", "false", NULL};
+    static const char *const lanes[] = {"tuning.lanes", "16", NULL};
+    const char *const engines[] = {"brute", "kdtree"};
+    char tuning[5][160];
+    for (int e = 0; made == LBKNN_OK && e < 2; e++) {
+        /* The library opens a device of its own: the same first one. */
+        LBK_ASSERT_EQ_INT(lbk_tune_cache_write(path, dev, &tuned, NULL), LBK_OK);
+        lib_warnings = 0;
+        lib_search(ctx, engines[e], NULL, tuning[0], sizeof tuning[0], ids[0], dist[0]);
+        lib_search(ctx, engines[e], no_cache, tuning[1], sizeof tuning[1], ids[1], dist[1]);
+        lib_search(ctx, engines[e], lanes, tuning[2], sizeof tuning[2], ids[2], dist[2]);
+        LBK_EXPECT_EQ_INT(lib_warnings, 0, "a good cache warns of nothing: %s", lib_warning);
+        write_cache(NULL, "lanes: 4\n"); /* incomplete */
+        lib_search(ctx, engines[e], NULL, tuning[3], sizeof tuning[3], ids[3], dist[3]);
+        LBK_EXPECT_EQ_INT(lib_warnings, 1, "a damaged cache is one warning");
+        LBK_EXPECT_TRUE(strstr(lib_warning, "ignoring the tuning cache") != NULL, "%s",
+                        lib_warning);
+        LBK_EXPECT_EQ_STR(tuning[0], want_tuned, "%s: the cache's", engines[e]);
+        LBK_EXPECT_EQ_STR(tuning[1], want_derived, "%s: tuning.cache false", engines[e]);
+        LBK_EXPECT_EQ_STR(tuning[2], want_job, "%s: tuning.lanes over the cache", engines[e]);
+        LBK_EXPECT_EQ_STR(tuning[3], want_derived, "%s: a damaged cache", engines[e]);
+        for (int v = 1; v < 4; v++) {
+            LBK_EXPECT_EQ_MEM(ids[v], ids[0], sizeof ids[0], "%s: ids under %s", engines[e],
+                              tuning[v]);
+            LBK_EXPECT_EQ_MEM(dist[v], dist[0], sizeof dist[0], "%s: distances under %s",
+                              engines[e], tuning[v]);
+        }
+    }
+    lbknn_context_destroy(ctx);
+    lbknn_set_log_callback(NULL, NULL);
+    fflush(stderr);
+    const off_t printed = lseek(err_fd, 0, SEEK_END);
+    dup2(saved_err, 2);
+    close(saved_err);
+    close(err_fd);
+    LBK_ASSERT_EQ_INT(made, LBKNN_OK, "%s", error);
+    LBK_EXPECT_EQ_INT(printed, 0, "the library printed on stderr (%s)", err_path);
+}
+
 /* No device, no work directory; the device cases take a work directory
  * (tests/tuning/CMakeLists.txt). */
 static const lbk_test_case host_cases[] = {
@@ -284,6 +418,7 @@ static const lbk_test_case device_cases[] = {
     {"cache_unknown_key", test_cache_unknown_key},
     {"precedence", test_precedence},
     {"program_cache_damaged", test_program_cache_damaged},
+    {"library_cache", test_library_cache},
 };
 
 LBK_TEST_MAIN(LBK_TEST_CASES(host_cases), LBK_TEST_CASES(device_cases))

@@ -1,11 +1,14 @@
 /* The tuning cache: the kernel parameters `lbknn tune` measured for one
  * device, one file per device, driver and lbknn version
- * (DIR/tune-<hash>.yaml, DIR = $XDG_CACHE_HOME/lbknn or ~/.cache/lbknn,
- * chosen by main.c). A flat YAML mapping that names what it was measured
- * on; a file that is unreadable, malformed, out of range or written for
- * another device is ignored with a warning, and the run uses the derived
- * parameters: the parameters never change a result, so a bad cache can
- * only cost speed. */
+ * (DIR/tune-<hash>.yaml, DIR = lbk_tune_cache_dir, beside the programs
+ * `lbknn run` keeps in DIR/programs). Read by both of the device's clients,
+ * `lbknn run` and the library (device_tuning.h chooses between it, the
+ * options and the derived parameters). A flat YAML mapping that names what
+ * it was measured on; a file that is unreadable, malformed, out of range or
+ * written for another device is ignored with a warning (to the log: stderr
+ * for `lbknn`, the callback for the library), and the derived parameters
+ * are used: the parameters never change a result, so a bad cache can only
+ * cost speed. */
 #ifndef LBK_TUNE_CACHE_H
 #define LBK_TUNE_CACHE_H
 
@@ -15,6 +18,11 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The cache directory: $XDG_CACHE_HOME/lbknn (an absolute XDG_CACHE_HOME
+ * only, as the XDG spec says), else $HOME/.cache/lbknn; false (and "")
+ * when neither is set or the path does not fit. */
+bool lbk_tune_cache_dir(char *dir, size_t size);
 
 /* DIR/tune-<16 hex digits>.yaml for this device; false (and an empty path)
  * when dir is empty or the path does not fit. */

@@ -58,6 +58,22 @@ static uint64_t identity_hash(const identity id[4])
     return h;
 }
 
+bool lbk_tune_cache_dir(char *dir, size_t size)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n = -1;
+    if (xdg && xdg[0] == '/')
+        n = snprintf(dir, size, "%s/lbknn", xdg);
+    else if (home && home[0])
+        n = snprintf(dir, size, "%s/.cache/lbknn", home);
+    if (n < 0 || (size_t)n >= size) {
+        dir[0] = '\0';
+        return false;
+    }
+    return true;
+}
+
 bool lbk_tune_cache_path(const char *dir, const lbk_device *dev, char *path, size_t size)
 {
     identity id[4];
