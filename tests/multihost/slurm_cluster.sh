@@ -72,6 +72,7 @@ echo "$! munged" >>"$LBK_STATE/root-pids"
 # Ports: slurmctld's on the bridge's address, the slurmds' on each host's
 # own (the same port number on every host, as on a real cluster).
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+# FirstJobId=$base: job ids of their own (tests/slurm/slurm_harness.sh says why).
 base=$((20000 + ($$ % 20000) * 2))
 while ! port_free "$base"; do base=$((base + 2)); done
 ctl=$(hostname -s)
@@ -82,6 +83,7 @@ hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //' -e 's/ UpTime=.*//')
 # record still outlives one look.
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=lbkmulti
+FirstJobId=$base
 SlurmctldHost=$ctl($LBK_NET.254)
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))

@@ -63,6 +63,9 @@ base=$((20000 + ($$ % 20000) * 2))
 while ! port_free "$base" || ! port_free $((base + 1)); do base=$((base + 2)); done
 
 node=$(hostname -s)
+# FirstJobId=$base: SLURM's PMIx plugin makes /tmp/spmix_appdir_UID_JOB.STEP,
+# so two clusters at once (two build trees' tests) that both number their
+# first job 1 collided there ("File exists", the step never launched).
 # LBK_SLURM_REQUEUE_WAIT=S: a requeued job may start again after about S
 # seconds instead of SLURM's 2-3 minutes. The wait is the job credentials'
 # lifetime (cred_expire, default 120 s), after which only the scheduler's
@@ -78,6 +81,7 @@ hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //')
 # record still outlives one look.
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=lbktest
+FirstJobId=$base
 SlurmctldHost=$node(127.0.0.1)
 SlurmctldPort=$base
 SlurmdPort=$((base + 1))
