@@ -6,17 +6,16 @@
 
 #include "alloc_large.h"
 #include "classes.h"
-#include "classify.h"
 #include "device_tuning.h"
 #include "enums.h"
 #include "index_params.h"
 #include "knn.h"
 #include "log.h"
 #include "normalize.h"
-#include "regress.h"
 #include "row_split.h"
 #include "try.h"
 #include "tune_cache.h"
+#include "votes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -450,10 +449,9 @@ struct search_job {
     /* outputs (by kind of search) */
     int64_t *ids;
     float *distances;
-    lbk_classify_rule rule;
+    lbk_votes votes;
     int32_t *labels;
     double *probabilities;
-    lbk_classify_score *scores;
     double *values;
     double *neighbour_targets; /* a chunk's, k per query */
 };
@@ -550,19 +548,24 @@ lbknn_status lbknn_index_search(lbknn_index *ix, int64_t queries, const float *p
                        run_search(&job, queries, points, check_search(ix, queries, points, k)));
 }
 
+/* Collective: agreed, as the votes may fail on one rank alone (memory)
+ * and every rank goes on to the next chunk's search together. */
 static lbk_status use_votes(search_job *job, uint64_t first, uint64_t count,
                             const lbk_knn_candidate *lists)
 {
-    const int k = job->k, kk = job->ix->options.knn.k, classes = job->ix->classes;
-    for (uint64_t q = 0; q < count; q++) {
-        const int n = lbk_classify_scores(lists + q * (uint64_t)kk, k, &job->rule, job->scores);
-        if (job->labels)
-            job->labels[first + q] = lbk_classify_top(job->scores, n);
-        if (job->probabilities)
-            lbk_classify_probabilities(job->scores, n, classes,
-                                       job->probabilities + (first + q) * (uint64_t)classes);
-    }
-    return LBK_OK;
+    const uint64_t classes = (uint64_t)job->votes.classes;
+    const lbk_votes_labels out = {
+        job->labels ? job->labels + first : NULL,
+        job->probabilities ? job->probabilities + first * classes : NULL, NULL, NULL};
+    return lbk_comm_agree(&job->ix->context->comm,
+                          lbk_votes_classify(&job->votes, lists, count, &out));
+}
+
+/* How a search's first k neighbours of lists knn.k long vote. */
+static lbk_votes votes_of(const lbknn_index *ix, int k, lbknn_weights weights, double temperature)
+{
+    const lbk_classify_rule rule = {ix->options.knn.metric, (lbk_weights)weights, temperature};
+    return (lbk_votes){rule, k, ix->options.knn.k, ix->classes};
 }
 
 static lbk_status check_weights(const lbknn_index *ix, lbknn_weights weights, double temperature,
@@ -596,28 +599,19 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
         st = check_weights(ix, weights, temperature, false);
     search_job job = {
         .ix = ix, .k = k, .use = use_votes, .labels = labels, .probabilities = probabilities};
-    job.rule = (lbk_classify_rule){ix->options.knn.metric, (lbk_weights)weights, temperature};
-    if (st == LBK_OK)
-        job.scores = lbk_alloc_large_logged((uint64_t)k, sizeof *job.scores, "class scores", &st);
-    st = run_search(&job, queries, points, st);
-    lbk_alloc_large_free(job.scores);
-    return lbk_api_end(&call, st);
+    job.votes = votes_of(ix, k, weights, temperature);
+    return lbk_api_end(&call, run_search(&job, queries, points, st));
 }
 
 /* Collective: each neighbour's target, from the rank that holds it. */
 static lbk_status use_targets(search_job *job, uint64_t first, uint64_t count,
                               const lbk_knn_candidate *lists)
 {
-    lbknn_index *ix = job->ix;
-    const int k = job->k, kk = ix->options.knn.k;
+    const lbk_votes *v = &job->votes;
     double *t = job->neighbour_targets;
-    LBK_TRY(lbk_targets_lookup(&ix->lookup, lists, count, kk, k, t, LBK_OK));
-    const bool by_distance = job->rule.weights == LBK_WEIGHTS_DISTANCE;
-    for (uint64_t q = 0; q < count; q++)
-        job->values[first + q] =
-            lbk_regress_predict(lists + q * (uint64_t)kk, t + q * (uint64_t)k, k,
-                                ix->options.knn.metric, by_distance);
-    return LBK_OK;
+    LBK_TRY(lbk_targets_lookup(&job->ix->lookup, lists, count, v->stride, v->k, t, LBK_OK));
+    const lbk_votes_values out = {job->values + first, NULL, NULL};
+    return lbk_votes_regress(v, lists, t, count, &out);
 }
 
 lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *points, int k,
@@ -640,6 +634,6 @@ lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *
     if (st == LBK_OK)
         st = check_weights(ix, weights, 0, true);
     search_job job = {.ix = ix, .k = k, .use = use_targets, .values = values};
-    job.rule.weights = (lbk_weights)weights;
+    job.votes = votes_of(ix, k, weights, 0);
     return lbk_api_end(&call, run_search(&job, queries, points, st));
 }

@@ -25,6 +25,10 @@
 #define CONFUSION_MAX_CLASSES 256
 /* Largest class count of a probabilities file: one column per class. */
 #define PROBABILITIES_MAX_CLASSES 1000000
+/* The probabilities of a slice are computed this many bytes of rows at a
+ * time (at least one row), then printed: a batch's whole would be queries x
+ * classes doubles. */
+#define PROBABILITIES_BYTES ((uint64_t)1 << 20)
 /* Each phase below does its rank's local work and returns its status;
  * lbk_run agrees on it before the next collective step. Phases that are
  * themselves collective (broadcasts, reductions) say so. */
@@ -195,15 +199,14 @@ static lbk_status init_graph(lbk_run_state *s)
                               s->plan.sliced);
 }
 
-/* A query's class scores and probabilities; where ranks own slices, the
- * slice's probability rows, kept until the end (lbk_run_emit_finish). */
+/* The probabilities of proba_queries queries at a time; where ranks own
+ * slices, the slice's probability rows, kept until the end
+ * (lbk_run_emit_finish). */
 static lbk_status alloc_vote_buffers(lbk_run_state *s)
 {
     lbk_status st = LBK_OK;
-    s->scores =
-        lbk_alloc_large_logged((size_t)s->job->knn.k, sizeof *s->scores, "class scores", &st);
     const bool proba = s->job->output.probabilities[0] != '\0';
-    if (st != LBK_OK || !proba)
+    if (!proba)
         return st;
     /* Every rank knows the class count; rank 0 alone says it is too large. */
     LBK_FAIL_IF(s->root && s->classes > PROBABILITIES_MAX_CLASSES, LBK_ERR_INPUT,
@@ -212,7 +215,10 @@ static lbk_status alloc_vote_buffers(lbk_run_state *s)
                 s->classes - 1, PROBABILITIES_MAX_CLASSES);
     if (s->classes > PROBABILITIES_MAX_CLASSES)
         return LBK_OK;
-    s->proba = lbk_alloc_large_logged((size_t)s->classes, sizeof *s->proba, "probabilities", &st);
+    const uint64_t row = (uint64_t)(s->classes > 0 ? s->classes : 1) * sizeof *s->proba;
+    s->proba_queries = PROBABILITIES_BYTES / row > 1 ? PROBABILITIES_BYTES / row : 1;
+    s->proba = lbk_alloc_large_logged(s->proba_queries * row / sizeof *s->proba, sizeof *s->proba,
+                                      "probabilities", &st);
     if (st == LBK_OK && s->plan.owns_slice && s->shape.reference_labels) {
         s->proba_rows = open_memstream(&s->proba_text, &s->proba_text_len);
         LBK_FAIL_IF(!s->proba_rows, LBK_ERR_NOMEM, "out of host memory for probabilities");
@@ -518,7 +524,6 @@ static void run_state_free(lbk_run_state *s)
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
     lbk_alloc_large_free(s->predictions);
-    lbk_alloc_large_free(s->scores);
     lbk_alloc_large_free(s->proba);
     if (s->proba_rows)
         fclose(s->proba_rows);

@@ -3,10 +3,9 @@
  * offsets. */
 #include "run_state.h"
 
-#include "classify.h"
 #include "log.h"
-#include "regress.h"
 #include "try.h"
+#include "votes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,27 +32,32 @@ static lbk_status write_text_slice(lbk_run_state *s, text_writer write, uint64_t
     return st;
 }
 
-/* The slice's votes: predictions, accuracy (top-1 and top-5) and, when
- * `rows` is given, the probability rows appended to it. */
-static void vote_slice(lbk_run_state *s, const lbk_index_slice *b, const int32_t *truth,
-                       int32_t *predictions, FILE *rows)
+/* How the run's lists vote (src/task/votes.h): every slot of lists K long. */
+static lbk_votes votes_of(const lbk_run_state *s, int k)
 {
     const lbk_job *job = s->job;
-    const int k = job->knn.k;
-    const lbk_classify_rule rule = {job->knn.metric, job->knn.weights, job->knn.temperature};
-    for (uint64_t q = 0; q < b->slice_count; q++) {
-        const int n = lbk_classify_scores(b->lists + q * (uint64_t)k, k, &rule, s->scores);
-        predictions[q] = lbk_classify_top(s->scores, n);
-        if (truth) {
-            lbk_classify_confusion_add(&s->confusion, truth[q], predictions[q]);
-            s->confusion.correct_top5 += lbk_classify_in_top(s->scores, n, truth[q], 5);
-        }
-        if (rows) {
-            lbk_classify_probabilities(s->scores, n, s->classes, s->proba);
-            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + q, s->proba,
-                                            s->classes);
-        }
+    return (lbk_votes){
+        {job->knn.metric, job->knn.weights, job->knn.temperature}, k, k, s->classes};
+}
+
+/* The slice's votes: predictions, accuracy (top-1 and top-5) and, when
+ * `rows` is given, the probability rows appended to it, proba_queries
+ * queries at a time (the rows of `proba`). */
+static lbk_status vote_slice(lbk_run_state *s, const lbk_index_slice *b, const int32_t *truth,
+                             int32_t *predictions, FILE *rows)
+{
+    const lbk_votes v = votes_of(s, s->job->knn.k);
+    const uint64_t piece = rows ? s->proba_queries : b->slice_count;
+    for (uint64_t at = 0; at < b->slice_count; at += piece) {
+        const uint64_t n = b->slice_count - at < piece ? b->slice_count - at : piece;
+        const lbk_votes_labels out = {predictions + at, rows ? s->proba : NULL,
+                                      truth ? truth + at : NULL, &s->confusion};
+        LBK_TRY(lbk_votes_classify(&v, b->lists + at * (uint64_t)v.stride, n, &out));
+        for (uint64_t q = 0; rows && q < n; q++)
+            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + at + q,
+                                            s->proba + q * (uint64_t)s->classes, s->classes);
     }
+    return LBK_OK;
 }
 
 static bool want_probabilities(const lbk_run_state *s)
@@ -134,15 +138,10 @@ static lbk_status regress_slice(lbk_run_state *s, const lbk_index_slice *b)
     st = lbk_run_targets_lookup(s, b, t, st);
     const bool owns = s->plan.owns_slice;
     double *values = owns ? s->values + (b->first - s->query_first) : s->values;
-    const int k = b->k;
-    const bool by_distance = s->job->knn.weights == LBK_WEIGHTS_DISTANCE;
-    for (uint64_t q = 0; st == LBK_OK && q < b->slice_count; q++) {
-        const uint64_t at = q * (uint64_t)k;
-        values[q] =
-            lbk_regress_predict(b->lists + at, t + at, k, s->job->knn.metric, by_distance);
-        if (truth)
-            lbk_regress_score_add(&s->score, truth[q], values[q]);
-    }
+    const lbk_votes v = votes_of(s, b->k);
+    const lbk_votes_values out = {values, truth, &s->score};
+    if (st == LBK_OK)
+        st = lbk_votes_regress(&v, b->lists, t, b->slice_count, &out);
     if (st == LBK_OK && s->outputs_open)
         st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
                                      b->lists);
@@ -176,7 +175,7 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
         }
     }
     if (st == LBK_OK && s->shape.reference_labels)
-        vote_slice(s, b, truth, predictions, rows);
+        st = vote_slice(s, b, truth, predictions, rows);
     if (!owns && rows && fclose(rows) != 0 && st == LBK_OK) {
         lbk_error("out of host memory rendering probabilities");
         st = LBK_ERR_NOMEM;

@@ -60,11 +60,11 @@ typedef struct {
         index_params;    /* the job's keys the index reads (lbk_index_params_from_job) */
     lbk_run_graph graph; /* task graph: this rank's rows of the graph */
 
-    int32_t *predictions;       /* one batch's, or (owns_slice) the whole slice's */
-    lbk_classify_score *scores; /* one query's class scores (K entries) */
-    double *proba;              /* one query's probabilities (classes entries) */
-    FILE *proba_rows;           /* owns_slice: the slice's probability rows, written */
-    char *proba_text;           /*   at the end from proba_text (open_memstream) */
+    int32_t *predictions;   /* one batch's, or (owns_slice) the whole slice's */
+    double *proba;          /* the probabilities of proba_queries queries, */
+    uint64_t proba_queries; /*   classes each (computed in pieces, then printed) */
+    FILE *proba_rows;       /* owns_slice: the slice's probability rows, written */
+    char *proba_text;       /*   at the end from proba_text (open_memstream) */
     size_t proba_text_len;
     int32_t *batch_truth; /* ranks but 0 that emit slices: their labels */
     lbk_classify_confusion confusion;
