@@ -8,6 +8,7 @@
 #include "index_params.h"
 #include "log.h"
 #include "normalize.h"
+#include "outfile.h"
 #include "truth.h"
 #include "try.h"
 
@@ -99,6 +100,19 @@ static bool same_file(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* A regular file the user protected: replacing it is a rename, which asks
+ * only the directory's permission, so the file's own is checked here, as
+ * rm and cp do before they remove or overwrite one. No write bit at all
+ * (chmod a-w) protects it from root too, whom access(2) always lets write;
+ * a file written in place through this process's stdout or stderr is not
+ * replaced, and was opened by the shell already. */
+static bool write_protected(const output_target *t)
+{
+    if (!S_ISREG(t->sb.st_mode) || lbk_outfile_is_own_stream(&t->sb))
+        return false;
+    return (t->sb.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) == 0 || access(t->path, W_OK) != 0;
+}
+
 /* The directory must exist (and, for a file that will be renamed into
  * place, take new files): found now, not after all the work. */
 static lbk_status resolve_target(output_target *t)
@@ -118,6 +132,10 @@ static lbk_status resolve_target(output_target *t)
     LBK_FAIL_IF(!in_place && access(real, W_OK | X_OK) != 0, LBK_ERR_CONFIG,
                 "%s: %s: cannot create files in directory %s: %s", t->path, t->name, dir,
                 strerror(errno));
+    LBK_FAIL_IF(!in_place && t->exists && write_protected(t), LBK_ERR_CONFIG,
+                "%s: %s: the existing file is write-protected (mode %04o), and lbknn does not "
+                "replace it; make it writable (chmod u+w) or remove it",
+                t->path, t->name, (unsigned)(t->sb.st_mode & 07777));
     snprintf(t->target, sizeof t->target, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
     return LBK_OK;
 }

@@ -6,6 +6,7 @@
 #include "generate.h"
 #include "inputs.h"
 #include "job.h"
+#include "launch.h"
 #include "log.h"
 #include "outfile.h"
 #include "rlimit.h"
@@ -129,7 +130,10 @@ static lbk_status cmd_run(int argc, char **argv, bool build_only)
     lbk_cleanup_handle_signals();
     lbk_status st = with_mpi ? lbk_comm_init(&comm) : lbk_comm_init_alone(&comm);
     if (st == LBK_OK) {
-        st = run_on_every_rank(&comm, &a, build_only);
+        /* Before rank 0's job is broadcast and trusted by every rank. */
+        st = lbk_launch_agree(&comm, build_only ? "build" : "run", argc, argv, a.job_path);
+        if (st == LBK_OK)
+            st = run_on_every_rank(&comm, &a, build_only);
         lbk_comm_free(&comm);
     }
     if (with_mpi)

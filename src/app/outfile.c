@@ -30,6 +30,8 @@ static int own_stream_for(const struct stat *sb)
     return -1;
 }
 
+bool lbk_outfile_is_own_stream(const struct stat *sb) { return own_stream_for(sb) >= 0; }
+
 /* Six characters that differ between runs and between calls: the name is
  * then created exclusively, so a clash is retried, never shared. */
 static void random_tag(char tag[7])

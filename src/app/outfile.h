@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct stat;
+
 /* Most files one commit takes (every output of a run, or of `generate`). */
 #define LBK_OUTFILE_MAX 8
 
@@ -49,6 +51,9 @@ lbk_status lbk_outfile_create(lbk_outfile *f, const char *path, const char *what
  * name, which an unnamed file's /proc/self/fd link does not have. A name
  * that exists as something other than a regular file is refused. */
 lbk_status lbk_outfile_create_named(lbk_outfile *f, const char *path, const char *what);
+/* True when this process's stdout or stderr writes to the file at sb: it is
+ * written through that stream, in place, never replaced. */
+bool lbk_outfile_is_own_stream(const struct stat *sb);
 /* Checkpoints (checkpoint.h): the partial file under the fixed name
  * PATH.lbknn-partial, which outlives the process (signals, kill -9) until
  * the commit renames it; cut to `keep` bytes (0: a fresh run's, empty;

@@ -442,6 +442,74 @@ output-directory-missing)
     expect_err "no/such/p.csv: output.predictions: directory no/such: No such file or directory"
     one_line
     ;;
+# ---- issue 43, item 5: hostile cases ------------------------------------------
+output-read-only)
+    # An output the user made read-only is refused before any computing, also
+    # for root (these tests run as root, whom access(2) lets write anything):
+    # its mode bits decide. The file keeps its bytes and its mode.
+    mkdir out
+    echo previous > out/p.csv
+    chmod 0444 out/p.csv
+    expect_exit 2 timeout 60 "$LBKNN" run "${SMALL[@]}" --set output.predictions=out/p.csv \
+        --set output.neighbors=out/n.ivecs
+    expect_err "out/p.csv: output.predictions: the existing file is write-protected (mode 0444)"
+    one_line
+    [ "$(cat out/p.csv)" = previous ] || fail "the read-only file was changed"
+    [ "$(stat -c %a out/p.csv)" = 444 ] || fail "the read-only file's mode was changed"
+    [ "$(ls -A out)" = p.csv ] || fail "left behind: $(ls -A out)"
+    # `check` says the same, without running.
+    expect_exit 2 "$LBKNN" check "${SMALL[@]}" --set output.predictions=out/p.csv
+    expect_err "the existing file is write-protected (mode 0444)"
+    one_line
+    # One write bit is enough (the rule is no write bit at all).
+    chmod 0200 out/p.csv
+    expect_exit 0 "$LBKNN" check "${SMALL[@]}" --set output.predictions=out/p.csv
+    ;;
+mpmd-launch)
+    # Rank 0 alone reads the job: every rank must have been started with the
+    # same command line and job file, or all refuse (exit 2, one line from
+    # rank 0), with no output and no hang.
+    mkdir out
+    printf 'synthetic: {points: 300, queries: 20}\noutput: {predictions: out/a.csv}\n' > a.yaml
+    printf 'synthetic: {points: 300, queries: 20}\noutput: {predictions: out/b.csv}\n' > b.yaml
+    one_rank0_line() {
+        [ "$(grep -c 'error:' err.txt)" -eq 1 ] || { cat err.txt >&2; fail "expected one error line"; }
+        grep -q '^lbknn\[rank 0\]: error: ' err.txt || { cat err.txt >&2; fail "not rank 0's line"; }
+    }
+    expect_exit 2 timeout 60 "$MPIEXEC" -n 1 "$LBKNN" run a.yaml --quiet : \
+        -n 1 "$LBKNN" run b.yaml --quiet
+    expect_err "rank 1 was started with another command line than rank 0"
+    one_rank0_line
+    no_outputs
+    # The same job file, other --set options on the last rank.
+    expect_exit 2 timeout 60 "$MPIEXEC" -n 2 "$LBKNN" run a.yaml --quiet : \
+        -n 1 "$LBKNN" run a.yaml --quiet --set knn.k=3
+    expect_err "rank 2 was started with another command line than rank 0"
+    one_rank0_line
+    no_outputs
+    # The same command line, but the job file's name holds other contents
+    # where rank 1 runs (its own working directory here).
+    mkdir d0 d1
+    printf 'synthetic: {points: 300, queries: 20}\noutput: {predictions: %s/out/p.csv}\n' \
+        "$PWD" > d0/job.yaml
+    sed 's/points: 300/points: 400/' d0/job.yaml > d1/job.yaml
+    expect_exit 2 timeout 60 "$MPIEXEC" -n 1 --wdir "$PWD/d0" "$LBKNN" run job.yaml --quiet : \
+        -n 1 --wdir "$PWD/d1" "$LBKNN" run job.yaml --quiet
+    expect_err "job.yaml: rank 1 reads other contents under this name than rank 0"
+    one_rank0_line
+    no_outputs
+    # Not a refusal of MPMD as such: the same command in each context runs,
+    # and so does a job file that only rank 0 can read.
+    expect_exit 0 "$LBKNN" run a.yaml --quiet --set output.predictions=ref.csv
+    expect_exit 0 timeout 60 "$MPIEXEC" -n 1 "$LBKNN" run a.yaml --quiet : \
+        -n 1 "$LBKNN" run a.yaml --quiet
+    cmp -s out/a.csv ref.csv || fail "the same command in two contexts: predictions differ"
+    rm out/a.csv
+    rm d1/job.yaml
+    expect_exit 0 timeout 60 "$MPIEXEC" -n 1 --wdir "$PWD/d0" "$LBKNN" run job.yaml --quiet : \
+        -n 1 --wdir "$PWD/d1" "$LBKNN" run job.yaml --quiet
+    [ -s out/p.csv ] || fail "a job file only rank 0 reads: no predictions"
+    ;;
 *)
     fail "unknown scenario $SCENARIO"
     ;;
