@@ -1,26 +1,22 @@
 #include "cpu_threads.h"
 
 #include "cpu_share.h"
+#include "env_lock.h"
 #include "log.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* The environment is the process's: two contexts created in two threads at
- * once must not both read and set it. */
-static pthread_mutex_t environment_lock = PTHREAD_MUTEX_INITIALIZER;
-
 lbk_cpu_threads_source lbk_cpu_threads_apply(const lbk_comm *comm)
 {
-    pthread_mutex_lock(&environment_lock);
+    lbk_env_lock_acquire();
     const bool user_set = getenv("POCL_MAX_PTHREAD_COUNT") != NULL;
     const long share = user_set ? 0 : lbk_cpu_share(comm);
     char value[32];
     snprintf(value, sizeof value, "%ld", share);
     const bool set = share > 0 && setenv("POCL_MAX_PTHREAD_COUNT", value, 0) == 0;
-    pthread_mutex_unlock(&environment_lock);
+    lbk_env_lock_release();
     if (user_set)
         return LBK_CPU_THREADS_ENVIRONMENT;
     if (share <= 0)

@@ -2,11 +2,11 @@
 #include "device_impl.h"
 
 #include "alloc_large.h"
+#include "env_lock.h"
 #include "log.h"
 #include "rlimit.h"
 #include "try.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,17 +102,16 @@ static cl_int list_devices(device_entry *entries, int *count)
 }
 
 /* PoCL (3.1, Debian 12's) starts its devices in the first clGetDeviceIDs,
- * and another thread's call meanwhile finds none (CL_DEVICE_NOT_FOUND):
- * two contexts created in two threads at once must not list the devices at
- * once. Logged outside the lock, since a message may reach a library
- * caller's callback. */
-static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
-
+ * and another thread's call meanwhile finds none (CL_DEVICE_NOT_FOUND);
+ * starting them, it reads its POCL_* variables, which another context's
+ * CPU share may be setting: the listing holds the environment's lock.
+ * Logged outside the lock, since a message may reach a library caller's
+ * callback. */
 static lbk_status enumerate(device_entry *entries, int *count)
 {
-    pthread_mutex_lock(&list_lock);
+    lbk_env_lock_acquire();
     const cl_int err = list_devices(entries, count);
-    pthread_mutex_unlock(&list_lock);
+    lbk_env_lock_release();
     return lbk_device_cl_check(err, "listing OpenCL platforms");
 }
 

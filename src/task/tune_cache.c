@@ -1,5 +1,6 @@
 #include "tune_cache.h"
 
+#include "env_lock.h"
 #include "log.h"
 #include "try.h"
 
@@ -60,6 +61,9 @@ static uint64_t identity_hash(const identity id[4])
 
 bool lbk_tune_cache_dir(char *dir, size_t size)
 {
+    /* Copied under the environment's lock: getenv's pointers may go stale
+     * when another thread sets a variable. */
+    lbk_env_lock_acquire();
     const char *xdg = getenv("XDG_CACHE_HOME");
     const char *home = getenv("HOME");
     int n = -1;
@@ -67,6 +71,7 @@ bool lbk_tune_cache_dir(char *dir, size_t size)
         n = snprintf(dir, size, "%s/lbknn", xdg);
     else if (home && home[0])
         n = snprintf(dir, size, "%s/.cache/lbknn", home);
+    lbk_env_lock_release();
     if (n < 0 || (size_t)n >= size) {
         dir[0] = '\0';
         return false;
