@@ -397,6 +397,20 @@ static void report_accuracy(FILE *f, const lbk_report *r)
         fprintf(f, "confusion_outside_matrix: %" PRIu64 "\n", c->other);
 }
 
+/* Where the ranks' peak_rss_bytes come from: VmHWM, the process's own peak,
+ * or (no /proc) getrusage's ru_maxrss, which on Linux keeps the launching
+ * process's peak across exec; "mixed" where the ranks differ. */
+static const char *peak_rss_source(const lbk_report *r)
+{
+    int vmhwm = 0;
+    for (int i = 0; i < r->ranks && r->rank_stats; i++)
+        vmhwm += r->rank_stats[i].peak_rss_vmhwm != 0;
+    if (vmhwm == r->ranks)
+        return "VmHWM";
+    return vmhwm ? "mixed  # VmHWM on some ranks, ru_maxrss on the others"
+                 : "ru_maxrss  # no /proc: may include the launcher's peak";
+}
+
 /* The partition and why, the merge, the spatial numbers, every rank's. */
 static void report_partition(FILE *f, const lbk_report *r)
 {
@@ -413,7 +427,7 @@ static void report_partition(FILE *f, const lbk_report *r)
             query_imbalance(r), extra,
             r->query_rows ? (double)extra / (double)r->query_rows : 0.0);
     }
-    fprintf(f, "rank_stats:\n");
+    fprintf(f, "peak_rss_source: %s\nrank_stats:\n", peak_rss_source(r));
     for (int i = 0; i < r->ranks && r->rank_stats; i++) {
         const lbk_report_rank_stats *st = &r->rank_stats[i];
         fprintf(f,
@@ -425,10 +439,7 @@ static void report_partition(FILE *f, const lbk_report *r)
                 i, st->points, st->queries_phase1, st->queries_phase2, st->queries_owned,
                 st->bytes_sent, st->bytes_received, st->distance_evals, st->nodes_visited,
                 st->queries_answered, st->peak_rss_bytes);
-        if (st->peak_device_bytes)
-            fprintf(f, "%" PRIu64 "}\n", st->peak_device_bytes);
-        else
-            fprintf(f, "null}  # not tracked by the brute-force engine\n");
+        fprintf(f, "%" PRIu64 "}\n", st->peak_device_bytes);
     }
 }
 

@@ -62,7 +62,7 @@ static lbk_brute_needs needs(const lbk_brute *e)
 
 static void drop_prefilter(lbk_brute *e)
 {
-    lbk_brute_prefilter_destroy(e->prefilter);
+    lbk_brute_prefilter_destroy(e, e->prefilter);
     e->prefilter = NULL;
 }
 
@@ -203,8 +203,12 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
     LBK_TRY(build_kernels(e, params->work_group_limit));
     LBK_TRY(alloc_batch(e));
     LBK_TRY(lbk_brute_place_refs(e, reference->points, params->copy_shard));
-    if (e->has_selector)
+    if (e->has_selector) {
         LBK_TRY(e->selector.prepare(e->selector.ctx, e, e->batch, e->chunk));
+        /* Its own buffers, as the plan counted them. */
+        lbk_brute_count_device(e,
+                               e->batch * e->selector.scratch_bytes(e->selector.ctx, e->chunk));
+    }
     return LBK_OK;
 }
 
@@ -239,6 +243,8 @@ cleanup:
 uint64_t lbk_brute_max_batch(const lbk_brute *engine) { return engine->batch; }
 
 uint64_t lbk_brute_chunk_rows(const lbk_brute *engine) { return engine->chunk; }
+
+uint64_t lbk_brute_peak_device_bytes(const lbk_brute *engine) { return engine->device_peak; }
 
 /* The first path from p on that takes batches now: the exact path, last,
  * always does. */

@@ -96,6 +96,13 @@ uint64_t lbk_brute_max_batch(const lbk_brute *engine);
  * budget forces chunks); for tests and reports. */
 uint64_t lbk_brute_chunk_rows(const lbk_brute *engine);
 
+/* The most device bytes the engine's buffers held at once: the shard (or
+ * its chunk), the norms, the cascade's coarse shard, each batch's queries,
+ * distance matrix, selection scratch and K-lists (on a CPU device the
+ * shard's buffer may be host memory used in place; it counts all the
+ * same). */
+uint64_t lbk_brute_peak_device_bytes(const lbk_brute *engine);
+
 /* Any nq: batches larger than the max batch are split internally. `result`
  * is allocated by the caller (queries >= nq, k = params.k). */
 lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,

@@ -94,8 +94,8 @@ static lbk_status host_buffer(lbk_brute *e, const void *host, size_t bytes, bool
                               const char *what, cl_mem *out)
 {
     const bool in_place = lbk_device_is_cpu(e->dev) && !copy;
-    return lbk_device_buffer(
-        e->dev, CL_MEM_READ_ONLY | (in_place ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR), bytes,
+    return lbk_brute_device_buffer(
+        e, CL_MEM_READ_ONLY | (in_place ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR), bytes,
         (void *)host, what, out);
 }
 
@@ -188,8 +188,9 @@ lbk_status lbk_brute_cascade_upload(lbk_brute *e, lbk_brute_cascade_state *c, co
     float *norms = NULL;
     lbk_status st = coarse_shard(e, c, points, &norms);
     if (st == LBK_OK)
-        st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                               rows * sizeof(float), norms, "the coarse norms", &c->rnorm_c);
+        st =
+            lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                    rows * sizeof(float), norms, "the coarse norms", &c->rnorm_c);
     free(norms);
     LBK_TRY(st);
     for (uint64_t i = 0; i < e->n; i++)
@@ -234,7 +235,7 @@ lbk_status lbk_brute_cascade_alloc(lbk_brute *e, lbk_brute_cascade_state *c)
     return LBK_OK;
 }
 
-void lbk_brute_cascade_destroy(const lbk_brute *e, lbk_brute_cascade_state *c)
+void lbk_brute_cascade_destroy(lbk_brute *e, lbk_brute_cascade_state *c)
 {
     if (!c)
         return;
@@ -244,7 +245,7 @@ void lbk_brute_cascade_destroy(const lbk_brute *e, lbk_brute_cascade_state *c)
         clFinish(lbk_device_queue(e->dev));
     cl_mem mems[] = {c->refs_c,  c->rnorm_c, c->rows,  c->queries_c,
                      c->qnorm_c, c->qeps,    c->checks};
-    lbk_brute_release(&c->kernel, 1, mems, sizeof mems / sizeof mems[0]);
+    lbk_brute_release(e, &c->kernel, 1, mems, sizeof mems / sizeof mems[0]);
     void *host[] = {c->group_of, c->host_qc, c->host_qnorm_c, c->host_qeps, c->host_checks};
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
         free(host[i]);

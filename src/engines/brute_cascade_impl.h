@@ -21,7 +21,7 @@ lbk_status lbk_brute_cascade_upload(lbk_brute *e, lbk_brute_cascade_state *c, co
 lbk_status lbk_brute_cascade_kernels(lbk_brute *e, lbk_brute_cascade_state *c,
                                      lbk_brute_fit *fit);
 lbk_status lbk_brute_cascade_alloc(lbk_brute *e, lbk_brute_cascade_state *c);
-void lbk_brute_cascade_destroy(const lbk_brute *e, lbk_brute_cascade_state *c);
+void lbk_brute_cascade_destroy(lbk_brute *e, lbk_brute_cascade_state *c);
 
 extern const lbk_brute_path lbk_brute_cascade_path;
 

@@ -225,26 +225,27 @@ lbk_status lbk_brute_place_refs(lbk_brute *e, const float *points, bool copy_sha
     const size_t bytes = lbk_brute_padded_rows(e, e->n) * row_bytes;
     const bool in_place = e->resident && lbk_device_is_cpu(e->dev) && !copy_shard;
     if (e->resident && !in_place && !e->blocked)
-        return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                                 (void *)points, "the reference shard", &e->refs);
+        return lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                                       (void *)points, "the reference shard", &e->refs);
     float *layout = lbk_alloc_large(bytes);
     LBK_FAIL_IF(!layout, LBK_ERR_NOMEM,
                 "out of host memory laying out the reference shard (%.1f MiB)",
                 (double)bytes / (1024.0 * 1024.0));
     fill_layout(e, points, (size_t)e->dim, layout);
     if (e->resident && !in_place) {
-        const lbk_status st = lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                                bytes, layout, "the reference shard", &e->refs);
+        const lbk_status st =
+            lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, layout,
+                                    "the reference shard", &e->refs);
         lbk_alloc_large_free(layout);
         return st;
     }
     e->host_refs = layout;
     if (in_place)
-        return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
-                                 e->host_refs, "the reference shard", &e->refs);
-    return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY,
-                             lbk_brute_padded_rows(e, e->chunk) * row_bytes, NULL,
-                             "a reference chunk", &e->refs);
+        return lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, bytes,
+                                       e->host_refs, "the reference shard", &e->refs);
+    return lbk_brute_device_buffer(e, CL_MEM_READ_ONLY,
+                                   lbk_brute_padded_rows(e, e->chunk) * row_bytes, NULL,
+                                   "a reference chunk", &e->refs);
 }
 
 /* Rows i .. i + m - 1's sums of squares (m <= 4), each summed in order:
@@ -296,16 +297,31 @@ lbk_status lbk_brute_shard_norms(lbk_brute *e, const float *points, bool *ok)
         e->host_rnorm = NULL;
         return LBK_OK;
     }
-    return lbk_device_buffer(e->dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                             rows * sizeof *e->host_rnorm, e->host_rnorm, "the reference norms",
-                             &e->rnorm);
+    return lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                   rows * sizeof *e->host_rnorm, e->host_rnorm,
+                                   "the reference norms", &e->rnorm);
+}
+
+void lbk_brute_count_device(lbk_brute *e, uint64_t bytes)
+{
+    e->device_bytes += bytes;
+    if (e->device_bytes > e->device_peak)
+        e->device_peak = e->device_bytes;
+}
+
+lbk_status lbk_brute_device_buffer(lbk_brute *e, cl_mem_flags flags, size_t bytes, void *host,
+                                   const char *what, cl_mem *mem)
+{
+    LBK_TRY(lbk_device_buffer(e->dev, flags, bytes, host, what, mem));
+    lbk_brute_count_device(e, bytes);
+    return LBK_OK;
 }
 
 lbk_status lbk_brute_buffers(lbk_brute *e, const lbk_brute_buffer *want, size_t count)
 {
     for (size_t i = 0; i < count; i++)
-        LBK_TRY(lbk_device_buffer(e->dev, want[i].flags, want[i].bytes, NULL, want[i].what,
-                                  want[i].mem));
+        LBK_TRY(lbk_brute_device_buffer(e, want[i].flags, want[i].bytes, NULL, want[i].what,
+                                        want[i].mem));
     return LBK_OK;
 }
 
@@ -545,14 +561,20 @@ lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t 
         "reading the K best indices");
 }
 
-void lbk_brute_release(cl_kernel *kernels, size_t nk, cl_mem *mems, size_t nm)
+void lbk_brute_release(lbk_brute *e, cl_kernel *kernels, size_t nk, cl_mem *mems, size_t nm)
 {
     for (size_t i = 0; i < nk; i++)
         if (kernels[i])
             clReleaseKernel(kernels[i]);
-    for (size_t i = 0; i < nm; i++)
-        if (mems[i])
-            clReleaseMemObject(mems[i]);
+    for (size_t i = 0; i < nm; i++) {
+        if (!mems[i])
+            continue;
+        size_t bytes = 0;
+        /* The size the buffer was made with; unknown, the count stays. */
+        if (clGetMemObjectInfo(mems[i], CL_MEM_SIZE, sizeof bytes, &bytes, NULL) == CL_SUCCESS)
+            e->device_bytes -= bytes < e->device_bytes ? bytes : e->device_bytes;
+        clReleaseMemObject(mems[i]);
+    }
 }
 
 void lbk_brute_core_release(lbk_brute *e)
@@ -563,7 +585,7 @@ void lbk_brute_core_release(lbk_brute *e)
         clFinish(lbk_device_queue(e->dev));
     cl_mem mems[] = {e->refs,  e->queries, e->dist,   e->surv_k, e->surv_i, e->scr_k,
                      e->scr_i, e->best_k,  e->best_i, e->rnorm,  e->qnorm};
-    lbk_brute_release(NULL, 0, mems, sizeof mems / sizeof mems[0]);
+    lbk_brute_release(e, NULL, 0, mems, sizeof mems / sizeof mems[0]);
     for (size_t i = 0; i < e->event_count; i++)
         clReleaseEvent(e->events[i].event);
     if (e->has_selector)

@@ -86,6 +86,11 @@ struct lbk_brute {
     lbk_brute_timed_event *events;
     size_t event_count, event_cap;
     lbk_brute_timing timing;
+    /* Device bytes of the buffers held now and at most (the report's
+     * peak_device_bytes): every buffer goes through lbk_brute_device_buffer
+     * and lbk_brute_release, so a part dropped after its upload (the
+     * cascade) counts until it is gone. */
+    uint64_t device_bytes, device_peak;
 };
 
 /* A batch as a path gets it: nq query rows, and where their K-lists go. */
@@ -170,6 +175,13 @@ lbk_status lbk_brute_shard_norms(lbk_brute *e, const float *points, bool *ok);
 lbk_status lbk_brute_alloc(lbk_brute *e, const lbk_brute_needs *needs, bool norms);
 lbk_status lbk_brute_buffers(lbk_brute *e, const lbk_brute_buffer *want, size_t count);
 
+/* Every device buffer of the engine: lbk_device_buffer, its bytes counted
+ * in e->device_bytes and e->device_peak; `bytes` more held elsewhere (a
+ * baseline selector's scratch). */
+lbk_status lbk_brute_device_buffer(lbk_brute *e, cl_mem_flags flags, size_t bytes, void *host,
+                                   const char *what, cl_mem *mem);
+void lbk_brute_count_device(lbk_brute *e, uint64_t bytes);
+
 /* Programs and kernels: brute.cl for chain length k with work-groups of at
  * most `limit` (*w: its bubble's); the program every path takes kernels from
  * (chain K, or 1 under the sort-merge); a kernel (re)made, *fit lowered to
@@ -197,9 +209,10 @@ lbk_status lbk_brute_read_best(lbk_brute *e, uint64_t nq, float *keys, uint32_t 
                                cl_bool blocking);
 void lbk_brute_finish(lbk_brute *e);
 
-/* The non-NULL handles of the arrays released (the parts' destroys); the
- * core's own handles and memory (the paths' parts are gone by then). */
-void lbk_brute_release(cl_kernel *kernels, size_t nk, cl_mem *mems, size_t nm);
+/* The non-NULL handles of the arrays released (the parts' destroys), the
+ * buffers' bytes taken off e->device_bytes; the core's own handles and
+ * memory (the paths' parts are gone by then). */
+void lbk_brute_release(lbk_brute *e, cl_kernel *kernels, size_t nk, cl_mem *mems, size_t nm);
 void lbk_brute_core_release(lbk_brute *e);
 
 #endif

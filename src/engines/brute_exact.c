@@ -32,7 +32,7 @@ void lbk_brute_exact_destroy(lbk_brute_exact_state *x)
     if (!x)
         return;
     cl_kernel kernels[] = {x->dist, x->groups, x->final};
-    lbk_brute_release(kernels, sizeof kernels / sizeof kernels[0], NULL, 0);
+    lbk_brute_release(NULL, kernels, sizeof kernels / sizeof kernels[0], NULL, 0);
     free(x);
 }
 

@@ -131,13 +131,13 @@ lbk_status lbk_brute_prefilter_alloc(lbk_brute *e, lbk_brute_prefilter_state *p)
     return LBK_OK;
 }
 
-void lbk_brute_prefilter_destroy(lbk_brute_prefilter_state *p)
+void lbk_brute_prefilter_destroy(lbk_brute *e, lbk_brute_prefilter_state *p)
 {
     if (!p)
         return;
     cl_kernel kernels[] = {p->bound, p->groups, p->final};
     cl_mem mems[] = {p->best_k, p->best_i};
-    lbk_brute_release(kernels, sizeof kernels / sizeof kernels[0], mems,
+    lbk_brute_release(e, kernels, sizeof kernels / sizeof kernels[0], mems,
                       sizeof mems / sizeof mems[0]);
     free(p->cand_k);
     free(p->cand_i);

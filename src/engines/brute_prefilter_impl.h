@@ -21,7 +21,7 @@ lbk_status lbk_brute_prefilter_upload(lbk_brute *e, lbk_brute_prefilter_state *p
 lbk_status lbk_brute_prefilter_kernels(lbk_brute *e, lbk_brute_prefilter_state *p,
                                        lbk_brute_fit *fit);
 lbk_status lbk_brute_prefilter_alloc(lbk_brute *e, lbk_brute_prefilter_state *p);
-void lbk_brute_prefilter_destroy(lbk_brute_prefilter_state *p);
+void lbk_brute_prefilter_destroy(lbk_brute *e, lbk_brute_prefilter_state *p);
 
 extern const lbk_brute_path lbk_brute_prefilter_path;
 

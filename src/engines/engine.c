@@ -204,6 +204,8 @@ void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work)
 
 uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query)
 {
+    if (state && state->brute)
+        return lbk_brute_peak_device_bytes(state->brute);
     if (!state || !state->tree || lbk_kdtree_size(state->tree) == 0)
         return 0;
     lbk_kdtree_stats stats;

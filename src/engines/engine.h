@@ -82,7 +82,8 @@ void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work);
 
 /* Peak device bytes: the tree's build peak, or the built tree plus the
  * buffers of a query call of `largest_query` queries, whichever is larger;
- * 0 for brute force (not tracked) and before a build. */
+ * brute force: the most its buffers held at once (lbk_brute_peak_device_bytes);
+ * 0 before a build or for an empty shard. */
 uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query);
 /* Extra lines for the report, e.g. tree peak memory; may be empty. */
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size);

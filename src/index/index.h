@@ -52,8 +52,9 @@ typedef struct {
     uint64_t distance_evals;    /* the engine's (lbk_engine_work) */
     uint64_t nodes_visited;     /* the engine's; 0 for brute force */
     uint64_t queries_answered;  /* queries the engine searched: phase1 + phase2 */
-    uint64_t peak_rss_bytes;    /* getrusage's ru_maxrss */
-    uint64_t peak_device_bytes; /* engine's estimate; 0 = not tracked (brute force) */
+    uint64_t peak_rss_bytes;    /* the process's own: VmHWM, else getrusage's ru_maxrss */
+    uint64_t peak_rss_vmhwm;    /* 1: peak_rss_bytes is VmHWM; 0: ru_maxrss (no /proc) */
+    uint64_t peak_device_bytes; /* the engine's buffers at their peak; 0 = none (no points) */
 } lbk_index_rank_stats;
 
 /* The spatial partition's numbers (this rank's until its client reduces

@@ -118,6 +118,23 @@ static void query_all(const test_case *c, lbk_brute *engine, const float *querie
     }
 }
 
+/* The engine's device bytes (the report's peak_device_bytes): at least the
+ * shard's rows of one chunk, and, where the case gives a budget, within the
+ * budget the plan was made for (also where the cascade is dropped after its
+ * upload); none for an empty shard. */
+static void check_device_bytes(const test_case *c, const lbk_brute *engine)
+{
+    const uint64_t peak = lbk_brute_peak_device_bytes(engine);
+    const uint64_t chunk = lbk_brute_chunk_rows(engine) * (uint64_t)c->dim * 4;
+    if (c->n == 0) {
+        LBK_EXPECT_EQ_U64(peak, 0, "%s: an empty shard holds no buffers", c->name);
+        return;
+    }
+    LBK_EXPECT_U64(peak, >=, chunk, "%s: fewer bytes than a chunk of the shard", c->name);
+    if (c->budget)
+        LBK_EXPECT_U64(peak, <=, c->budget, "%s: beyond the memory budget", c->name);
+}
+
 /* The cascade (when forced) took the queries, and as many of them needed the
  * prefilter path as the case's data implies; a batch where most did turns
  * the cascade off for the later ones. Other cases only print what it did. */
@@ -266,6 +283,7 @@ static void run_case(const void *row)
         LBK_EXPECT_U64(lbk_brute_max_batch(engine), <, c->nq, "query batches wanted");
     if (c->expect_chunks == 3)
         LBK_EXPECT_EQ_U64(lbk_brute_chunk_rows(engine), c->n, "the shard in one chunk");
+    check_device_bytes(c, engine);
     lbk_brute_timing sum = {0};
     query_all(c, engine, queries, &got, &sum);
     check_prefilter(c, sum.prefiltered_queries, sum.fallback_queries);

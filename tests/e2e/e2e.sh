@@ -433,6 +433,43 @@ tune-command)
     expect_exit 2 "$LBKNN" tune --type fpga
     expect_err "--type fpga"
     ;;
+memory-accounting)
+    # The report's per-rank memory is lbknn's own (issue 42, item 5). A
+    # Python parent touches 300 MiB, then exec's lbknn in its place: Linux's
+    # getrusage ru_maxrss keeps that peak across exec, VmHWM starts afresh,
+    # and a 1000-point run stays far below it (about 100 MiB with PoCL).
+    PY=/usr/bin/python3
+    [ -x "$PY" ] || { echo "SKIP: no $PY"; exit 77; }
+    [ -r /proc/self/status ] || { echo "SKIP: no /proc: the report falls back to ru_maxrss"; exit 77; }
+    expect_exit 0 "$LBKNN" generate data --points 1000 --queries 100 --dim 3 --classes 4 --seed 5
+    mkdir out
+    "$PY" -c '
+import os, sys
+held = b"\x01" * (300 << 20)  # written, so resident
+status = open("/proc/self/status").read().split("\n")
+kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+open("out/parent_hwm", "w").write(str(kib * 1024))
+os.execv(sys.argv[1], sys.argv[1:])
+' "$LBKNN" run data/job.yaml --quiet --set knn.engine=brute --set device.memory_mb=16 \
+        --set output.report=out/r.yaml >out.txt 2>err.txt || { cat err.txt >&2; fail "run failed"; }
+    parent=$(cat out/parent_hwm)
+    [ "$parent" -gt $((300 << 20)) ] || fail "the parent's peak is only $parent bytes"
+    grep -qx 'peak_rss_source: VmHWM' out/r.yaml || fail "the report's RSS is not VmHWM"
+    rss=$(sed -n 's/^  - {rank: 0, .*peak_rss_bytes: \([0-9]*\), .*/\1/p' out/r.yaml)
+    [ -n "$rss" ] && [ "$rss" -gt 0 ] && [ "$rss" -lt $((200 << 20)) ] ||
+        fail "peak_rss_bytes ${rss:-missing} is not lbknn's own (the parent's: $parent)"
+    # The brute engine's device bytes: at least the shard's 1000 x 3 floats,
+    # at most the budget its plan was given (device.memory_mb).
+    dev=$(sed -n 's/^  - {rank: 0, .*peak_device_bytes: \([0-9]*\)}$/\1/p' out/r.yaml)
+    [ -n "$dev" ] && [ "$dev" -ge 12000 ] && [ "$dev" -le $((16 << 20)) ] ||
+        fail "brute force's peak_device_bytes ${dev:-missing} is not in [12000, 16 MiB]"
+    # The k-d tree too: at least its points, and at most the budget.
+    expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.engine=kdtree \
+        --set device.memory_mb=16 --set output.report=out/t.yaml
+    dev=$(sed -n 's/^  - {rank: 0, .*peak_device_bytes: \([0-9]*\)}$/\1/p' out/t.yaml)
+    [ -n "$dev" ] && [ "$dev" -ge 12000 ] && [ "$dev" -le $((16 << 20)) ] ||
+        fail "the k-d tree's peak_device_bytes ${dev:-missing} is not in [12000, 16 MiB]"
+    ;;
 *)
     fail "unknown scenario $SCENARIO"
     ;;
