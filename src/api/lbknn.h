@@ -106,7 +106,9 @@ const char *lbknn_status_string(lbknn_status status);
  * (lbknn_context_set_log_callback). Messages are also kept per handle
  * (lbknn_*_error). May be called from any thread; `fn` is called on the
  * thread of the call that logs, so from several threads at once when
- * contexts are used in several. */
+ * contexts are used in several. A call already running on another thread
+ * keeps the callback it began with: the old `user` must stay valid until
+ * such calls return. */
 void lbknn_set_log_callback(lbknn_log_fn fn, void *user);
 
 /* ---- Options: the job's keys the library uses, with the job's defaults
@@ -148,7 +150,8 @@ lbknn_status lbknn_context_set_program_cache(lbknn_context *context, const char 
 /* The messages of this context and its indexes to `fn` instead of the
  * process's callback (NULL: back to the process's), those of `level` and
  * more severe only (LBKNN_LOG_ERROR: errors; LBKNN_LOG_INFO, the default:
- * all); the handles' messages keep every error either way.
+ * all; with `fn` NULL the level still filters what this context sends the
+ * process's callback); the handles' messages keep every error either way.
  * lbknn_context_create's own messages go to the process's callback. Not
  * collective. */
 lbknn_status lbknn_context_set_log_callback(lbknn_context *context, lbknn_log_fn fn, void *user,

@@ -16,7 +16,7 @@ from ._lib import version as library_version
 
 try:
     from ._version import __version__
-except ImportError:  # the source tree, not a build or an install
+except ImportError:  # a copy of the package without its generated _version.py
     __version__ = "unknown"
 
 __all__ = [
