@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | regress | report | usr1 | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
+# CASE: max_hours | owned | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -227,6 +227,18 @@ report)
         fail "no checkpoint time and count in the report: $(grep -A12 '^timings_s' r.yaml)"
     ;;
 usr1) signal_case USR1 3 "$@" ;;
+# What a user does: `kill -USR1` to mpirun's pid, with the setting the
+# user guide gives (HWLOC_COMPONENTS=-opencl) and without what the test gate
+# leaves behind: PoCL, opened by the gate, sets HWLOC_PLUGINS_PATH=/dev/null,
+# which hides the same fault from mpirun. The fault: Open MPI 4.1's mpirun
+# (hwloc's OpenCL plugin) starts PoCL, whose LLVM takes SIGUSR1 for its "info
+# signal" handler, and the signal is swallowed there instead of forwarded.
+usr1_mpirun)
+    [ "$np" -gt 1 ] || fail "usr1_mpirun needs NP > 1"
+    unset HWLOC_PLUGINS_PATH
+    export HWLOC_COMPONENTS=-opencl
+    signal_case USR1 3 "$@"
+    ;;
 usr1_early)
     # Half of `long`: the signal comes within 280 ms of lbknn's first
     # step, and the run still has seconds to go (0.7 s where a machine is

@@ -38,6 +38,12 @@ out() {
 # shellcheck disable=SC2046 # the paths hold no spaces (mktemp under TMPDIR)
 "$lbknn" run --quiet "${args[@]}" $(out "$PWD/one") || fail "one-shot run failed"
 
+# A user's environment, not the gate's: PoCL (opened by the test gate) sets
+# HWLOC_PLUGINS_PATH=/dev/null, which sbatch would pass on, and that hides
+# from mpirun the fault jobs/long-run.sbatch works around (jobs/README.md,
+# "Stopping a run": without the script's HWLOC_COMPONENTS=-opencl, mpirun
+# swallows SIGUSR1).
+unset HWLOC_PLUGINS_PATH
 extra=(--time=5)
 [ "$mode" = timelimit ] && extra=(--time=2 --signal=B:USR1@115)
 # shellcheck disable=SC2046
