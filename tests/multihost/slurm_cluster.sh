@@ -25,6 +25,7 @@
 set -u
 here=$(dirname "$(realpath "${BASH_SOURCE[0]}")")
 source "$here/cluster.sh"
+source "$here/../slurm/daemons.sh"
 shared=$1
 shift
 case $(realpath -m "$shared")/ in
@@ -41,14 +42,7 @@ export LBK_HOSTS
 dir=$LBK_STATE/slurm
 pids=()
 slurm_down() {
-    local i
-    # One at a time, in reverse start order: a slurmd that ran a job talks
-    # to slurmctld through munge as it stops (tests/slurm/slurm_harness.sh).
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        kill "${pids[$i]}" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "${pids[$i]}" 2>/dev/null
-    done
+    slurm_stop_daemons "${pids[@]}"
     if [ "${LBK_SLURM_KEEP:-0}" = 1 ]; then cp -r "$dir" "$shared.slurm" && echo "kept $shared.slurm"; fi
     cluster_down
 }

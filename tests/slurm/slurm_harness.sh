@@ -20,18 +20,9 @@ export PATH="$PATH:/usr/sbin"
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/lbk-slurm.XXXXXX") || exit 1
 pids=()
+source "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/daemons.sh"
 cleanup() {
-    # Reverse start order: slurmd, slurmctld, then munged, each by the pid we
-    # started; nothing else on the machine is touched. One at a time: a
-    # slurmd that ran a job talks to slurmctld through munge as it stops,
-    # and with both signalled at once it waited out the 5 s below for its
-    # kill -9 (in every test).
-    local i
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
-        kill "${pids[$i]}" 2>/dev/null
-        for _ in $(seq 50); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
-        kill -9 "${pids[$i]}" 2>/dev/null
-    done
+    slurm_stop_daemons "${pids[@]}"
     if [ "${LBK_SLURM_KEEP:-0}" = 1 ]; then echo "kept $dir"; else rm -rf "$dir"; fi
 }
 trap cleanup EXIT

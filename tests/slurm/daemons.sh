@@ -1,0 +1,17 @@
+# Sourced by the private SLURM clusters (tests/slurm/slurm_harness.sh,
+# tests/multihost/slurm_cluster.sh).
+#
+# slurm_stop_daemons PID...: stop the daemons these pids name (the ones the
+# cluster started, in start order: munged, slurmctld, slurmd...), last
+# first and one at a time, each by SIGTERM and, after 5 s, SIGKILL; nothing
+# else on the machine is touched. One at a time: a slurmd that ran a job
+# talks to slurmctld through munge as it stops, and with all three
+# signalled at once it waited out the 5 s for its kill -9 in every test.
+slurm_stop_daemons() {
+    local pids=("$@") i
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
+        kill "${pids[$i]}" 2>/dev/null
+        for _ in $(seq 50); do kill -0 "${pids[$i]}" 2>/dev/null || break; sleep 0.1; done
+        kill -9 "${pids[$i]}" 2>/dev/null
+    done
+}
