@@ -1,5 +1,6 @@
 #include "launch.h"
 
+#include "fnv.h"
 #include "log.h"
 #include "try.h"
 
@@ -25,20 +26,6 @@ typedef struct {
     uint64_t job_read; /* 1 when `job` holds them */
 } launch_print;
 
-/* FNV-1a, 64 bits: not a defence against a chosen collision, which no
- * launch produces; two command lines that differ differ in their hash. */
-static uint64_t fnv1a(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++) {
-        h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
-#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
-
 /* The job file's hash, or false where this rank cannot read it as a
  * regular file. Anything else (a FIFO, a process substitution, a
  * terminal) is not opened: opening or reading it would take what rank 0
@@ -52,7 +39,7 @@ static bool hash_job_file(const char *path, uint64_t *hash)
     if (fd < 0)
         return false;
     bool ok = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
-    uint64_t h = FNV_OFFSET, left = JOB_HASH_MAX_BYTES;
+    uint64_t h = LBK_FNV_OFFSET, left = JOB_HASH_MAX_BYTES;
     unsigned char buf[16384];
     while (ok && left > 0) {
         const ssize_t n = read(fd, buf, left < sizeof buf ? (size_t)left : sizeof buf);
@@ -62,11 +49,11 @@ static bool hash_job_file(const char *path, uint64_t *hash)
             ok = n == 0;
             break;
         }
-        h = fnv1a(h, buf, (size_t)n);
+        h = lbk_fnv_update(h, buf, (size_t)n);
         left -= (uint64_t)n;
     }
     close(fd);
-    *hash = fnv1a(h, &left, sizeof left); /* where it ended: a length too */
+    *hash = lbk_fnv_update(h, &left, sizeof left); /* where it ended: a length too */
     return ok;
 }
 
@@ -74,10 +61,10 @@ static void make_print(const char *command, int argc, char *const *argv, const c
                        launch_print *p)
 {
     memset(p, 0, sizeof *p);
-    p->args = fnv1a(FNV_OFFSET, command, strlen(command) + 1);
+    p->args = lbk_fnv_update(LBK_FNV_OFFSET, command, strlen(command) + 1);
     for (int i = 0; i < argc; i++)
-        p->args = fnv1a(p->args, argv[i], strlen(argv[i]) + 1);
-    p->args = fnv1a(p->args, &argc, sizeof argc);
+        p->args = lbk_fnv_update(p->args, argv[i], strlen(argv[i]) + 1);
+    p->args = lbk_fnv_update(p->args, &argc, sizeof argc);
     p->job_read = job_path && hash_job_file(job_path, &p->job);
 }
 

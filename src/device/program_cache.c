@@ -1,5 +1,7 @@
 #include "program_cache.h"
 
+#include "fnv.h"
+
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -11,14 +13,6 @@
 
 #define MAGIC "lbknn program 1\n"
 #define MAX_BINARY ((uint64_t)256 << 20)
-
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
-{
-    const unsigned char *p = data;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
 
 /* What a file must have been built for: one line naming the device,
  * driver, lbknn version and options. */
@@ -35,8 +29,8 @@ static bool file_path(const char *dir, const char *id, const char *text, char *p
 {
     if (!dir || !dir[0])
         return false;
-    uint64_t h = fnv(14695981039346656037ull, id, strlen(id));
-    h = fnv(h, text, strlen(text));
+    uint64_t h = lbk_fnv_update(LBK_FNV_OFFSET, id, strlen(id));
+    h = lbk_fnv_update(h, text, strlen(text));
     const int n = snprintf(path, size, "%s/program-%016llx.bin", dir, (unsigned long long)h);
     return n > 0 && (size_t)n < size;
 }
@@ -76,7 +70,7 @@ static const unsigned char *check_file(const unsigned char *buf, size_t len, con
     memcpy(&size, buf + head, 8);
     memcpy(&sum, buf + head + 8, 8);
     if (size == 0 || size != len - head - 16 ||
-        fnv(14695981039346656037ull, buf + head + 16, (size_t)size) != sum)
+        lbk_fnv_update(LBK_FNV_OFFSET, buf + head + 16, (size_t)size) != sum)
         return NULL;
     *bin_len = (size_t)size;
     return buf + head + 16;
@@ -145,7 +139,7 @@ static bool write_file(const char *path, const char *id, const unsigned char *bi
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return false;
-    const uint64_t size = len, sum = fnv(14695981039346656037ull, bin, len);
+    const uint64_t size = len, sum = lbk_fnv_update(LBK_FNV_OFFSET, bin, len);
     bool ok = fputs(MAGIC, f) >= 0 && fputs(id, f) >= 0 && fwrite(&size, 8, 1, f) == 1 &&
               fwrite(&sum, 8, 1, f) == 1 && fwrite(bin, 1, len, f) == len;
     ok = fclose(f) == 0 && ok;

@@ -1,6 +1,7 @@
 #include "tune_cache.h"
 
 #include "env_lock.h"
+#include "fnv.h"
 #include "log.h"
 #include "try.h"
 
@@ -49,13 +50,11 @@ static void tuning_fields(lbk_tuning *t, int_field f[6])
  * its own file. */
 static uint64_t identity_hash(const identity id[4])
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = LBK_FNV_OFFSET;
+    /* Each value with its terminating NUL, so that no two identities run
+     * together into the same bytes. */
     for (int i = 0; i < 4; i++)
-        for (const char *p = id[i].value;; p++) {
-            h = (h ^ (unsigned char)*p) * 1099511628211ull;
-            if (!*p)
-                break;
-        }
+        h = lbk_fnv_update(h, id[i].value, strlen(id[i].value) + 1);
     return h;
 }
 
