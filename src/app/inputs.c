@@ -26,7 +26,7 @@ lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
     memset(shape, 0, sizeof *shape);
     /* Labels count only where votes are taken; a graph's queries are the
      * reference points. */
-    const bool votes = job->task == LBK_TASK_CLASSIFY, graph = job->task == LBK_TASK_GRAPH;
+    const bool votes = job->task == LBK_TASK_CLASSIFY, graph = lbk_job_self_search(job);
     if (job->reference.path[0] == '\0') {
         shape->reference_rows = job->synthetic.points;
         shape->query_rows = graph ? job->synthetic.points : job->synthetic.queries;
@@ -61,7 +61,7 @@ lbk_status lbk_inputs_probe_queries(const lbk_job *job, uint64_t reference_rows,
     memset(shape, 0, sizeof *shape);
     shape->reference_rows = reference_rows;
     shape->dim = dim;
-    if (job->task == LBK_TASK_GRAPH) {
+    if (lbk_job_self_search(job)) {
         shape->query_rows = reference_rows;
         return LBK_OK;
     }
@@ -253,7 +253,7 @@ lbk_status lbk_inputs_read_targets(const lbk_job *job, bool is_query, uint64_t l
 
 const char *lbk_inputs_name(const lbk_job *job, bool is_query)
 {
-    if (is_query && job->task == LBK_TASK_GRAPH)
+    if (is_query && lbk_job_self_search(job))
         return "the reference points themselves";
     /* Without reference.path both sets are synthetic, whatever query.path says. */
     if (job->reference.path[0] == '\0')
@@ -311,7 +311,7 @@ lbk_status lbk_inputs_check_command(const lbk_job *job)
     LBK_TRY(lbk_inputs_check(job, &shape));
     /* Reading everything is what validates every value (NaN, ragged rows). */
     LBK_TRY_GOTO(st, lbk_inputs_read_rows(job, false, 0, shape.reference_rows, &ref));
-    if (job->task != LBK_TASK_GRAPH)
+    if (!lbk_job_self_search(job))
         LBK_TRY_GOTO(st, lbk_inputs_read_rows(job, true, 0, shape.query_rows, &query));
     LBK_TRY_GOTO(st, check_targets(job, &shape));
     print_check(job, &shape, &query);

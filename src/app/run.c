@@ -11,6 +11,7 @@
 #include "progress.h"
 #include "row_split.h"
 #include "run_index.h"
+#include "run_radius.h"
 #include "run_state.h"
 #include "timer.h"
 #include "try.h"
@@ -91,7 +92,7 @@ static lbk_status read_inputs(lbk_run_state *s)
     lbk_status st = s->index_mode == LBK_RUN_INDEX_LOAD
                         ? lbk_run_index_read(s)
                         : lbk_inputs_read_rows(s->job, false, lo, lo + rows, &s->shard);
-    if (s->job->task == LBK_TASK_GRAPH || s->options->build_only) {
+    if (lbk_job_self_search(s->job) || s->options->build_only) {
         /* The graph's queries are the reference points themselves. */
     } else if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
@@ -176,8 +177,9 @@ static lbk_status build_index(lbk_run_state *s)
     } else {
         /* mpi.balance: queries weighs the boxes by this run's queries (each
          * rank's slice, read already); a graph's queries are its points. */
-        const bool balance = s->job->mpi.balance == LBK_BALANCE_QUERIES && !graph &&
-                             !s->options->build_only && s->plan.owns_slice;
+        const bool balance = s->job->mpi.balance == LBK_BALANCE_QUERIES &&
+                             !lbk_job_self_search(s->job) && !s->options->build_only &&
+                             s->plan.owns_slice;
         LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_params, &s->plan,
                                  s->shape.reference_rows, s->shape.reference_labels, &s->shard,
                                  balance ? &s->queries : NULL, &s->index));
@@ -541,6 +543,7 @@ static void run_state_free(lbk_run_state *s)
     lbk_device_close(s->device);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
+    lbk_alloc_large_free(s->radii);
     lbk_alloc_large_free(s->predictions);
     lbk_alloc_large_free(s->proba);
     if (s->proba_rows)
@@ -573,12 +576,17 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, lbk_run_index_share(&s)); /* index.path: load or build */
     resolve_plan(&s);                          /* engine, partition */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
+    LBK_TRY_GOTO(st, lbk_run_radius_share(&s)); /* query.radii: checked before computing */
     LBK_TRY_GOTO(st, reduce_label_max(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
     LBK_TRY_GOTO(st, build_index(&s)); /* spatial: points to their owners; batches */
     if (options->build_only)
         goto cleanup; /* `lbknn build`: saved, nothing to search */
+    if (lbk_job_radius_task(job)) {
+        st = lbk_run_radius(&s); /* its own passes and files */
+        goto cleanup;
+    }
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, init_graph(&s));
     LBK_TRY_GOTO(st, restore_checkpoint(&s)); /* run.checkpoint: --resume verified */

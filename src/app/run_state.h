@@ -42,6 +42,7 @@ typedef struct {
     double t_start, t_read; /* the run's clock, and the read phase's */
 
     lbk_inputs_shape shape;     /* rank 0's, once broadcast */
+    float *radii;               /* query.radii: every query's (task radius, radius_graph) */
     lbk_dataset shard, queries; /* queries: rank 0's all, or (owns_slice) every rank's slice;
                                  * the shard until the index takes it */
     uint64_t query_first;       /* owns_slice: the slice's first row in the query file */

@@ -189,6 +189,17 @@ lbk_status lbk_dataset_read_targets(const lbk_job_input_spec *spec, uint64_t lo,
     return lbk_targets_read(spec->targets, lo, hi, targets);
 }
 
+lbk_status lbk_dataset_read_values(const char *path, const char *key, uint64_t rows,
+                                   double *values)
+{
+    uint64_t n = 0;
+    LBK_TRY(check_readable(path));
+    LBK_TRY(lbk_targets_probe(path, &n));
+    LBK_FAIL_IF(n != rows, LBK_ERR_INPUT, "%s: %s holds %llu numbers for %llu queries", key, path,
+                (unsigned long long)n, (unsigned long long)rows);
+    return lbk_targets_read(path, 0, rows, values);
+}
+
 lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info)
 {
     memset(info, 0, sizeof *info);

@@ -41,6 +41,13 @@ lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_
 lbk_status lbk_dataset_read_targets(const lbk_job_input_spec *spec, uint64_t lo, uint64_t hi,
                                     double *targets);
 
+/* One number per row from `path` (query.radii: .npy, one number a line of
+ * text, or .fvecs of dimension 1, as targets are read), exactly `rows`
+ * of them: another count is one line naming `key`, the file and both
+ * counts; a value that is not a finite number names its row. */
+lbk_status lbk_dataset_read_values(const char *path, const char *key, uint64_t rows,
+                                   double *values);
+
 /* The synthetic data set: rows [lo, hi) of the reference set (is_query =
  * false) or of the query set. Every row is a pure function of (seed, row), so
  * any shard produces exactly the rows a single process would. Labels always

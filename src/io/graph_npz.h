@@ -56,6 +56,8 @@ typedef struct {
     uint64_t points;     /* N: the matrix is N x N */
     uint64_t neighbors;  /* R entries per row */
     unsigned index_size; /* 4 (<i4) or 8 (<i8): indices and indptr */
+    uint64_t cols;       /* the matrix's columns: N, or a CSR layout's */
+    uint64_t values;     /* stored entries: N * R, or a CSR layout's */
     lbk_graph_npz_member member[LBK_GRAPH_NPZ_MEMBERS];
     uint64_t directory_offset; /* the central directory */
     uint64_t directory_size;   /* then the ZIP64 end records and the end record */
@@ -71,6 +73,14 @@ unsigned lbk_graph_npz_index_size(uint64_t points, uint64_t neighbors);
  * names the file in messages. A pure function of its arguments. */
 lbk_status lbk_graph_npz_layout_make(lbk_graph_npz_layout *layout, uint64_t points,
                                      uint64_t neighbors, unsigned index_size, const char *path);
+
+/* A CSR layout of any row lengths (task radius): `rows` x `cols` with
+ * `values` entries in all and index_size 4 or 8 (SciPy's choice: 8 where
+ * rows, cols or values exceed INT32_MAX). Its writer puts the arrays'
+ * bytes at the members' array_offset itself, every indptr entry
+ * included, and finishes with lbk_graph_npz_finish_read. */
+lbk_status lbk_graph_npz_layout_csr(lbk_graph_npz_layout *layout, uint64_t rows, uint64_t cols,
+                                    uint64_t values, unsigned index_size, const char *path);
 
 /* Writes `size` bytes at `offset`; logs its own error. */
 typedef lbk_status (*lbk_graph_npz_write_fn)(void *context, uint64_t offset, const void *data,
@@ -110,6 +120,12 @@ typedef struct {
 lbk_status lbk_graph_npz_write_rows(const lbk_graph_npz_layout *layout,
                                     const lbk_graph_npz_sink *sink,
                                     const lbk_graph_npz_rows *rows, lbk_graph_npz_slice *slice);
+
+/* Completes a CSR layout's file, whose indices, indptr and data arrays are
+ * written: their CRCs read back through `read_fd` (the file open for
+ * reading), then the headers, the small members and the directory. */
+lbk_status lbk_graph_npz_finish_read(const lbk_graph_npz_layout *layout,
+                                     const lbk_graph_npz_sink *sink, int read_fd);
 
 /* Extends *slice by `next`, the slice that follows it (next->begin ==
  * slice->end): one slice for rows written in several pieces. */

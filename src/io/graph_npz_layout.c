@@ -103,6 +103,8 @@ lbk_status lbk_graph_npz_layout_make(lbk_graph_npz_layout *layout, uint64_t poin
     layout->points = points;
     layout->neighbors = neighbors;
     layout->index_size = index_size;
+    layout->cols = points;
+    layout->values = points * neighbors;
     const uint64_t values = points * neighbors;
     const char *index_descr = index_size == 8 ? "<i8" : "<i4";
     lbk_graph_npz_member *m = layout->member;
@@ -110,6 +112,39 @@ lbk_status lbk_graph_npz_layout_make(lbk_graph_npz_layout *layout, uint64_t poin
     LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDICES], "indices.npy", index_descr, 1, values, index_size,
                   &offset, path));
     LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDPTR], "indptr.npy", index_descr, 1, points + 1, index_size,
+                  &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_FORMAT], "format.npy", "|S3", 0, 0, 3, &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_SHAPE], "shape.npy", "<i8", 1, 2, 8, &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_DATA], "data.npy", "<f4", 1, values, 4, &offset, path));
+    layout->directory_offset = offset;
+    for (int i = 0; i < LBK_GRAPH_NPZ_MEMBERS; i++)
+        offset += CENTRAL_HEADER_FIXED + strlen(m[i].name) + ZIP64_CENTRAL_EXTRA;
+    layout->directory_size = offset - layout->directory_offset;
+    layout->file_size = offset + END_RECORDS;
+    return LBK_OK;
+}
+
+lbk_status lbk_graph_npz_layout_csr(lbk_graph_npz_layout *layout, uint64_t rows, uint64_t cols,
+                                    uint64_t values, unsigned index_size, const char *path)
+{
+    memset(layout, 0, sizeof *layout);
+    LBK_FAIL_IF(rows >= MAX_VALUES || values >= MAX_VALUES, LBK_ERR_INPUT,
+                "%s: %" PRIu64 " rows with %" PRIu64 " entries are too many for one file", path,
+                rows, values);
+    const bool wide = rows > INT32_MAX || cols > INT32_MAX || values > INT32_MAX;
+    LBK_FAIL_IF(index_size != 8 && (index_size != 4 || wide), LBK_ERR_INTERNAL,
+                "%s: internal: %u-byte indices for %" PRIu64 " entries", path, index_size,
+                values);
+    layout->points = rows;
+    layout->cols = cols;
+    layout->values = values;
+    layout->index_size = index_size;
+    const char *index_descr = index_size == 8 ? "<i8" : "<i4";
+    lbk_graph_npz_member *m = layout->member;
+    uint64_t offset = 0;
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDICES], "indices.npy", index_descr, 1, values, index_size,
+                  &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDPTR], "indptr.npy", index_descr, 1, rows + 1, index_size,
                   &offset, path));
     LBK_TRY(place(&m[LBK_GRAPH_NPZ_FORMAT], "format.npy", "|S3", 0, 0, 3, &offset, path));
     LBK_TRY(place(&m[LBK_GRAPH_NPZ_SHAPE], "shape.npy", "<i8", 1, 2, 8, &offset, path));

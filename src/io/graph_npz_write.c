@@ -4,6 +4,7 @@
  * the headers around them. All multi-byte values are little-endian. */
 #include "graph_npz.h"
 
+#include "log.h"
 #include "try.h"
 
 #include <errno.h>
@@ -223,8 +224,8 @@ static void own_values_make(const lbk_graph_npz_layout *layout, own_values *v)
 {
     memcpy(v->format, "csr", 3);
     put_le(v->shape, layout->points, 8);
-    put_le(v->shape + 8, layout->points, 8);
-    put_le(v->indptr_last, layout->points * layout->neighbors, layout->index_size);
+    put_le(v->shape + 8, layout->cols, 8);
+    put_le(v->indptr_last, layout->values, layout->index_size);
 }
 
 /* Each member's CRC: its .npy header, then its values, slice by slice. */
@@ -389,4 +390,50 @@ void lbk_graph_npz_slice_append(const lbk_graph_npz_layout *layout, lbk_graph_np
     slice->crc_indptr = (uint32_t)crc32_combine(slice->crc_indptr, next->crc_indptr,
                                                 (z_off_t)(rows * layout->index_size));
     slice->end = next->end;
+}
+
+/* The CRC of `size` bytes at `offset`, read back. */
+static lbk_status crc_read(int fd, uint64_t offset, uint64_t size, uint32_t *crc,
+                           const char *path)
+{
+    unsigned char *buf = malloc(CHUNK_BYTES);
+    LBK_FAIL_IF(!buf, LBK_ERR_NOMEM, "%s: out of host memory to read it back", path);
+    lbk_status st = LBK_OK;
+    while (size > 0 && st == LBK_OK) {
+        const size_t want = size < CHUNK_BYTES ? (size_t)size : CHUNK_BYTES;
+        const ssize_t n = pread(fd, buf, want, (off_t)offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            lbk_error("%s: reading back %zu bytes at byte %" PRIu64 " failed: %s", path, want,
+                      offset, n < 0 ? strerror(errno) : "end of file");
+            st = LBK_ERR_IO;
+            break;
+        }
+        *crc = (uint32_t)crc32(*crc, buf, (uInt)n);
+        offset += (uint64_t)n;
+        size -= (uint64_t)n;
+    }
+    free(buf);
+    return st;
+}
+
+lbk_status lbk_graph_npz_finish_read(const lbk_graph_npz_layout *layout,
+                                     const lbk_graph_npz_sink *sink, int read_fd)
+{
+    own_values v;
+    own_values_make(layout, &v);
+    const lbk_graph_npz_member *m = layout->member;
+    uint32_t crc[LBK_GRAPH_NPZ_MEMBERS];
+    for (int i = 0; i < LBK_GRAPH_NPZ_MEMBERS; i++)
+        crc[i] = (uint32_t)crc32(0, m[i].npy_header, (uInt)m[i].npy_header_size);
+    const int arrays[] = {LBK_GRAPH_NPZ_INDICES, LBK_GRAPH_NPZ_INDPTR, LBK_GRAPH_NPZ_DATA};
+    for (int a = 0; a < 3; a++)
+        LBK_TRY(crc_read(read_fd, m[arrays[a]].array_offset, m[arrays[a]].array_size,
+                         &crc[arrays[a]], sink->path));
+    crc[LBK_GRAPH_NPZ_FORMAT] = (uint32_t)crc32(crc[LBK_GRAPH_NPZ_FORMAT], v.format, 3);
+    crc[LBK_GRAPH_NPZ_SHAPE] = (uint32_t)crc32(crc[LBK_GRAPH_NPZ_SHAPE], v.shape, 16);
+    for (int i = 0; i < LBK_GRAPH_NPZ_MEMBERS; i++)
+        LBK_TRY(write_entry(layout, sink, i, crc[i], &v));
+    return write_directory(layout, sink, crc);
 }

@@ -154,6 +154,19 @@ typedef struct {
     } output;
 } lbk_job;
 
+/* The tasks whose queries are the reference points themselves (graph,
+ * radius_graph): no query set. */
+static inline bool lbk_job_self_search(const lbk_job *job)
+{
+    return job->task == LBK_TASK_GRAPH || job->task == LBK_TASK_RADIUS_GRAPH;
+}
+
+/* The radius tasks (radius, radius_graph). */
+static inline bool lbk_job_radius_task(const lbk_job *job)
+{
+    return job->task == LBK_TASK_RADIUS || job->task == LBK_TASK_RADIUS_GRAPH;
+}
+
 /* The built-in default job: synthetic data, K = 5, L2, uniform, auto engine,
  * any device type preferring GPUs, no output files. */
 void lbk_job_defaults(lbk_job *job);
