@@ -1,0 +1,258 @@
+"""task radius and radius_graph of `lbknn run` against an oracle of this
+file's own (numpy, float32 keys in lbknn's fixed operation order,
+docs/design.md section 2; no code shared with src/): every metric, one
+radius and per-query radii (query.radii), ties at exactly r (integer grid
+points, duplicates among them), empty lists, the cap's two behaviours,
+count-only; every run's files byte-identical to the one-rank run's across
+ranks, partitions, engines and batch sizes; bad radii refused with one line
+and exit 2, before any output appears.
+
+usage: radius_cli.py LBKNN MPIEXEC RANKS... [--wide]
+  RANKS: the rank counts to run (1 first); --wide: every partition and
+  engine at each (the slow tier), else a covering subset."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import scipy.sparse
+
+SEED = 40
+
+
+def keys_of(metric, q, r):
+    """Q x N keys, each a sequential float32 sum over the dimensions."""
+    s = np.zeros((len(q), len(r)), dtype=np.float32)
+    dot = metric in ("ip", "cosine")
+    for j in range(q.shape[1]):
+        if dot:
+            t = q[:, None, j] * r[None, :, j]
+            s = s + t
+        else:
+            d = q[:, None, j] - r[None, :, j]
+            if metric == "l2":
+                t = d * d
+                s = s + t
+            elif metric == "l1":
+                s = s + np.abs(d)
+            else:
+                s = np.maximum(s, np.abs(d))
+    return -s if dot else s
+
+
+def normalized(x):
+    out = x.copy()
+    for i, row in enumerate(x):
+        s = 0.0
+        for v in row:
+            s = s + float(v) * float(v)
+        n = np.sqrt(s)
+        if n > 0:
+            out[i] = np.array([float(v) / n for v in row], dtype=np.float32)
+    return out
+
+
+def distance_of(metric, key):
+    if metric == "l2":
+        return np.sqrt(key)
+    if metric == "ip":
+        return -key
+    if metric == "cosine":
+        return np.clip(np.float32(1) + key, np.float32(0), np.float32(2))
+    return key
+
+
+def oracle(metric, ref, queries, radii, self_search, cap, truncate):
+    if metric == "cosine":
+        ref, queries = normalized(ref), normalized(queries)
+    keys = keys_of(metric, queries, ref)
+    dist = distance_of(metric, keys).astype(np.float32)
+    inside = dist >= radii[:, None] if metric == "ip" else dist <= radii[:, None]
+    if self_search:
+        np.fill_diagonal(inside, False)
+    counts = inside.sum(1).astype(np.int64)
+    indptr, indices, data = [0], [], []
+    for q in range(len(queries)):
+        ids = np.nonzero(inside[q])[0]
+        ids = ids[np.lexsort((ids, keys[q, ids]))]
+        if truncate and cap and len(ids) > cap:
+            ids = ids[:cap]
+        indices.extend(ids.tolist())
+        data.extend(dist[q, ids].tolist())
+        indptr.append(len(indices))
+    return counts, np.array(indptr), np.array(indices), np.array(data, dtype=np.float32)
+
+
+class Runner:
+    def __init__(self, lbknn, mpiexec, work):
+        self.lbknn, self.mpiexec, self.work = lbknn, mpiexec, work
+        self.failed = 0
+
+    def run(self, name, ranks, job, expect=0):
+        path = os.path.join(self.work, name + ".yaml")
+        with open(path, "w") as f:
+            f.write(job)
+        cmd = [self.lbknn, "run", path]
+        if ranks > 1:
+            cmd = [self.mpiexec, "-n", str(ranks)] + cmd
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=self.work)
+        if p.returncode != expect:
+            self.fail(f"{name}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}")
+        return p
+
+    def fail(self, why):
+        print("FAILED:", why)
+        self.failed += 1
+
+
+def job_text(task, metric, engine, partition, radius, radii, cap, overflow, count_only, batch,
+             out):
+    lines = [f"task: {task}", "reference: {path: ref.npy}"]
+    query = [] if task == "radius_graph" else ["path: q.npy"]
+    if radii:
+        query.append(f"radii: {radii}")
+    if query:
+        lines.append("query: {" + ", ".join(query) + "}")
+    lines.append(f"knn: {{metric: {metric}, engine: {engine}, radius: {radius}}}")
+    lines.append(f"radius: {{max_neighbors: {cap}, overflow: {overflow}, "
+                 f"count_only: {'true' if count_only else 'false'}}}")
+    lines.append(f"device: {{batch: {batch}, memory_mb: 1}}")
+    lines.append(f"mpi: {{partition: {partition}}}")
+    outs = [f"counts: {out}.counts.npy"]
+    if not count_only:
+        outs.append(f"graph: {out}.npz")
+    lines.append("output: {" + ", ".join(outs) + "}")
+    return "\n".join(lines) + "\n"
+
+
+def check_files(r, name, out, want, count_only):
+    counts, indptr, indices, data = want
+    got_counts = np.load(os.path.join(r.work, out + ".counts.npy"))
+    if got_counts.dtype != np.int64 or not np.array_equal(got_counts, counts):
+        r.fail(f"{name}: counts differ from the oracle's")
+        return
+    if count_only:
+        if os.path.exists(os.path.join(r.work, out + ".npz")):
+            r.fail(f"{name}: count_only wrote a graph")
+        return
+    g = scipy.sparse.load_npz(os.path.join(r.work, out + ".npz"))
+    if (not np.array_equal(g.indptr, indptr) or not np.array_equal(g.indices, indices)
+            or g.data.tobytes() != data.tobytes()):
+        bad = np.nonzero(np.diff(g.indptr) != np.diff(indptr))[0]
+        r.fail(f"{name}: the graph differs from the oracle's (rows {bad[:5]})")
+
+
+def same_bytes(r, name, out, first):
+    for ext in (".counts.npy", ".npz"):
+        a, b = os.path.join(r.work, first + ext), os.path.join(r.work, out + ext)
+        if os.path.exists(a) and open(a, "rb").read() != open(b, "rb").read():
+            r.fail(f"{name}: {out}{ext} is not byte-identical to {first}{ext}")
+
+
+# (task, metric, radius, per-query radii, cap, overflow, count_only)
+CASES = [
+    ("radius", "l2", 2, False, 0, "error", False),
+    ("radius", "l2", 0, True, 0, "error", False),
+    ("radius_graph", "l2", 1.5, False, 6, "truncate", False),
+    ("radius", "l1", 3, False, 0, "error", True),
+    ("radius_graph", "linf", 1, True, 0, "error", False),
+    ("radius", "ip", 5, False, 0, "error", False),
+    ("radius_graph", "ip", -3, False, 4, "truncate", False),
+    ("radius", "cosine", 0.2, False, 0, "error", False),
+]
+
+
+def layouts(metric, ranks, wide):
+    """(engine, partition, batch) to run at `ranks`."""
+    tree = metric in ("l2", "l1", "linf")
+    if ranks == 1:
+        return [("kdtree" if tree else "brute", "shard", 7)] + (
+            [("brute", "shard", 1000)] if tree else [])
+    out = [("brute", "shard", 13)]
+    if tree:
+        out.append(("kdtree", "spatial", 5))
+    if wide or not tree:
+        out.append(("brute", "replicate", 11))
+    if wide and tree:
+        out += [("kdtree", "shard", 9), ("brute", "spatial", 1000)]
+    return out
+
+
+def refusals(r):
+    """Bad radii: exit 2, one line naming the key or file and row, no output."""
+    bad = [("knn_negative", "knn: {radius: -1}", "", "knn.radius"),
+           ("knn_nan", "knn: {radius: nan}", "", "knn.radius"),
+           ("radii_length", "knn: {radius: 1}", "short.npy", "short.npy holds 3 numbers"),
+           ("radii_negative", "knn: {radius: 1}", "negative.txt", "negative.txt:2")]
+    for name, knn, radii, says in bad:
+        query = "{path: q.npy" + (f", radii: {radii}" if radii else "") + "}"
+        job = (f"task: radius\nreference: {{path: ref.npy}}\nquery: {query}\n{knn}\n"
+               f"output: {{graph: refused.npz, counts: refused.counts.npy}}\n")
+        p = r.run("refuse_" + name, 1, job, expect=2)
+        lines = [l for l in (p.stdout + p.stderr).splitlines() if l.strip()]
+        if len(lines) != 1 or says not in lines[0]:
+            r.fail(f"refuse_{name}: expected one line naming '{says}', got {lines}")
+        for f in ("refused.npz", "refused.counts.npy"):
+            if os.path.exists(os.path.join(r.work, f)):
+                r.fail(f"refuse_{name}: {f} was written")
+    job = ("task: radius\nreference: {path: ref.npy}\nquery: {path: q.npy}\n"
+           "knn: {radius: 3}\nradius: {max_neighbors: 2}\noutput: {graph: capped.npz}\n")
+    p = r.run("refuse_cap", 1, job, expect=2)
+    if "query row 0 has" not in p.stdout + p.stderr:
+        r.fail(f"refuse_cap: the message does not name the query: {p.stdout + p.stderr}")
+
+
+def main():
+    lbknn, mpiexec = sys.argv[1], sys.argv[2]
+    wide = "--wide" in sys.argv
+    ranks = [int(a) for a in sys.argv[3:] if a != "--wide"]
+    rng = np.random.default_rng(SEED)
+    print(f"radius_cli: seed {SEED}, ranks {ranks}{', wide' if wide else ''}")
+    ref = (rng.integers(0, 7, size=(400, 3)) - 3).astype(np.float32)
+    queries = (rng.integers(0, 7, size=(50, 3)) - 3).astype(np.float32)
+    with tempfile.TemporaryDirectory() as work:
+        np.save(os.path.join(work, "ref.npy"), ref)
+        np.save(os.path.join(work, "q.npy"), queries)
+        radii_q = rng.integers(0, 4, size=len(queries)).astype(np.float32)
+        radii_r = rng.integers(0, 3, size=len(ref)).astype(np.float32)
+        np.save(os.path.join(work, "radii_q.npy"), radii_q)
+        with open(os.path.join(work, "radii_r.txt"), "w") as f:
+            f.write("\n".join(str(int(v)) for v in radii_r) + "\n")
+        np.save(os.path.join(work, "short.npy"), np.ones(3, dtype=np.float32))
+        with open(os.path.join(work, "negative.txt"), "w") as f:
+            f.write("1\n-2\n" + "1\n" * (len(queries) - 2))
+        r = Runner(lbknn, mpiexec, work)
+        for i, (task, metric, radius, per_query, cap, overflow, count_only) in enumerate(CASES):
+            self_search = task == "radius_graph"
+            pts = ref if self_search else queries
+            radii = (radii_r if self_search else radii_q) if per_query else None
+            want = oracle(metric, ref, pts, radii if per_query else np.full(len(pts), radius,
+                                                                            np.float32),
+                          self_search, cap, overflow == "truncate")
+            first = None
+            for p in ranks:
+                for engine, partition, batch in layouts(metric, p, wide):
+                    out = f"c{i}_p{p}_{engine}_{partition}_{batch}"
+                    name = f"case {i} ({task} {metric}) P={p} {engine} {partition} batch {batch}"
+                    job = job_text(task, metric, engine, partition, radius,
+                                   ("radii_r.txt" if self_search else "radii_q.npy")
+                                   if per_query else "", cap, overflow, count_only, batch, out)
+                    before = r.failed
+                    r.run(out, p, job)
+                    if r.failed == before:
+                        check_files(r, name, out, want, count_only)
+                        if first is None:
+                            first = out
+                        else:
+                            same_bytes(r, name, out, first)
+                    print(f"{name}: {'ok' if r.failed == before else 'FAILED'}")
+        if 1 in ranks:
+            before = r.failed
+            refusals(r)
+            print(f"refusals: {'ok' if r.failed == before else 'FAILED'}")
+    return 1 if r.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
