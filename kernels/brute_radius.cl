@@ -11,8 +11,8 @@
  * row, `row0` that row's shard row. */
 __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint nr, uint row0,
                         int dim, __global const float *queries, ulong nq,
-                        __global const float *bounds, int metric, int mode,
-                        __global uint *found, __global const ulong *offsets, ulong w0, ulong w1,
+                        __global const float *bounds, int metric, int mode, __global uint *found,
+                        __global const ulong *offsets, ulong w0, ulong w1,
                         __global float *out_keys, __global uint *out_rows)
 {
     const ulong q = get_global_id(0);

@@ -299,8 +299,8 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
         return;
     const ulong home = order[qi];
     /* The fill walks only the queries with points in its window. */
-    if (mode == 1 && (offsets[home + 1] <= w0 || offsets[home] >= w1 ||
-                      offsets[home + 1] == offsets[home]))
+    if (mode == 1 &&
+        (offsets[home + 1] <= w0 || offsets[home] >= w1 || offsets[home + 1] == offsets[home]))
         return;
     __global const float *q = queries + home * (ulong)dim;
     const float bound = bounds[home];
@@ -338,7 +338,8 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
                         tq_ball_take(&b, key, ids[curr]);
                     /* The far side's keys are >= the plane's: ties at the
                      * bound are inside, so only a plane beyond it skips. */
-                    const float plane = metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
+                    const float plane =
+                        metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
                     if ((ulong)far_child < n && plane <= bound)
                         next = far_child;
                 }
