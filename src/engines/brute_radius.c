@@ -81,16 +81,16 @@ static lbk_status walk_chunks(radius_state *rs, uint64_t count, cl_int mode, cl_
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)(e->n - c0 < e->chunk ? e->n - c0 : e->chunk);
         const cl_uint row0 = (cl_uint)c0;
-        const cl_int first_chunk = c0 == 0;
+        const cl_int first_chunk = c0 == 0, last_chunk = c0 + nr == e->n;
         cl_ulong first;
         LBK_TRY(lbk_brute_chunk_refs(e, c0, nr, &first));
         if (e->blocked)
             first *= e->vw; /* chunk_refs counts blocks for the blocked kernels */
-        LBK_TRY(LBK_KERNEL_ARGS(rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first),
-                                LBK_ARG(nr), LBK_ARG(row0), LBK_ARG(dim), LBK_ARG(rs->qbuf),
-                                LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric), LBK_ARG(mode),
-                                LBK_ARG(first_chunk), LBK_ARG(rs->nbuf), LBK_ARG(rs->fbuf),
-                                LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf), LBK_ARG(rs->rbuf)));
+        LBK_TRY(LBK_KERNEL_ARGS(
+            rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first), LBK_ARG(nr), LBK_ARG(row0),
+            LBK_ARG(dim), LBK_ARG(rs->qbuf), LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric),
+            LBK_ARG(mode), LBK_ARG(first_chunk), LBK_ARG(last_chunk), LBK_ARG(rs->nbuf),
+            LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf), LBK_ARG(rs->rbuf)));
         LBK_TRY(lbk_device_cl_check(clEnqueueNDRangeKernel(queue, rs->kernel, 1, NULL, &global,
                                                            &rs->local, 0, NULL, NULL),
                                     "launching the brute radius kernel"));
