@@ -263,6 +263,56 @@ lbknn_status lbknn_index_classify(lbknn_index *index, int64_t queries, const flo
 lbknn_status lbknn_index_regress(lbknn_index *index, int64_t queries, const float *points, int k,
                                  lbknn_weights weights, double *values);
 
+/* ---- Radius searches (docs/design.md "Radius search"). ----
+ * Every reference point within distance r of each query: distance <= r in
+ * the distance lbknn_index_search reports (Euclidean for l2, 1 - cos for
+ * cosine; for ip, the points whose dot product is >= r), each query's list
+ * in the exact (distance, id) order of lbknn_index_search, counts exact.
+ * Byte-identical for any rank count, engine and partition, and to `lbknn
+ * run` with task: radius / radius_graph. Collective, with
+ * lbknn_index_search's rules: every rank passes the same queries (and
+ * radii) and gets every result. */
+typedef struct {
+    /* At most this many neighbours a query (0: no cap). A query with more
+     * either fails the call (truncate 0: LBKNN_ERR_INPUT, the message names
+     * the query's row and its count) or keeps its first max_neighbors
+     * (truncate 1), flagged in lbknn_radius_result_truncated. */
+    int64_t max_neighbors;
+    int truncate;
+    /* 1: counts only, no lists are kept (scikit-learn's return_length):
+     * indptr, indices and distances are then NULL. */
+    int count_only;
+} lbknn_radius_options;
+
+typedef struct lbknn_radius_result lbknn_radius_result;
+
+/* The neighbours of `queries` query rows x dim within `radii[q]` (NULL:
+ * `radius` for every query); r must be finite and, but for ip, >= 0.
+ * opts NULL: no cap, lists kept. *result is NULL on failure. */
+lbknn_status lbknn_index_radius(lbknn_index *index, int64_t queries, const float *points,
+                                const float *radii, float radius,
+                                const lbknn_radius_options *opts, lbknn_radius_result **result);
+/* The radius graph of the index's own points: each point's neighbours
+ * other than itself (left out by id, as scikit-learn's
+ * radius_neighbors(X=None)). `radii`: one per reference row in global
+ * order, the same on every rank (NULL: `radius`). Each rank gets the rows
+ * of lbknn_index_search_self: the points it passed, in global order. */
+lbknn_status lbknn_index_radius_self(lbknn_index *index, const float *radii, float radius,
+                                     const lbknn_radius_options *opts,
+                                     lbknn_radius_result **result);
+/* The result's CSR arrays, owned by it (valid until lbknn_radius_result_free):
+ * row q's neighbours are indices[indptr[q] .. indptr[q + 1]) (int64 global
+ * ids) at distances[...] (float32, as lbknn_index_search's); counts[q] is
+ * the true count (also when truncated), truncated[q] 1 where the list was
+ * cut at max_neighbors. indptr has queries + 1 entries. */
+int64_t lbknn_radius_result_queries(const lbknn_radius_result *result);
+const int64_t *lbknn_radius_result_indptr(const lbknn_radius_result *result);
+const int64_t *lbknn_radius_result_indices(const lbknn_radius_result *result);
+const float *lbknn_radius_result_distances(const lbknn_radius_result *result);
+const int64_t *lbknn_radius_result_counts(const lbknn_radius_result *result);
+const uint8_t *lbknn_radius_result_truncated(const lbknn_radius_result *result);
+void lbknn_radius_result_free(lbknn_radius_result *result);
+
 #ifdef __cplusplus
 }
 #endif

@@ -279,3 +279,26 @@ void lbk_engine_result_free(lbk_knn_result *result)
     result->keys = NULL;
     result->index = NULL;
 }
+
+uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state)
+{
+    (void)state;
+    return 1;
+}
+
+lbk_status lbk_engine_radius_count(lbk_engine_state *state, const float *queries,
+                                   const float *bounds, uint64_t nq, uint64_t *counts)
+{
+    (void)state, (void)queries, (void)bounds, (void)nq, (void)counts;
+    lbk_error("radius search: not yet implemented");
+    return LBK_ERR_INTERNAL;
+}
+
+lbk_status lbk_engine_radius_fill(lbk_engine_state *state, const float *queries,
+                                  const float *bounds, uint64_t nq, const uint64_t *offsets,
+                                  float *keys, uint32_t *rows)
+{
+    (void)state, (void)queries, (void)bounds, (void)nq, (void)offsets, (void)keys, (void)rows;
+    lbk_error("radius search: not yet implemented");
+    return LBK_ERR_INTERNAL;
+}

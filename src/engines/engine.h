@@ -70,6 +70,26 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
  * sorting them; the answers do not depend on it. */
 lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const float *bounds,
                             bool in_order, uint64_t nq, lbk_knn_result *result);
+/* ---- radius search (radius.h): every shard row whose key is <= a bound ----
+ * `bounds[q]` is query q's bound as a key (lbk_radius_key_bound of its
+ * radius). The k-d tree answers l2, l1 and linf; brute force every metric.
+ * Both calls add their work to lbk_engine_work, deterministically. */
+
+/* counts[q] = the number of shard rows whose key to query q is <= bounds[q]. */
+lbk_status lbk_engine_radius_count(lbk_engine_state *state, const float *queries,
+                                   const float *bounds, uint64_t nq, uint64_t *counts);
+/* The rows the count call with the same arguments counted: `offsets` has
+ * nq + 1 entries, offsets[0] == 0 and offsets[q + 1] - offsets[q] ==
+ * counts[q]; query q's rows (within the shard) and keys are written to
+ * [offsets[q], offsets[q + 1]) of `rows` and `keys`, sorted by (key, row).
+ * Device memory does not grow with the results beyond a chunk that fits
+ * the budget: the call splits its output as it needs to. */
+lbk_status lbk_engine_radius_fill(lbk_engine_state *state, const float *queries,
+                                  const float *bounds, uint64_t nq, const uint64_t *offsets,
+                                  float *keys, uint32_t *rows);
+/* The most queries one radius call takes (the caller splits larger sets). */
+uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state);
+
 /* The work of every query call so far, counted where it happens: the
  * tree's kernel per query, the brute engine per path (lbk_brute_timing).
  * Deterministic: the same for the same shard and queries on any device,
