@@ -199,7 +199,7 @@ def _declare(lib):
         "lbknn_index_radius_regress": (
             _c_int,
             [_c_void_p, ctypes.c_int64, _c_void_p, _c_void_p, ctypes.c_float, _c_int, _c_void_p,
-             _c_void_p]),
+             P(ctypes.c_int64)]),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)

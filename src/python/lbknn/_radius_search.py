@@ -47,10 +47,9 @@ class RadiusNeighborsMixin:
         others (the library's self search, the point left out by id), every
         rank's rows to every rank. Collective under MPI."""
         if X is None:
-            lo, hi = self._own_rows()
             r, radii = self._radius_arg(radius, self.n_samples_fit_)
             with _lib.lock:
-                mine = self._index(1).radius_self(r, None if radii is None else radii[lo:hi])
+                mine = self._index(1).radius_self(r, radii)
             return self._gather_csr(*mine)
         X = self._validate_queries(X)
         r, radii = self._radius_arg(radius, X.shape[0])
