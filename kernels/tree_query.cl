@@ -230,3 +230,132 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
         out_index[home * (ulong)k + (ulong)i] = row;
     }
 }
+
+/* ---- radius search: every point whose key is <= the query's bound ----
+ * The same walk as tq_knn's with the bound fixed instead of the K-th key,
+ * and no list: each point inside is counted (mode 0) or written (mode 1) in
+ * the walk's order, which depends on nothing but the query and the tree.
+ * The fill writes the query's i-th point at flat position offsets[q] + i
+ * when that lies in this launch's window [w0, w1), so that an output of any
+ * size goes through a buffer of w1 - w0 entries in as many launches as it
+ * takes; the host sorts each query's points by (key, row). */
+typedef struct {
+    ulong found, base, w0, w1;
+    __global float *keys;
+    __global uint *rows;
+} tq_ball;
+
+static inline void tq_ball_take(tq_ball *b, float key, uint row)
+{
+    const ulong g = b->base + b->found++;
+    if (g >= b->w0 && g < b->w1) {
+        b->keys[g - b->w0] = key;
+        b->rows[g - b->w0] = row;
+    }
+}
+
+/* A bucket's points inside the ball; spare lanes (LBK_NO_INDEX) never are. */
+static inline void tq_ball_bucket(__global const float *bucket_pts,
+                                  __global const uint *bucket_ids, int dim,
+                                  __global const float *q, int metric, long s, uint bucket_level,
+                                  ulong twos, float bound, tq_ball *b)
+{
+    const ulong bk = (ulong)s + 1 - ((ulong)1 << bucket_level);
+    const ulong first = lbk_tq_tile_start(bk, twos), end = first + (bk < twos ? 2 : 1);
+    for (ulong t = first; t < end; t++) {
+        __global const float *tp = bucket_pts + t * (ulong)dim * LBK_TREE_TILE_LANES;
+        float8 key = (float8)(0.0f);
+        for (int d = 0; d < dim; d++)
+            key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), metric);
+        uint bits = (key.s0 <= bound ? 1u : 0u) | (key.s1 <= bound ? 2u : 0u) |
+                    (key.s2 <= bound ? 4u : 0u) | (key.s3 <= bound ? 8u : 0u) |
+                    (key.s4 <= bound ? 16u : 0u) | (key.s5 <= bound ? 32u : 0u) |
+                    (key.s6 <= bound ? 64u : 0u) | (key.s7 <= bound ? 128u : 0u);
+        if (bits == 0)
+            continue;
+        float keys[LBK_TREE_TILE_LANES];
+        vstore8(key, 0, keys);
+        __global const uint *ti = bucket_ids + t * LBK_TREE_TILE_LANES;
+        while (bits) {
+            const uint j = 31u - clz(bits & (0u - bits));
+            bits &= bits - 1u;
+            if (ti[j] != LBK_NO_INDEX)
+                tq_ball_take(b, keys[j], ti[j]);
+        }
+    }
+}
+
+__kernel void tq_radius(__global const float *tree, __global const uint *ids,
+                        __global const uchar *split_dims, int has_dims, int rotation, ulong n,
+                        int dim, __global const float *queries, __global const uint *order,
+                        ulong nq, int metric, uint bucket_level, ulong twos,
+                        __global const float *bucket_pts, __global const uint *bucket_ids,
+                        __global const float *bounds, int mode, __global uint *counts,
+                        __global const ulong *offsets, ulong w0, ulong w1,
+                        __global float *out_keys, __global uint *out_rows, __global uint *work)
+{
+    const ulong qi = get_global_id(0);
+    if (qi >= nq)
+        return;
+    const ulong home = order[qi];
+    /* The fill walks only the queries with points in its window. */
+    if (mode == 1 && (offsets[home + 1] <= w0 || offsets[home] >= w1 ||
+                      offsets[home + 1] == offsets[home]))
+        return;
+    __global const float *q = queries + home * (ulong)dim;
+    const float bound = bounds[home];
+    tq_ball b = {0, mode == 1 ? offsets[home] : 0, w0, mode == 1 ? w1 : 0, out_keys, out_rows};
+    long prev = -1, curr = 0;
+    int level_dim = rotation;
+    uint level = 0;
+    uint nodes = 0, evals = 0;
+    const long bucket0 = ((long)1 << bucket_level) - 1;
+    const long full = bucket_level ? 7 : (long)n;
+    const long last = bucket_level ? (long)n - (((long)1 << (bucket_level + 3)) - 1) : 0;
+    while (curr >= 0) {
+        const long parent = ((curr + 1) >> 1) - 1;
+        long next = parent;
+        if ((ulong)curr < n) {
+            const bool from_parent = prev < curr;
+            if (from_parent && level >= bucket_level) {
+                tq_ball_bucket(bucket_pts, bucket_ids, dim, q, metric, curr, bucket_level, twos,
+                               bound, &b);
+                nodes++;
+                evals += (uint)(full + clamp(last - 8 * (curr - bucket0), 0L, 8L));
+            } else {
+                __global const float *node = tree + (ulong)curr * (ulong)dim;
+                const int sd = has_dims ? (int)split_dims[curr] : level_dim;
+                const float delta = q[sd] - node[sd];
+                const long close_child = 2 * curr + (delta < 0.0f ? 1 : 2);
+                const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
+                if (from_parent) {
+                    next = close_child;
+                    nodes++;
+                } else if (prev == close_child) {
+                    evals++;
+                    const float key = tq_key(q, node, dim, metric);
+                    if (key <= bound)
+                        tq_ball_take(&b, key, ids[curr]);
+                    /* The far side's keys are >= the plane's: ties at the
+                     * bound are inside, so only a plane beyond it skips. */
+                    const float plane = metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
+                    if ((ulong)far_child < n && plane <= bound)
+                        next = far_child;
+                }
+            }
+        }
+        if (next == parent) {
+            level_dim = level_dim == 0 ? dim - 1 : level_dim - 1;
+            level--;
+        } else {
+            level_dim = level_dim + 1 == dim ? 0 : level_dim + 1;
+            level++;
+        }
+        prev = curr;
+        curr = next;
+    }
+    if (mode == 0)
+        counts[home] = (uint)b.found;
+    work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES] = nodes;
+    work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS] = evals;
+}

@@ -125,6 +125,19 @@ void lbk_brute_last_timing(const lbk_brute *engine, lbk_brute_timing *timing);
 /* sum += t, field by field (totals over calls). */
 void lbk_brute_timing_add(lbk_brute_timing *sum, const lbk_brute_timing *t);
 
+/* Radius search (engine.h, lbk_engine_radius_*) over the shard, resident
+ * or streamed, for every metric: counts, and the lists in row order (the
+ * engine sorts them), through a device window of `window` (key, row)
+ * entries at a time. `evals` gets the keys computed added: the count's
+ * every pair, the fill's every row for each query with rows, whatever the
+ * window. */
+uint64_t lbk_brute_radius_max_batch(const lbk_brute *engine);
+lbk_status lbk_brute_radius_count(lbk_brute *engine, const float *queries, const float *bounds,
+                                  uint64_t nq, uint64_t *counts, uint64_t *evals);
+lbk_status lbk_brute_radius_fill(lbk_brute *engine, const float *queries, const float *bounds,
+                                 uint64_t nq, const uint64_t *offsets, uint64_t window,
+                                 float *keys, uint32_t *rows, uint64_t *evals);
+
 void lbk_brute_destroy(lbk_brute *engine);
 
 #endif

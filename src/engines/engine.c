@@ -7,6 +7,7 @@
 #include "lbk_shared.h"
 #include "log.h"
 #include "tree_query.h"
+#include "tree_radius.h"
 #include "try.h"
 
 #include <inttypes.h>
@@ -32,6 +33,9 @@ struct lbk_engine_state {
     lbk_kdtree *tree;
     lbk_brute_timing brute_paths;  /* the brute engine's path counts, every call summed */
     lbk_tree_query_work tree_work; /* the tree's, every call summed */
+    const lbk_device *dev;
+    uint64_t radius_window;      /* lbk_engine_params */
+    uint64_t brute_radius_evals; /* the brute engine's radius keys, every call summed */
 };
 
 lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t reference_rows,
@@ -70,6 +74,8 @@ static lbk_engine_state *state_new(const lbk_device *dev, const lbk_engine_param
     state->k = params->k;
     state->metric = params->metric;
     state->memory_budget = params->memory_budget;
+    state->radius_window = params->radius_window;
+    state->dev = dev;
     /* Under an address-space limit the device's memory is what the limit
      * leaves (lbk_device_global_mem), and a budget beyond it would fail
      * inside the OpenCL runtime. */
@@ -197,8 +203,9 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const
 
 void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work)
 {
-    work->distance_evals =
-        state->brute ? state->brute_paths.distance_evals : state->tree_work.distance_evals;
+    work->distance_evals = state->brute
+                               ? state->brute_paths.distance_evals + state->brute_radius_evals
+                               : state->tree_work.distance_evals;
     work->nodes_visited = state->brute ? 0 : state->tree_work.nodes_visited;
 }
 
@@ -280,25 +287,118 @@ void lbk_engine_result_free(lbk_knn_result *result)
     result->index = NULL;
 }
 
+/* ---- radius search ---- */
+
+static lbk_tree_radius_params tree_radius_params(const lbk_engine_state *state)
+{
+    const lbk_tree_radius_params p = {.metric = state->metric,
+                                      .memory_budget = state->memory_budget,
+                                      .window = state->radius_window};
+    return p;
+}
+
 uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state)
 {
-    (void)state;
-    return 1;
+    if (state->brute)
+        return lbk_brute_radius_max_batch(state->brute);
+    const lbk_tree_radius_params p = tree_radius_params(state);
+    return lbk_tree_radius_max_batch(state->tree, &p);
 }
 
 lbk_status lbk_engine_radius_count(lbk_engine_state *state, const float *queries,
                                    const float *bounds, uint64_t nq, uint64_t *counts)
 {
-    (void)state, (void)queries, (void)bounds, (void)nq, (void)counts;
-    lbk_error("radius search: not yet implemented");
-    return LBK_ERR_INTERNAL;
+    if (state->brute)
+        return lbk_brute_radius_count(state->brute, queries, bounds, nq, counts,
+                                      &state->brute_radius_evals);
+    const lbk_tree_radius_params p = tree_radius_params(state);
+    return lbk_tree_radius_count(state->tree, &p, queries, bounds, nq, counts, &state->tree_work);
+}
+
+/* The brute engine's fill window: an eighth of its budget (what the budget
+ * leaves beside the kNN buffers is not known here), in (key, row) entries. */
+static uint64_t brute_window(const lbk_engine_state *state)
+{
+    if (state->radius_window)
+        return state->radius_window;
+    const lbk_device *dev = state->dev;
+    const uint64_t budget =
+        state->memory_budget ? state->memory_budget : lbk_device_global_mem(dev) / 2;
+    uint64_t w = budget / 8 / 8;
+    if (w > lbk_device_max_alloc(dev) / 4)
+        w = lbk_device_max_alloc(dev) / 4;
+    return w > 0 ? w : 1;
+}
+
+/* A (key, row) pair as one integer whose order is (key, row) order for any
+ * float key: the key's order bits (lbk_shared.h) after + 0.0f, which makes
+ * -0 (ip's and cosine's zero) +0, equal as the compare sees them. */
+static uint64_t sort_code(float key, uint32_t row)
+{
+    return ((uint64_t)lbk_order_bits(key + 0.0f) << 32) | row;
+}
+
+static int code_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* One list sorted by (key, row) through `codes` (room for its length): an
+ * insertion sort for the short lists most queries have, qsort beyond. The
+ * keys come back from the codes' order bits, a zero as the metric's zero
+ * (`zero`: every zero key of a metric has the same sign, knn.h). */
+static void sort_list(float *keys, uint32_t *rows, uint64_t len, uint64_t *codes, float zero)
+{
+    for (uint64_t i = 0; i < len; i++) {
+        const uint64_t c = sort_code(keys[i], rows[i]);
+        uint64_t j = i;
+        if (len <= 32)
+            for (; j > 0 && codes[j - 1] > c; j--)
+                codes[j] = codes[j - 1];
+        codes[j] = c;
+    }
+    if (len > 32)
+        qsort(codes, (size_t)len, sizeof *codes, code_cmp);
+    for (uint64_t i = 0; i < len; i++) {
+        const uint32_t b = (uint32_t)(codes[i] >> 32);
+        const float key = lbk_bits_float(b ^ ((b >> 31) ? 0x80000000u : 0xffffffffu));
+        keys[i] = key == 0.0f ? zero : key;
+        rows[i] = (uint32_t)codes[i];
+    }
+}
+
+static lbk_status sort_lists(lbk_metric metric, uint64_t nq, const uint64_t *offsets, float *keys,
+                             uint32_t *rows)
+{
+    uint64_t longest = 0;
+    for (uint64_t q = 0; q < nq; q++)
+        if (offsets[q + 1] - offsets[q] > longest)
+            longest = offsets[q + 1] - offsets[q];
+    uint64_t *codes = lbk_alloc_large((size_t)(longest ? longest : 1) * sizeof *codes);
+    LBK_FAIL_IF(!codes, LBK_ERR_NOMEM, "out of host memory sorting a radius list of %llu",
+                (unsigned long long)longest);
+    const float zero = lbk_knn_is_similarity(metric) ? -0.0f : 0.0f;
+    for (uint64_t q = 0; q < nq; q++)
+        sort_list(keys + offsets[q], rows + offsets[q], offsets[q + 1] - offsets[q], codes, zero);
+    lbk_alloc_large_free(codes);
+    return LBK_OK;
 }
 
 lbk_status lbk_engine_radius_fill(lbk_engine_state *state, const float *queries,
                                   const float *bounds, uint64_t nq, const uint64_t *offsets,
                                   float *keys, uint32_t *rows)
 {
-    (void)state, (void)queries, (void)bounds, (void)nq, (void)offsets, (void)keys, (void)rows;
-    lbk_error("radius search: not yet implemented");
-    return LBK_ERR_INTERNAL;
+    if (nq == 0)
+        return LBK_OK;
+    if (state->brute) {
+        LBK_TRY(lbk_brute_radius_fill(state->brute, queries, bounds, nq, offsets,
+                                      brute_window(state), keys, rows,
+                                      &state->brute_radius_evals));
+    } else {
+        const lbk_tree_radius_params p = tree_radius_params(state);
+        LBK_TRY(lbk_tree_radius_fill(state->tree, &p, queries, bounds, nq, offsets, keys, rows,
+                                     &state->tree_work));
+    }
+    return sort_lists(state->metric, nq, offsets, keys, rows);
 }

@@ -31,6 +31,8 @@ typedef struct {
     bool verify;
     const lbk_tuning *tuning; /* the device's kernel parameters (tuning.h); NULL = derived
                                  from the device */
+    uint64_t radius_window;   /* radius fill: (key, row) entries on the device at once;
+                                 0 = from the memory budget (tests make it small) */
 } lbk_engine_params;
 
 /* Resolve params->engine for this data: returns KDTREE or BRUTE and a

@@ -238,6 +238,64 @@ typedef struct {
  * row (the others' is not read). */
 lbk_status lbk_index_search(lbk_index *index, const float *points, const lbk_index_sink *sink);
 
+/* A radius search (radius.c; docs/design.md "Radius search"): every
+ * reference point whose key is within the key bound of its query's radius
+ * (radius.h), exact counts, lists in (key, id) order. */
+typedef struct {
+    /* Per query, by its global row (the query set's row, or a self search's
+     * reference row), on every rank alike; NULL: `radius` for every query.
+     * Valid radii only (lbk_radius_valid): the client checks them. */
+    const float *radii;
+    float radius;
+    uint64_t max_neighbors; /* 0: no cap */
+    bool truncate;          /* a list over the cap keeps its first max_neighbors;
+                             * otherwise the search fails naming the query */
+    bool count_only;        /* counts only: no list is ever filled */
+} lbk_index_radius_params;
+
+/* What a radius sink gets: the queries first + slice_first, ...,
+ * first + slice_first + slice_count - 1 of the batch [first, first + count),
+ * rows as in lbk_index_slice (own, order: a self search's). */
+typedef struct {
+    uint64_t first, count;
+    uint64_t slice_first, slice_count;
+    const uint64_t *counts; /* slice_count: each query's exact count (self excluded),
+                             * also where its list was truncated */
+    /* slice_count + 1 offsets from 0 into ids and keys, the lists in
+     * (key, id) order, truncated to max_neighbors where asked (a list
+     * shorter than its count is a truncated one); NULL when count_only. */
+    const uint64_t *indptr;
+    const uint64_t *ids; /* global reference rows */
+    const float *keys;
+    const lbk_dataset *own;
+    const uint32_t *order;
+} lbk_index_radius_slice;
+
+/* The global row of the slice's query q: the query set's row, or a self
+ * search's reference row. */
+uint64_t lbk_index_radius_row(const lbk_index_radius_slice *slice, uint64_t q);
+
+typedef struct {
+    /* Called on every rank the same number of times (an empty slice where
+     * the rank holds none of the lists), so it may be collective; its
+     * status is agreed before the next step. A batch's lists come in
+     * several slices, in query order, each within the memory budget. */
+    lbk_status (*emit)(void *user, const lbk_index_radius_slice *slice);
+    /* After each batch, on every rank, or NULL. */
+    void (*progress)(void *user, uint64_t batch, uint64_t batches);
+    void *user;
+} lbk_index_radius_sink;
+
+/* Collective: a radius search of `query_rows` queries (`points`: as
+ * lbk_index_search's), or (`self`) of the index's own points, each one
+ * left out of its own list by id. Plans its own batches (no
+ * lbk_index_prepare needed); the results go to the sink slice by slice,
+ * and no rank holds more than about the memory budget of them
+ * (device.memory_mb, else 256 MiB) at once. */
+lbk_status lbk_index_radius(lbk_index *index, bool self, uint64_t query_rows, const float *points,
+                            const lbk_index_radius_params *params,
+                            const lbk_index_radius_sink *sink);
+
 /* For the client's report. */
 typedef struct {
     double phase[LBK_PHASE_COUNT]; /* this rank's seconds (build .. output) */

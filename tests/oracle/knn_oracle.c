@@ -89,3 +89,62 @@ int oracle_knn(const float *ref, uint32_t n, const float *queries, uint32_t nq, 
     free(all);
     return 0;
 }
+
+int oracle_radius_inside(float key, int metric, float radius)
+{
+    if (metric == 4)
+        return -key >= radius;
+    return oracle_distance(key, metric) <= radius;
+}
+
+int oracle_radius(const float *ref, uint32_t n, const float *queries, uint32_t nq, int dim,
+                  int metric, const float *radii, uint64_t *offsets, float **keys,
+                  uint32_t **index)
+{
+    *keys = NULL;
+    *index = NULL;
+    pair *all = malloc((n ? n : 1) * sizeof *all);
+    uint64_t cap = 16, used = 0;
+    float *k = malloc(cap * sizeof *k);
+    uint32_t *ix = malloc(cap * sizeof *ix);
+    if (!all || !k || !ix)
+        goto fail;
+    offsets[0] = 0;
+    for (uint32_t q = 0; q < nq; q++) {
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const float key =
+                oracle_key(queries + (size_t)q * dim, ref + (size_t)i * dim, dim, metric);
+            if (oracle_radius_inside(key, metric, radii[q]))
+                all[m++] = (pair){key, i};
+        }
+        qsort(all, m, sizeof *all, pair_cmp);
+        if (used + m > cap) {
+            while (used + m > cap)
+                cap *= 2;
+            float *k2 = realloc(k, cap * sizeof *k);
+            if (k2)
+                k = k2;
+            uint32_t *ix2 = realloc(ix, cap * sizeof *ix);
+            if (ix2)
+                ix = ix2;
+            if (!k2 || !ix2)
+                goto fail;
+        }
+        for (uint32_t s = 0; s < m; s++) {
+            k[used + s] = all[s].key;
+            ix[used + s] = all[s].index;
+        }
+        used += m;
+        offsets[q + 1] = used;
+    }
+    free(all);
+    *keys = k;
+    *index = ix;
+    return 0;
+fail:
+    free(all);
+    free(k);
+    free(ix);
+    return -1;
+}

@@ -27,4 +27,17 @@ void oracle_normalize(float *x, uint32_t rows, int dim);
  * clipped to [0, 2], inner product: -key). */
 float oracle_distance(float key, int metric);
 
+/* Radius search: whether a key's point is inside radius r (its reported
+ * distance <= r; inner product: its dot product -key >= r). */
+int oracle_radius_inside(float key, int metric, float radius);
+
+/* Every reference point inside query q's radius radii[q], by the reported
+ * distance (not a key bound), sorted by (key, index): query q's in
+ * [offsets[q], offsets[q + 1]) of *keys and *index (malloc'd; the caller
+ * frees them). offsets has nq + 1 entries. Returns 0, or -1 when out of
+ * memory. */
+int oracle_radius(const float *ref, uint32_t n, const float *queries, uint32_t nq, int dim,
+                  int metric, const float *radii, uint64_t *offsets, float **keys,
+                  uint32_t **index);
+
 #endif

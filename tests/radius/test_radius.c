@@ -1,6 +1,9 @@
 /* Radius search's engine layer: the radius as a key bound (radius.h) and
  * both engines' count and fill (engine.h) against the host oracle
  * (tests/oracle), which selects by the reported distance, not the key. */
+#include "brute.h"
+#include "device.h"
+#include "engine.h"
 #include "knn_oracle.h"
 #include "lbk_test.h"
 #include "radius.h"
@@ -8,6 +11,8 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* ---- the key bound ---- */
 
@@ -90,10 +95,337 @@ static void valid(void)
     LBK_EXPECT_FALSE(lbk_radius_valid(LBK_METRIC_IP, -INFINITY));
 }
 
+/* ---- the engines against the oracle ---- */
+
+enum { L2, L1, LINF, COS, IP };
+enum { UNIFORM, GRID, DUPS };
+/* Which engines a case runs: the k-d tree, brute force through the engine,
+ * brute force with the row-major (GPU) layout through brute.h. */
+enum { TREE = 1, BRUTE = 2, TILED = 4 };
+
+typedef struct {
+    const char *name;
+    int metric;
+    uint32_t n, nq;
+    int dim;
+    int data;
+    int engines;
+    uint64_t budget; /* device bytes; 0: the device's */
+    uint64_t window; /* fill window entries; 0: from the budget */
+    lbk_tree_split split;
+} radius_row;
+
+/* GRID: integer coordinates 0..3, so that many points lie exactly on the
+ * sphere of an integer radius (or its square root) and many coincide;
+ * DUPS: each point four times. */
+static void fill_points(float *x, uint32_t rows, int dim, int data, uint64_t seed)
+{
+    lbk_test_rng rng = LBK_TEST_RNG(seed);
+    for (uint32_t i = 0; i < rows; i++)
+        for (int j = 0; j < dim; j++) {
+            float *v = x + (size_t)i * dim + j;
+            if (data == GRID)
+                *v = (float)lbk_test_rng_below(&rng, 4);
+            else if (data == DUPS && i % 4)
+                *v = x[(size_t)(i - i % 4) * dim + j];
+            else
+                *v = lbk_test_rng_unit(&rng) * 2.0f - 0.5f;
+        }
+}
+
+/* A typical distance between two points of the data, to scale the radii. */
+static float scale(const radius_row *c)
+{
+    const float side = c->data == GRID ? 3.0f : 2.0f;
+    switch (c->metric) {
+    case L2: return side * sqrtf((float)c->dim);
+    case L1: return side * (float)c->dim;
+    case COS: return 1.0f;
+    case IP: return side * side * (float)c->dim;
+    default: return side;
+    }
+}
+
+/* Per query: 0, a tiny radius, small and medium ones, one that takes every
+ * point, none (ip: a dot product above every one), and the distance of the
+ * query to some reference point exactly (a point on the sphere). */
+static float radius_of(const radius_row *c, const float *ref, const float *q, uint32_t i)
+{
+    const float s = scale(c);
+    const bool ip = c->metric == IP;
+    switch (i % 7) {
+    case 0: return ip ? 0.0f : 0.0f;
+    case 1: return ip ? s * 0.05f : 1e-6f;
+    case 2: return ip ? s * 0.2f : s * 0.08f;
+    case 3: return ip ? -s * 0.1f : s * 0.3f;
+    case 4: return ip ? -1e30f : 1e30f;
+    case 5: return ip ? 1e30f : s * 0.01f;
+    default: {
+        const uint32_t j = c->n ? (i * 7919u) % c->n : 0;
+        if (!c->n)
+            return s * 0.2f;
+        const float key = oracle_key(q, ref + (size_t)j * c->dim, c->dim, c->metric);
+        return oracle_distance(key, c->metric);
+    }
+    }
+}
+
+typedef struct {
+    float *ref, *queries, *radii, *bounds;
+    uint64_t *want_off;
+    float *want_k;
+    uint32_t *want_i;
+} case_data;
+
+static void make_data(const radius_row *c, case_data *d)
+{
+    d->ref = malloc(((size_t)c->n * c->dim + 1) * sizeof *d->ref);
+    d->queries = malloc(((size_t)c->nq * c->dim + 1) * sizeof *d->queries);
+    d->radii = malloc(((size_t)c->nq + 1) * sizeof *d->radii);
+    d->bounds = malloc(((size_t)c->nq + 1) * sizeof *d->bounds);
+    d->want_off = malloc(((size_t)c->nq + 1) * sizeof *d->want_off);
+    LBK_ASSERT_TRUE(d->ref && d->queries && d->radii && d->bounds && d->want_off);
+    const uint64_t seed = 4000u + c->n;
+    printf("seed %llu\n", (unsigned long long)seed);
+    fill_points(d->ref, c->n, c->dim, c->data, seed);
+    fill_points(d->queries, c->nq, c->dim, c->data == DUPS ? UNIFORM : c->data, seed + 1);
+    /* Some queries are reference points: zero keys, and their duplicates. */
+    for (uint32_t q = 0; c->n && q < c->nq; q += 5)
+        memcpy(d->queries + (size_t)q * c->dim, d->ref + (size_t)(q * 13u % c->n) * c->dim,
+               (size_t)c->dim * sizeof *d->queries);
+    if (c->metric == COS) {
+        if (c->n > 3) /* a zero row: distance 1 to everything */
+            memset(d->ref + 3 * (size_t)c->dim, 0, (size_t)c->dim * sizeof *d->ref);
+        oracle_normalize(d->ref, c->n, c->dim);
+        oracle_normalize(d->queries, c->nq, c->dim);
+    }
+    for (uint32_t q = 0; q < c->nq; q++) {
+        d->radii[q] = radius_of(c, d->ref, d->queries + (size_t)q * c->dim, q);
+        d->bounds[q] = lbk_radius_key_bound((lbk_metric)c->metric, d->radii[q]);
+    }
+    LBK_ASSERT_EQ_INT(oracle_radius(d->ref, c->n, d->queries, c->nq, c->dim, c->metric, d->radii,
+                                    d->want_off, &d->want_k, &d->want_i),
+                      0, "oracle out of memory");
+}
+
+static void free_data(case_data *d)
+{
+    free(d->ref);
+    free(d->queries);
+    free(d->radii);
+    free(d->bounds);
+    free(d->want_off);
+    free(d->want_k);
+    free(d->want_i);
+}
+
+/* An engine's answer, count and fill, as the caller of engine.h sees it. */
+typedef struct {
+    lbk_engine_state *engine; /* or */
+    lbk_brute *brute;
+    uint64_t evals; /* brute.h's */
+} under_test;
+
+static lbk_status count_of(under_test *u, const case_data *d, uint32_t nq, uint64_t *counts)
+{
+    if (u->engine)
+        return lbk_engine_radius_count(u->engine, d->queries, d->bounds, nq, counts);
+    return lbk_brute_radius_count(u->brute, d->queries, d->bounds, nq, counts, &u->evals);
+}
+
+/* brute.h's lists come in row order: sorted here by (key, row) the
+ * oracle's way (the engine sorts its own). */
+static void sort_lists(uint32_t nq, const uint64_t *off, float *keys, uint32_t *rows)
+{
+    for (uint32_t q = 0; q < nq; q++) {
+        for (uint64_t i = off[q] + 1; i < off[q + 1]; i++)
+            for (uint64_t j = i; j > off[q]; j--) {
+                const bool less =
+                    keys[j] < keys[j - 1] || (keys[j] == keys[j - 1] && rows[j] < rows[j - 1]);
+                if (!less)
+                    break;
+                const float k = keys[j];
+                keys[j] = keys[j - 1];
+                keys[j - 1] = k;
+                const uint32_t r = rows[j];
+                rows[j] = rows[j - 1];
+                rows[j - 1] = r;
+            }
+    }
+}
+
+static lbk_status fill_of(under_test *u, const radius_row *c, const case_data *d,
+                          const uint64_t *off, float *keys, uint32_t *rows)
+{
+    if (u->engine)
+        return lbk_engine_radius_fill(u->engine, d->queries, d->bounds, c->nq, off, keys, rows);
+    const lbk_status st =
+        lbk_brute_radius_fill(u->brute, d->queries, d->bounds, c->nq, off,
+                              c->window ? c->window : 1000, keys, rows, &u->evals);
+    sort_lists(c->nq, off, keys, rows);
+    return st;
+}
+
+/* Counts, then the lists, the same bytes as the oracle's. */
+static void check_engine(const char *what, under_test *u, const radius_row *c, const case_data *d)
+{
+    uint64_t *counts = malloc(((size_t)c->nq + 1) * sizeof *counts);
+    uint64_t *off = malloc(((size_t)c->nq + 1) * sizeof *off);
+    const uint64_t total = d->want_off[c->nq];
+    float *keys = malloc(((size_t)total + 1) * sizeof *keys);
+    uint32_t *rows = malloc(((size_t)total + 1) * sizeof *rows);
+    LBK_ASSERT_TRUE(counts && off && keys && rows);
+    if (LBK_EXPECT_EQ_INT(count_of(u, d, c->nq, counts), LBK_OK, "%s count", what)) {
+        off[0] = 0;
+        int bad = 0;
+        for (uint32_t q = 0; q < c->nq; q++) {
+            const uint64_t want = d->want_off[q + 1] - d->want_off[q];
+            if (counts[q] != want && ++bad <= 5)
+                LBK_EXPECT_EQ_U64(counts[q], want, "%s: query %u's count, radius %a", what, q,
+                                  d->radii[q]);
+            off[q + 1] = off[q] + counts[q];
+        }
+        LBK_EXPECT_INT(bad, ==, 0, "%s: queries whose count differs", what);
+        if (bad == 0 &&
+            LBK_EXPECT_EQ_INT(fill_of(u, c, d, off, keys, rows), LBK_OK, "%s fill", what)) {
+            LBK_EXPECT_EQ_MEM(keys, d->want_k, (size_t)total * sizeof *keys, "%s keys", what);
+            LBK_EXPECT_EQ_MEM(rows, d->want_i, (size_t)total * sizeof *rows, "%s rows", what);
+        }
+    }
+    printf("%s: %llu points in %u balls\n", what, (unsigned long long)total, c->nq);
+    free(counts);
+    free(off);
+    free(keys);
+    free(rows);
+}
+
+static lbk_engine_state *make_engine(lbk_device *dev, const radius_row *c, const case_data *d,
+                                     lbk_engine engine, uint64_t window)
+{
+    const lbk_engine_params params = {.engine = engine,
+                                      .k = 1,
+                                      .metric = (lbk_metric)c->metric,
+                                      .memory_budget = c->budget,
+                                      .split = c->split,
+                                      .radius_window = window};
+    const lbk_dataset data = {.rows = c->n, .dim = c->dim, .points = d->ref};
+    lbk_engine_state *state = NULL;
+    LBK_EXPECT_EQ_INT(lbk_engine_create(dev, &params, engine, &data, &state), LBK_OK);
+    return state;
+}
+
+/* The work counts of count + fill: the same whatever the window. */
+static void work_of(lbk_engine_state *state, const case_data *d, const radius_row *c,
+                    lbk_engine_work *work)
+{
+    uint64_t *off = calloc((size_t)c->nq + 1, sizeof *off);
+    const uint64_t total = d->want_off[c->nq];
+    float *keys = malloc(((size_t)total + 1) * sizeof *keys);
+    uint32_t *rows = malloc(((size_t)total + 1) * sizeof *rows);
+    LBK_ASSERT_TRUE(off && keys && rows);
+    LBK_EXPECT_EQ_INT(lbk_engine_radius_count(state, d->queries, d->bounds, c->nq, off + 1),
+                      LBK_OK);
+    for (uint32_t q = 0; q < c->nq; q++)
+        off[q + 1] += off[q];
+    LBK_EXPECT_EQ_INT(
+        lbk_engine_radius_fill(state, d->queries, d->bounds, c->nq, off, keys, rows), LBK_OK);
+    lbk_engine_work_of(state, work);
+    free(off);
+    free(keys);
+    free(rows);
+}
+
+static void check_work(lbk_device *dev, const radius_row *c, const case_data *d,
+                       lbk_engine engine)
+{
+    lbk_engine_state *small = make_engine(dev, c, d, engine, c->window);
+    lbk_engine_state *large = make_engine(dev, c, d, engine, 0);
+    lbk_engine_work a = {0}, b = {0};
+    if (small && large) {
+        work_of(small, d, c, &a);
+        work_of(large, d, c, &b);
+        LBK_EXPECT_EQ_U64(a.distance_evals, b.distance_evals, "window %llu",
+                          (unsigned long long)c->window);
+        LBK_EXPECT_EQ_U64(a.nodes_visited, b.nodes_visited);
+        LBK_EXPECT_U64(a.distance_evals, >, 0);
+    }
+    lbk_engine_destroy(small);
+    lbk_engine_destroy(large);
+}
+
+static void run_engines(const void *row)
+{
+    const radius_row *c = row;
+    lbk_test_require_opencl();
+    case_data d = {0};
+    make_data(c, &d);
+    lbk_device *dev = NULL;
+    const lbk_device_request req = {.type = LBK_DEVICE_ANY};
+    LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
+    if (c->engines & TREE) {
+        under_test u = {.engine = make_engine(dev, c, &d, LBK_ENGINE_KDTREE, c->window)};
+        if (u.engine)
+            check_engine("kdtree", &u, c, &d);
+        lbk_engine_destroy(u.engine);
+        if (c->window && c->n)
+            check_work(dev, c, &d, LBK_ENGINE_KDTREE);
+    }
+    if (c->engines & BRUTE) {
+        under_test u = {.engine = make_engine(dev, c, &d, LBK_ENGINE_BRUTE, c->window)};
+        if (u.engine)
+            check_engine("brute", &u, c, &d);
+        lbk_engine_destroy(u.engine);
+        if (c->window && c->n)
+            check_work(dev, c, &d, LBK_ENGINE_BRUTE);
+    }
+    if (c->engines & TILED) {
+        const lbk_dataset data = {.rows = c->n, .dim = c->dim, .points = d.ref};
+        const lbk_brute_params params = {.k = 1,
+                                         .metric = (lbk_metric)c->metric,
+                                         .memory_budget = c->budget,
+                                         .distance = LBK_DISTANCE_TILED};
+        under_test u = {0};
+        if (LBK_EXPECT_EQ_INT(lbk_brute_create(dev, &data, &params, &u.brute), LBK_OK))
+            check_engine("brute, row-major", &u, c, &d);
+        if (c->budget)
+            LBK_EXPECT_U64(lbk_brute_chunk_rows(u.brute), <, c->n, "a streamed shard");
+        lbk_brute_destroy(u.brute);
+    }
+    lbk_device_close(dev);
+    free_data(&d);
+}
+
+#define RR LBK_SPLIT_ROUND_ROBIN
+#define WIDE LBK_SPLIT_WIDEST
+#define ALL_ (TREE | BRUTE)
+
+/* name, metric, n, nq, dim, data, engines, budget, window, split */
+static const radius_row engine_cases[] = {
+    {"l2_uniform", L2, 2000, 140, 3, UNIFORM, ALL_, 0, 0, RR},
+    {"l1_uniform", L1, 2000, 140, 3, UNIFORM, ALL_, 0, 0, RR},
+    {"linf_uniform", LINF, 2000, 140, 3, UNIFORM, ALL_, 0, 0, RR},
+    {"l2_grid", L2, 1500, 140, 3, GRID, ALL_, 0, 0, RR},
+    {"l1_grid", L1, 1500, 140, 2, GRID, ALL_, 0, 0, RR},
+    {"linf_grid", LINF, 1500, 140, 4, GRID, ALL_, 0, 0, WIDE},
+    {"l2_duplicates", L2, 1200, 140, 3, DUPS, ALL_, 0, 0, WIDE},
+    {"l2_dim16", L2, 1000, 70, 16, UNIFORM, ALL_ | TILED, 0, 0, RR},
+    {"cosine_uniform", COS, 1000, 140, 8, UNIFORM, BRUTE | TILED, 0, 0, RR},
+    {"cosine_grid", COS, 1000, 140, 3, GRID, BRUTE, 0, 0, RR},
+    {"ip_uniform", IP, 1000, 140, 8, UNIFORM, BRUTE | TILED, 0, 0, RR},
+    {"ip_grid", IP, 1000, 140, 3, GRID, BRUTE, 0, 0, RR},
+    {"l2_windows", L2, 1500, 140, 3, GRID, ALL_, 0, 97, RR},
+    {"l1_streamed", L1, 3001, 70, 8, GRID, BRUTE | TILED, 40000, 4000, RR},
+    {"l2_tiny", L2, 3, 21, 2, GRID, ALL_ | TILED, 0, 0, RR},
+    {"l2_one_bucket", L2, 15, 21, 3, UNIFORM, ALL_, 0, 0, RR},
+    {"linf_two_levels", LINF, 17, 21, 3, GRID, ALL_, 0, 0, RR},
+    {"l2_one_point", L2, 1, 14, 3, UNIFORM, ALL_ | TILED, 0, 0, RR},
+    {"l2_empty", L2, 0, 14, 3, UNIFORM, ALL_ | TILED, 0, 0, RR},
+};
+
 static const lbk_test_case unit_cases[] = {
     {"bound_values", bound_values},
     {"bound_tight", bound_tight},
     {"valid", valid},
 };
 
-LBK_TEST_MAIN(LBK_TEST_CASES(unit_cases))
+LBK_TEST_MAIN(LBK_TEST_CASES(unit_cases), LBK_TEST_ROWS(engine_cases, run_engines))

@@ -1,0 +1,45 @@
+/* Brute-force radius search: one work-item per query walks the rows of the
+ * shard's chunk on the device in ascending order, each key the fixed-order
+ * sum of lbk_key_step (the kNN kernels' key, bit for bit), and counts
+ * (mode 0) or writes (mode 1) the rows whose key is <= the query's bound.
+ * `found` carries each query's running count from chunk to chunk, so the
+ * i-th row inside (in row order) has flat position offsets[q] + i; the fill
+ * writes only the positions in [w0, w1), and an output of any size goes
+ * through a window of w1 - w0 entries. The host sorts each list by
+ * (key, row). `refs` is the engine's layout: blocked ([block][dim][vw],
+ * vw > 0) or row-major (vw = 0); `first` its buffer row of the chunk's first
+ * row, `row0` that row's shard row. */
+__kernel void br_radius(__global const float *refs, uint vw, ulong first, uint nr, uint row0,
+                        int dim, __global const float *queries, ulong nq,
+                        __global const float *bounds, int metric, int mode,
+                        __global uint *found, __global const ulong *offsets, ulong w0, ulong w1,
+                        __global float *out_keys, __global uint *out_rows)
+{
+    const ulong q = get_global_id(0);
+    if (q >= nq)
+        return;
+    if (mode == 1 && (offsets[q + 1] <= w0 || offsets[q] >= w1))
+        return;
+    __global const float *x = queries + q * (ulong)dim;
+    const float bound = bounds[q];
+    uint n = found[q];
+    const ulong base = mode == 1 ? offsets[q] : 0;
+    for (uint i = 0; i < nr; i++) {
+        const ulong b = first + i;
+        /* Dimension j of buffer row b is at start + j * stride. */
+        const ulong start = vw ? (b / vw) * (ulong)dim * vw + b % vw : b * (ulong)dim;
+        const ulong stride = vw ? vw : 1;
+        float s = 0.0f;
+        for (int j = 0; j < dim; j++)
+            s = lbk_key_step(s, x[j], refs[start + (ulong)j * stride], metric);
+        const float key = lbk_key_finish(s, metric);
+        if (!(key <= bound))
+            continue;
+        const ulong g = base + n++;
+        if (mode == 1 && g >= w0 && g < w1) {
+            out_keys[g - w0] = key;
+            out_rows[g - w0] = row0 + i;
+        }
+    }
+    found[q] = n;
+}

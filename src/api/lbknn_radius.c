@@ -1,0 +1,357 @@
+/* The library's radius searches (lbknn_index_radius, lbknn_index_radius_self):
+ * the index's radius search (src/index/index_radius.c) through a sink that
+ * keeps each rank's lists, then every rank's arrays filled from every
+ * rank's lists (each byte from one rank, the others' zeros, OR'ed). */
+#include "lbknn_impl.h"
+
+#include "alloc_large.h"
+#include "knn.h"
+#include "log.h"
+#include "normalize.h"
+#include "radius.h"
+#include "try.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lbknn_radius_result {
+    int64_t queries;
+    int64_t *indptr, *indices, *counts;
+    float *distances;
+    uint8_t *truncated;
+};
+
+/* What this rank's sink got: per query its global row, count and stored
+ * length; the lists one after another. */
+typedef struct {
+    uint64_t n, cap; /* queries */
+    uint64_t *row, *count, *len;
+    uint64_t m, mcap; /* entries */
+    uint64_t *ids;
+    float *keys;
+} kept_lists;
+
+/* *p with room for n elements (its contents kept). */
+static bool grow_to(void **p, uint64_t n, size_t size)
+{
+    void *a = realloc(*p, (size_t)n * size);
+    if (a)
+        *p = a;
+    return a != NULL;
+}
+
+static uint64_t room(uint64_t cap, uint64_t need)
+{
+    uint64_t want = cap ? cap : 1024;
+    while (want < need)
+        want *= 2;
+    return want;
+}
+
+static lbk_status keep_emit(void *user, const lbk_index_radius_slice *slice)
+{
+    kept_lists *k = user;
+    const uint64_t n = slice->slice_count;
+    const uint64_t m = slice->indptr ? slice->indptr[n] : 0;
+    bool ok = true;
+    if (k->n + n > k->cap) {
+        const uint64_t want = room(k->cap, k->n + n);
+        ok = grow_to((void **)&k->row, want, sizeof *k->row) &&
+             grow_to((void **)&k->count, want, sizeof *k->count) &&
+             grow_to((void **)&k->len, want, sizeof *k->len);
+        k->cap = ok ? want : k->cap;
+    }
+    if (ok && k->m + m > k->mcap) {
+        const uint64_t want = room(k->mcap, k->m + m);
+        ok = grow_to((void **)&k->ids, want, sizeof *k->ids) &&
+             grow_to((void **)&k->keys, want, sizeof *k->keys);
+        k->mcap = ok ? want : k->mcap;
+    }
+    LBK_FAIL_IF(!ok, LBK_ERR_NOMEM, "out of host memory for the radius search's lists");
+    for (uint64_t q = 0; q < n; q++) {
+        k->row[k->n + q] = lbk_index_radius_row(slice, q);
+        k->count[k->n + q] = slice->counts[q];
+        k->len[k->n + q] = slice->indptr ? slice->indptr[q + 1] - slice->indptr[q] : 0;
+    }
+    if (m) {
+        memcpy(k->ids + k->m, slice->ids, (size_t)m * sizeof *k->ids);
+        memcpy(k->keys + k->m, slice->keys, (size_t)m * sizeof *k->keys);
+    }
+    k->n += n;
+    k->m += m;
+    return LBK_OK;
+}
+
+static void kept_free(kept_lists *k)
+{
+    free(k->row);
+    free(k->count);
+    free(k->len);
+    free(k->ids);
+    free(k->keys);
+}
+
+void lbknn_radius_result_free(lbknn_radius_result *r)
+{
+    if (!r)
+        return;
+    lbk_alloc_large_free(r->indptr);
+    lbk_alloc_large_free(r->indices);
+    lbk_alloc_large_free(r->counts);
+    lbk_alloc_large_free(r->distances);
+    lbk_alloc_large_free(r->truncated);
+    free(r);
+}
+
+int64_t lbknn_radius_result_queries(const lbknn_radius_result *r) { return r ? r->queries : 0; }
+const int64_t *lbknn_radius_result_indptr(const lbknn_radius_result *r)
+{
+    return r ? r->indptr : NULL;
+}
+const int64_t *lbknn_radius_result_indices(const lbknn_radius_result *r)
+{
+    return r ? r->indices : NULL;
+}
+const float *lbknn_radius_result_distances(const lbknn_radius_result *r)
+{
+    return r ? r->distances : NULL;
+}
+const int64_t *lbknn_radius_result_counts(const lbknn_radius_result *r)
+{
+    return r ? r->counts : NULL;
+}
+const uint8_t *lbknn_radius_result_truncated(const lbknn_radius_result *r)
+{
+    return r ? r->truncated : NULL;
+}
+
+static lbk_status check_radii(const lbknn_index *ix, uint64_t n, const float *radii, float radius,
+                              const lbknn_radius_options *o)
+{
+    const lbk_metric metric = ix->options.knn.metric;
+    const char *rule = metric == LBK_METRIC_IP ? "a finite number (ip: a least dot product)"
+                                               : "a finite number >= 0";
+    if (!radii)
+        LBK_FAIL_IF(!lbk_radius_valid(metric, radius), LBK_ERR_USAGE, "radius = %g: must be %s",
+                    (double)radius, rule);
+    for (uint64_t q = 0; radii && q < n; q++)
+        LBK_FAIL_IF(!lbk_radius_valid(metric, radii[q]), LBK_ERR_USAGE,
+                    "radii[%llu] = %g: must be %s", (unsigned long long)q, (double)radii[q],
+                    rule);
+    LBK_FAIL_IF(o && o->max_neighbors < 0, LBK_ERR_USAGE,
+                "max_neighbors = %lld: must not be negative (0: no cap)",
+                (long long)o->max_neighbors);
+    return LBK_OK;
+}
+
+/* The rows [first, first + n) of the result, from every rank's kept lists. */
+static lbk_status result_alloc(lbknn_radius_result *res, uint64_t n, bool lists)
+{
+    lbk_status st = LBK_OK;
+    res->queries = (int64_t)n;
+    res->counts = lbk_alloc_large_logged(n ? n : 1, sizeof *res->counts, "radius counts", &st);
+    if (st == LBK_OK)
+        res->truncated =
+            lbk_alloc_large_logged(n ? n : 1, sizeof *res->truncated, "radius flags", &st);
+    if (st == LBK_OK && lists)
+        res->indptr = lbk_alloc_large_logged(n + 1, sizeof *res->indptr, "radius indptr", &st);
+    if (st == LBK_OK) {
+        memset(res->counts, 0, (size_t)n * sizeof *res->counts);
+        memset(res->truncated, 0, (size_t)n);
+    }
+    return st;
+}
+
+/* Collective: the result's n rows from every rank's lists, on every rank. */
+static lbk_status assemble(const lbknn_index *ix, const kept_lists *k, uint64_t n, bool lists,
+                           lbknn_radius_result *res)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    LBK_TRY(lbk_comm_agree(comm, result_alloc(res, n, lists)));
+    uint64_t *len = NULL;
+    lbk_status st = LBK_OK;
+    if (lists)
+        len = lbk_alloc_large_logged(n ? n : 1, sizeof *len, "radius lengths", &st);
+    LBK_TRY(lbk_comm_agree(comm, st));
+    if (lists)
+        memset(len, 0, (size_t)n * sizeof *len);
+    for (uint64_t q = 0; q < k->n; q++)
+        if (k->row[q] < n) {
+            res->counts[k->row[q]] = (int64_t)k->count[q];
+            if (lists)
+                len[k->row[q]] = k->len[q];
+        }
+    st = lbk_comm_allreduce_or_bytes(comm, res->counts, n * sizeof *res->counts);
+    if (st == LBK_OK && lists)
+        st = lbk_comm_allreduce_or_bytes(comm, len, n * sizeof *len);
+    uint64_t m = 0;
+    if (st == LBK_OK && lists) {
+        for (uint64_t q = 0; q < n; q++) {
+            res->indptr[q] = (int64_t)m;
+            m += len[q];
+            res->truncated[q] = (uint64_t)res->counts[q] > len[q];
+        }
+        res->indptr[n] = (int64_t)m;
+        res->indices = lbk_alloc_large_logged(m ? m : 1, sizeof *res->indices, "radius ids", &st);
+        if (st == LBK_OK)
+            res->distances = lbk_alloc_large_logged(m ? m : 1, sizeof *res->distances,
+                                                    "radius distances", &st);
+    }
+    lbk_alloc_large_free(len);
+    LBK_TRY(lbk_comm_agree(comm, st));
+    if (!lists)
+        return LBK_OK;
+    memset(res->indices, 0, (size_t)m * sizeof *res->indices);
+    memset(res->distances, 0, (size_t)m * sizeof *res->distances);
+    const lbk_metric metric = ix->options.knn.metric;
+    for (uint64_t q = 0, at = 0; q < k->n; at += k->len[q], q++) {
+        if (k->row[q] >= n)
+            continue;
+        const uint64_t to = (uint64_t)res->indptr[k->row[q]];
+        for (uint64_t e = 0; e < k->len[q]; e++) {
+            res->indices[to + e] = (int64_t)k->ids[at + e];
+            res->distances[to + e] = lbk_knn_key_to_distance(metric, k->keys[at + e]);
+        }
+    }
+    LBK_TRY(lbk_comm_allreduce_or_bytes(comm, res->indices, m * sizeof *res->indices));
+    return lbk_comm_allreduce_or_bytes(comm, res->distances, m * sizeof *res->distances);
+}
+
+/* The rows [first, first + n) of the result alone (a self search's rank:
+ * the rows it passed), moved down in place. */
+static lbk_status narrow(lbknn_radius_result *res, uint64_t first, uint64_t n)
+{
+    memmove(res->counts, res->counts + first, (size_t)n * sizeof *res->counts);
+    memmove(res->truncated, res->truncated + first, (size_t)n);
+    res->queries = (int64_t)n;
+    if (!res->indptr)
+        return LBK_OK;
+    const int64_t lo = res->indptr[first], hi = res->indptr[first + n];
+    memmove(res->indices, res->indices + lo, (size_t)(hi - lo) * sizeof *res->indices);
+    memmove(res->distances, res->distances + lo, (size_t)(hi - lo) * sizeof *res->distances);
+    for (uint64_t q = 0; q <= n; q++)
+        res->indptr[q] = res->indptr[first + q] - lo;
+    return LBK_OK;
+}
+
+/* Collective: the search into the kept lists, then the result. */
+static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const float *points,
+                             const float *radii, float radius, const lbknn_radius_options *o,
+                             uint64_t first, uint64_t n, lbknn_radius_result **out)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    const lbk_index_radius_params params = {
+        radii, radius, o && o->max_neighbors > 0 ? (uint64_t)o->max_neighbors : 0,
+        o && o->truncate, o && o->count_only};
+    kept_lists kept = {0};
+    const lbk_index_radius_sink sink = {keep_emit, NULL, &kept};
+    lbk_status st = lbk_index_radius(ix->index, self, nq, points, &params, &sink);
+    lbknn_radius_result *res = NULL;
+    if (st == LBK_OK) {
+        res = calloc(1, sizeof *res);
+        if (!res)
+            lbk_error("out of host memory for the radius result");
+        st = lbk_comm_agree(comm, res ? LBK_OK : LBK_ERR_NOMEM);
+    }
+    if (st == LBK_OK)
+        st = assemble(ix, &kept, nq, !params.count_only, res);
+    kept_free(&kept);
+    if (st == LBK_OK && (first != 0 || n != nq))
+        st = lbk_comm_agree(comm, narrow(res, first, n));
+    if (st == LBK_OK) {
+        *out = res;
+        res = NULL;
+    }
+    lbknn_radius_result_free(res);
+    return st;
+}
+
+/* Collective: every rank passed the same number of queries. */
+static lbk_status same_count(const lbk_comm *comm, uint64_t nq)
+{
+    uint64_t lo = nq, hi = nq;
+    LBK_TRY(lbk_comm_allreduce_u64(comm, &lo, LBK_REDUCE_MIN));
+    LBK_TRY(lbk_comm_allreduce_u64(comm, &hi, LBK_REDUCE_MAX));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
+                "ranks passed %llu to %llu queries: every rank passes the same ones",
+                (unsigned long long)lo, (unsigned long long)hi);
+    return LBK_OK;
+}
+
+static lbk_status query_radius(lbknn_index *ix, int64_t queries, const float *points,
+                               const float *radii, float radius, const lbknn_radius_options *o,
+                               lbknn_radius_result **out)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    lbk_status st = LBK_OK;
+    if (queries < 0) {
+        lbk_error("queries = %lld: must not be negative", (long long)queries);
+        st = LBK_ERR_USAGE;
+    } else if (queries > 0 && !points) {
+        lbk_error("points is NULL for %lld queries", (long long)queries);
+        st = LBK_ERR_USAGE;
+    }
+    const uint64_t nq = (uint64_t)(queries > 0 ? queries : 0);
+    if (st == LBK_OK)
+        st = check_radii(ix, nq, radii, radius, o);
+    for (uint64_t i = 0; st == LBK_OK && i < nq * (uint64_t)ix->dim; i++)
+        if (!isfinite(points[i])) {
+            lbk_error("queries[%llu][%llu] = %g: not a finite number (NaN or infinity)",
+                      (unsigned long long)(i / (uint64_t)ix->dim),
+                      (unsigned long long)(i % (uint64_t)ix->dim), (double)points[i]);
+            st = LBK_ERR_INPUT;
+        }
+    LBK_TRY(lbk_comm_agree(comm, st));
+    LBK_TRY(same_count(comm, nq));
+    float *normalized = NULL; /* cosine: the queries normalised as the references */
+    if (ix->options.knn.metric == LBK_METRIC_COSINE) {
+        normalized =
+            lbk_alloc_large_logged(nq * (uint64_t)ix->dim + 1, sizeof(float), "queries", &st);
+        if (st == LBK_OK && nq) {
+            memcpy(normalized, points, (size_t)(nq * (uint64_t)ix->dim) * sizeof(float));
+            lbk_normalize_rows(normalized, nq, ix->dim);
+        }
+        points = normalized;
+    }
+    st = lbk_comm_agree(comm, st);
+    const float *mine = points;
+    if (st == LBK_OK && ix->plan.owns_slice) {
+        uint64_t first = 0, n = 0;
+        lbk_index_query_slice(nq, comm, &first, &n);
+        mine = points + first * (uint64_t)ix->dim;
+    }
+    if (st == LBK_OK)
+        st = radius_run(ix, false, nq, mine, radii, radius, o, 0, nq, out);
+    lbk_alloc_large_free(normalized);
+    return st;
+}
+
+lbknn_status lbknn_index_radius(lbknn_index *ix, int64_t queries, const float *points,
+                                const float *radii, float radius,
+                                const lbknn_radius_options *opts, lbknn_radius_result **result)
+{
+    if (!ix || !result)
+        return LBKNN_ERR_USAGE;
+    *result = NULL;
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
+    return lbk_api_end(&call, query_radius(ix, queries, points, radii, radius, opts, result));
+}
+
+lbknn_status lbknn_index_radius_self(lbknn_index *ix, const float *radii, float radius,
+                                     const lbknn_radius_options *opts,
+                                     lbknn_radius_result **result)
+{
+    if (!ix || !result)
+        return LBKNN_ERR_USAGE;
+    *result = NULL;
+    lbk_api_call call;
+    lbk_api_begin(&call, ix->context, ix->error);
+    const lbk_comm *comm = &ix->context->comm;
+    lbk_status st = lbk_comm_agree(comm, check_radii(ix, ix->rows, radii, radius, opts));
+    if (st == LBK_OK)
+        st = radius_run(ix, true, ix->rows, NULL, radii, radius, opts, ix->first_row,
+                        ix->local_rows, result);
+    return lbk_api_end(&call, st);
+}
