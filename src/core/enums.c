@@ -35,6 +35,7 @@ LBK_ENUM_DEFINE_(lbk_tree_sort, LBK_TREE_SORT_LIST)
 LBK_ENUM_DEFINE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
 LBK_ENUM_DEFINE_(lbk_partition, LBK_PARTITION_LIST)
 LBK_ENUM_DEFINE_(lbk_balance, LBK_BALANCE_LIST)
+LBK_ENUM_DEFINE_(lbk_overflow, LBK_OVERFLOW_LIST)
 LBK_ENUM_DEFINE_(lbk_task, LBK_TASK_LIST)
 
 void lbk_enum_join(const lbk_enum_item *items, const char *sep, const char *last_sep, char *buf,

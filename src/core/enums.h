@@ -88,12 +88,22 @@
 /* What a job computes from the K-lists: classify (votes of reference
  * labels), regress (averaged reference targets), search (the lists only),
  * graph (the reference set's own kNN graph, each point's K nearest other
- * points; no query set). */
+ * points; no query set), radius (every reference point within a radius of
+ * each query), radius_graph (the reference set's own radius graph). */
 #define LBK_TASK_LIST(X)                                                                         \
     X(LBK_TASK_CLASSIFY, "classify")                                                             \
     X(LBK_TASK_REGRESS, "regress")                                                               \
     X(LBK_TASK_SEARCH, "search")                                                                 \
-    X(LBK_TASK_GRAPH, "graph")
+    X(LBK_TASK_GRAPH, "graph")                                                                   \
+    X(LBK_TASK_RADIUS, "radius")                                                                 \
+    X(LBK_TASK_RADIUS_GRAPH, "radius_graph")
+
+/* A radius search's list over radius.max_neighbors: the run fails naming
+ * the query (error), or the list keeps its first max_neighbors, flagged
+ * (truncate). */
+#define LBK_OVERFLOW_LIST(X)                                                                     \
+    X(LBK_OVERFLOW_ERROR, "error")                                                               \
+    X(LBK_OVERFLOW_TRUNCATE, "truncate")
 
 /* One enumeration in the job's table form: for schema walkers and messages
  * that list the allowed names. Terminated by a NULL name. */
@@ -122,6 +132,7 @@ LBK_ENUM_DECLARE_(lbk_merge_mode, LBK_MERGE_MODE_LIST)
 LBK_ENUM_DECLARE_(lbk_partition, LBK_PARTITION_LIST)
 LBK_ENUM_DECLARE_(lbk_balance, LBK_BALANCE_LIST)
 LBK_ENUM_DECLARE_(lbk_task, LBK_TASK_LIST)
+LBK_ENUM_DECLARE_(lbk_overflow, LBK_OVERFLOW_LIST)
 
 /* "a, b, c": the names of a NULL-terminated item table, for error messages
  * that tell the fix. Truncated to size. */

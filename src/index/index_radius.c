@@ -85,15 +85,6 @@ typedef struct {
     lbk_exchange_buffer buf[BUFFERS];
 } radius_run;
 
-/* TEMPORARY: the host loop until the engine's kernels land. */
-lbk_status lbk_index_radius_tmp_count(const lbk_index *s, const float *queries,
-                                      const float *bounds, uint64_t nq, uint64_t *counts);
-lbk_status lbk_index_radius_tmp_fill(const lbk_index *s, const float *queries,
-                                     const float *bounds, uint64_t nq, const uint64_t *offsets,
-                                     float *keys, uint32_t *rows);
-#define RADIUS_COUNT lbk_index_radius_tmp_count
-#define RADIUS_FILL lbk_index_radius_tmp_fill
-
 #define AT(r, which, type) ((type *)(r)->buf[which].data)
 
 static lbk_status reserve(radius_run *r, int which, uint64_t bytes, const char *what)
@@ -315,8 +306,8 @@ static lbk_status count_work(radius_run *r)
     uint64_t *count = AT(r, WORK_COUNT, uint64_t);
     for (uint64_t at = 0; at < r->n_work; at += chunk) {
         const uint64_t n = r->n_work - at < chunk ? r->n_work - at : chunk;
-        LBK_TRY(
-            RADIUS_COUNT(s, r->work + at * dim, AT(r, WORK_BOUND, float) + at, n, count + at));
+        LBK_TRY(lbk_engine_radius_count(s->engine, r->work + at * dim,
+                                        AT(r, WORK_BOUND, float) + at, n, count + at));
         s->info.largest_search = n > s->info.largest_search ? n : s->info.largest_search;
     }
     s->info.stats.queries_phase1 += r->n_work;
@@ -494,8 +485,9 @@ static lbk_status fill_round(radius_run *r, uint32_t round)
         uint64_t *off = AT(r, CHUNK_OFFSETS, uint64_t);
         for (uint64_t i = 0; i <= m; i++)
             off[i] = offsets[at + i] - offsets[at];
-        LBK_TRY(RADIUS_FILL(s, AT(r, SEL_POINTS, float) + at * dim, AT(r, SEL_BOUND, float) + at,
-                            m, off, keys + offsets[at], rows + offsets[at]));
+        LBK_TRY(lbk_engine_radius_fill(s->engine, AT(r, SEL_POINTS, float) + at * dim,
+                                       AT(r, SEL_BOUND, float) + at, m, off, keys + offsets[at],
+                                       rows + offsets[at]));
     }
     engine_work(s);
     radius_entry *out = AT(r, ENTRIES_OUT, radius_entry);

@@ -85,7 +85,17 @@ typedef struct {
         lbk_weights weights;
         lbk_engine engine;
         double temperature; /* softmax weights exp(similarity / temperature) */
+        double radius;      /* task radius, radius_graph: one radius for every query */
     } knn;
+
+    /* Task radius and radius_graph (docs/design.md "Radius search"). */
+    struct {
+        char radii[LBK_PATH_MAX]; /* query.radii: one radius per query ("" = knn.radius) */
+        uint64_t max_neighbors;   /* 0 = no cap */
+        lbk_overflow overflow;
+        bool count_only;
+        char counts[LBK_PATH_MAX]; /* output.counts: each query's count (.npy int64) */
+    } radius;
 
     struct {
         lbk_device_type type;

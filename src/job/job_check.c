@@ -5,6 +5,7 @@
 
 #include "try.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -36,6 +37,13 @@ lbk_status lbk_job_check_positive(const lbk_job_ctx *c, yaml_mark_t mark, const 
 {
     if (!isfinite(v) || !(v > 0.0))
         return lbk_job_fail(c, mark, "%s must be a positive finite number", key);
+    return LBK_OK;
+}
+
+lbk_status lbk_job_check_finite(const lbk_job_ctx *c, yaml_mark_t mark, const char *key, double v)
+{
+    if (!isfinite(v) || fabs(v) > FLT_MAX)
+        return lbk_job_fail(c, mark, "%s must be a finite number", key);
     return LBK_OK;
 }
 
@@ -79,6 +87,7 @@ static lbk_status check_field(const lbk_job_ctx *c, const lbk_job *job, const lb
         return lbk_job_check_int(c, nowhere, key, d, (int64_t)u, u > INT64_MAX);
     }
     case LBK_KEY_DOUBLE: return lbk_job_check_positive(c, nowhere, key, *(const double *)p);
+    case LBK_KEY_REAL: return lbk_job_check_finite(c, nowhere, key, *(const double *)p);
     case LBK_KEY_ENUM:
         memcpy(&v, p, sizeof v);
         if (!lbk_enum_find_value(d->items, v))
@@ -307,6 +316,36 @@ static lbk_status check_targets_for_task(const lbk_job_ctx *c, const lbk_job *jo
                         "reference.target_column)");
 }
 
+/* Task radius and radius_graph: a radius that is a distance, outputs of
+ * lists of any length (the CSR graph and the counts), none of K-lists. */
+static lbk_status check_radius(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const bool radius = job->task == LBK_TASK_RADIUS || job->task == LBK_TASK_RADIUS_GRAPH;
+    LBK_TRY(check_output_for_task(c, job, job->radius.counts, "counts", radius));
+    if (!radius) {
+        if (job->radius.radii[0])
+            return lbk_job_fail(c, lbk_job_mark_of(c, job, job->radius.radii),
+                                "query.radii is read by task radius and radius_graph only");
+        return LBK_OK;
+    }
+    LBK_TRY(check_output_for_task(c, job, job->output.neighbors, "neighbors", false));
+    LBK_TRY(check_output_for_task(c, job, job->output.distances, "distances", false));
+    if (job->knn.radius < 0 && job->knn.metric != LBK_METRIC_IP)
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.radius),
+                            "knn.radius = %g: a radius is a distance, >= 0 (only metric ip takes "
+                            "a negative one: a least dot product)",
+                            job->knn.radius);
+    if (job->radius.count_only && job->output.graph[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->output.graph),
+                            "radius.count_only keeps no lists: output.graph has nothing to hold "
+                            "(output.counts takes the counts)");
+    if (job->task == LBK_TASK_RADIUS_GRAPH && job->query.path[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->query.path),
+                            "task radius_graph finds the neighbours of the reference points "
+                            "themselves; remove query.path");
+    return LBK_OK;
+}
+
 /* What each task makes, and the graph's own rules: its queries are the
  * reference points, and each searches K + 1 points (itself among them). */
 static lbk_status check_task(const lbk_job_ctx *c, const lbk_job *job)
@@ -317,7 +356,10 @@ static lbk_status check_task(const lbk_job_ctx *c, const lbk_job *job)
     LBK_TRY(check_output_for_task(c, job, job->output.predictions, "predictions",
                                   votes || task == LBK_TASK_REGRESS));
     LBK_TRY(check_output_for_task(c, job, job->output.probabilities, "probabilities", votes));
-    LBK_TRY(check_output_for_task(c, job, job->output.graph, "graph", graph));
+    LBK_TRY(
+        check_output_for_task(c, job, job->output.graph, "graph",
+                              graph || task == LBK_TASK_RADIUS || task == LBK_TASK_RADIUS_GRAPH));
+    LBK_TRY(check_radius(c, job));
     if (!graph)
         return LBK_OK;
     if (job->query.path[0])
@@ -341,7 +383,8 @@ lbk_status lbk_job_cross_check(const lbk_job_ctx *c, const lbk_job *job)
         return lbk_job_fail(c, lbk_job_mark_of(c, job, job->query.path),
                             "query.path given without reference.path (the synthetic reference "
                             "brings its own queries)");
-    if (job->reference.path[0] && !job->query.path[0] && job->task != LBK_TASK_GRAPH)
+    if (job->reference.path[0] && !job->query.path[0] && job->task != LBK_TASK_GRAPH &&
+        job->task != LBK_TASK_RADIUS_GRAPH)
         return lbk_job_fail(c, lbk_job_section_mark(c, LBK_SEC_REFERENCE),
                             "reference.path given without query.path");
     LBK_TRY(check_input(c, job, &job->reference, LBK_SEC_REFERENCE));

@@ -27,6 +27,7 @@ static void print_values(FILE *f, const lbk_job_key_desc *d)
             fprintf(f, "%" PRId64 "..%" PRId64, d->min, d->max);
         break;
     case LBK_KEY_DOUBLE: fputs("NUMBER>0", f); break;
+    case LBK_KEY_REAL: fputs("NUMBER", f); break;
     case LBK_KEY_CHAR: fputs("CHAR", f); break;
     case LBK_KEY_IN_PATH:
     case LBK_KEY_OUT_PATH: fputs("PATH", f); break;

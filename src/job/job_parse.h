@@ -80,6 +80,9 @@ lbk_status lbk_job_check_int(const lbk_job_ctx *c, yaml_mark_t mark, const char 
                              const lbk_job_key_desc *d, int64_t v, bool overflow);
 lbk_status lbk_job_check_positive(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
                                   double v);
+/* A number a float holds: finite, within FLT_MAX (knn.radius). */
+lbk_status lbk_job_check_finite(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
+                                double v);
 lbk_status lbk_job_check_list_len(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,
                                   int len);
 lbk_status lbk_job_check_device(const lbk_job_ctx *c, yaml_mark_t mark, const char *key,

@@ -19,6 +19,7 @@ _Static_assert(sizeof(lbk_merge_mode) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_partition) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_balance) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_task) == sizeof(int), "enum size");
+_Static_assert(sizeof(lbk_overflow) == sizeof(int), "enum size");
 
 #define SECTION_ITEM_(constant, member) {#member, LBK_SEC_##constant},
 const lbk_enum_item lbk_job_sections[] = {LBK_JOB_SECTION_LIST(SECTION_ITEM_){NULL, 0}};
@@ -84,7 +85,8 @@ const lbk_enum_item lbk_job_labels_formats[] = {
     KEY(QUERY,  truth, neighbors,         IN_PATH, 0,  0,  NULL)                                 \
     KEY(QUERY,  truth, neighbors_dataset, NAME,    0,  0,  NULL)                                 \
     KEY(QUERY,  truth, distances,         IN_PATH, 0,  0,  NULL)                                 \
-    KEY(QUERY,  truth, distances_dataset, NAME,    0,  0,  NULL)
+    KEY(QUERY,  truth, distances_dataset, NAME,    0,  0,  NULL)                                 \
+    KEY(QUERY,  radius, radii,            IN_PATH, 0,  0,  NULL)
 
 /* Every key, in print order. task stands at the top level, outside any
  * section. */
@@ -105,6 +107,7 @@ const lbk_job_key_desc lbk_job_keys[] = {
     KEY(KNN,       knn,       weights,       ENUM,     0,     0,         lbk_weights_items)
     KEY(KNN,       knn,       engine,        ENUM,     0,     0,         lbk_engine_items)
     KEY(KNN,       knn,       temperature,   DOUBLE,   0,     0,         NULL)
+    KEY(KNN,       knn,       radius,        REAL,     0,     0,         NULL)
     KEY(DEVICE,    device,    type,          ENUM,     0,     0,         lbk_device_type_items)
     KEY(DEVICE,    device,    batch,         U64,      0,     INT64_MAX, NULL)
     KEY(DEVICE,    device,    groups,        INT,      0,     4096,      NULL)
@@ -129,7 +132,11 @@ const lbk_job_key_desc lbk_job_keys[] = {
     KEY(RUN,       run,       checkpoint,    OUT_PATH, 0,     0,         NULL)
     KEY(RUN,       run,       checkpoint_s,  U64,      1,     INT64_MAX, NULL)
     KEY(RUN,       run,       max_hours,     DOUBLE,   0,     0,         NULL)
+    KEY(RADIUS,    radius,    max_neighbors, U64,      0,     INT64_MAX, NULL)
+    KEY(RADIUS,    radius,    overflow,      ENUM,     0,     0,         lbk_overflow_items)
+    KEY(RADIUS,    radius,    count_only,    BOOL,     0,     0,         NULL)
     LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_) /* output.<each>: OUT_PATH */
+    KEY(OUTPUT,    radius,    counts,        OUT_PATH, 0,     0,         NULL)
 };
 /* clang-format on */
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])

@@ -25,6 +25,7 @@
     X(MPI, mpi)                                                                                  \
     X(INDEX, index)                                                                              \
     X(RUN, run)                                                                                  \
+    X(RADIUS, radius)                                                                            \
     X(OUTPUT, output)
 
 #define LBK_JOB_SEC_CONSTANT_(constant, member) LBK_SEC_##constant,
@@ -42,6 +43,7 @@ typedef enum {
     LBK_KEY_INT,      /* int field, range [min, max] */
     LBK_KEY_U64,      /* uint64_t field, range [min, max] (min >= 0) */
     LBK_KEY_DOUBLE,   /* double field, positive and finite */
+    LBK_KEY_REAL,     /* double field, finite (the rules on its sign are the cross checks') */
     LBK_KEY_BOOL,     /* bool field */
     LBK_KEY_ENUM,     /* enum field, names in items */
     LBK_KEY_HEADER,   /* int field: auto/true/false -> -1/1/0 */

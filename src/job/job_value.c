@@ -18,7 +18,8 @@ static const char *expected_text(const lbk_job_key_desc *d)
     switch (d->kind) {
     case LBK_KEY_INT:
     case LBK_KEY_U64: return "an integer";
-    case LBK_KEY_DOUBLE: return "a number";
+    case LBK_KEY_DOUBLE:
+    case LBK_KEY_REAL: return "a number";
     case LBK_KEY_BOOL: return "true or false";
     case LBK_KEY_ENUM: return "a name";
     case LBK_KEY_HEADER: return "auto, true or false";
@@ -190,6 +191,19 @@ static lbk_status set_double(const lbk_job_ctx *c, const lbk_job_key_desc *d,
     return LBK_OK;
 }
 
+static lbk_status set_real(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
+                           const char *key, lbk_job *job)
+{
+    const char *s = lbk_job_yaml_text(n);
+    char *end = NULL;
+    const double v = strtod(s, &end);
+    if (end == s || *end != '\0' || isspace((unsigned char)s[0]))
+        return lbk_job_fail(c, n->start_mark, "%s must be a number, not '%.64s'", key, s);
+    LBK_TRY(lbk_job_check_finite(c, n->start_mark, key, v));
+    *(double *)lbk_job_key_field(job, d) = v;
+    return LBK_OK;
+}
+
 static lbk_status set_bool(const lbk_job_ctx *c, const lbk_job_key_desc *d, const yaml_node_t *n,
                            const char *key, lbk_job *job)
 {
@@ -252,6 +266,7 @@ static scalar_setter scalar_setter_for(lbk_job_key_kind kind)
     case LBK_KEY_INT:
     case LBK_KEY_U64: return set_integer;
     case LBK_KEY_DOUBLE: return set_double;
+    case LBK_KEY_REAL: return set_real;
     case LBK_KEY_BOOL: return set_bool;
     case LBK_KEY_HEADER: return set_header;
     case LBK_KEY_ENUM: return set_enum;

@@ -52,7 +52,8 @@ static void change(lbk_job *job, const lbk_job_key_desc *d)
     case LBK_KEY_ENUM:
     case LBK_KEY_HEADER: *(int *)field += 1; break;
     case LBK_KEY_U64: *(uint64_t *)field += 1; break;
-    case LBK_KEY_DOUBLE: *(double *)field += 1; break;
+    case LBK_KEY_DOUBLE:
+    case LBK_KEY_REAL: *(double *)field += 1; break;
     case LBK_KEY_BOOL: *(bool *)field = !*(bool *)field; break;
     case LBK_KEY_CHAR: *(char *)field ^= 1; break;
     case LBK_KEY_IN_PATH:
