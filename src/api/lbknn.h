@@ -313,6 +313,31 @@ const int64_t *lbknn_radius_result_counts(const lbknn_radius_result *result);
 const uint8_t *lbknn_radius_result_truncated(const lbknn_radius_result *result);
 void lbknn_radius_result_free(lbknn_radius_result *result);
 
+/* Radius classification (scikit-learn's RadiusNeighborsClassifier rules):
+ * every reference point within the query's radius (radii[q], or `radius`
+ * where radii is NULL; as lbknn_index_radius) votes, with
+ * lbknn_index_classify's weights, ties and probabilities. A query with no
+ * neighbour within its radius is an outlier: its label is `outlier_label`
+ * and its probabilities 1 for that class (all 0 when outlier_label is no
+ * class of the index, >= lbknn_index_classes); outlier_label -1: label -1
+ * and probabilities all 0, which the caller may refuse (scikit-learn
+ * raises). Either output may be NULL. Collective, as lbknn_index_radius;
+ * every rank gets every result. Byte-identical to `lbknn run` with task:
+ * classify and knn.radius. */
+lbknn_status lbknn_index_radius_classify(lbknn_index *index, int64_t queries, const float *points,
+                                         const float *radii, float radius, lbknn_weights weights,
+                                         double temperature, int32_t outlier_label,
+                                         int32_t *labels, double *probabilities);
+
+/* Radius regression (scikit-learn's RadiusNeighborsRegressor rules): the
+ * mean (uniform) or 1/distance-weighted mean (distance) of the targets of
+ * every reference point within the query's radius, summed in (distance,
+ * id) order in float64; NaN where a query has none, and `*empty` (may be
+ * NULL) the number of such queries. Collective, as lbknn_index_radius. */
+lbknn_status lbknn_index_radius_regress(lbknn_index *index, int64_t queries, const float *points,
+                                        const float *radii, float radius, lbknn_weights weights,
+                                        double *values, int64_t *empty);
+
 #ifdef __cplusplus
 }
 #endif

@@ -56,6 +56,12 @@ struct lbknn_index {
                           * rank passed, or (loaded) saved (NULL when none) */
     uint64_t targets_first, targets_rows;
     lbk_targets lookup; /* of the neighbours' targets by id, with targets */
+    /* The labels of the rows this rank passed, as doubles, and their lookup
+     * by id (radius classification: radius lists carry ids alone). Built
+     * indexes with labels only: a loaded index's labels are in its shards. */
+    double *label_values;
+    lbk_targets label_lookup;
+    bool has_label_lookup;
     char error[LBKNN_MESSAGE_MAX];
 };
 
@@ -79,6 +85,11 @@ typedef struct {
  * or nested in a log callback, each keep their own. */
 void lbk_api_begin(lbk_api_call *call, const lbknn_context *context, char *message);
 lbknn_status lbk_api_end(lbk_api_call *call, lbk_status st);
+/* The weights of a vote or an average (regress: uniform or distance; else
+ * softmax too, with a positive temperature); distance weights need a
+ * distance (not ip). lbknn_index.c. */
+lbk_status lbk_api_check_weights(const lbknn_index *ix, lbknn_weights weights, double temperature,
+                                 bool regress);
 /* The public code of a status (lbknn_status.c, from the status list). */
 lbknn_status lbk_api_status(lbk_status status);
 

@@ -139,8 +139,15 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
     ix->targets_first = ix->first_row;
     ix->targets_rows = n;
     LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
-    if (labels && n)
+    if (labels && n) {
         memcpy(shard->labels, labels, (size_t)n * sizeof(int32_t));
+        ix->label_values =
+            lbk_alloc_large_logged(n, sizeof(double), "reference labels (by id)", &st);
+        for (uint64_t r = 0; ix->label_values && r < n; r++)
+            ix->label_values[r] = labels[r];
+    }
+    if (st != LBK_OK)
+        return st;
     if (targets && n)
         memcpy(ix->targets, targets, (size_t)n * sizeof(double));
     /* As `lbknn run` reads them: cosine's rows normalised once, here. */
@@ -212,6 +219,18 @@ static lbk_status share_rows(lbknn_index *ix)
     return st;
 }
 
+/* Collective, after share_rows: the lookup of the labels by id, from the
+ * rows each rank passed. */
+static lbk_status share_labels(lbknn_index *ix)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    LBK_TRY(lbk_comm_agree(comm, lbk_targets_init(&ix->label_lookup, comm, ix->label_values,
+                                                  ix->first_row, ix->local_rows, ix->rows,
+                                                  ix->starts, ix->plan.replicated)));
+    ix->has_label_lookup = true;
+    return LBK_OK;
+}
+
 static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *points,
                         const int32_t *labels, const double *targets)
 {
@@ -233,7 +252,9 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
         st = lbk_index_create(comm, ix->context->device, &ix->tuning, &ix->params, &ix->plan,
                               ix->rows, has_labels, &shard, NULL, &ix->index);
     lbk_dataset_free(&shard);
-    return st == LBK_OK ? share_rows(ix) : st;
+    if (st == LBK_OK)
+        st = share_rows(ix);
+    return st == LBK_OK && has_labels ? share_labels(ix) : st;
 }
 
 /* Collective: an index of the context with the options (the defaults
@@ -393,6 +414,8 @@ void lbknn_index_destroy(lbknn_index *ix)
     lbk_api_begin(&call, ix->context, NULL);
     lbk_index_destroy(ix->index);
     lbk_targets_free(&ix->lookup);
+    lbk_targets_free(&ix->label_lookup);
+    lbk_alloc_large_free(ix->label_values);
     lbk_alloc_large_free(ix->targets);
     free(ix->starts);
     (void)lbk_api_end(&call, LBK_OK);
@@ -568,8 +591,8 @@ static lbk_votes votes_of(const lbknn_index *ix, int k, lbknn_weights weights, d
     return (lbk_votes){rule, k, ix->options.knn.k, ix->classes};
 }
 
-static lbk_status check_weights(const lbknn_index *ix, lbknn_weights weights, double temperature,
-                                bool regress)
+lbk_status lbk_api_check_weights(const lbknn_index *ix, lbknn_weights weights, double temperature,
+                                 bool regress)
 {
     LBK_FAIL_IF(weights != LBKNN_WEIGHTS_UNIFORM && weights != LBKNN_WEIGHTS_DISTANCE &&
                     (regress || weights != LBKNN_WEIGHTS_SOFTMAX),
@@ -596,7 +619,7 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
         st = LBK_ERR_USAGE;
     }
     if (st == LBK_OK)
-        st = check_weights(ix, weights, temperature, false);
+        st = lbk_api_check_weights(ix, weights, temperature, false);
     search_job job = {
         .ix = ix, .k = k, .use = use_votes, .labels = labels, .probabilities = probabilities};
     job.votes = votes_of(ix, k, weights, temperature);
@@ -632,7 +655,7 @@ lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *
         st = LBK_ERR_USAGE;
     }
     if (st == LBK_OK)
-        st = check_weights(ix, weights, 0, true);
+        st = lbk_api_check_weights(ix, weights, 0, true);
     search_job job = {.ix = ix, .k = k, .use = use_targets, .values = values};
     job.votes = votes_of(ix, k, weights, 0);
     return lbk_api_end(&call, run_search(&job, queries, points, st));

@@ -86,16 +86,15 @@ static double weight_of(float key, const lbk_classify_rule *rule, const list_fac
     }
 }
 
-int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
-                        lbk_classify_score *out)
+int lbk_classify_scores_keys(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
+                             uint64_t *keys, lbk_classify_score *out)
 {
     /* Uniform votes need no distances (the common case, once per query). */
     const list_facts facts = rule->weights == LBK_WEIGHTS_UNIFORM
                                  ? (list_facts){false, -INFINITY}
                                  : facts_of(list, k, rule->metric);
-    uint64_t keys[LBK_K_MAX];
     int n = 0;
-    for (int i = 0; i < k && i < LBK_K_MAX; i++)
+    for (int i = 0; i < k; i++)
         if (list[i].id != UINT64_MAX)
             keys[n++] = vote_key(list[i].label, i);
     sort_keys(keys, n);
@@ -108,6 +107,13 @@ int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify
         out[classes++] = c;
     }
     return classes;
+}
+
+int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
+                        lbk_classify_score *out)
+{
+    uint64_t keys[LBK_K_MAX];
+    return lbk_classify_scores_keys(list, k < LBK_K_MAX ? k : LBK_K_MAX, rule, keys, out);
 }
 
 int32_t lbk_classify_top(const lbk_classify_score *scores, int n)

@@ -43,6 +43,10 @@ typedef struct {
  * when no candidate votes). */
 int lbk_classify_scores(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
                         lbk_classify_score *out);
+/* The same for a list of any length k (a radius search's: every neighbour
+ * within r votes), with the caller's scratch of k keys. */
+int lbk_classify_scores_keys(const lbk_knn_candidate *list, int k, const lbk_classify_rule *rule,
+                             uint64_t *keys, lbk_classify_score *out);
 
 /* The highest score, ties to the smallest label; -1 for no class. */
 int32_t lbk_classify_top(const lbk_classify_score *scores, int n);

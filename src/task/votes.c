@@ -4,6 +4,7 @@
 #include "log.h"
 #include "try.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 static lbk_status check_votes(const lbk_votes *v)
@@ -15,7 +16,7 @@ static lbk_status check_votes(const lbk_votes *v)
 }
 
 /* One query's scores (n of them) into what `out` asks for, at row q. */
-static void use_scores(const lbk_votes *v, const lbk_classify_score *scores, int n, uint64_t q,
+static void use_scores(int classes, const lbk_classify_score *scores, int n, uint64_t q,
                        const lbk_votes_labels *out)
 {
     const int32_t predicted = lbk_classify_top(scores, n);
@@ -26,8 +27,8 @@ static void use_scores(const lbk_votes *v, const lbk_classify_score *scores, int
         out->tally->correct_top5 += lbk_classify_in_top(scores, n, out->truth[q], 5);
     }
     if (out->probabilities)
-        lbk_classify_probabilities(scores, n, v->classes,
-                                   out->probabilities + q * (uint64_t)v->classes);
+        lbk_classify_probabilities(scores, n, classes,
+                                   out->probabilities + q * (uint64_t)classes);
 }
 
 lbk_status lbk_votes_classify(const lbk_votes *v, const lbk_knn_candidate *lists, uint64_t count,
@@ -42,7 +43,7 @@ lbk_status lbk_votes_classify(const lbk_votes *v, const lbk_knn_candidate *lists
     for (uint64_t q = 0; q < count; q++) {
         const int n =
             lbk_classify_scores(lists + q * (uint64_t)v->stride, v->k, &v->rule, scores);
-        use_scores(v, scores, n, q, out);
+        use_scores(v->classes, scores, n, q, out);
     }
     free(scores);
     return LBK_OK;
@@ -64,5 +65,79 @@ lbk_status lbk_votes_regress(const lbk_votes *v, const lbk_knn_candidate *lists,
         if (out->truth && out->score)
             lbk_regress_score_add(out->score, out->truth[q], value);
     }
+    return LBK_OK;
+}
+
+/* The longest list of a slice: the scratch one query's vote needs. */
+static lbk_status longest_list(const uint64_t *offsets, uint64_t count, uint64_t *longest)
+{
+    *longest = 0;
+    for (uint64_t q = 0; q < count; q++) {
+        const uint64_t n = offsets[q + 1] - offsets[q];
+        LBK_FAIL_IF(n > INT_MAX, LBK_ERR_INPUT,
+                    "query %llu has %llu neighbours within its radius: more than %d cannot vote",
+                    (unsigned long long)q, (unsigned long long)n, INT_MAX);
+        *longest = n > *longest ? n : *longest;
+    }
+    return LBK_OK;
+}
+
+lbk_status lbk_votes_radius_classify(const lbk_votes_radius *v, const lbk_knn_candidate *lists,
+                                     const uint64_t *offsets, uint64_t count,
+                                     const lbk_votes_labels *out)
+{
+    LBK_FAIL_IF(v->classes < 0, LBK_ERR_INTERNAL, "votes: %d classes", v->classes);
+    uint64_t longest = 0;
+    LBK_TRY(longest_list(offsets, count, &longest));
+    if (count == 0)
+        return LBK_OK;
+    /* One query's scores and sort keys at a time (an outlier's one score). */
+    const size_t room = longest > 0 ? (size_t)longest : 1;
+    lbk_classify_score *scores = malloc(room * sizeof *scores);
+    uint64_t *keys = malloc(room * sizeof *keys);
+    lbk_status st = LBK_OK;
+    if (!scores || !keys) {
+        lbk_error("out of host memory for the votes of %llu neighbours",
+                  (unsigned long long)longest);
+        st = LBK_ERR_NOMEM;
+    }
+    for (uint64_t q = 0; q < count && st == LBK_OK; q++) {
+        const int n = (int)(offsets[q + 1] - offsets[q]);
+        int classes = 0;
+        if (n > 0)
+            classes = lbk_classify_scores_keys(lists + offsets[q], n, &v->rule, keys, scores);
+        else if (v->outlier >= 0) {
+            /* scikit-learn's outlier: predicted, and probability 1 if a class. */
+            scores[0] = (lbk_classify_score){v->outlier, 0, 1.0};
+            classes = 1;
+        }
+        use_scores(v->classes, scores, classes, q, out);
+    }
+    free(scores);
+    free(keys);
+    return st;
+}
+
+lbk_status lbk_votes_radius_regress(const lbk_votes_radius *v, const lbk_knn_candidate *lists,
+                                    const double *targets, const uint64_t *offsets,
+                                    uint64_t count, const lbk_votes_values *out, uint64_t *empty)
+{
+    uint64_t longest = 0, none = 0;
+    LBK_TRY(longest_list(offsets, count, &longest));
+    LBK_FAIL_IF(count > 0 && !out->values, LBK_ERR_INTERNAL, "votes: no room for the values");
+    const bool by_distance = v->rule.weights == LBK_WEIGHTS_DISTANCE;
+    for (uint64_t q = 0; q < count; q++) {
+        const int n = (int)(offsets[q + 1] - offsets[q]);
+        /* NaN with no neighbour: scikit-learn's prediction there. */
+        const double value = lbk_regress_predict(lists + offsets[q], targets + offsets[q], n,
+                                                 v->rule.metric, by_distance);
+        none += n == 0;
+        out->values[q] = value;
+        /* A NaN has no error to score: the summary counts such queries. */
+        if (out->truth && out->score && n > 0)
+            lbk_regress_score_add(out->score, out->truth[q], value);
+    }
+    if (empty)
+        *empty = none;
     return LBK_OK;
 }

@@ -49,4 +49,31 @@ typedef struct {
 lbk_status lbk_votes_regress(const lbk_votes *v, const lbk_knn_candidate *lists,
                              const double *targets, uint64_t count, const lbk_votes_values *out);
 
+/* ---- Radius votes (scikit-learn's RadiusNeighborsClassifier and
+ * RadiusNeighborsRegressor): every neighbour of a query's list votes, lists
+ * of any length, query q's `lists[offsets[q] .. offsets[q + 1])` (offsets:
+ * count + 1 entries, relative to `lists`). ---- */
+typedef struct {
+    lbk_classify_rule rule; /* regress: distance weights, or else uniform */
+    int classes;            /* the probabilities' columns */
+    /* A query with no neighbour: predicted `outlier`, its probability 1 for
+     * that class (all 0 when it is no class, >= classes); -1: none, the
+     * prediction -1 and the probabilities all 0. */
+    int32_t outlier;
+} lbk_votes_radius;
+
+/* The votes of `count` lists into `out`, in query order, as
+ * lbk_votes_classify's (the tally counts an outlier's prediction too).
+ * Fails only for out of memory or a list longer than INT_MAX. */
+lbk_status lbk_votes_radius_classify(const lbk_votes_radius *v, const lbk_knn_candidate *lists,
+                                     const uint64_t *offsets, uint64_t count,
+                                     const lbk_votes_labels *out);
+
+/* lbk_regress_predict of `count` lists, targets[j] the target of lists[j]
+ * (the same offsets): NaN for a query with no neighbour (left out of
+ * out->score), and `*empty` (may be NULL) counts such queries. */
+lbk_status lbk_votes_radius_regress(const lbk_votes_radius *v, const lbk_knn_candidate *lists,
+                                    const double *targets, const uint64_t *offsets,
+                                    uint64_t count, const lbk_votes_values *out, uint64_t *empty);
+
 #endif

@@ -99,8 +99,8 @@ def check_venv(venv, full):
     check(libraries == [f"lbknn/liblbknn.so.{version.split('.')[0]}"],
           f"the wheel's shared objects: {libraries} (want its one liblbknn)")
     check(not os.path.islink(library), f"{library} is a link")
-    for name in ("__init__.py", "_lib.py", "_estimators.py", "_params.py", "_version.py",
-                 "_status.py"):
+    for name in ("__init__.py", "_lib.py", "_estimators.py", "_params.py", "_radius.py",
+                 "_radius_search.py", "_version.py", "_status.py"):
         check(f"lbknn/{name}" in record, f"the wheel lacks lbknn/{name}")
     check("lbknn/_build_paths.py" not in record, "the wheel names the build's library")
     check(os.path.exists(os.path.join(dist, "LICENSE")), "no LICENSE in the dist-info")

@@ -3,7 +3,8 @@
 every failure printed, for the estimator with its defaults and with other
 engines, metrics and weights.
 
-    py_check_estimator.py classifier|regressor|nearest_neighbors|transformer
+    py_check_estimator.py classifier|regressor|nearest_neighbors|transformer|
+                          radius_classifier|radius_regressor
 
 A check that raises SkipTest is listed as skipped: scikit-learn's own
 (pandas is not installed) or the estimator's _xfail_checks tag (each
@@ -27,6 +28,7 @@ def inverse(d):
 # The defaults, then other algorithms, metrics (p included) and weights.
 C, R, N = lbknn.KNeighborsClassifier, lbknn.KNeighborsRegressor, lbknn.NearestNeighbors
 T = lbknn.KNeighborsTransformer
+RC, RR = lbknn.RadiusNeighborsClassifier, lbknn.RadiusNeighborsRegressor
 estimators = {
     "classifier": [C(), C(3, weights="distance", p=1, algorithm="kd_tree"),
                    C(weights="softmax", metric="cosine", temperature=0.1),
@@ -37,6 +39,11 @@ estimators = {
                   R(metric="minkowski", p=1, algorithm="kd_tree"), R(weights=inverse)],
     "nearest_neighbors": [N(), N(metric="ip"), N(n_neighbors=1, metric="l1", algorithm="kd_tree")],
     "transformer": [T(), T(mode="connectivity", n_neighbors=3, p=1, algorithm="brute")],
+    "radius_classifier": [RC(), RC(2.5, weights="distance", p=1, algorithm="kd_tree",
+                                   outlier_label="most_frequent"),
+                          RC(weights=inverse, metric="chebyshev", algorithm="brute")],
+    "radius_regressor": [RR(), RR(2.0, weights="distance", metric="manhattan"),
+                         RR(weights=inverse, algorithm="kd_tree")],
 }
 for estimator in estimators[sys.argv[1]]:
     skipped = []

@@ -42,7 +42,8 @@ def install(prefix, destdir=None):
 def package_files(package):
     installed = sorted(os.listdir(package)) if os.path.isdir(package) else []
     print("installed:", package, installed)
-    check({"__init__.py", "_lib.py", "_estimators.py", "_version.py", "_status.py",
+    check({"__init__.py", "_lib.py", "_estimators.py", "_radius.py", "_radius_search.py",
+           "_version.py", "_status.py",
            "_install_paths.py"}
           <= set(installed), f"files installed in {package}: {installed}")
     check("_build_paths.py" not in installed, "the build's library path was installed")

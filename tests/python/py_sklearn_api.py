@@ -2,7 +2,8 @@
 sklearn.neighbors' (issue 37).
 
 - Signatures: every parameter of scikit-learn's KNeighborsClassifier,
-  KNeighborsRegressor, NearestNeighbors and KNeighborsTransformer, read
+  KNeighborsRegressor, NearestNeighbors, KNeighborsTransformer,
+  RadiusNeighborsClassifier and RadiusNeighborsRegressor, read
   from the installed scikit-learn's own classes (so a newer scikit-learn is
   checked too), is lbknn's, with the same default, kind (positional or
   keyword-only) and order; lbknn's own parameters come after them.
@@ -32,7 +33,9 @@ import lbknn  # noqa: E402
 PAIRS = [(lbknn.KNeighborsClassifier, skn.KNeighborsClassifier),
          (lbknn.KNeighborsRegressor, skn.KNeighborsRegressor),
          (lbknn.NearestNeighbors, skn.NearestNeighbors),
-         (lbknn.KNeighborsTransformer, skn.KNeighborsTransformer)]
+         (lbknn.KNeighborsTransformer, skn.KNeighborsTransformer),
+         (lbknn.RadiusNeighborsClassifier, skn.RadiusNeighborsClassifier),
+         (lbknn.RadiusNeighborsRegressor, skn.RadiusNeighborsRegressor)]
 OWN = {"device", "comm", "temperature"}
 
 for ours, theirs in PAIRS:
@@ -76,6 +79,13 @@ for what, make in [("algorithm='kdtree'", lambda: C(algorithm="kdtree")),
     e = expect_raises(ValueError, lambda: make().fit(X, y), what=what)
     check(type(e).__name__ == "InvalidParameterError",
           f"{what}: {type(e).__name__}, not scikit-learn's InvalidParameterError")
+for what, make in [("radius=-1", lambda: lbknn.RadiusNeighborsClassifier(radius=-1.0)),
+                   ("radius='x'", lambda: lbknn.RadiusNeighborsRegressor(radius="x")),
+                   ("weights='softmax' (radius)",
+                    lambda: lbknn.RadiusNeighborsClassifier(weights="softmax"))]:
+    e = expect_raises(ValueError, lambda: make().fit(X, y), what=what)
+    check(type(e).__name__ == "InvalidParameterError",
+          f"{what}: {type(e).__name__}, not scikit-learn's InvalidParameterError")
 e = expect_raises(ValueError, lambda: T(mode="bogus").fit(X), what="mode='bogus'")
 check(type(e).__name__ == "InvalidParameterError", f"mode='bogus': {type(e).__name__}")
 
@@ -114,6 +124,9 @@ for what, fn in [("predict", lambda: C().predict(Q)),
                  ("kneighbors", lambda: N().kneighbors(Q)),
                  ("kneighbors_graph", lambda: N().kneighbors_graph(Q)),
                  ("transform", lambda: T().transform(Q)),
+                 ("radius_neighbors", lambda: N().radius_neighbors(Q)),
+                 ("radius predict", lambda: lbknn.RadiusNeighborsClassifier().predict(Q)),
+                 ("radius regressor predict", lambda: lbknn.RadiusNeighborsRegressor().predict(Q)),
                  ("an unfitted estimator as X", lambda: C().fit(N(), y))]:
     expect_raises(NotFittedError, fn, what=f"{what} before fit")
 

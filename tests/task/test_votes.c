@@ -253,9 +253,86 @@ static void case_refused(void)
     LBK_EXPECT_EQ_INT(label, 5);
 }
 
+/* Radius lists: RQ queries of 0 to beyond LBK_K_MAX neighbours (sorted L1
+ * keys, ties and zero distances as make_lists), every neighbour voting. */
+enum { RQ = 24, RADIUS_MOST = LBK_K_MAX + 700 };
+
+static uint64_t make_radius_lists(lbk_knn_candidate *lists, double *targets, uint64_t *offsets)
+{
+    lbk_test_rng rng = LBK_TEST_RNG(4001);
+    uint64_t at = 0;
+    for (int q = 0; q < RQ; q++) {
+        offsets[q] = at;
+        const uint64_t n = q % 6 == 0   ? 0
+                           : q % 6 == 1 ? LBK_K_MAX + lbk_test_rng_below(&rng, 700)
+                                        : lbk_test_rng_below(&rng, 40);
+        float key = lbk_test_rng_below(&rng, 4) == 0 ? 0.0f : 0.5f;
+        for (uint64_t j = 0; j < n; j++, at++) {
+            key += 0.25f * (float)lbk_test_rng_below(&rng, 2);
+            lists[at] = (lbk_knn_candidate){key, (int32_t)lbk_test_rng_below(&rng, LABELS), at};
+            targets[at] = (double)lbk_test_rng_below(&rng, 1000) / 8.0 - 60.0;
+        }
+    }
+    offsets[RQ] = at;
+    return at;
+}
+
+/* Every weight, and an outlier label that is a class, no class
+ * (>= LABELS: predicted, probabilities 0) and none (-1). */
+static void case_radius(void)
+{
+    static lbk_knn_candidate lists[RQ * RADIUS_MOST];
+    static double targets[RQ * RADIUS_MOST];
+    uint64_t offsets[RQ + 1];
+    make_radius_lists(lists, targets, offsets);
+    const lbk_weights weights[] = {LBK_WEIGHTS_UNIFORM, LBK_WEIGHTS_DISTANCE};
+    const int32_t outliers[] = {3, LABELS + 2, -1};
+    for (int w = 0; w < 2; w++)
+        for (int o = 0; o < 3; o++) {
+            const lbk_votes_radius v = {{LBK_METRIC_L1, weights[w], 0}, LABELS, outliers[o]};
+            int32_t labels[RQ];
+            double proba[RQ * LABELS], values[RQ];
+            const lbk_votes_labels out = {labels, proba, NULL, NULL};
+            /* Two slices: the offsets need not start at 0. */
+            LBK_EXPECT_EQ_INT(lbk_votes_radius_classify(&v, lists, offsets, 7, &out), LBK_OK);
+            const lbk_votes_labels rest = {labels + 7, proba + 7 * LABELS, NULL, NULL};
+            LBK_EXPECT_EQ_INT(lbk_votes_radius_classify(&v, lists, offsets + 7, RQ - 7, &rest),
+                              LBK_OK);
+            uint64_t empty = 99;
+            const lbk_votes_values vout = {values, NULL, NULL};
+            LBK_EXPECT_EQ_INT(
+                lbk_votes_radius_regress(&v, lists, targets, offsets, RQ, &vout, &empty), LBK_OK);
+            LBK_EXPECT_EQ_U64(empty, (RQ + 5) / 6);
+            for (int q = 0; q < RQ; q++) {
+                const int n = (int)(offsets[q + 1] - offsets[q]);
+                double score[LABELS], total = 0.0;
+                int order[LABELS];
+                oracle_scores(lists + offsets[q], n, weights[w], 0, score);
+                if (n == 0 && outliers[o] >= 0 && outliers[o] < LABELS)
+                    score[outliers[o]] = 1.0;
+                oracle_rank(score, order);
+                const int32_t want = n > 0 ? order[0] : outliers[o];
+                LBK_EXPECT_EQ_INT(labels[q], want, "weights %d, outlier %d, query %d", w,
+                                  outliers[o], q);
+                for (int l = 0; l < LABELS; l++)
+                    total += score[l];
+                for (int l = 0; l < LABELS; l++)
+                    LBK_EXPECT_NEAR(proba[q * LABELS + l], total > 0 ? score[l] / total : 0.0,
+                                    1e-12, "query %d, class %d", q, l);
+                const double value = oracle_value(lists + offsets[q], targets + offsets[q], n,
+                                                  weights[w] == LBK_WEIGHTS_DISTANCE);
+                if (n == 0)
+                    LBK_EXPECT_TRUE(isnan(values[q]), "query %d", q);
+                else
+                    LBK_EXPECT_NEAR(values[q], value, 1e-9, "query %d", q);
+            }
+        }
+}
+
 static const lbk_test_case other_cases[] = {
     {"padding_and_nulls", case_padding_and_nulls},
     {"refused", case_refused},
+    {"radius", case_radius},
 };
 
 LBK_TEST_MAIN(LBK_TEST_ROWS(cases, run_both), LBK_TEST_CASES(other_cases))

@@ -1,4 +1,4 @@
-"""lbknn: exact k-nearest-neighbour search, classification and regression
+"""lbknn: exact k-nearest-neighbour and radius search, classification and regression
 on OpenCL devices, over MPI ranks, with scikit-learn's estimator interface.
 
     from lbknn import KNeighborsClassifier
@@ -11,6 +11,7 @@ first use: see lbknn._lib for where it is looked for (LBKNN_LIBRARY first).
 
 from ._estimators import (KNeighborsClassifier, KNeighborsRegressor, KNeighborsTransformer,
                           NearestNeighbors)
+from ._radius import RadiusNeighborsClassifier, RadiusNeighborsRegressor
 from ._lib import Error, LbknnRuntimeError, LbknnValueError, build_info, library_path
 from ._lib import version as library_version
 
@@ -24,6 +25,8 @@ __all__ = [
     "KNeighborsRegressor",
     "KNeighborsTransformer",
     "NearestNeighbors",
+    "RadiusNeighborsClassifier",
+    "RadiusNeighborsRegressor",
     "Error",
     "LbknnValueError",
     "LbknnRuntimeError",

@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
 from . import _lib, _params
+from ._radius_search import RadiusNeighborsMixin
 
 try:  # scikit-learn >= 1.2: get_feature_names_out as its transformers
     from sklearn.base import ClassNamePrefixFeaturesOutMixin as _FeatureNamesOut
@@ -82,7 +83,8 @@ def _fitted_points(X):
     is. Under MPI an lbknn estimator gives this rank's shard."""
     if isinstance(X, (_sk.KDTree, _sk.BallTree)):
         return np.asarray(X.data)
-    if isinstance(X, BaseEstimator) and hasattr(X, "kneighbors"):
+    if isinstance(X, BaseEstimator) and (hasattr(X, "kneighbors")
+                                         or hasattr(X, "radius_neighbors")):
         check_is_fitted(X)
         return X._fit_X
     return X
@@ -290,6 +292,39 @@ class _LbknnBase(BaseEstimator):
             ids, dist = self._index(k).search(X, k)
         return dist.astype(np.float64), ids
 
+    # ---- pickling ----
+
+    def __getstate__(self):
+        if self.comm is not None:
+            raise TypeError(
+                f"cannot pickle a {type(self).__name__} with comm set: mpi4py communicators "
+                "cannot be pickled (and each rank holds only its own shard)")
+        state = dict(super().__getstate__())
+        # The library's handles do not survive a process; the fitted
+        # arrays do, and the index is rebuilt from them on first use.
+        state.pop("_lbknn", None)
+        return state
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        # An estimator pickled before scikit-learn's whole signature (lbknn
+        # 0.2.0): the parameters it lacks at their defaults, and what its
+        # fit would have derived from them.
+        for name, param in inspect.signature(type(self).__init__).parameters.items():
+            if name != "self" and name not in state and param.default is not param.empty:
+                setattr(self, name, param.default)
+        if "_fit_X" in state:
+            if "_lbknn_algorithm" not in state:
+                self._lbknn_algorithm = self.algorithm
+                self._lbknn_threads = _params.device_threads(self.n_jobs)
+            self._lbknn = _Native()
+
+
+class _KNeighborsMixin:
+    """kneighbors and kneighbors_graph, of the k-nearest-neighbours
+    estimators (the radius estimators have radius_neighbors instead, as
+    scikit-learn's)."""
+
     def kneighbors(self, X=None, n_neighbors=None, return_distance=True):
         """The n_neighbors nearest fitted points of each row of X, as
         sklearn.neighbors' kneighbors: (distances, indices) sorted by
@@ -338,33 +373,6 @@ class _LbknnBase(BaseEstimator):
         indptr = np.arange(0, n_queries * k + 1, k)
         return csr_matrix((data, ind.ravel(), indptr), shape=(n_queries, self.n_samples_fit_))
 
-    # ---- pickling ----
-
-    def __getstate__(self):
-        if self.comm is not None:
-            raise TypeError(
-                f"cannot pickle a {type(self).__name__} with comm set: mpi4py communicators "
-                "cannot be pickled (and each rank holds only its own shard)")
-        state = dict(super().__getstate__())
-        # The library's handles do not survive a process; the fitted
-        # arrays do, and the index is rebuilt from them on first use.
-        state.pop("_lbknn", None)
-        return state
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        # An estimator pickled before scikit-learn's whole signature (lbknn
-        # 0.2.0): the parameters it lacks at their defaults, and what its
-        # fit would have derived from them.
-        for name, param in inspect.signature(type(self).__init__).parameters.items():
-            if name != "self" and name not in state and param.default is not param.empty:
-                setattr(self, name, param.default)
-        if "_fit_X" in state:
-            if "_lbknn_algorithm" not in state:
-                self._lbknn_algorithm = self.algorithm
-                self._lbknn_threads = _params.device_threads(self.n_jobs)
-            self._lbknn = _Native()
-
 
 _SIGNATURE_DOC = """
     Parameters are scikit-learn's (sklearn.neighbors, the same names,
@@ -408,7 +416,7 @@ _SIGNATURE_DOC = """
 """
 
 
-class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
+class KNeighborsClassifier(_KNeighborsMixin, ClassifierMixin, _LbknnBase):
     __doc__ = """Classifier implementing the k-nearest neighbours vote, on lbknn.
 """ + _SIGNATURE_DOC + """
     weights may also be 'softmax': exp(similarity / temperature), with the
@@ -490,7 +498,7 @@ class KNeighborsClassifier(ClassifierMixin, _LbknnBase):
         return proba
 
 
-class KNeighborsRegressor(RegressorMixin, _LbknnBase):
+class KNeighborsRegressor(_KNeighborsMixin, RegressorMixin, _LbknnBase):
     __doc__ = """Regression by the (weighted) mean of the k nearest neighbours'
     targets, on lbknn.
 """ + _SIGNATURE_DOC
@@ -533,13 +541,15 @@ class KNeighborsRegressor(RegressorMixin, _LbknnBase):
             return self._index(k).regress(X, k, weights)
 
 
-class NearestNeighbors(_LbknnBase):
-    __doc__ = """Unsupervised k-nearest-neighbour search (kneighbors,
-    kneighbors_graph), on lbknn.
+class NearestNeighbors(_KNeighborsMixin, RadiusNeighborsMixin, _LbknnBase):
+    __doc__ = """Unsupervised neighbour search: the k nearest (kneighbors,
+    kneighbors_graph) and every point within a radius (radius_neighbors,
+    radius_neighbors_graph), on lbknn.
 """ + _SIGNATURE_DOC + """
     radius : float, default=1.0
-        scikit-learn's parameter of radius queries, accepted and kept;
-        lbknn has no radius queries yet, so nothing reads it.
+        The radius of radius_neighbors and radius_neighbors_graph when
+        they are given none: every fitted point at distance <= radius (for
+        'ip', every point whose dot product is >= radius).
     """
 
     _parameter_constraints = _params.constraints(_sk.NearestNeighbors,
@@ -570,7 +580,8 @@ class NearestNeighbors(_LbknnBase):
         return self._fit(X, None)
 
 
-class KNeighborsTransformer(_FeatureNamesOut, TransformerMixin, _LbknnBase):
+class KNeighborsTransformer(_FeatureNamesOut, TransformerMixin, _KNeighborsMixin,
+                            _LbknnBase):
     __doc__ = """X into its k-nearest-neighbours graph, as scikit-learn's
     KNeighborsTransformer: a sparse (n_queries, n_samples_fit_) CSR matrix
     for the estimators that take metric='precomputed' (Isomap, TSNE,

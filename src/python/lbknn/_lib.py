@@ -180,6 +180,26 @@ def _declare(lib):
         ),
         "lbknn_index_regress": (
             _c_int, [_c_void_p, ctypes.c_int64, _c_void_p, _c_int, _c_int, _c_void_p]),
+        # Radius searches: (index, [queries, points,] radii, radius, options, result).
+        "lbknn_index_radius": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_void_p, _c_void_p, ctypes.c_float, _c_void_p,
+             P(_c_void_p)]),
+        "lbknn_index_radius_self": (
+            _c_int, [_c_void_p, _c_void_p, ctypes.c_float, _c_void_p, P(_c_void_p)]),
+        "lbknn_radius_result_queries": (ctypes.c_int64, [_c_void_p]),
+        "lbknn_radius_result_indptr": (P(ctypes.c_int64), [_c_void_p]),
+        "lbknn_radius_result_indices": (P(ctypes.c_int64), [_c_void_p]),
+        "lbknn_radius_result_distances": (P(ctypes.c_float), [_c_void_p]),
+        "lbknn_radius_result_free": (None, [_c_void_p]),
+        "lbknn_index_radius_classify": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_void_p, _c_void_p, ctypes.c_float, _c_int,
+             ctypes.c_double, ctypes.c_int32, _c_void_p, _c_void_p]),
+        "lbknn_index_radius_regress": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_void_p, _c_void_p, ctypes.c_float, _c_int, _c_void_p,
+             P(ctypes.c_int64)]),
     }
     for name, (restype, argtypes) in sigs.items():
         fn = getattr(lib, name)
@@ -458,6 +478,65 @@ class Index:
                    _ptr(values))
         return values
 
+    # ---- radius searches: `radius` (a float) for every query, or `radii`
+    # (float32, one per query) ----
+
+    def _radius_result(self, fn, *args):
+        """A radius result's CSR arrays (indptr, indices, float32 distances),
+        copied out of the library's result, which is freed."""
+        result = _c_void_p()
+        with _lock:
+            status = fn(self._h, *args, None, ctypes.byref(result))
+            if status != OK:
+                _raise(status, _text(self._lib.lbknn_index_error(self._h)))
+        try:
+            n = int(self._lib.lbknn_radius_result_queries(result))
+            indptr = _copy_out(self._lib.lbknn_radius_result_indptr(result), n + 1, np.int64)
+            nnz = int(indptr[-1])
+            indices = _copy_out(self._lib.lbknn_radius_result_indices(result), nnz, np.int64)
+            dist = _copy_out(self._lib.lbknn_radius_result_distances(result), nnz, np.float32)
+        finally:
+            self._lib.lbknn_radius_result_free(result)
+        return indptr, indices, dist
+
+    def radius(self, queries, radius, radii=None):
+        queries = _c_rows(queries, np.float32)
+        radii = None if radii is None else _c_rows(radii, np.float32)
+        return self._radius_result(self._lib.lbknn_index_radius, queries.shape[0],
+                                   _ptr(queries), _ptr(radii), float(radius))
+
+    def radius_self(self, radius, radii=None):
+        """Each of this rank's points' neighbours within the radius, itself
+        left out (the rows it passed to the build, in global order)."""
+        radii = None if radii is None else _c_rows(radii, np.float32)
+        return self._radius_result(self._lib.lbknn_index_radius_self, _ptr(radii),
+                                   float(radius))
+
+    def radius_classify(self, queries, radius, radii, weights, outlier, probabilities=True):
+        """The vote of every neighbour within the radius; `outlier` is the
+        label of a query with none (-1: none, the label -1)."""
+        queries = _c_rows(queries, np.float32)
+        radii = None if radii is None else _c_rows(radii, np.float32)
+        n = queries.shape[0]
+        labels = np.empty(n, dtype=np.int32)
+        proba = np.empty((n, self.classes), dtype=np.float64) if probabilities else None
+        self._call(self._lib.lbknn_index_radius_classify, n, _ptr(queries), _ptr(radii),
+                   float(radius), WEIGHTS[weights], 1.0, int(outlier), _ptr(labels),
+                   _ptr(proba))
+        return labels, proba
+
+    def radius_regress(self, queries, radius, radii, weights):
+        """The mean target of every neighbour within the radius (NaN: none)
+        and how many queries had none."""
+        queries = _c_rows(queries, np.float32)
+        radii = None if radii is None else _c_rows(radii, np.float32)
+        n = queries.shape[0]
+        values = np.empty(n, dtype=np.float64)
+        empty = ctypes.c_int64(0)
+        self._call(self._lib.lbknn_index_radius_regress, n, _ptr(queries), _ptr(radii),
+                   float(radius), WEIGHTS[weights], _ptr(values), ctypes.byref(empty))
+        return values, int(empty.value)
+
     def destroy(self):
         h, self._h = self._h, None
         if h:
@@ -466,6 +545,13 @@ class Index:
     def __del__(self):
         if not _shut_down:
             self.destroy()
+
+
+def _copy_out(pointer, n, dtype):
+    """n values the library owns, copied (a NULL pointer is fine for 0)."""
+    if n == 0:
+        return np.empty(0, dtype=dtype)
+    return np.ctypeslib.as_array(pointer, shape=(n,)).astype(dtype, copy=True)
 
 
 def _c_rows(a, dtype):
