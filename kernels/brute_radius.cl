@@ -4,17 +4,18 @@
  * (mode 0) or writes (mode 1) the rows whose key is <= the query's bound.
  * `found` carries each query's running count from chunk to chunk (from 0 at
  * the first), so the i-th row inside (in row order) has flat position
- * offsets[q] + i; the fill writes only the positions in [w0, w1), and an
- * output of any size goes through a window of w1 - w0 entries. A list is sorted by (key, row) by
- * its work-item after the last chunk where it is short and wholly in the
- * window (lbk_radius_sort_list), by the host otherwise. `refs` is the engine's layout: blocked ([block][dim][vw],
+ * offsets[q] + i; the fill writes only the positions in [w0, w1), as a code
+ * (lbk_radius_code), and an output of any size goes through a window of
+ * w1 - w0 entries. A list is sorted by its work-item after the last chunk
+ * where it is short and wholly in the window (lbk_radius_sort_list), by the
+ * host otherwise. `refs` is the engine's layout: blocked ([block][dim][vw],
  * vw > 0) or row-major (vw = 0); `first` its buffer row of the chunk's first
  * row, `row0` that row's shard row. */
 __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint nr, uint row0,
                         int dim, __global const float *queries, ulong nq,
                         __global const float *bounds, int metric, int mode, int first_chunk,
                         int last_chunk, __global uint *found, __global const ulong *offsets,
-                        ulong w0, ulong w1, __global float *out_keys, __global uint *out_rows)
+                        ulong w0, ulong w1, __global ulong *out_codes)
 {
     const ulong q = get_global_id(0);
     if (q >= nq)
@@ -38,11 +39,10 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
             continue;
         const ulong g = base + n++;
         if (mode == 1 && g >= w0 && g < w1) {
-            out_keys[g - w0] = key;
-            out_rows[g - w0] = row0 + i;
+            out_codes[g - w0] = lbk_radius_code(key, row0 + i);
         }
     }
     found[q] = n;
     if (mode == 1 && last_chunk && base >= w0 && base + n <= w1 && n <= LBK_RADIUS_SORT_MAX)
-        lbk_radius_sort_list(out_keys + (base - w0), out_rows + (base - w0), n);
+        lbk_radius_sort_list(out_codes + (base - w0), n);
 }

@@ -139,24 +139,44 @@ static inline lbk_u32 lbk_order_bits(float f)
 }
 
 /* ---- radius search's lists (kernels/tree_query.cl, kernels/brute_radius.cl) ----
- * A work-item sorts its query's list by (key, row) itself when the list is
- * no longer than this and lies wholly in the fill's window: most lists are
- * short, and the host then only checks them (engine.c sorts the others). */
-#define LBK_RADIUS_SORT_MAX 64u
+ * The fill's window holds each point as one code whose integer order is
+ * (key, row) order for any key: the key's order bits after + 0.0f (which
+ * makes -0 +0, equal as a float compare sees them) above the row. The host
+ * gets the key back from the code, a zero as the metric's zero: every zero
+ * key of a metric has the same sign (knn.h). */
+static inline lbk_u64 lbk_radius_code(float key, lbk_u32 row)
+{
+    return ((lbk_u64)lbk_order_bits(key + 0.0f) << 32) | (lbk_u64)row;
+}
+static inline float lbk_radius_code_key(lbk_u64 code, int metric)
+{
+    const lbk_u32 b = (lbk_u32)(code >> 32);
+    const float key = lbk_bits_float(b ^ ((b >> 31) ? 0x80000000u : 0xffffffffu));
+    return key == 0.0f ? (lbk_metric_negates(metric) ? -0.0f : 0.0f) : key;
+}
+
+/* A work-item sorts its query's codes itself when the list is no longer
+ * than this and lies wholly in the window: one list per work-item, in
+ * parallel, where the host would sort them one after another (1e5 lists of
+ * 16 points over 1e6: 0.12 s of a 0.35 s fill on the host); the host
+ * checks the lists and sorts the others (engine.c). */
+#define LBK_RADIUS_SORT_MAX 4096u
 
 #ifdef __OPENCL_C_VERSION__
-static inline void lbk_radius_sort_list(__global float *keys, __global uint *rows, uint len)
+/* Shell sort with Ciura's gaps: in place, no recursion; its last pass
+ * (gap 1) is an insertion sort, all a short list needs. */
+static inline void lbk_radius_sort_list(__global ulong *codes, uint len)
 {
-    for (uint i = 1; i < len; i++) {
-        const float k = keys[i];
-        const uint r = rows[i];
-        uint j = i;
-        for (; j > 0 && (keys[j - 1] > k || (keys[j - 1] == k && rows[j - 1] > r)); j--) {
-            keys[j] = keys[j - 1];
-            rows[j] = rows[j - 1];
+    const uint gaps[9] = {1750u, 701u, 301u, 132u, 57u, 23u, 10u, 4u, 1u};
+    for (int g = 0; g < 9; g++) {
+        const uint gap = gaps[g];
+        for (uint i = gap; i < len; i++) {
+            const ulong c = codes[i];
+            uint j = i;
+            for (; j >= gap && codes[j - gap] > c; j -= gap)
+                codes[j] = codes[j - gap];
+            codes[j] = c;
         }
-        keys[j] = k;
-        rows[j] = r;
     }
 }
 #endif

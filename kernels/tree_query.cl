@@ -238,21 +238,18 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
  * The fill writes the query's i-th point at flat position offsets[q] + i
  * when that lies in this launch's window [w0, w1), so that an output of any
  * size goes through a buffer of w1 - w0 entries in as many launches as it
- * takes; a list that lies wholly in the window and is short is sorted by
- * (key, row) here, the others on the host. */
+ * takes, as a code (lbk_radius_code); a list that lies wholly in the window
+ * and is short is sorted here, the others on the host. */
 typedef struct {
     ulong found, base, w0, w1;
-    __global float *keys;
-    __global uint *rows;
+    __global ulong *codes;
 } tq_ball;
 
 static inline void tq_ball_take(tq_ball *b, float key, uint row)
 {
     const ulong g = b->base + b->found++;
-    if (g >= b->w0 && g < b->w1) {
-        b->keys[g - b->w0] = key;
-        b->rows[g - b->w0] = row;
-    }
+    if (g >= b->w0 && g < b->w1)
+        b->codes[g - b->w0] = lbk_radius_code(key, row);
 }
 
 /* A bucket's points inside the ball; spare lanes (LBK_NO_INDEX) never are. */
@@ -293,7 +290,7 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
                         __global const float *bucket_pts, __global const uint *bucket_ids,
                         __global const float *bounds, int mode, __global uint *counts,
                         __global const ulong *offsets, ulong w0, ulong w1,
-                        __global float *out_keys, __global uint *out_rows, __global uint *work)
+                        __global ulong *out_codes, __global uint *work)
 {
     const ulong qi = get_global_id(0);
     if (qi >= nq)
@@ -305,7 +302,7 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
         return;
     __global const float *q = queries + home * (ulong)dim;
     const float bound = bounds[home];
-    tq_ball b = {0, mode == 1 ? offsets[home] : 0, w0, mode == 1 ? w1 : 0, out_keys, out_rows};
+    tq_ball b = {0, mode == 1 ? offsets[home] : 0, w0, mode == 1 ? w1 : 0, out_codes};
     long prev = -1, curr = 0;
     int level_dim = rotation;
     uint level = 0;
@@ -359,7 +356,7 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
     if (mode == 0)
         counts[home] = (uint)b.found;
     else if (b.base >= w0 && b.base + b.found <= w1 && b.found <= LBK_RADIUS_SORT_MAX)
-        lbk_radius_sort_list(out_keys + (b.base - w0), out_rows + (b.base - w0), (uint)b.found);
+        lbk_radius_sort_list(out_codes + (b.base - w0), (uint)b.found);
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES] = nodes;
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS] = evals;
 }

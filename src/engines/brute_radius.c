@@ -6,6 +6,7 @@
 #include "brute_core_impl.h"
 #include "device_cl.h"
 #include "log.h"
+#include "radius_window.h"
 #include "try.h"
 
 #include <stdlib.h>
@@ -20,7 +21,7 @@ uint64_t lbk_brute_radius_max_batch(const lbk_brute *engine) { return engine->ba
 typedef struct {
     lbk_brute *e;
     cl_kernel kernel;
-    cl_mem qbuf, bbuf, nbuf, fbuf, kbuf, rbuf;
+    cl_mem qbuf, bbuf, nbuf, fbuf, kbuf;
     uint64_t batch, window;
     size_t local;
 } radius_state;
@@ -47,8 +48,7 @@ static lbk_status state_open(radius_state *rs, uint64_t window)
         {&rs->bbuf, b * 4, CL_MEM_READ_ONLY, "radius bounds"},
         {&rs->nbuf, b * 4, CL_MEM_READ_WRITE, "radius counts"},
         {&rs->fbuf, (b + 1) * 8, CL_MEM_READ_ONLY, "radius offsets"},
-        {&rs->kbuf, window * 4, CL_MEM_WRITE_ONLY, "radius keys"},
-        {&rs->rbuf, window * 4, CL_MEM_WRITE_ONLY, "radius rows"},
+        {&rs->kbuf, window * 8, CL_MEM_WRITE_ONLY, "the radius window"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         LBK_TRY(lbk_device_buffer(e->dev, want[i].flags, (size_t)want[i].bytes, NULL,
@@ -58,7 +58,7 @@ static lbk_status state_open(radius_state *rs, uint64_t window)
 
 static void state_close(radius_state *rs)
 {
-    const cl_mem mems[] = {rs->qbuf, rs->bbuf, rs->nbuf, rs->fbuf, rs->kbuf, rs->rbuf};
+    const cl_mem mems[] = {rs->qbuf, rs->bbuf, rs->nbuf, rs->fbuf, rs->kbuf};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
@@ -86,11 +86,11 @@ static lbk_status walk_chunks(radius_state *rs, uint64_t count, cl_int mode, cl_
         LBK_TRY(lbk_brute_chunk_refs(e, c0, nr, &first));
         if (e->blocked)
             first *= e->vw; /* chunk_refs counts blocks for the blocked kernels */
-        LBK_TRY(LBK_KERNEL_ARGS(
-            rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first), LBK_ARG(nr), LBK_ARG(row0),
-            LBK_ARG(dim), LBK_ARG(rs->qbuf), LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric),
-            LBK_ARG(mode), LBK_ARG(first_chunk), LBK_ARG(last_chunk), LBK_ARG(rs->nbuf),
-            LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf), LBK_ARG(rs->rbuf)));
+        LBK_TRY(LBK_KERNEL_ARGS(rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first),
+                                LBK_ARG(nr), LBK_ARG(row0), LBK_ARG(dim), LBK_ARG(rs->qbuf),
+                                LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric), LBK_ARG(mode),
+                                LBK_ARG(first_chunk), LBK_ARG(last_chunk), LBK_ARG(rs->nbuf),
+                                LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf)));
         LBK_TRY(lbk_device_cl_check(clEnqueueNDRangeKernel(queue, rs->kernel, 1, NULL, &global,
                                                            &rs->local, 0, NULL, NULL),
                                     "launching the brute radius kernel"));
@@ -169,14 +169,8 @@ static lbk_status fill_batch(radius_state *rs, const uint64_t *offsets, uint64_t
     for (uint64_t w0 = 0; w0 < total; w0 += rs->window) {
         const uint64_t w1 = total - w0 < rs->window ? total : w0 + rs->window;
         LBK_TRY(walk_chunks(rs, count, 1, w0, w1));
-        LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, rs->kbuf, CL_FALSE, 0,
-                                                        (size_t)((w1 - w0) * 4), kdst + w0, 0,
-                                                        NULL, NULL),
-                                    "reading brute radius keys"));
-        LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, rs->rbuf, CL_TRUE, 0,
-                                                        (size_t)((w1 - w0) * 4), rdst + w0, 0,
-                                                        NULL, NULL),
-                                    "reading brute radius rows"));
+        LBK_TRY(lbk_radius_window_read(rs->e->dev, rs->kbuf, w1 - w0, rs->e->metric, kdst + w0,
+                                       rdst + w0));
     }
     return LBK_OK;
 }

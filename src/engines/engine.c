@@ -330,25 +330,17 @@ static uint64_t brute_window(const lbk_engine_state *state)
     return w > 0 ? w : 1;
 }
 
-/* A (key, row) pair as one integer whose order is (key, row) order for any
- * float key: the key's order bits (lbk_shared.h) after + 0.0f, which makes
- * -0 (ip's and cosine's zero) +0, equal as the compare sees them. */
-static uint64_t sort_code(float key, uint32_t row)
-{
-    return ((uint64_t)lbk_order_bits(key + 0.0f) << 32) | row;
-}
-
 static int code_cmp(const void *a, const void *b)
 {
     const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-/* One list sorted by (key, row) through `codes` (room for its length), unless
- * it is already: an insertion sort for short lists, qsort beyond. The
- * keys come back from the codes' order bits, a zero as the metric's zero
- * (`zero`: every zero key of a metric has the same sign, knn.h). */
-static void sort_list(float *keys, uint32_t *rows, uint64_t len, uint64_t *codes, float zero)
+/* One list sorted by (key, row) unless it is already (the kernels sort the
+ * short ones, LBK_RADIUS_SORT_MAX), through `codes` (room for its length):
+ * the pairs as lbk_radius_code, whose integer order is (key, row) order. */
+static void sort_list(float *keys, uint32_t *rows, uint64_t len, uint64_t *codes,
+                      lbk_metric metric)
 {
     uint64_t sorted = 1;
     while (sorted < len &&
@@ -356,21 +348,12 @@ static void sort_list(float *keys, uint32_t *rows, uint64_t len, uint64_t *codes
             (keys[sorted - 1] == keys[sorted] && rows[sorted - 1] < rows[sorted])))
         sorted++;
     if (sorted >= len)
-        return; /* the kernel sorted it (LBK_RADIUS_SORT_MAX) */
+        return;
+    for (uint64_t i = 0; i < len; i++)
+        codes[i] = lbk_radius_code(keys[i], rows[i]);
+    qsort(codes, (size_t)len, sizeof *codes, code_cmp);
     for (uint64_t i = 0; i < len; i++) {
-        const uint64_t c = sort_code(keys[i], rows[i]);
-        uint64_t j = i;
-        if (len <= 32)
-            for (; j > 0 && codes[j - 1] > c; j--)
-                codes[j] = codes[j - 1];
-        codes[j] = c;
-    }
-    if (len > 32)
-        qsort(codes, (size_t)len, sizeof *codes, code_cmp);
-    for (uint64_t i = 0; i < len; i++) {
-        const uint32_t b = (uint32_t)(codes[i] >> 32);
-        const float key = lbk_bits_float(b ^ ((b >> 31) ? 0x80000000u : 0xffffffffu));
-        keys[i] = key == 0.0f ? zero : key;
+        keys[i] = lbk_radius_code_key(codes[i], (int)metric);
         rows[i] = (uint32_t)codes[i];
     }
 }
@@ -385,9 +368,9 @@ static lbk_status sort_lists(lbk_metric metric, uint64_t nq, const uint64_t *off
     uint64_t *codes = lbk_alloc_large((size_t)(longest ? longest : 1) * sizeof *codes);
     LBK_FAIL_IF(!codes, LBK_ERR_NOMEM, "out of host memory sorting a radius list of %llu",
                 (unsigned long long)longest);
-    const float zero = lbk_knn_is_similarity(metric) ? -0.0f : 0.0f;
     for (uint64_t q = 0; q < nq; q++)
-        sort_list(keys + offsets[q], rows + offsets[q], offsets[q + 1] - offsets[q], codes, zero);
+        sort_list(keys + offsets[q], rows + offsets[q], offsets[q + 1] - offsets[q], codes,
+                  metric);
     lbk_alloc_large_free(codes);
     return LBK_OK;
 }

@@ -75,7 +75,10 @@ lbk_status lbk_engine_query(lbk_engine_state *state, const float *queries, const
 /* ---- radius search (radius.h): every shard row whose key is <= a bound ----
  * `bounds[q]` is query q's bound as a key (lbk_radius_key_bound of its
  * radius). The k-d tree answers l2, l1 and linf; brute force every metric.
- * Both calls add their work to lbk_engine_work, deterministically. */
+ * Both calls add their work to lbk_engine_work, deterministically (the
+ * fill: once per query with rows, whatever its windows). Their device
+ * buffers live for the call only and are not in
+ * lbk_engine_peak_device_bytes. */
 
 /* counts[q] = the number of shard rows whose key to query q is <= bounds[q]. */
 lbk_status lbk_engine_radius_count(lbk_engine_state *state, const float *queries,
@@ -84,12 +87,15 @@ lbk_status lbk_engine_radius_count(lbk_engine_state *state, const float *queries
  * nq + 1 entries, offsets[0] == 0 and offsets[q + 1] - offsets[q] ==
  * counts[q]; query q's rows (within the shard) and keys are written to
  * [offsets[q], offsets[q + 1]) of `rows` and `keys`, sorted by (key, row).
- * Device memory does not grow with the results beyond a chunk that fits
- * the budget: the call splits its output as it needs to. */
+ * Device memory does not grow with the results beyond a window that fits
+ * the budget (lbk_engine_params.radius_window): the call splits its output
+ * into as many windows as it needs. */
 lbk_status lbk_engine_radius_fill(lbk_engine_state *state, const float *queries,
                                   const float *bounds, uint64_t nq, const uint64_t *offsets,
                                   float *keys, uint32_t *rows);
-/* The most queries one radius call takes (the caller splits larger sets). */
+/* The most queries one radius call sends to the device at once: a caller
+ * that splits its queries at it holds no more (larger calls are split
+ * inside, with the same answers). */
 uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state);
 
 /* The work of every query call so far, counted where it happens: the

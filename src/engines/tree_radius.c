@@ -4,6 +4,7 @@
 #include "lbk_shared.h"
 #include "log.h"
 #include "morton.h"
+#include "radius_window.h"
 #include "try.h"
 
 #include <stdlib.h>
@@ -53,7 +54,7 @@ typedef struct {
     lbk_kdtree *tree;
     lbk_metric metric;
     cl_kernel kernel;
-    cl_mem qbuf, obuf, bbuf, cbuf, fbuf, kbuf, rbuf, wbuf;
+    cl_mem qbuf, obuf, bbuf, cbuf, fbuf, kbuf, wbuf;
     uint32_t *codes, *order; /* two arrays each: the radix sort's ping-pong */
     uint32_t *counts, *work;
     uint64_t *offsets;
@@ -96,8 +97,7 @@ static lbk_status state_open(radius_state *rs, uint64_t window)
         {&rs->bbuf, b * 4, CL_MEM_READ_ONLY, "radius bounds"},
         {&rs->cbuf, b * 4, CL_MEM_WRITE_ONLY, "radius counts"},
         {&rs->fbuf, (b + 1) * 8, CL_MEM_READ_ONLY, "radius offsets"},
-        {&rs->kbuf, window * 4, CL_MEM_WRITE_ONLY, "radius keys"},
-        {&rs->rbuf, window * 4, CL_MEM_WRITE_ONLY, "radius rows"},
+        {&rs->kbuf, window * 8, CL_MEM_WRITE_ONLY, "the radius window"},
         {&rs->wbuf, b * LBK_TQ_WORK_FIELDS * 4, CL_MEM_WRITE_ONLY, "radius work counts"},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -121,8 +121,7 @@ static void state_close(radius_state *rs)
     free(rs->counts);
     free(rs->work);
     free(rs->offsets);
-    const cl_mem mems[] = {rs->qbuf, rs->obuf, rs->bbuf, rs->cbuf,
-                           rs->fbuf, rs->kbuf, rs->rbuf, rs->wbuf};
+    const cl_mem mems[] = {rs->qbuf, rs->obuf, rs->bbuf, rs->cbuf, rs->fbuf, rs->kbuf, rs->wbuf};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++)
         if (mems[i])
             clReleaseMemObject(mems[i]);
@@ -164,13 +163,13 @@ static lbk_status launch(radius_state *rs, uint64_t count, cl_int mode, cl_ulong
     const cl_int has_dims = dims != NULL, cdim = lbk_kdtree_dim(tree);
     const cl_int cmetric = (cl_int)rs->metric, rotation = lbk_kdtree_rotation(tree);
     const cl_ulong cn = lbk_kdtree_size(tree), cnq = count;
-    LBK_TRY(LBK_KERNEL_ARGS(
-        rs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims), LBK_ARG(has_dims),
-        LBK_ARG(rotation), LBK_ARG(cn), LBK_ARG(cdim), LBK_ARG(rs->qbuf), LBK_ARG(rs->obuf),
-        LBK_ARG(cnq), LBK_ARG(cmetric), LBK_ARG(buckets->level),
-        LBK_ARG(buckets->two_tile_buckets), LBK_ARG(buckets->points), LBK_ARG(buckets->ids),
-        LBK_ARG(rs->bbuf), LBK_ARG(mode), LBK_ARG(rs->cbuf), LBK_ARG(rs->fbuf), LBK_ARG(w0),
-        LBK_ARG(w1), LBK_ARG(rs->kbuf), LBK_ARG(rs->rbuf), LBK_ARG(rs->wbuf)));
+    LBK_TRY(LBK_KERNEL_ARGS(rs->kernel, LBK_ARG(points), LBK_ARG(ids), LBK_ARG(dims),
+                            LBK_ARG(has_dims), LBK_ARG(rotation), LBK_ARG(cn), LBK_ARG(cdim),
+                            LBK_ARG(rs->qbuf), LBK_ARG(rs->obuf), LBK_ARG(cnq), LBK_ARG(cmetric),
+                            LBK_ARG(buckets->level), LBK_ARG(buckets->two_tile_buckets),
+                            LBK_ARG(buckets->points), LBK_ARG(buckets->ids), LBK_ARG(rs->bbuf),
+                            LBK_ARG(mode), LBK_ARG(rs->cbuf), LBK_ARG(rs->fbuf), LBK_ARG(w0),
+                            LBK_ARG(w1), LBK_ARG(rs->kbuf), LBK_ARG(rs->wbuf)));
     const size_t global = lbk_device_round_up((size_t)count, rs->local);
     LBK_TRY(lbk_device_cl_check(
         clEnqueueNDRangeKernel(queue, rs->kernel, 1, NULL, &global, &rs->local, 0, NULL, NULL),
@@ -260,14 +259,8 @@ static lbk_status fill_batch(radius_state *rs, const uint64_t *offsets, uint64_t
     for (uint64_t w0 = 0; w0 < total; w0 += rs->window) {
         const uint64_t w1 = total - w0 < rs->window ? total : w0 + rs->window;
         LBK_TRY(launch(rs, count, 1, w0, w1));
-        LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, rs->kbuf, CL_FALSE, 0,
-                                                        (size_t)((w1 - w0) * 4), kdst + w0, 0,
-                                                        NULL, NULL),
-                                    "reading tree radius keys"));
-        LBK_TRY(lbk_device_cl_check(clEnqueueReadBuffer(queue, rs->rbuf, CL_TRUE, 0,
-                                                        (size_t)((w1 - w0) * 4), rdst + w0, 0,
-                                                        NULL, NULL),
-                                    "reading tree radius rows"));
+        LBK_TRY(lbk_radius_window_read(lbk_kdtree_device(rs->tree), rs->kbuf, w1 - w0, rs->metric,
+                                       kdst + w0, rdst + w0));
         for (uint64_t q = 0; q < count; q++)
             if (off[q + 1] > off[q] && off[q] >= w0 && off[q] < w1)
                 add_work(rs, q, work);
