@@ -180,17 +180,16 @@ static lbk_status launch(radius_state *rs, uint64_t count, cl_int mode, cl_ulong
                                "reading tree radius work counts");
 }
 
-/* Query q's walk counted when `take` says so (integer sums: any batching
- * gives the same totals). */
+/* Query q's walk added to *work (integer sums: any batching gives the same
+ * totals). */
 static void add_work(const radius_state *rs, uint64_t q, lbk_tree_query_work *work)
 {
     work->nodes_visited += rs->work[q * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES];
     work->distance_evals += rs->work[q * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS];
 }
 
-static lbk_status check(const lbk_kdtree *tree, const lbk_tree_radius_params *p)
+static lbk_status check(const lbk_tree_radius_params *p)
 {
-    (void)tree;
     LBK_FAIL_IF(lbk_knn_is_similarity(p->metric), LBK_ERR_CONFIG,
                 "tree radius search: the k-d tree supports l2, l1 and linf, not %s",
                 lbk_metric_name(p->metric));
@@ -207,7 +206,7 @@ lbk_status lbk_tree_radius_count(lbk_kdtree *tree, const lbk_tree_radius_params 
                                  const float *queries, const float *bounds, uint64_t nq,
                                  uint64_t *counts, lbk_tree_query_work *work)
 {
-    LBK_TRY(check(tree, p));
+    LBK_TRY(check(p));
     if (nq == 0 || lbk_kdtree_size(tree) == 0) {
         for (uint64_t q = 0; q < nq; q++)
             counts[q] = 0;
@@ -273,7 +272,7 @@ lbk_status lbk_tree_radius_fill(lbk_kdtree *tree, const lbk_tree_radius_params *
                                 const uint64_t *offsets, float *keys, uint32_t *rows,
                                 lbk_tree_query_work *work)
 {
-    LBK_TRY(check(tree, p));
+    LBK_TRY(check(p));
     const uint64_t total = nq ? offsets[nq] - offsets[0] : 0;
     if (total == 0)
         return LBK_OK;
