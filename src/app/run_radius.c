@@ -8,6 +8,7 @@
 #include "radius.h"
 #include "try.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,22 +16,24 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Rank 0: the radii file, every value a radius of the metric. */
+/* Rank 0: the radii file, every value a radius of the metric, checked as
+ * read (a double) and taken toward the inside as a float. */
 static lbk_status read_radii(lbk_run_state *s, uint64_t n)
 {
     const lbk_job *job = s->job;
+    const lbk_metric metric = job->knn.metric;
     lbk_status st = LBK_OK;
     double *v = lbk_alloc_large_logged(n ? n : 1, sizeof *v, "radii", &st);
     if (st == LBK_OK)
         st = lbk_dataset_read_values(job->radius.radii, "query.radii", n, v);
     for (uint64_t q = 0; q < n && st == LBK_OK; q++) {
-        s->radii[q] = (float)v[q];
-        if (!lbk_radius_valid(job->knn.metric, s->radii[q])) {
-            lbk_error("query.radii: %s:%llu: %g is not a radius (a finite number, >= 0 but for "
-                      "metric ip)",
-                      job->radius.radii, (unsigned long long)(q + 1), v[q]);
+        const char *why = lbk_radius_refusal(metric, v[q]);
+        if (why) {
+            lbk_error("query.radii: %s:%llu: %g is not a radius: %s", job->radius.radii,
+                      (unsigned long long)(q + 1), v[q], why);
             st = LBK_ERR_INPUT;
-        }
+        } else
+            s->radii[q] = lbk_radius_of_double(metric, v[q]);
     }
     lbk_alloc_large_free(v);
     return st;
@@ -137,8 +140,8 @@ static lbk_status search(radius_out *o, bool count_only,
     lbk_run_state *s = o->s;
     const lbk_job *job = s->job;
     const lbk_index_radius_params params = {
-        s->radii, (float)job->knn.radius, job->radius.max_neighbors,
-        job->radius.overflow == LBK_OVERFLOW_TRUNCATE, count_only};
+        s->radii, lbk_radius_of_double(job->knn.metric, job->knn.radius),
+        job->radius.max_neighbors, job->radius.overflow == LBK_OVERFLOW_TRUNCATE, count_only};
     const lbk_index_radius_sink sink = {emit, NULL, o};
     return lbk_index_radius(s->index, lbk_job_self_search(job), o->rows, s->queries.points,
                             &params, &sink);
@@ -236,6 +239,18 @@ static void summary(const radius_out *o)
     printf("\n");
 }
 
+/* Every rank: its rows of the graph durable before rank 0 reads the file
+ * back for the CRCs: on a file system shared across hosts (NFS) rank 0
+ * could read stale pages otherwise (as checkpoint.c's sync_files). */
+static lbk_status sync_graph(const radius_out *o)
+{
+    const lbk_outfile *f = &o->graph;
+    LBK_FAIL_IF(o->s->comm->size > 1 && f->fd >= 0 && fdatasync(f->fd) != 0, LBK_ERR_IO,
+                "rank %d: %s: cannot sync its rows of the graph: %s", o->s->comm->rank,
+                lbk_outfile_write_path(f), strerror(errno));
+    return LBK_OK;
+}
+
 /* Collective: the graph's layout and file, then the fill pass into it. */
 static lbk_status fill(radius_out *o)
 {
@@ -248,6 +263,7 @@ static lbk_status fill(radius_out *o)
     LBK_TRY(
         open_shared(s->comm, &o->graph, s->job->output.graph, "output.graph", &o->graph_open));
     LBK_TRY(search(o, false, fill_emit));
+    LBK_TRY(lbk_comm_agree(s->comm, sync_graph(o)));
     return lbk_comm_agree(s->comm, s->root ? finish_graph(o) : LBK_OK);
 }
 

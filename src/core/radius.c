@@ -2,6 +2,7 @@
 
 #include "knn.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,6 +12,32 @@ bool lbk_radius_valid(lbk_metric metric, float radius)
     if (!isfinite(radius))
         return false;
     return metric == LBK_METRIC_IP || radius >= 0.0f;
+}
+
+const char *lbk_radius_refusal(lbk_metric metric, double radius)
+{
+    if (isnan(radius))
+        return "not a number";
+    if (!(fabs(radius) <= FLT_MAX))
+        return "not finite as a float (the search's radius is a float, at most 3.4e38)";
+    if (metric != LBK_METRIC_IP && radius < 0.0)
+        return "negative (a radius is a distance, >= 0; only metric ip takes a negative one: a "
+               "least dot product)";
+    return NULL;
+}
+
+float lbk_radius_of_double(lbk_metric metric, double radius)
+{
+    if (isnan(radius))
+        return NAN;
+    if (fabs(radius) > FLT_MAX) /* refused before: only defined here */
+        return radius > 0.0 ? INFINITY : -INFINITY;
+    float f = (float)radius;
+    if (metric == LBK_METRIC_IP && (double)f < radius)
+        f = nextafterf(f, INFINITY);
+    else if (metric != LBK_METRIC_IP && (double)f > radius)
+        f = nextafterf(f, -INFINITY);
+    return f;
 }
 
 /* Float order as unsigned order (-inf first, +inf last, -0 before +0). */

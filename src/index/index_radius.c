@@ -388,10 +388,14 @@ static lbk_status plan_rounds(radius_run *r)
     return LBK_OK;
 }
 
-/* Count-only: the batch's counts to the sink. */
+/* Collective, count-only: the batch's counts to the sink, agreed before
+ * (a sink may be collective: the vote sink looks labels up across ranks)
+ * and after. */
 static lbk_status emit_counts(radius_run *r)
 {
-    LBK_TRY(reserve(r, OUT_COUNTS, r->own_n * sizeof(uint64_t), "radius counts"));
+    const lbk_comm *comm = r->s->comm;
+    LBK_TRY(lbk_comm_agree(comm,
+                           reserve(r, OUT_COUNTS, r->own_n * sizeof(uint64_t), "radius counts")));
     uint64_t *out = AT(r, OUT_COUNTS, uint64_t);
     for (uint64_t i = 0; i < r->own_n; i++)
         out[i] = exact_count(r, i);
@@ -406,7 +410,7 @@ static lbk_status emit_counts(radius_run *r)
                                           NULL,
                                           r->self && r->spatial ? &r->s->shard : NULL,
                                           r->self ? r->s->self_order : NULL};
-    return r->sink->emit(r->sink->user, &slice);
+    return lbk_comm_agree(comm, r->sink->emit(r->sink->user, &slice));
 }
 
 /* Collective: each work row's round, from its owner. */
@@ -563,17 +567,26 @@ static lbk_status place_entries(radius_run *r, uint64_t q0, uint64_t q1, uint64_
     return LBK_OK;
 }
 
-/* The owner: each query's entries sorted, itself left out (self search),
- * cut at the cap (truncate), and the round to the sink. */
+/* The owner: the round's entries placed and the sink's arrays. */
+static lbk_status round_arrays(radius_run *r, uint64_t q0, uint64_t q1, uint64_t *n)
+{
+    LBK_TRY(place_entries(r, q0, q1, n));
+    LBK_TRY(reserve(r, OUT_COUNTS, (q1 - q0) * sizeof(uint64_t), "radius counts"));
+    LBK_TRY(reserve(r, OUT_IDS, *n * sizeof(uint64_t), "radius lists"));
+    return reserve(r, OUT_KEYS, *n * sizeof(float), "radius lists");
+}
+
+/* Collective: the owner's queries of the round, each's entries sorted,
+ * itself left out (self search), cut at the cap (truncate), and the round
+ * to the sink, agreed before (a sink may be collective: the vote sink
+ * looks labels up across ranks) and after. */
 static lbk_status finish_round(radius_run *r, uint32_t round)
 {
+    const lbk_comm *comm = r->s->comm;
     uint64_t q0 = 0, q1 = 0, n = 0;
     round_range(r, round, &q0, &q1);
     const uint64_t nq = q1 - q0, cap = r->p->truncate ? r->p->max_neighbors : 0;
-    LBK_TRY(place_entries(r, q0, q1, &n));
-    LBK_TRY(reserve(r, OUT_COUNTS, nq * sizeof(uint64_t), "radius counts"));
-    LBK_TRY(reserve(r, OUT_IDS, n * sizeof(uint64_t), "radius lists"));
-    LBK_TRY(reserve(r, OUT_KEYS, n * sizeof(float), "radius lists"));
+    LBK_TRY(lbk_comm_agree(comm, round_arrays(r, q0, q1, &n)));
     uint64_t *indptr = AT(r, OUT_INDPTR, uint64_t), *count = AT(r, OUT_COUNTS, uint64_t);
     uint64_t *ids = AT(r, OUT_IDS, uint64_t);
     float *keys = AT(r, OUT_KEYS, float);
@@ -609,7 +622,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
                                           keys,
                                           r->self && r->spatial ? &r->s->shard : NULL,
                                           r->self ? r->s->self_order : NULL};
-    return r->sink->emit(r->sink->user, &slice);
+    return lbk_comm_agree(comm, r->sink->emit(r->sink->user, &slice));
 }
 
 /* Collective: one round of the fill: the holders' lists to the owners,
@@ -629,7 +642,7 @@ static lbk_status run_round(radius_run *r, uint32_t round)
             q == s->comm->rank ? 0 : r->in_counts[q] * sizeof(radius_entry);
     s->info.phase[LBK_PHASE_MERGE] += lbk_timer_now() - t;
     t = lbk_timer_now();
-    const lbk_status done = lbk_comm_agree(s->comm, finish_round(r, round));
+    const lbk_status done = finish_round(r, round);
     s->info.phase[LBK_PHASE_OUTPUT] += lbk_timer_now() - t;
     return done;
 }
@@ -642,11 +655,11 @@ static lbk_status timed(radius_run *r, lbk_index_phase phase, lbk_status (*step)
     return st;
 }
 
+/* Collective: agreed after the routing, whose own steps after the
+ * exchange (route_spatial's bounds) may fail on one rank. */
 static lbk_status route(radius_run *r)
 {
-    if (r->spatial)
-        return route_spatial(r);
-    return lbk_comm_agree(r->s->comm, route_local(r));
+    return lbk_comm_agree(r->s->comm, r->spatial ? route_spatial(r) : route_local(r));
 }
 
 /* Collective: one batch, every step agreed. */
@@ -660,7 +673,7 @@ static lbk_status run_batch(radius_run *r)
     LBK_TRY(lbk_comm_agree(comm, timed(r, LBK_PHASE_MERGE, counts_back)));
     LBK_TRY(lbk_comm_agree(comm, plan_rounds(r)));
     if (r->p->count_only)
-        return lbk_comm_agree(comm, timed(r, LBK_PHASE_OUTPUT, emit_counts));
+        return timed(r, LBK_PHASE_OUTPUT, emit_counts);
     uint64_t rounds = r->own_rounds;
     LBK_TRY(lbk_comm_allreduce_u64(comm, &rounds, LBK_REDUCE_MAX));
     LBK_TRY(lbk_comm_agree(comm, timed(r, LBK_PHASE_DISTRIBUTE, rounds_out)));

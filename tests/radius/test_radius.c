@@ -95,6 +95,31 @@ static void valid(void)
     LBK_EXPECT_FALSE(lbk_radius_valid(LBK_METRIC_IP, -INFINITY));
 }
 
+/* A double radius rounds toward the inside of its ball (0.1 rounds up to
+ * the nearest float, whose ball takes in a point at 0.1f), and the double
+ * itself is validated (-1e-50 is negative though it rounds to -0). */
+static void of_double(void)
+{
+    const float below = lbk_radius_of_double(LBK_METRIC_L2, 0.1);
+    LBK_EXPECT_TRUE((double)below <= 0.1);
+    LBK_EXPECT_TRUE((double)nextafterf(below, INFINITY) > 0.1);
+    LBK_EXPECT_TRUE(below < 0.1f); /* 0.1f is above 0.1 */
+    const float above = lbk_radius_of_double(LBK_METRIC_IP, 0.1);
+    LBK_EXPECT_TRUE(above == 0.1f);
+    LBK_EXPECT_TRUE(lbk_radius_of_double(LBK_METRIC_IP, -0.1) == nextafterf(-0.1f, INFINITY));
+    LBK_EXPECT_TRUE(lbk_radius_of_double(LBK_METRIC_L1, 0.5) == 0.5f); /* exact: kept */
+    LBK_EXPECT_TRUE(lbk_radius_of_double(LBK_METRIC_L2, 1e-50) == 0.0f);
+    LBK_EXPECT_TRUE(lbk_radius_of_double(LBK_METRIC_L2, (double)FLT_MAX) == FLT_MAX);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_L2, 0.0) == NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_IP, -3.0) == NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_L2, (double)FLT_MAX) == NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_L2, -1e-50) != NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_COSINE, 1e39) != NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_IP, -1e39) != NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_L1, NAN) != NULL);
+    LBK_EXPECT_TRUE(lbk_radius_refusal(LBK_METRIC_LINF, INFINITY) != NULL);
+}
+
 /* ---- the engines against the oracle ---- */
 
 enum { L2, L1, LINF, COS, IP };
@@ -429,6 +454,7 @@ static const lbk_test_case unit_cases[] = {
     {"bound_values", bound_values},
     {"bound_tight", bound_tight},
     {"valid", valid},
+    {"of_double", of_double},
 };
 
 LBK_TEST_MAIN(LBK_TEST_CASES(unit_cases), LBK_TEST_ROWS(engine_cases, run_engines))

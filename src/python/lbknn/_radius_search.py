@@ -18,6 +18,37 @@ def object_rows(values, indptr):
     return out
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def inward_float32(metric, radius, what="radius"):
+    """A radius (a number or an array, taken as float64) as the float32
+    the library searches with, rounded toward the inside of the ball: the
+    largest float32 <= r (for 'ip', whose test is dot >= r, the smallest
+    float32 >= r). Every distance is a float32, so it is <= r exactly when
+    it is <= that float: the ball is r's own, where the nearest float32
+    could take in more (0.1 rounds up, and a point at float32 0.1 lies
+    beyond 0.1). The float64 itself is checked first: not NaN, within
+    float32's range, and >= 0 but for 'ip' (-1e-50 is negative, though it
+    rounds to -0)."""
+    r = np.asarray(radius, dtype=np.float64)
+    flat = r.reshape(-1)
+    for bad, why in ((np.isnan(flat), "not a number"),
+                     (~(np.abs(flat) <= _FLOAT32_MAX),
+                      "not finite as a float32 (lbknn searches in float32: at most 3.4e38)"),
+                     (flat < 0 if metric != "ip" else np.zeros(len(flat), bool),
+                      "negative (a radius is a distance, >= 0; only metric 'ip' takes a "
+                      "negative one: a least dot product)")):
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            at = f"[{i}]" if r.ndim else ""
+            raise ValueError(f"{what}{at} = {flat[i]!r}: {why}")
+    f = r.astype(np.float32)
+    toward = np.float32(np.inf if metric == "ip" else -np.inf)
+    outside = f.astype(np.float64) < r if metric == "ip" else f.astype(np.float64) > r
+    return np.where(outside, np.nextafter(f, toward), f).astype(np.float32)
+
+
 class RadiusNeighborsMixin:
     """The radius queries of the estimators that have `radius`. Results
     are always sorted by distance, ties by index (sort_results=True's
@@ -27,19 +58,20 @@ class RadiusNeighborsMixin:
         """(radius, radii): one radius for every query, or (lbknn's own)
         an array of one radius per query as float32 (the library's
         radii), with radius then unused. Values are the library's to check
-        (finite; >= 0 but for 'ip', whose radius is a least dot product)."""
+        (finite; >= 0 but for 'ip', whose radius is a least dot product),
+        each float32 toward the inside of its ball (inward_float32)."""
         if radius is None:
             radius = self.radius
         if radius is None:
             raise ValueError("radius is None: give one in the constructor or in the call")
+        metric = self._lbknn_metric
         if np.ndim(radius) == 0:
-            return float(radius), None
+            return float(inward_float32(metric, radius)), None
         radii = np.asarray(radius, dtype=np.float64)
         if radii.shape != (n_queries,):
             raise ValueError(f"radius: an array of shape {radii.shape} for {n_queries} queries "
                              "(one radius per query, or one number)")
-        with np.errstate(over="ignore"):
-            return 0.0, radii.astype(np.float32)
+        return 0.0, inward_float32(metric, radii)
 
     def _radius_lists(self, X, radius):
         """(indptr, int64 ids, float32 distances) of every query's
