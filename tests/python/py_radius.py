@@ -118,6 +118,36 @@ for bad in (-0.5, float("nan"), float("inf")):
     check(e is None or "\n" not in str(e), f"radius={bad}: not one line")
 expect_raises(ValueError, lambda: nn.radius_neighbors(Q, radius=np.ones(3)), "radius",
               "radii of the wrong length")
+for bad, says in ((-1e-50, "negative"), (1e39, "not finite as a float32")):
+    expect_raises(ValueError, lambda: nn.radius_neighbors(Q, radius=bad), says, f"radius={bad}")
+    expect_raises(ValueError, lambda: nn.radius_neighbors(Q, radius=np.full(len(Q), bad)), says,
+                  f"radii of {bad}")
+# A float64 radius is that number's ball, not its nearest float32's: a point
+# at float32 0.1 (0.10000000149) lies beyond radius 0.1, as scikit-learn
+# finds in float64 (its k-d tree: its brute force compares float32 distances
+# with the radius as a float32); per-query radii and the estimators the same.
+P = np.array([[0.1, 0, 0], [0.05, 0, 0], [0.2, 0, 0], [0, -0.1, 0]], dtype=np.float32)
+O = np.zeros((2, 3), dtype=np.float32)
+for metric in ("euclidean", "manhattan", "chebyshev"):
+    theirs = skn.NearestNeighbors(radius=0.1, metric=metric, algorithm="kd_tree").fit(P).radius_neighbors(O)[1]
+    ours_nn = lbknn.NearestNeighbors(radius=0.1, metric=metric).fit(P)
+    for how, got in (("radius", ours_nn.radius_neighbors(O)[1]),
+                     ("radii", ours_nn.radius_neighbors(O, radius=np.full(2, 0.1))[1])):
+        check(all(sorted(g.tolist()) == sorted(t.tolist()) == [1] for g, t in zip(got, theirs)),
+              f"radius 0.1, {metric}, {how}: {got.tolist()} where scikit-learn finds "
+              f"{theirs.tolist()}")
+    y = np.array([0, 1, 0, 0])
+    c = lbknn.RadiusNeighborsClassifier(radius=0.1, metric=metric).fit(P, y).predict(O)
+    check(np.array_equal(c, [1, 1]), f"radius 0.1, {metric}: the classifier votes {c}")
+    v = lbknn.RadiusNeighborsRegressor(radius=0.1, metric=metric).fit(P, y * 5.0).predict(O)
+    check(np.array_equal(v, [5.0, 5.0]), f"radius 0.1, {metric}: the regressor gives {v}")
+# ip: dot >= r toward the inside too: float32 0.1's dot with (1, 0, 0) is
+# above 0.1 (in), float32 0.09999999's below (out).
+below = np.nextafter(np.float32(0.1), np.float32(0))
+got = lbknn.NearestNeighbors(radius=0.1, metric="ip").fit(
+    np.array([[0.1, 0, 0], [below, 0, 0]], dtype=np.float32)).radius_neighbors(
+    np.array([[1, 0, 0]], dtype=np.float32))[1][0]
+check(got.tolist() == [0], f"ip radius 0.1: {got.tolist()}, want [0]")
 empty = nn.radius_neighbors(Q, radius=0.0)
 check(all(len(i) == 0 for i in empty[1]), "radius 0: neighbours found")
 # ip: the points whose dot product is >= r, the largest first.

@@ -185,6 +185,15 @@ def refusals(r):
            ("knn_nan", "knn: {radius: nan}", "", "knn.radius"),
            ("radii_length", "knn: {radius: 1}", "short.npy", "short.npy holds 3 numbers"),
            ("radii_negative", "knn: {radius: 1}", "negative.txt", "negative.txt:2")]
+    bad += [("knn_beyond_float", "knn: {radius: 1e39}", "", "knn.radius must be a finite number"),
+            ("radii_tiny_negative", "knn: {radius: 1}", "tiny.txt", "tiny.txt:3: -1e-50 is not "
+             "a radius: negative"),
+            ("radii_beyond_float", "knn: {radius: 1}", "huge.npy", "huge.npy:2: 1e+39 is not a "
+             "radius: not finite as a float")]
+    n = len(np.load(os.path.join(r.work, "q.npy")))
+    with open(os.path.join(r.work, "tiny.txt"), "w") as f:
+        f.write("1\n1\n-1e-50\n" + "1\n" * (n - 3))
+    np.save(os.path.join(r.work, "huge.npy"), np.array([1] + [1e39] * (n - 1), dtype=np.float64))
     for name, knn, radii, says in bad:
         query = "{path: q.npy" + (f", radii: {radii}" if radii else "") + "}"
         job = (f"task: radius\nreference: {{path: ref.npy}}\nquery: {query}\n{knn}\n"
@@ -201,6 +210,31 @@ def refusals(r):
     p = r.run("refuse_cap", 1, job, expect=2)
     if "query row 0 has" not in p.stdout + p.stderr:
         r.fail(f"refuse_cap: the message does not name the query: {p.stdout + p.stderr}")
+
+
+def double_radius(r):
+    """A radius given as a double (knn.radius, a float64 or text radii file)
+    is that number's ball: a point at float32 0.1 (0.10000000149) lies
+    beyond radius 0.1 (it did when the radius was rounded to the nearest
+    float). Three points against the default knn.k = 5: a radius task reads
+    no k."""
+    ref = np.array([[0.1, 0, 0], [0.05, 0, 0], [0.2, 0, 0]], dtype=np.float32)
+    np.save(os.path.join(r.work, "ref3.npy"), ref)
+    np.save(os.path.join(r.work, "q1.npy"), np.zeros((1, 3), dtype=np.float32))
+    np.save(os.path.join(r.work, "r1.npy"), np.array([0.1]))
+    with open(os.path.join(r.work, "r1.txt"), "w") as f:
+        f.write("0.1\n")
+    for how, knn, radii in (("knn.radius", "0.1", ""), ("float64 radii", "1", ", radii: r1.npy"),
+                            ("text radii", "1", ", radii: r1.txt")):
+        job = (f"task: radius\nreference: {{path: ref3.npy}}\nquery: {{path: q1.npy{radii}}}\n"
+               f"knn: {{radius: {knn}}}\noutput: {{graph: exact.npz}}\n")
+        before = r.failed
+        r.run("exact", 1, job)
+        if r.failed == before:
+            g = scipy.sparse.load_npz(os.path.join(r.work, "exact.npz"))
+            if g.indices.tolist() != [1]:
+                r.fail(f"radius 0.1 as {how}: neighbours {g.indices.tolist()}, want [1]")
+        print(f"radius 0.1 as {how}: {'ok' if r.failed == before else 'FAILED'}")
 
 
 def main():
@@ -251,6 +285,7 @@ def main():
             before = r.failed
             refusals(r)
             print(f"refusals: {'ok' if r.failed == before else 'FAILED'}")
+            double_radius(r)
     return 1 if r.failed else 0
 
 
