@@ -106,6 +106,7 @@ static lbk_status fill_emit(void *user, const lbk_index_radius_slice *slice)
     const uint64_t entries = slice->slice_count ? slice->indptr[slice->slice_count] : 0;
     if (entries == 0)
         return LBK_OK;
+    _Static_assert(LBK_INDEX_RADIUS_SINK_BYTES >= 8, "the sink's copy: 8-byte ids");
     unsigned char *buf = malloc((size_t)entries * 8);
     LBK_FAIL_IF(!buf, LBK_ERR_NOMEM, "out of host memory for %llu radius entries",
                 (unsigned long long)entries);

@@ -275,11 +275,15 @@ typedef struct {
  * search's reference row. */
 uint64_t lbk_index_radius_row(const lbk_index_radius_slice *slice, uint64_t q);
 
+#define LBK_INDEX_RADIUS_SINK_BYTES 8u
+
 typedef struct {
     /* Called on every rank the same number of times (an empty slice where
      * the rank holds none of the lists), so it may be collective; its
      * status is agreed before the next step. A batch's lists come in
-     * several slices, in query order, each within the memory budget. */
+     * several slices, in query order, each within the memory budget, of
+     * which the sink may use LBK_INDEX_RADIUS_SINK_BYTES an entry for a
+     * copy of its own (the CLI's write buffer). */
     lbk_status (*emit)(void *user, const lbk_index_radius_slice *slice);
     /* After each batch, on every rank, or NULL. */
     void (*progress)(void *user, uint64_t batch, uint64_t batches);

@@ -25,11 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The results a rank holds at once: device.memory_mb, else this; an entry
- * costs about ENTRY_BYTES across the engine's output, the entries sent and
- * received and the sink's lists. */
+/* The results a rank holds at once: device.memory_mb, else this. A round
+ * keeps all its buffers until the next, so an entry costs ENTRY_BYTES at
+ * the peak: the holder's fill output (key, row: 8) and its entries out,
+ * the owner's entries in and placed (3 entries in all), the sink's lists
+ * (id, key: 12) and the sink's own copy (LBK_INDEX_RADIUS_SINK_BYTES):
+ * 76 bytes. The engine's window of codes has a bound of its own. */
 #define RADIUS_BUDGET_BYTES ((uint64_t)256 << 20)
-#define ENTRY_BYTES 64u
+#define ENTRY_BYTES (8u + 3u * (unsigned)sizeof(radius_entry) + 12u + LBK_INDEX_RADIUS_SINK_BYTES)
 
 /* One neighbour on its way back to its query's owner: `pos` is the work
  * row's place among the rows its owner sent this rank. */

@@ -107,9 +107,9 @@ class Runner:
 
 
 def job_text(task, metric, engine, partition, radius, radii, cap, overflow, count_only, batch,
-             out):
+             out, merge="reduce", query="q.npy"):
     lines = [f"task: {task}", "reference: {path: ref.npy}"]
-    query = [] if task == "radius_graph" else ["path: q.npy"]
+    query = [] if task == "radius_graph" else [f"path: {query}"]
     if radii:
         query.append(f"radii: {radii}")
     if query:
@@ -118,7 +118,7 @@ def job_text(task, metric, engine, partition, radius, radii, cap, overflow, coun
     lines.append(f"radius: {{max_neighbors: {cap}, overflow: {overflow}, "
                  f"count_only: {'true' if count_only else 'false'}}}")
     lines.append(f"device: {{batch: {batch}, memory_mb: 1}}")
-    lines.append(f"mpi: {{partition: {partition}}}")
+    lines.append(f"mpi: {{partition: {partition}, merge: {merge}}}")
     outs = [f"counts: {out}.counts.npy"]
     if not count_only:
         outs.append(f"graph: {out}.npz")
@@ -160,6 +160,7 @@ CASES = [
     ("radius", "ip", 5, False, 0, "error", False),
     ("radius_graph", "ip", -3, False, 4, "truncate", False),
     ("radius", "cosine", 0.2, False, 0, "error", False),
+    ("radius_graph", "cosine", 0.3, False, 0, "error", False),
 ]
 
 
@@ -210,6 +211,42 @@ def refusals(r):
     p = r.run("refuse_cap", 1, job, expect=2)
     if "query row 0 has" not in p.stdout + p.stderr:
         r.fail(f"refuse_cap: the message does not name the query: {p.stdout + p.stderr}")
+
+
+def rounds(r, ref, ranks, rng):
+    """Fill rounds: one batch of 150 queries whose lists (about 34 000
+    entries) exceed device.memory_mb = 1 (13 797 entries of 76 bytes; a
+    third of that per owner at P = 3), so the fill takes several rounds;
+    the first 50 queries lie off the grid with radius 0.1 (no neighbour),
+    so their owner at P = 3 (rank 0 of reduce_scatter, of replicate and of
+    spatial's query slices) has one round of empty lists and then joins
+    the others' rounds with none. Against the oracle, byte-identical."""
+    off = (rng.integers(0, 6, size=(50, 3)) - 2.5).astype(np.float32)
+    on = (rng.integers(0, 7, size=(100, 3)) - 3).astype(np.float32)
+    queries = np.concatenate([off, on])
+    radii = np.concatenate([np.full(50, 0.1), np.full(100, 6.5)]).astype(np.float32)
+    np.save(os.path.join(r.work, "q_rounds.npy"), queries)
+    np.save(os.path.join(r.work, "radii_rounds.npy"), radii)
+    want = oracle("l2", ref, queries, radii, False, 0, False)
+    runs = [(1, "brute", "shard", "reduce"), (1, "kdtree", "shard", "reduce")]
+    if 3 in ranks:
+        runs += [(3, "brute", "shard", "reduce_scatter"), (3, "brute", "replicate", "reduce"),
+                 (3, "kdtree", "spatial", "reduce")]
+    print(f"rounds: {want[0].sum()} entries, {want[0][:50].sum()} in the first 50 lists")
+    first = None
+    for p, engine, partition, merge in runs:
+        out = f"rounds_p{p}_{engine}_{partition}_{merge}"
+        job = job_text("radius", "l2", engine, partition, 0, "radii_rounds.npy", 0, "error",
+                       False, 1000, out, merge, "q_rounds.npy")
+        before = r.failed
+        r.run(out, p, job)
+        if r.failed == before:
+            check_files(r, out, out, want, False)
+            if first is None:
+                first = out
+            else:
+                same_bytes(r, out, out, first)
+        print(f"{out}: {'ok' if r.failed == before else 'FAILED'}")
 
 
 def double_radius(r):
@@ -281,6 +318,7 @@ def main():
                         else:
                             same_bytes(r, name, out, first)
                     print(f"{name}: {'ok' if r.failed == before else 'FAILED'}")
+        rounds(r, ref, ranks, rng)
         if 1 in ranks:
             before = r.failed
             refusals(r)
