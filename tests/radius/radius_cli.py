@@ -7,9 +7,11 @@ count-only; every run's files byte-identical to the one-rank run's across
 ranks, partitions, engines and batch sizes; bad radii refused with one line
 and exit 2, before any output appears.
 
-usage: radius_cli.py LBKNN MPIEXEC RANKS... [--wide]
+usage: radius_cli.py LBKNN MPIEXEC RANKS... [--wide] [--case N [BATCH]]
   RANKS: the rank counts to run (1 first); --wide: every partition and
-  engine at each (the slow tier), else a covering subset."""
+  engine at each (the slow tier), else a covering subset; --case N: case N
+  of CASES alone, every batch size BATCH (tests/multihost: across hosts,
+  where each batch's exchanges cost milliseconds)."""
 import os
 import subprocess
 import sys
@@ -276,8 +278,16 @@ def double_radius(r):
 
 def main():
     lbknn, mpiexec = sys.argv[1], sys.argv[2]
-    wide = "--wide" in sys.argv
-    ranks = [int(a) for a in sys.argv[3:] if a != "--wide"]
+    args = sys.argv[3:]
+    wide = "--wide" in args
+    only, batch_of = None, None
+    if "--case" in args:
+        at = args.index("--case")
+        only = int(args[at + 1])
+        given = args[at + 2:at + 3]
+        batch_of = int(given[0]) if given and given[0].isdigit() else None
+        del args[at:at + 2 + (batch_of is not None)]
+    ranks = [int(a) for a in args if a != "--wide"]
     rng = np.random.default_rng(SEED)
     print(f"radius_cli: seed {SEED}, ranks {ranks}{', wide' if wide else ''}")
     ref = (rng.integers(0, 7, size=(400, 3)) - 3).astype(np.float32)
@@ -295,6 +305,8 @@ def main():
             f.write("1\n-2\n" + "1\n" * (len(queries) - 2))
         r = Runner(lbknn, mpiexec, work)
         for i, (task, metric, radius, per_query, cap, overflow, count_only) in enumerate(CASES):
+            if only is not None and i != only:
+                continue
             self_search = task == "radius_graph"
             pts = ref if self_search else queries
             radii = (radii_r if self_search else radii_q) if per_query else None
@@ -304,6 +316,7 @@ def main():
             first = None
             for p in ranks:
                 for engine, partition, batch in layouts(metric, p, wide):
+                    batch = batch_of or batch
                     out = f"c{i}_p{p}_{engine}_{partition}_{batch}"
                     name = f"case {i} ({task} {metric}) P={p} {engine} {partition} batch {batch}"
                     job = job_text(task, metric, engine, partition, radius,
@@ -318,8 +331,9 @@ def main():
                         else:
                             same_bytes(r, name, out, first)
                     print(f"{name}: {'ok' if r.failed == before else 'FAILED'}")
-        rounds(r, ref, ranks, rng)
-        if 1 in ranks:
+        if only is None:
+            rounds(r, ref, ranks, rng)
+        if 1 in ranks and only is None:
             before = r.failed
             refusals(r)
             print(f"refusals: {'ok' if r.failed == before else 'FAILED'}")
