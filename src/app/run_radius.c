@@ -38,7 +38,8 @@ static lbk_status read_radii(lbk_run_state *s, uint64_t n)
 
 lbk_status lbk_run_radius_share(lbk_run_state *s)
 {
-    if (!lbk_job_radius_task(s->job) || !s->job->radius.radii[0])
+    if (!(lbk_job_radius_task(s->job) || lbk_job_radius_votes(s->job)) ||
+        !s->job->radius.radii[0])
         return LBK_OK;
     const uint64_t n = s->shape.query_rows;
     lbk_status st = LBK_OK;
@@ -137,7 +138,7 @@ static lbk_status search(radius_out *o, bool count_only,
     lbk_run_state *s = o->s;
     const lbk_job *job = s->job;
     const lbk_index_radius_params params = {
-        s->radii, (float)job->knn.radius, job->radius.max_neighbors,
+        s->radii, (float)lbk_job_radius(job), job->radius.max_neighbors,
         job->radius.overflow == LBK_OVERFLOW_TRUNCATE, count_only};
     const lbk_index_radius_sink sink = {emit, NULL, o};
     return lbk_index_radius(s->index, lbk_job_self_search(job), o->rows, s->queries.points,
