@@ -101,6 +101,9 @@ typedef struct {
         lbk_overflow overflow;
         bool count_only;
         char counts[LBK_PATH_MAX]; /* output.counts: each query's count (.npy int64) */
+        /* output.truncated: 1 where a query's list was cut at max_neighbors
+         * (.npy bool, one a query) */
+        char truncated[LBK_PATH_MAX];
     } radius;
 
     struct {

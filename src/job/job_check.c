@@ -381,6 +381,15 @@ static lbk_status check_radius(const lbk_job_ctx *c, const lbk_job *job)
 {
     const bool radius = job->task == LBK_TASK_RADIUS || job->task == LBK_TASK_RADIUS_GRAPH;
     LBK_TRY(check_output_for_task(c, job, job->radius.counts, "counts", radius));
+    LBK_TRY(check_output_for_task(c, job, job->radius.truncated, "truncated", radius));
+    /* The radius outputs besides output.*'s own (check_outputs_differ). */
+    const char *radius_out[] = {job->radius.counts, job->radius.truncated, job->output.graph,
+                                job->output.report};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            if (radius_out[i][0] && strcmp(radius_out[i], radius_out[j]) == 0)
+                return lbk_job_fail(c, lbk_job_mark_of(c, job, radius_out[i]),
+                                    "two outputs name the same file '%.64s'", radius_out[i]);
     LBK_TRY(check_radius_votes(c, job));
     if (!radius && !lbk_job_radius_votes(job)) {
         if (job->radius.radii[0])

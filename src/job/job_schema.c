@@ -138,6 +138,7 @@ const lbk_job_key_desc lbk_job_keys[] = {
     KEY(RADIUS,    radius,    count_only,    BOOL,     0,     0,         NULL)
     LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_) /* output.<each>: OUT_PATH */
     KEY(OUTPUT,    radius,    counts,        OUT_PATH, 0,     0,         NULL)
+    KEY(OUTPUT,    radius,    truncated,     OUT_PATH, 0,     0,         NULL)
 };
 /* clang-format on */
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])
