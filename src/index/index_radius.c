@@ -26,18 +26,23 @@
 #include <string.h>
 
 /* The results a rank holds at once: device.memory_mb, else this; an entry
- * costs about ENTRY_BYTES across the engine's output, the entries sent and
- * received and the sink's lists. */
+ * costs ENTRY_BYTES across the engine's output (key, row: 8), the entries
+ * sent, received and placed (3 x 24) and the sink's lists (id, key, label:
+ * 16). */
 #define RADIUS_BUDGET_BYTES ((uint64_t)256 << 20)
-#define ENTRY_BYTES 64u
+#define ENTRY_BYTES 96u
 
 /* One neighbour on its way back to its query's owner: `pos` is the work
- * row's place among the rows its owner sent this rank. */
+ * row's place among the rows its owner sent this rank; the label travels
+ * with it, as a K-list candidate's does (-1 without labels). */
 typedef struct {
     float key;
     uint32_t pos;
+    int32_t label;
+    uint32_t unused; /* zero: the entries' bytes are all defined */
     uint64_t id;
 } radius_entry;
+_Static_assert(sizeof(radius_entry) == 24, "radius_entry is sent as 24 bytes");
 
 enum {
     OWN_BOUND,   /* owner: each owned query's key bound (float) */
@@ -65,6 +70,7 @@ enum {
     OUT_INDPTR,
     OUT_IDS,
     OUT_KEYS,
+    OUT_LABELS,
     BUFFERS
 };
 
@@ -404,6 +410,7 @@ static lbk_status emit_counts(radius_run *r)
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           r->self && r->spatial ? &r->s->shard : NULL,
                                           r->self ? r->s->self_order : NULL};
     return r->sink->emit(r->sink->user, &slice);
@@ -497,6 +504,7 @@ static lbk_status fill_round(radius_run *r, uint32_t round)
                         "internal: the engine answered row %lu of a shard of %llu rows",
                         (unsigned long)rows[e], (unsigned long long)s->shard.rows);
             out[e] = (radius_entry){keys[e], AT(r, SEL_POS, uint32_t)[j],
+                                    s->shard.labels ? s->shard.labels[rows[e]] : -1, 0,
                                     lbk_dataset_id(&s->shard, rows[e])};
         }
     return LBK_OK;
@@ -574,9 +582,11 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
     LBK_TRY(reserve(r, OUT_COUNTS, nq * sizeof(uint64_t), "radius counts"));
     LBK_TRY(reserve(r, OUT_IDS, n * sizeof(uint64_t), "radius lists"));
     LBK_TRY(reserve(r, OUT_KEYS, n * sizeof(float), "radius lists"));
+    LBK_TRY(reserve(r, OUT_LABELS, n * sizeof(int32_t), "radius lists"));
     uint64_t *indptr = AT(r, OUT_INDPTR, uint64_t), *count = AT(r, OUT_COUNTS, uint64_t);
     uint64_t *ids = AT(r, OUT_IDS, uint64_t);
     float *keys = AT(r, OUT_KEYS, float);
+    int32_t *labels = AT(r, OUT_LABELS, int32_t);
     radius_entry *placed = AT(r, PLACED, radius_entry);
     uint64_t out = 0, begin = 0;
     for (uint64_t q = 0; q < nq; q++) {
@@ -590,6 +600,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
             if (cap == 0 || kept < cap) {
                 ids[out + kept] = placed[e].id;
                 keys[out + kept] = placed[e].key;
+                labels[out + kept] = placed[e].label;
             }
             kept++;
         }
@@ -607,6 +618,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
                                           indptr,
                                           ids,
                                           keys,
+                                          r->s->shard.labels ? labels : NULL,
                                           r->self && r->spatial ? &r->s->shard : NULL,
                                           r->self ? r->s->self_order : NULL};
     return r->sink->emit(r->sink->user, &slice);
