@@ -56,12 +56,6 @@ struct lbknn_index {
                           * rank passed, or (loaded) saved (NULL when none) */
     uint64_t targets_first, targets_rows;
     lbk_targets lookup; /* of the neighbours' targets by id, with targets */
-    /* The labels of the rows this rank passed, as doubles, and their lookup
-     * by id (radius classification: radius lists carry ids alone). Built
-     * indexes with labels only: a loaded index's labels are in its shards. */
-    double *label_values;
-    lbk_targets label_lookup;
-    bool has_label_lookup;
     char error[LBKNN_MESSAGE_MAX];
 };
 

@@ -139,15 +139,8 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
     ix->targets_first = ix->first_row;
     ix->targets_rows = n;
     LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
-    if (labels && n) {
+    if (labels && n)
         memcpy(shard->labels, labels, (size_t)n * sizeof(int32_t));
-        ix->label_values =
-            lbk_alloc_large_logged(n, sizeof(double), "reference labels (by id)", &st);
-        for (uint64_t r = 0; ix->label_values && r < n; r++)
-            ix->label_values[r] = labels[r];
-    }
-    if (st != LBK_OK)
-        return st;
     if (targets && n)
         memcpy(ix->targets, targets, (size_t)n * sizeof(double));
     /* As `lbknn run` reads them: cosine's rows normalised once, here. */
@@ -219,18 +212,6 @@ static lbk_status share_rows(lbknn_index *ix)
     return st;
 }
 
-/* Collective, after share_rows: the lookup of the labels by id, from the
- * rows each rank passed. */
-static lbk_status share_labels(lbknn_index *ix)
-{
-    const lbk_comm *comm = &ix->context->comm;
-    LBK_TRY(lbk_comm_agree(comm, lbk_targets_init(&ix->label_lookup, comm, ix->label_values,
-                                                  ix->first_row, ix->local_rows, ix->rows,
-                                                  ix->starts, ix->plan.replicated)));
-    ix->has_label_lookup = true;
-    return LBK_OK;
-}
-
 static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *points,
                         const int32_t *labels, const double *targets)
 {
@@ -254,7 +235,7 @@ static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *poi
     lbk_dataset_free(&shard);
     if (st == LBK_OK)
         st = share_rows(ix);
-    return st == LBK_OK && has_labels ? share_labels(ix) : st;
+    return st;
 }
 
 /* Collective: an index of the context with the options (the defaults
@@ -414,8 +395,6 @@ void lbknn_index_destroy(lbknn_index *ix)
     lbk_api_begin(&call, ix->context, NULL);
     lbk_index_destroy(ix->index);
     lbk_targets_free(&ix->lookup);
-    lbk_targets_free(&ix->label_lookup);
-    lbk_alloc_large_free(ix->label_values);
     lbk_alloc_large_free(ix->targets);
     free(ix->starts);
     (void)lbk_api_end(&call, LBK_OK);

@@ -5,13 +5,11 @@
  * arithmetic as `lbknn run`), so no list outlives its slice. Each query's
  * result is written on the rank its list came to; the other ranks' rows
  * stay zero, and an OR over the ranks gives every rank every result. */
-#include "lbknn_impl.h"
+#include "lbknn_radius_impl.h"
 
 #include "alloc_large.h"
 #include "knn.h"
 #include "log.h"
-#include "normalize.h"
-#include "radius.h"
 #include "try.h"
 #include "votes.h"
 
@@ -26,8 +24,8 @@ typedef struct {
     double *probabilities; /* queries x classes, or NULL */
     double *values;        /* queries (regress) */
     uint64_t empty;        /* this rank's queries with no neighbour */
-    /* A slice's lists as candidates, its offsets and the neighbours'
-     * targets or labels: grown to the largest slice. */
+    /* A slice's lists as candidates, its offsets and (regress) the
+     * neighbours' targets: grown to the largest slice. */
     lbk_knn_candidate *lists;
     double *targets;
     uint64_t *offsets;
@@ -48,9 +46,9 @@ static lbk_status grow(void **buffer, uint64_t *room, uint64_t need, size_t size
 }
 
 /* Collective (every rank joins, also with an empty slice): the slice's
- * lists as candidates (key, label, id), offsets from 0, and into
- * rv->values each neighbour's target (regress) or label (classify, from
- * the rank that passed its row: radius lists carry ids alone). */
+ * lists as candidates (key, label, id; the labels are the lists' own),
+ * offsets from 0, and (regress) into rv->targets each neighbour's target,
+ * from the rank that passed its row. */
 static lbk_status slice_lists(radius_votes *rv, const lbk_index_radius_slice *s, bool regress)
 {
     const uint64_t n = s->slice_count, nnz = n ? s->indptr[n] : 0;
@@ -58,18 +56,17 @@ static lbk_status slice_lists(radius_votes *rv, const lbk_index_radius_slice *s,
                          "list offsets");
     if (st == LBK_OK)
         st = grow((void **)&rv->lists, &rv->lists_room, nnz, sizeof *rv->lists, "neighbours");
-    if (st == LBK_OK)
+    if (st == LBK_OK && regress)
         st = grow((void **)&rv->targets, &rv->targets_room, nnz, sizeof *rv->targets,
-                  regress ? "neighbour targets" : "neighbour labels");
+                  "neighbour targets");
     for (uint64_t q = 0; st == LBK_OK && q <= n; q++)
         rv->offsets[q] = n ? s->indptr[q] : 0;
     for (uint64_t j = 0; st == LBK_OK && j < nnz; j++)
-        rv->lists[j] = (lbk_knn_candidate){s->keys[j], -1, s->ids[j]};
-    lbk_targets *lookup = regress ? &rv->ix->lookup : &rv->ix->label_lookup;
-    LBK_TRY(lbk_targets_lookup(lookup, rv->lists, st == LBK_OK ? nnz : 0, 1, 1, rv->targets, st));
-    for (uint64_t j = 0; !regress && j < nnz; j++)
-        rv->lists[j].label = (int32_t)rv->targets[j];
-    return LBK_OK;
+        rv->lists[j] = (lbk_knn_candidate){s->keys[j], s->labels ? s->labels[j] : -1, s->ids[j]};
+    if (!regress)
+        return st;
+    return lbk_targets_lookup(&rv->ix->lookup, rv->lists, st == LBK_OK ? nnz : 0, 1, 1,
+                              rv->targets, st);
 }
 
 /* The slice's results, at their queries' rows, into the outputs. */
@@ -103,29 +100,6 @@ static lbk_status regress_emit(void *user, const lbk_index_radius_slice *s)
     return LBK_OK;
 }
 
-static lbk_status check_radii(const lbknn_index *ix, int64_t queries, const float *points,
-                              const float *radii, float radius)
-{
-    const lbk_metric metric = ix->options.knn.metric;
-    LBK_FAIL_IF(queries < 0, LBK_ERR_USAGE, "queries = %lld: must not be negative",
-                (long long)queries);
-    LBK_FAIL_IF(queries > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld queries",
-                (long long)queries);
-    for (int64_t q = 0; radii && q < queries; q++)
-        LBK_FAIL_IF(!lbk_radius_valid(metric, radii[q]), LBK_ERR_USAGE,
-                    "radii[%lld] = %g: a radius is a finite number%s", (long long)q,
-                    (double)radii[q], metric == LBK_METRIC_IP ? "" : " >= 0");
-    LBK_FAIL_IF(!radii && !lbk_radius_valid(metric, radius), LBK_ERR_USAGE,
-                "radius = %g: a radius is a finite number%s", (double)radius,
-                metric == LBK_METRIC_IP ? "" : " >= 0");
-    for (uint64_t r = 0; r < (uint64_t)(queries > 0 ? queries : 0); r++)
-        for (int j = 0; j < ix->dim; j++)
-            LBK_FAIL_IF(!isfinite(points[r * (uint64_t)ix->dim + (uint64_t)j]), LBK_ERR_INPUT,
-                        "queries[%llu][%d] = %g: not a finite number (NaN or infinity)",
-                        (unsigned long long)r, j, (double)points[r * (uint64_t)ix->dim + j]);
-    return LBK_OK;
-}
-
 /* Collective: the search with the votes of `sink`, every rank's results
  * gathered. `checked`: this rank's verdict on the arguments. */
 static lbk_status run(radius_votes *rv, int64_t queries, const float *points, const float *radii,
@@ -134,29 +108,9 @@ static lbk_status run(radius_votes *rv, int64_t queries, const float *points, co
 {
     lbknn_index *ix = rv->ix;
     const lbk_comm *comm = &ix->context->comm;
-    const uint64_t nq = (uint64_t)(queries > 0 ? queries : 0);
-    float *normalized = NULL; /* cosine: the queries normalised as the references */
-    lbk_status st = lbk_comm_agree(comm, checked);
-    uint64_t lo = nq, hi = nq;
-    if (st == LBK_OK)
-        st = lbk_comm_allreduce_u64(comm, &lo, LBK_REDUCE_MIN);
-    if (st == LBK_OK)
-        st = lbk_comm_allreduce_u64(comm, &hi, LBK_REDUCE_MAX);
-    if (st != LBK_OK)
-        return st;
-    /* The same on every rank, so every rank returns here alike. */
-    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
-                "ranks passed %llu to %llu queries: every rank passes the same ones",
-                (unsigned long long)lo, (unsigned long long)hi);
-    if (ix->options.knn.metric == LBK_METRIC_COSINE && nq > 0) {
-        normalized =
-            lbk_alloc_large_logged(nq * (uint64_t)ix->dim, sizeof(float), "queries", &st);
-        if (normalized) {
-            memcpy(normalized, points, (size_t)(nq * (uint64_t)ix->dim) * sizeof(float));
-            lbk_normalize_rows(normalized, nq, ix->dim);
-            points = normalized;
-        }
-    }
+    lbk_api_radius_queries q;
+    lbk_status st = lbk_api_radius_queries_prepare(ix, checked, queries, points, &q);
+    const uint64_t nq = q.count;
     if (rv->labels)
         memset(rv->labels, 0, (size_t)nq * sizeof *rv->labels);
     if (rv->probabilities)
@@ -166,15 +120,8 @@ static lbk_status run(radius_votes *rv, int64_t queries, const float *points, co
         memset(rv->values, 0, (size_t)nq * sizeof *rv->values);
     const lbk_index_radius_params params = {radii, radius, 0, false, false};
     const lbk_index_radius_sink sink = {emit, NULL, rv};
-    st = lbk_comm_agree(comm, st);
-    const float *mine = points; /* row shards: each rank searches its slice */
-    if (st == LBK_OK && ix->plan.owns_slice) {
-        uint64_t first = 0, n = 0;
-        lbk_index_query_slice(nq, comm, &first, &n);
-        mine = points + first * (uint64_t)ix->dim;
-    }
     if (st == LBK_OK)
-        st = lbk_index_radius(ix->index, false, nq, mine, &params, &sink);
+        st = lbk_index_radius(ix->index, false, nq, q.mine, &params, &sink);
     if (st == LBK_OK && rv->labels)
         st = lbk_comm_allreduce_or_bytes(comm, rv->labels, nq * sizeof *rv->labels);
     if (st == LBK_OK && rv->probabilities)
@@ -184,7 +131,7 @@ static lbk_status run(radius_votes *rv, int64_t queries, const float *points, co
         st = lbk_comm_allreduce_or_bytes(comm, rv->values, nq * sizeof *rv->values);
     if (st == LBK_OK && rv->values)
         st = lbk_comm_allreduce_u64(comm, &rv->empty, LBK_REDUCE_SUM);
-    lbk_alloc_large_free(normalized);
+    lbk_api_radius_queries_free(&q);
     free(rv->lists);
     free(rv->targets);
     free(rv->offsets);
@@ -200,14 +147,9 @@ lbknn_status lbknn_index_radius_classify(lbknn_index *ix, int64_t queries, const
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    lbk_status st = check_radii(ix, queries, points, radii, radius);
+    lbk_status st = lbk_api_radius_check(ix, queries, points, radii, radius);
     if (st == LBK_OK && ix->classes == 0) {
         lbk_error("radius_classify: the index was built without labels");
-        st = LBK_ERR_USAGE;
-    }
-    if (st == LBK_OK && !ix->has_label_lookup) {
-        lbk_error("radius_classify: an index loaded from files keeps its labels in its shards "
-                  "alone; build it (lbknn_index_build) to classify by radius");
         st = LBK_ERR_USAGE;
     }
     if (st == LBK_OK && outlier_label < -1) {
@@ -232,7 +174,7 @@ lbknn_status lbknn_index_radius_regress(lbknn_index *ix, int64_t queries, const 
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    lbk_status st = check_radii(ix, queries, points, radii, radius);
+    lbk_status st = lbk_api_radius_check(ix, queries, points, radii, radius);
     if (st == LBK_OK && !ix->has_targets) {
         lbk_error("radius_regress: the index was built without targets");
         st = LBK_ERR_USAGE;

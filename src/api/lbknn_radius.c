@@ -2,7 +2,7 @@
  * the index's radius search (src/index/index_radius.c) through a sink that
  * keeps each rank's lists, then every rank's arrays filled from every
  * rank's lists (each byte from one rank, the others' zeros, OR'ed). */
-#include "lbknn_impl.h"
+#include "lbknn_radius_impl.h"
 
 #include "alloc_large.h"
 #include "knn.h"
@@ -126,8 +126,8 @@ const uint8_t *lbknn_radius_result_truncated(const lbknn_radius_result *r)
     return r ? r->truncated : NULL;
 }
 
-static lbk_status check_radii(const lbknn_index *ix, uint64_t n, const float *radii, float radius,
-                              const lbknn_radius_options *o)
+lbk_status lbk_api_radius_check_radii(const lbknn_index *ix, uint64_t n, const float *radii,
+                                      float radius)
 {
     const lbk_metric metric = ix->options.knn.metric;
     const char *rule = metric == LBK_METRIC_IP ? "a finite number (ip: a least dot product)"
@@ -139,6 +139,75 @@ static lbk_status check_radii(const lbknn_index *ix, uint64_t n, const float *ra
         LBK_FAIL_IF(!lbk_radius_valid(metric, radii[q]), LBK_ERR_USAGE,
                     "radii[%llu] = %g: must be %s", (unsigned long long)q, (double)radii[q],
                     rule);
+    return LBK_OK;
+}
+
+lbk_status lbk_api_radius_check(const lbknn_index *ix, int64_t queries, const float *points,
+                                const float *radii, float radius)
+{
+    LBK_FAIL_IF(queries < 0, LBK_ERR_USAGE, "queries = %lld: must not be negative",
+                (long long)queries);
+    LBK_FAIL_IF(queries > 0 && !points, LBK_ERR_USAGE, "points is NULL for %lld queries",
+                (long long)queries);
+    const uint64_t nq = (uint64_t)queries, dim = (uint64_t)ix->dim;
+    LBK_TRY(lbk_api_radius_check_radii(ix, nq, radii, radius));
+    for (uint64_t i = 0; i < nq * dim; i++)
+        LBK_FAIL_IF(!isfinite(points[i]), LBK_ERR_INPUT,
+                    "queries[%llu][%llu] = %g: not a finite number (NaN or infinity)",
+                    (unsigned long long)(i / dim), (unsigned long long)(i % dim),
+                    (double)points[i]);
+    return LBK_OK;
+}
+
+/* Collective: every rank passed the same number of queries. */
+static lbk_status same_count(const lbk_comm *comm, uint64_t nq)
+{
+    uint64_t lo = nq, hi = nq;
+    LBK_TRY(lbk_comm_allreduce_u64(comm, &lo, LBK_REDUCE_MIN));
+    LBK_TRY(lbk_comm_allreduce_u64(comm, &hi, LBK_REDUCE_MAX));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
+                "ranks passed %llu to %llu queries: every rank passes the same ones",
+                (unsigned long long)lo, (unsigned long long)hi);
+    return LBK_OK;
+}
+
+lbk_status lbk_api_radius_queries_prepare(const lbknn_index *ix, lbk_status checked,
+                                          int64_t queries, const float *points,
+                                          lbk_api_radius_queries *out)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    *out = (lbk_api_radius_queries){0};
+    LBK_TRY(lbk_comm_agree(comm, checked));
+    const uint64_t nq = (uint64_t)queries, dim = (uint64_t)ix->dim;
+    LBK_TRY(same_count(comm, nq));
+    out->count = nq;
+    lbk_status st = LBK_OK;
+    if (ix->options.knn.metric == LBK_METRIC_COSINE) {
+        out->normalized = lbk_alloc_large_logged(nq * dim + 1, sizeof(float), "queries", &st);
+        if (st == LBK_OK && nq) {
+            memcpy(out->normalized, points, (size_t)(nq * dim) * sizeof(float));
+            lbk_normalize_rows(out->normalized, nq, ix->dim);
+        }
+        points = out->normalized;
+    }
+    LBK_TRY(lbk_comm_agree(comm, st));
+    out->mine = points;
+    if (ix->plan.owns_slice) { /* row shards: each rank searches its slice */
+        uint64_t first = 0, n = 0;
+        lbk_index_query_slice(nq, comm, &first, &n);
+        out->mine = points ? points + first * dim : NULL;
+    }
+    return LBK_OK;
+}
+
+void lbk_api_radius_queries_free(lbk_api_radius_queries *q)
+{
+    lbk_alloc_large_free(q->normalized);
+    q->normalized = NULL;
+}
+
+static lbk_status check_options(const lbknn_radius_options *o)
+{
     LBK_FAIL_IF(o && o->max_neighbors < 0, LBK_ERR_USAGE,
                 "max_neighbors = %lld: must not be negative (0: no cap)",
                 (long long)o->max_neighbors);
@@ -267,63 +336,18 @@ static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const floa
     return st;
 }
 
-/* Collective: every rank passed the same number of queries. */
-static lbk_status same_count(const lbk_comm *comm, uint64_t nq)
-{
-    uint64_t lo = nq, hi = nq;
-    LBK_TRY(lbk_comm_allreduce_u64(comm, &lo, LBK_REDUCE_MIN));
-    LBK_TRY(lbk_comm_allreduce_u64(comm, &hi, LBK_REDUCE_MAX));
-    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE,
-                "ranks passed %llu to %llu queries: every rank passes the same ones",
-                (unsigned long long)lo, (unsigned long long)hi);
-    return LBK_OK;
-}
-
 static lbk_status query_radius(lbknn_index *ix, int64_t queries, const float *points,
                                const float *radii, float radius, const lbknn_radius_options *o,
                                lbknn_radius_result **out)
 {
-    const lbk_comm *comm = &ix->context->comm;
-    lbk_status st = LBK_OK;
-    if (queries < 0) {
-        lbk_error("queries = %lld: must not be negative", (long long)queries);
-        st = LBK_ERR_USAGE;
-    } else if (queries > 0 && !points) {
-        lbk_error("points is NULL for %lld queries", (long long)queries);
-        st = LBK_ERR_USAGE;
-    }
-    const uint64_t nq = (uint64_t)(queries > 0 ? queries : 0);
+    lbk_status st = lbk_api_radius_check(ix, queries, points, radii, radius);
     if (st == LBK_OK)
-        st = check_radii(ix, nq, radii, radius, o);
-    for (uint64_t i = 0; st == LBK_OK && i < nq * (uint64_t)ix->dim; i++)
-        if (!isfinite(points[i])) {
-            lbk_error("queries[%llu][%llu] = %g: not a finite number (NaN or infinity)",
-                      (unsigned long long)(i / (uint64_t)ix->dim),
-                      (unsigned long long)(i % (uint64_t)ix->dim), (double)points[i]);
-            st = LBK_ERR_INPUT;
-        }
-    LBK_TRY(lbk_comm_agree(comm, st));
-    LBK_TRY(same_count(comm, nq));
-    float *normalized = NULL; /* cosine: the queries normalised as the references */
-    if (ix->options.knn.metric == LBK_METRIC_COSINE) {
-        normalized =
-            lbk_alloc_large_logged(nq * (uint64_t)ix->dim + 1, sizeof(float), "queries", &st);
-        if (st == LBK_OK && nq) {
-            memcpy(normalized, points, (size_t)(nq * (uint64_t)ix->dim) * sizeof(float));
-            lbk_normalize_rows(normalized, nq, ix->dim);
-        }
-        points = normalized;
-    }
-    st = lbk_comm_agree(comm, st);
-    const float *mine = points;
-    if (st == LBK_OK && ix->plan.owns_slice) {
-        uint64_t first = 0, n = 0;
-        lbk_index_query_slice(nq, comm, &first, &n);
-        mine = points + first * (uint64_t)ix->dim;
-    }
+        st = check_options(o);
+    lbk_api_radius_queries q;
+    st = lbk_api_radius_queries_prepare(ix, st, queries, points, &q);
     if (st == LBK_OK)
-        st = radius_run(ix, false, nq, mine, radii, radius, o, 0, nq, out);
-    lbk_alloc_large_free(normalized);
+        st = radius_run(ix, false, q.count, q.mine, radii, radius, o, 0, q.count, out);
+    lbk_api_radius_queries_free(&q);
     return st;
 }
 
@@ -349,7 +373,10 @@ lbknn_status lbknn_index_radius_self(lbknn_index *ix, const float *radii, float 
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
     const lbk_comm *comm = &ix->context->comm;
-    lbk_status st = lbk_comm_agree(comm, check_radii(ix, ix->rows, radii, radius, opts));
+    lbk_status st = lbk_api_radius_check_radii(ix, ix->rows, radii, radius);
+    if (st == LBK_OK)
+        st = check_options(opts);
+    st = lbk_comm_agree(comm, st);
     if (st == LBK_OK)
         st = radius_run(ix, true, ix->rows, NULL, radii, radius, opts, ix->first_row,
                         ix->local_rows, result);

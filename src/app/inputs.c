@@ -200,8 +200,9 @@ lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape)
     const char *where = job->reference.path[0] ? job->reference.path : "synthetic.points";
     LBK_FAIL_IF(shape->reference_rows == 0, LBK_ERR_INPUT, "%s: the reference set is empty",
                 where);
-    /* A radius task reads no k: any reference set of one point or more. */
-    LBK_FAIL_IF(!lbk_job_radius_task(job) && (uint64_t)job->knn.k > shape->reference_rows,
+    /* A radius search reads no k: any reference set of one point or more. */
+    LBK_FAIL_IF(!lbk_job_radius_task(job) && !lbk_job_radius_votes(job) &&
+                    (uint64_t)job->knn.k > shape->reference_rows,
                 LBK_ERR_INPUT, "%s: knn.k = %d is larger than the %" PRIu64 " reference points",
                 where, job->knn.k, shape->reference_rows);
     LBK_FAIL_IF(job->task == LBK_TASK_GRAPH && (uint64_t)job->knn.k >= shape->reference_rows,

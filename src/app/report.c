@@ -199,8 +199,15 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
     fprintf(out, "  queries    %" PRIu64 " x %d  (%s)%s\n", r->query_rows, r->dim,
             lbk_log_shown(lbk_inputs_name(job, true), shown, sizeof shown),
             r->query_labels ? "" : "  [no labels]");
-    fprintf(out, "  knn        k=%d  metric=%s  weights=%s", job->knn.k,
-            lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
+    if (r->radius_votes && job->radius.radii[0])
+        fprintf(out, "  knn        radius=per query  metric=%s  weights=%s",
+                lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
+    else if (r->radius_votes)
+        fprintf(out, "  knn        radius=%g  metric=%s  weights=%s", lbk_job_radius(job),
+                lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
+    else
+        fprintf(out, "  knn        k=%d  metric=%s  weights=%s", job->knn.k,
+                lbk_metric_name(job->knn.metric), lbk_weights_name(job->knn.weights));
     if (job->knn.weights == LBK_WEIGHTS_SOFTMAX)
         fprintf(out, "  temperature=%g", job->knn.temperature);
     fputc('\n', out);
@@ -222,6 +229,11 @@ void lbk_report_print_summary(FILE *out, const lbk_report *r)
     if (r->score && r->score->count > 0)
         fprintf(out, "  R^2        %.6f  mean absolute error %.6g  (%" PRIu64 " queries)\n",
                 lbk_regress_score_r2(r->score), lbk_regress_score_mae(r->score), r->score->count);
+    if (r->radius_empty > 0)
+        fprintf(out,
+                "  warning    %" PRIu64 " of %" PRIu64 " queries have no neighbour within the "
+                "radius: their values are NaN%s\n",
+                r->radius_empty, r->query_rows, r->score ? ", left out of R^2" : "");
     if (r->confusion && r->confusion->total > 0) {
         const lbk_classify_confusion *c = r->confusion;
         fprintf(out, "  accuracy   %.4f  (%" PRIu64 " / %" PRIu64 ")\n",
@@ -363,10 +375,18 @@ static void report_regression(FILE *f, const lbk_report *r)
             lbk_regress_score_r2(s), lbk_regress_score_mae(s), s->count);
 }
 
+/* Regression by radius: the queries without a neighbour (NaN, not scored). */
+static void report_radius_empty(FILE *f, const lbk_report *r)
+{
+    if (r->radius_votes && r->job->task == LBK_TASK_REGRESS)
+        fprintf(f, "queries_without_neighbours: %" PRIu64 "\n", r->radius_empty);
+}
+
 static void report_accuracy(FILE *f, const lbk_report *r)
 {
     if (r->job->task == LBK_TASK_REGRESS) {
         report_regression(f, r);
+        report_radius_empty(f, r);
         return;
     }
     const lbk_classify_confusion *c = r->confusion;

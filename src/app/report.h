@@ -58,7 +58,9 @@ typedef struct {
     const lbk_classify_confusion *confusion; /* NULL without query labels */
     const lbk_truth_counts *truth;           /* NULL without ground truth */
     const lbk_regress_score *score;          /* task regress: NULL without query targets */
-    lbk_partition partition;                 /* resolved: never AUTO */
+    bool radius_votes;                       /* task classify or regress with knn.radius */
+    uint64_t radius_empty;   /* regress by radius: queries without a neighbour (NaN) */
+    lbk_partition partition; /* resolved: never AUTO */
     const char *partition_why;
     const lbk_report_rank_stats *rank_stats; /* one per rank, in rank order */
     const lbk_report_spatial *spatial;       /* NULL unless the partition is spatial */

@@ -22,8 +22,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-/* Largest class count for which the report carries a confusion matrix. */
-#define CONFUSION_MAX_CLASSES 256
 /* Largest class count of a probabilities file: one column per class. */
 #define PROBABILITIES_MAX_CLASSES 1000000
 /* The probabilities of a slice are computed this many bytes of rows at a
@@ -264,8 +262,15 @@ static lbk_status alloc_batch_buffers(lbk_run_state *s)
             lbk_alloc_large_logged(batch, sizeof *s->batch_truth, "query labels", &st);
     if (st == LBK_OK && labels)
         st = lbk_classify_confusion_init(
-            &s->confusion, s->label_max < CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);
+            &s->confusion, s->label_max < LBK_RUN_CONFUSION_MAX_CLASSES ? s->label_max + 1 : 0);
     return st;
+}
+
+/* Whether ranks but 0 write into the result files: slices of each batch,
+ * or a radius vote's probability rows, which any rank may have made. */
+static bool writes_slices(const lbk_run_state *s)
+{
+    return s->plan.sliced || lbk_job_radius_votes(s->job);
 }
 
 /* Rank 0 with run.checkpoint: the kept partial files, opened at the
@@ -288,7 +293,7 @@ static lbk_status open_outputs(lbk_run_state *s, bool create)
     if (s->checkpoint && create)
         return open_kept_outputs(s);
     const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
-    const bool shared = s->plan.sliced && s->comm->size > 1;
+    const bool shared = writes_slices(s) && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
     return st;
@@ -309,7 +314,7 @@ static lbk_status restore_checkpoint(lbk_run_state *s)
  * this run, are rank 0's. */
 static lbk_status share_output_names(lbk_run_state *s)
 {
-    if (!s->plan.sliced)
+    if (!writes_slices(s))
         return LBK_OK;
     return lbk_comm_bcast_bytes(s->comm, &s->outputs, sizeof s->outputs);
 }
@@ -427,7 +432,7 @@ static lbk_status reduce_results(lbk_run_state *s)
         s->phase[i] += info->phase[i];
     s->merge_bytes = info->merge_bytes;
     const bool votes = s->job->task != LBK_TASK_REGRESS;
-    if (votes && s->shape.query_labels && s->plan.sliced && s->comm->size > 1) {
+    if (votes && s->shape.query_labels && writes_slices(s) && s->comm->size > 1) {
         uint64_t counts[4] = {c->total, c->correct, c->other, c->correct_top5};
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, counts, 4));
         LBK_TRY(lbk_comm_reduce_sum_u64(s->comm, c->matrix,
@@ -484,6 +489,8 @@ static void fill_report(lbk_run_state *s)
         votes && s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
     r->truth = s->truth.ids || s->truth.distances ? &s->truth : NULL;
     r->score = regress && s->shape.query_targets ? &s->score : NULL;
+    r->radius_votes = lbk_job_radius_votes(s->job);
+    r->radius_empty = s->radius_empty;
     r->partition = s->plan.partition;
     r->partition_why = s->plan.partition_why;
     r->rank_stats = s->rank_stats;
@@ -595,6 +602,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, lbk_run_radius_share(&s)); /* query.radii: checked before computing */
     LBK_TRY_GOTO(st, reduce_label_max(&s));
+    LBK_TRY_GOTO(st,
+                 lbk_run_radius_votes_prepare(&s)); /* classify by radius: the outlier label */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, open_device(&s)));
     LBK_TRY_GOTO(st, gather_devices(&s));
     LBK_TRY_GOTO(st, build_index(&s)); /* spatial: points to their owners; batches */
@@ -604,19 +613,21 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
         st = lbk_run_radius(&s); /* its own passes and files */
         goto cleanup;
     }
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, alloc_batch_buffers(&s)));
+    /* Classify and regress by radius: their buffers are their own. */
+    const bool radius_votes = lbk_job_radius_votes(job);
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, radius_votes ? LBK_OK : alloc_batch_buffers(&s)));
     LBK_TRY_GOTO(st, init_graph(&s));
     LBK_TRY_GOTO(st, restore_checkpoint(&s)); /* run.checkpoint: --resume verified */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? open_outputs(&s, true) : LBK_OK));
     LBK_TRY_GOTO(st, share_output_names(&s));
-    LBK_TRY_GOTO(st,
-                 lbk_comm_agree(comm, !root && s.plan.sliced ? open_outputs(&s, false) : LBK_OK));
+    LBK_TRY_GOTO(
+        st, lbk_comm_agree(comm, !root && writes_slices(&s) ? open_outputs(&s, false) : LBK_OK));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, s.checkpoint && s.plan.owns_slice
                                               ? lbk_checkpoint_open_held(&s)
                                               : LBK_OK)); /* an owned slice's held text */
-    LBK_TRY_GOTO(st, run_batches(&s));                    /* per batch: each stage, agree */
-    LBK_TRY_GOTO(st,
-                 lbk_comm_agree(comm, lbk_run_emit_finish(&s))); /* owned slices' predictions */
+    /* per batch: each stage, agree; by radius: the votes and their files */
+    LBK_TRY_GOTO(st, radius_votes ? lbk_run_radius_votes(&s) : run_batches(&s));
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, radius_votes ? LBK_OK : lbk_run_emit_finish(&s)));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, close_outputs(&s)));
     LBK_TRY_GOTO(st, reduce_results(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, root ? write_report(&s) : LBK_OK));

@@ -41,7 +41,8 @@ static lbk_status read_radii(lbk_run_state *s, uint64_t n)
 
 lbk_status lbk_run_radius_share(lbk_run_state *s)
 {
-    if (!lbk_job_radius_task(s->job) || !s->job->radius.radii[0])
+    if (!(lbk_job_radius_task(s->job) || lbk_job_radius_votes(s->job)) ||
+        !s->job->radius.radii[0])
         return LBK_OK;
     const uint64_t n = s->shape.query_rows;
     lbk_status st = LBK_OK;
@@ -60,8 +61,8 @@ typedef struct {
     uint64_t *counts;
     uint64_t *indptr; /* rows + 1: where each row's stored list begins */
     lbk_graph_npz_layout layout;
-    lbk_outfile graph, counts_file, report;
-    bool graph_open, counts_open, report_open;
+    lbk_outfile graph, counts_file, truncated_file, report;
+    bool graph_open, counts_open, truncated_open, report_open;
 } radius_out;
 
 static lbk_status count_emit(void *user, const lbk_index_radius_slice *slice)
@@ -141,7 +142,7 @@ static lbk_status search(radius_out *o, bool count_only,
     lbk_run_state *s = o->s;
     const lbk_job *job = s->job;
     const lbk_index_radius_params params = {
-        s->radii, lbk_radius_of_double(job->knn.metric, job->knn.radius),
+        s->radii, lbk_radius_of_double(job->knn.metric, lbk_job_radius(job)),
         job->radius.max_neighbors, job->radius.overflow == LBK_OVERFLOW_TRUNCATE, count_only};
     const lbk_index_radius_sink sink = {emit, NULL, o};
     return lbk_index_radius(s->index, lbk_job_self_search(job), o->rows, s->queries.points,
@@ -217,6 +218,28 @@ static lbk_status write_counts(radius_out *o)
     return lbk_outfile_write_at(&o->counts_file, h, o->counts, (size_t)o->rows * 8);
 }
 
+/* Rank 0: which lists were cut at radius.max_neighbors, as a .npy vector
+ * of bool (numpy's |b1), one a query, beside output.counts. */
+static lbk_status write_truncated(radius_out *o)
+{
+    const lbk_job *job = o->s->job;
+    const uint64_t cap =
+        job->radius.overflow == LBK_OVERFLOW_TRUNCATE ? job->radius.max_neighbors : 0;
+    LBK_TRY(
+        lbk_outfile_create(&o->truncated_file, job->radius.truncated, "output.truncated", false));
+    o->truncated_open = true;
+    unsigned char head[LBK_DATASET_NPY_HEADER_MAX], flags[1 << 16];
+    const size_t h = lbk_npy_header("|b1", o->rows, 1, true, head);
+    LBK_TRY(lbk_outfile_write_at(&o->truncated_file, 0, head, h));
+    for (uint64_t at = 0; at < o->rows; at += sizeof flags) {
+        const uint64_t n = o->rows - at < sizeof flags ? o->rows - at : sizeof flags;
+        for (uint64_t q = 0; q < n; q++)
+            flags[q] = cap > 0 && o->counts[at + q] > cap;
+        LBK_TRY(lbk_outfile_write_at(&o->truncated_file, h + at, flags, (size_t)n));
+    }
+    return LBK_OK;
+}
+
 static void summary(const radius_out *o)
 {
     const lbk_job *job = o->s->job;
@@ -287,6 +310,8 @@ static lbk_status passes(radius_out *o)
         LBK_TRY(fill(o));
     if (s->root && job->radius.counts[0])
         st = write_counts(o);
+    if (st == LBK_OK && s->root && job->radius.truncated[0])
+        st = write_truncated(o);
     LBK_TRY(lbk_comm_agree(s->comm, st));
     char *text = NULL;
     size_t len = 0;
@@ -312,16 +337,20 @@ static lbk_status commit(radius_out *o, lbk_status st)
         closed = lbk_outfile_close(&o->graph);
     if (o->counts_open && closed == LBK_OK)
         closed = lbk_outfile_close(&o->counts_file);
+    if (o->truncated_open && closed == LBK_OK)
+        closed = lbk_outfile_close(&o->truncated_file);
     if (o->report_open && closed == LBK_OK)
         closed = lbk_outfile_close(&o->report);
     st = lbk_comm_agree(comm, st != LBK_OK ? st : closed);
     if (st == LBK_OK && comm->rank == 0) {
-        lbk_outfile *files[3];
+        lbk_outfile *files[4];
         int n = 0;
         if (o->graph_open)
             files[n++] = &o->graph;
         if (o->counts_open)
             files[n++] = &o->counts_file;
+        if (o->truncated_open)
+            files[n++] = &o->truncated_file;
         if (o->report_open)
             files[n++] = &o->report; /* the report last, as lbknn run's */
         st = lbk_outfile_commit(files, n);
@@ -332,6 +361,8 @@ static lbk_status commit(radius_out *o, lbk_status st)
             lbk_outfile_discard(&o->graph, comm->rank == 0);
         if (o->counts_open)
             lbk_outfile_discard(&o->counts_file, true);
+        if (o->truncated_open)
+            lbk_outfile_discard(&o->truncated_file, true);
         if (o->report_open)
             lbk_outfile_discard(&o->report, true);
     }

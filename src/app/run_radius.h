@@ -17,4 +17,14 @@ lbk_status lbk_run_radius_share(lbk_run_state *s);
 /* Collective, after the index is built: the search, its files committed. */
 lbk_status lbk_run_radius(lbk_run_state *s);
 
+/* Task classify and regress with knn.radius (run_radius_votes.c). */
+/* Collective, once the reference labels are read: the outlier label, the
+ * most frequent reference label where knn.outlier_label asks for it. */
+lbk_status lbk_run_radius_votes_prepare(lbk_run_state *s);
+/* Collective, with the index built and the partial files open: the search,
+ * each slice voted as it comes, the predictions and probabilities written,
+ * the tally and the score kept for the report. A query without a neighbour
+ * fails classification without an outlier label (rank 0 names it). */
+lbk_status lbk_run_radius_votes(lbk_run_state *s);
+
 #endif

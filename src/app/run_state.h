@@ -31,6 +31,9 @@
 enum { LBK_RUN_HELD_PREDICTIONS, LBK_RUN_HELD_PROBABILITIES, LBK_RUN_HELD_COUNT };
 #define LBK_RUN_PARTS (LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_COUNT)
 
+/* Largest class count for which the report carries a confusion matrix. */
+#define LBK_RUN_CONFUSION_MAX_CLASSES 256
+
 /* What lbk_run does with index.path. */
 enum { LBK_RUN_INDEX_NONE, LBK_RUN_INDEX_LOAD, LBK_RUN_INDEX_SAVE };
 
@@ -42,7 +45,9 @@ typedef struct {
     double t_start, t_read; /* the run's clock, and the read phase's */
 
     lbk_inputs_shape shape;     /* rank 0's, once broadcast */
-    float *radii;               /* query.radii: every query's (task radius, radius_graph) */
+    float *radii;               /* query.radii: every query's (the radius tasks and votes) */
+    int32_t outlier;            /* classify by radius: the outlier label (LBK_JOB_OUTLIER_NONE) */
+    uint64_t radius_empty;      /* regress by radius: queries without a neighbour, all ranks' */
     lbk_dataset shard, queries; /* queries: rank 0's all, or (owns_slice) every rank's slice;
                                  * the shard until the index takes it */
     uint64_t query_first;       /* owns_slice: the slice's first row in the query file */

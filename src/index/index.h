@@ -267,6 +267,7 @@ typedef struct {
     const uint64_t *indptr;
     const uint64_t *ids; /* global reference rows */
     const float *keys;
+    const int32_t *labels; /* their labels, as a K-list's; NULL: the index has none */
     const lbk_dataset *own;
     const uint32_t *order;
 } lbk_index_radius_slice;

@@ -29,18 +29,22 @@
  * keeps all its buffers until the next, so an entry costs ENTRY_BYTES at
  * the peak: the holder's fill output (key, row: 8) and its entries out,
  * the owner's entries in and placed (3 entries in all), the sink's lists
- * (id, key: 12) and the sink's own copy (LBK_INDEX_RADIUS_SINK_BYTES):
- * 76 bytes. The engine's window of codes has a bound of its own. */
+ * (id, key, label: 16) and the sink's own copy (LBK_INDEX_RADIUS_SINK_BYTES):
+ * 104 bytes. The engine's window of codes has a bound of its own. */
 #define RADIUS_BUDGET_BYTES ((uint64_t)256 << 20)
-#define ENTRY_BYTES (8u + 3u * (unsigned)sizeof(radius_entry) + 12u + LBK_INDEX_RADIUS_SINK_BYTES)
+#define ENTRY_BYTES (8u + 3u * (unsigned)sizeof(radius_entry) + 16u + LBK_INDEX_RADIUS_SINK_BYTES)
 
 /* One neighbour on its way back to its query's owner: `pos` is the work
- * row's place among the rows its owner sent this rank. */
+ * row's place among the rows its owner sent this rank; the label travels
+ * with it, as a K-list candidate's does (-1 without labels). */
 typedef struct {
     float key;
     uint32_t pos;
+    int32_t label;
+    uint32_t unused; /* zero: the entries' bytes are all defined */
     uint64_t id;
 } radius_entry;
+_Static_assert(sizeof(radius_entry) == 24, "radius_entry is sent as 24 bytes");
 
 enum {
     OWN_BOUND,   /* owner: each owned query's key bound (float) */
@@ -68,6 +72,7 @@ enum {
     OUT_INDPTR,
     OUT_IDS,
     OUT_KEYS,
+    OUT_LABELS,
     BUFFERS
 };
 
@@ -411,6 +416,7 @@ static lbk_status emit_counts(radius_run *r)
                                           NULL,
                                           NULL,
                                           NULL,
+                                          NULL,
                                           r->self && r->spatial ? &r->s->shard : NULL,
                                           r->self ? r->s->self_order : NULL};
     return lbk_comm_agree(comm, r->sink->emit(r->sink->user, &slice));
@@ -504,6 +510,7 @@ static lbk_status fill_round(radius_run *r, uint32_t round)
                         "internal: the engine answered row %lu of a shard of %llu rows",
                         (unsigned long)rows[e], (unsigned long long)s->shard.rows);
             out[e] = (radius_entry){keys[e], AT(r, SEL_POS, uint32_t)[j],
+                                    s->shard.labels ? s->shard.labels[rows[e]] : -1, 0,
                                     lbk_dataset_id(&s->shard, rows[e])};
         }
     return LBK_OK;
@@ -576,7 +583,8 @@ static lbk_status round_arrays(radius_run *r, uint64_t q0, uint64_t q1, uint64_t
     LBK_TRY(place_entries(r, q0, q1, n));
     LBK_TRY(reserve(r, OUT_COUNTS, (q1 - q0) * sizeof(uint64_t), "radius counts"));
     LBK_TRY(reserve(r, OUT_IDS, *n * sizeof(uint64_t), "radius lists"));
-    return reserve(r, OUT_KEYS, *n * sizeof(float), "radius lists");
+    LBK_TRY(reserve(r, OUT_KEYS, *n * sizeof(float), "radius lists"));
+    return reserve(r, OUT_LABELS, *n * sizeof(int32_t), "radius lists");
 }
 
 /* Collective: the owner's queries of the round, each's entries sorted,
@@ -593,6 +601,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
     uint64_t *indptr = AT(r, OUT_INDPTR, uint64_t), *count = AT(r, OUT_COUNTS, uint64_t);
     uint64_t *ids = AT(r, OUT_IDS, uint64_t);
     float *keys = AT(r, OUT_KEYS, float);
+    int32_t *labels = AT(r, OUT_LABELS, int32_t);
     radius_entry *placed = AT(r, PLACED, radius_entry);
     uint64_t out = 0, begin = 0;
     for (uint64_t q = 0; q < nq; q++) {
@@ -606,6 +615,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
             if (cap == 0 || kept < cap) {
                 ids[out + kept] = placed[e].id;
                 keys[out + kept] = placed[e].key;
+                labels[out + kept] = placed[e].label;
             }
             kept++;
         }
@@ -623,6 +633,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
                                           indptr,
                                           ids,
                                           keys,
+                                          r->s->shard.labels ? labels : NULL,
                                           r->self && r->spatial ? &r->s->shard : NULL,
                                           r->self ? r->s->self_order : NULL};
     return lbk_comm_agree(comm, r->sink->emit(r->sink->user, &slice));

@@ -85,7 +85,13 @@ typedef struct {
         lbk_weights weights;
         lbk_engine engine;
         double temperature; /* softmax weights exp(similarity / temperature) */
-        double radius;      /* task radius, radius_graph: one radius for every query */
+        /* One radius for every query, or NaN: none given (printed `none`).
+         * Task radius, radius_graph: lbk_job_radius; task classify and
+         * regress: a number here is the radius votes (lbk_job_radius_votes). */
+        double radius;
+        /* task classify with knn.radius: "none", "most_frequent" or a label
+         * (lbk_job_outlier_label) */
+        char outlier_label[LBK_NAME_MAX];
     } knn;
 
     /* Task radius and radius_graph (docs/design.md "Radius search"). */
@@ -95,6 +101,9 @@ typedef struct {
         lbk_overflow overflow;
         bool count_only;
         char counts[LBK_PATH_MAX]; /* output.counts: each query's count (.npy int64) */
+        /* output.truncated: 1 where a query's list was cut at max_neighbors
+         * (.npy bool, one a query) */
+        char truncated[LBK_PATH_MAX];
     } radius;
 
     struct {
@@ -166,6 +175,27 @@ static inline bool lbk_job_radius_task(const lbk_job *job)
 {
     return job->task == LBK_TASK_RADIUS || job->task == LBK_TASK_RADIUS_GRAPH;
 }
+
+/* Task classify and regress by radius (knn.radius a number, or
+ * query.radii; knn.k is then not read): every neighbour within the radius
+ * votes (docs/design.md "Radius search"). */
+static inline bool lbk_job_radius_votes(const lbk_job *job)
+{
+    return (job->task == LBK_TASK_CLASSIFY || job->task == LBK_TASK_REGRESS) &&
+           (job->knn.radius == job->knn.radius /* not NaN */ || job->radius.radii[0]);
+}
+
+/* The radius of the radius tasks: knn.radius, or scikit-learn's
+ * NearestNeighbors(radius=1.0) where none is given. */
+static inline double lbk_job_radius(const lbk_job *job)
+{
+    return job->knn.radius == job->knn.radius ? job->knn.radius : 1.0;
+}
+
+/* knn.outlier_label as a label: LBK_JOB_OUTLIER_NONE, _MOST_FREQUENT or a
+ * label >= 0; false where the text is none of them. */
+enum { LBK_JOB_OUTLIER_NONE = -1, LBK_JOB_OUTLIER_MOST_FREQUENT = -2 };
+bool lbk_job_outlier_label(const lbk_job *job, int32_t *label);
 
 /* The built-in default job: synthetic data, K = 5, L2, uniform, auto engine,
  * any device type preferring GPUs, no output files. */

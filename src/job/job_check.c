@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 static const yaml_mark_t nowhere = {0, 0, 0};
 
@@ -87,7 +88,10 @@ static lbk_status check_field(const lbk_job_ctx *c, const lbk_job *job, const lb
         return lbk_job_check_int(c, nowhere, key, d, (int64_t)u, u > INT64_MAX);
     }
     case LBK_KEY_DOUBLE: return lbk_job_check_positive(c, nowhere, key, *(const double *)p);
-    case LBK_KEY_REAL: return lbk_job_check_finite(c, nowhere, key, *(const double *)p);
+    case LBK_KEY_REAL: { /* NaN: none given */
+        const double v = *(const double *)p;
+        return v == v ? lbk_job_check_finite(c, nowhere, key, v) : LBK_OK;
+    }
     case LBK_KEY_ENUM:
         memcpy(&v, p, sizeof v);
         if (!lbk_enum_find_value(d->items, v))
@@ -316,16 +320,82 @@ static lbk_status check_targets_for_task(const lbk_job_ctx *c, const lbk_job *jo
                         "reference.target_column)");
 }
 
+bool lbk_job_outlier_label(const lbk_job *job, int32_t *label)
+{
+    const char *text = job->knn.outlier_label;
+    if (strcmp(text, "none") == 0 || strcmp(text, "most_frequent") == 0) {
+        *label = text[0] == 'n' ? LBK_JOB_OUTLIER_NONE : LBK_JOB_OUTLIER_MOST_FREQUENT;
+        return true;
+    }
+    int64_t v = 0;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9' || v > INT32_MAX)
+            return false;
+        v = v * 10 + (*p - '0');
+    }
+    if (!text[0] || v > INT32_MAX)
+        return false;
+    *label = (int32_t)v;
+    return true;
+}
+
+/* Task classify and regress by radius: no K (knn.radius wins: knn.k is
+ * not read), no cap, no K-lists, no checkpoints; the outlier label of
+ * classification. */
+static lbk_status check_radius_votes(const lbk_job_ctx *c, const lbk_job *job)
+{
+    const bool votes = lbk_job_radius_votes(job);
+    int32_t label = 0;
+    if (!lbk_job_outlier_label(job, &label))
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->knn.outlier_label),
+                            "knn.outlier_label = '%.64s': none, most_frequent or a label (an "
+                            "integer >= 0)",
+                            job->knn.outlier_label);
+    if (strcmp(job->knn.outlier_label, "none") != 0 && !(votes && job->task == LBK_TASK_CLASSIFY))
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->knn.outlier_label),
+                            "knn.outlier_label is read by task classify with knn.radius only");
+    if (!votes)
+        return LBK_OK;
+    const char *task = lbk_task_name(job->task);
+    if (job->radius.max_neighbors > 0 || job->radius.count_only)
+        return lbk_job_fail(c,
+                            lbk_job_mark_of(c, job,
+                                            job->radius.count_only
+                                                ? (const void *)&job->radius.count_only
+                                                : &job->radius.max_neighbors),
+                            "radius.max_neighbors and radius.count_only are task radius's: task "
+                            "%s with knn.radius counts every neighbour's vote",
+                            task);
+    if (job->run.checkpoint[0])
+        return lbk_job_fail(c, lbk_job_mark_of(c, job, job->run.checkpoint),
+                            "run.checkpoint: task %s with knn.radius writes its outputs at the "
+                            "end and takes no checkpoints",
+                            task);
+    return LBK_OK;
+}
+
 /* Task radius and radius_graph: a radius that is a distance, outputs of
- * lists of any length (the CSR graph and the counts), none of K-lists. */
+ * lists of any length (the CSR graph and the counts), none of K-lists.
+ * Classification and regression by radius: the radius and the radii. */
 static lbk_status check_radius(const lbk_job_ctx *c, const lbk_job *job)
 {
     const bool radius = job->task == LBK_TASK_RADIUS || job->task == LBK_TASK_RADIUS_GRAPH;
     LBK_TRY(check_output_for_task(c, job, job->radius.counts, "counts", radius));
-    if (!radius) {
+    LBK_TRY(check_output_for_task(c, job, job->radius.truncated, "truncated", radius));
+    /* The radius outputs besides output.*'s own (check_outputs_differ). */
+    const char *radius_out[] = {job->radius.counts, job->radius.truncated, job->output.graph,
+                                job->output.report};
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            if (radius_out[i][0] && strcmp(radius_out[i], radius_out[j]) == 0)
+                return lbk_job_fail(c, lbk_job_mark_of(c, job, radius_out[i]),
+                                    "two outputs name the same file '%.64s'", radius_out[i]);
+    LBK_TRY(check_radius_votes(c, job));
+    if (!radius && !lbk_job_radius_votes(job)) {
         if (job->radius.radii[0])
             return lbk_job_fail(c, lbk_job_mark_of(c, job, job->radius.radii),
-                                "query.radii is read by task radius and radius_graph only");
+                                "query.radii is read by task radius and radius_graph, and by "
+                                "classify and regress with knn.radius, only");
         return LBK_OK;
     }
     LBK_TRY(check_output_for_task(c, job, job->output.neighbors, "neighbors", false));
@@ -335,6 +405,8 @@ static lbk_status check_radius(const lbk_job_ctx *c, const lbk_job *job)
                             "knn.radius = %g: a radius is a distance, >= 0 (only metric ip takes "
                             "a negative one: a least dot product)",
                             job->knn.radius);
+    if (!radius)
+        return LBK_OK;
     if (job->radius.count_only && job->output.graph[0])
         return lbk_job_fail(c, lbk_job_mark_of(c, job, job->output.graph),
                             "radius.count_only keeps no lists: output.graph has nothing to hold "

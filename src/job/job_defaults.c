@@ -3,6 +3,7 @@
  * the two equal). */
 #include "job.h"
 
+#include <math.h>
 #include <string.h>
 
 static void input_defaults(lbk_job_input_spec *in)
@@ -33,7 +34,8 @@ void lbk_job_defaults(lbk_job *job)
     job->knn.metric = LBK_METRIC_L2;
     job->knn.weights = LBK_WEIGHTS_UNIFORM;
     job->knn.engine = LBK_ENGINE_AUTO;
-    job->knn.radius = 1.0;       /* scikit-learn's NearestNeighbors(radius=1.0) */
+    job->knn.radius = NAN; /* none given: 1 for task radius (lbk_job_radius) */
+    snprintf(job->knn.outlier_label, sizeof job->knn.outlier_label, "none");
     job->knn.temperature = 0.07; /* DINO's and instance discrimination's kNN evaluation */
     job->device.type = LBK_DEVICE_ANY;
     job->tree.split = LBK_SPLIT_ROUND_ROBIN;

@@ -95,8 +95,15 @@ static void print_value(FILE *f, const lbk_job *job, const lbk_job_key_desc *d)
     switch (d->kind) {
     case LBK_KEY_INT: fprintf(f, "%d", *(const int *)p); break;
     case LBK_KEY_U64: fprintf(f, "%" PRIu64, *(const uint64_t *)p); break;
-    case LBK_KEY_DOUBLE:
-    case LBK_KEY_REAL: fprintf(f, "%.17g", *(const double *)p); break;
+    case LBK_KEY_DOUBLE: fprintf(f, "%.17g", *(const double *)p); break;
+    case LBK_KEY_REAL: {
+        const double v = *(const double *)p;
+        if (v == v)
+            fprintf(f, "%.17g", v);
+        else
+            fputs("none", f); /* NaN: none given */
+        break;
+    }
     case LBK_KEY_BOOL: fputs(*(const bool *)p ? "true" : "false", f); break;
     case LBK_KEY_HEADER: {
         int h = *(const int *)p;

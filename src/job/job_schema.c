@@ -108,6 +108,7 @@ const lbk_job_key_desc lbk_job_keys[] = {
     KEY(KNN,       knn,       engine,        ENUM,     0,     0,         lbk_engine_items)
     KEY(KNN,       knn,       temperature,   DOUBLE,   0,     0,         NULL)
     KEY(KNN,       knn,       radius,        REAL,     0,     0,         NULL)
+    KEY(KNN,       knn,       outlier_label, NAME,     0,     0,         NULL)
     KEY(DEVICE,    device,    type,          ENUM,     0,     0,         lbk_device_type_items)
     KEY(DEVICE,    device,    batch,         U64,      0,     INT64_MAX, NULL)
     KEY(DEVICE,    device,    groups,        INT,      0,     4096,      NULL)
@@ -137,6 +138,7 @@ const lbk_job_key_desc lbk_job_keys[] = {
     KEY(RADIUS,    radius,    count_only,    BOOL,     0,     0,         NULL)
     LBK_JOB_OUTPUT_LIST(OUTPUT_KEY_) /* output.<each>: OUT_PATH */
     KEY(OUTPUT,    radius,    counts,        OUT_PATH, 0,     0,         NULL)
+    KEY(OUTPUT,    radius,    truncated,     OUT_PATH, 0,     0,         NULL)
 };
 /* clang-format on */
 #define N_KEYS (sizeof lbk_job_keys / sizeof lbk_job_keys[0])

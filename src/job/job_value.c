@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef lbk_status (*scalar_setter)(const lbk_job_ctx *c, const lbk_job_key_desc *d,
                                     const yaml_node_t *n, const char *key, lbk_job *job);
@@ -19,7 +20,7 @@ static const char *expected_text(const lbk_job_key_desc *d)
     case LBK_KEY_INT:
     case LBK_KEY_U64: return "an integer";
     case LBK_KEY_DOUBLE:
-    case LBK_KEY_REAL: return "a number";
+    case LBK_KEY_REAL: return "a number or none";
     case LBK_KEY_BOOL: return "true or false";
     case LBK_KEY_ENUM: return "a name";
     case LBK_KEY_HEADER: return "auto, true or false";
@@ -195,6 +196,10 @@ static lbk_status set_real(const lbk_job_ctx *c, const lbk_job_key_desc *d, cons
                            const char *key, lbk_job *job)
 {
     const char *s = lbk_job_yaml_text(n);
+    if (strcmp(s, "none") == 0) { /* as printed: not given */
+        *(double *)lbk_job_key_field(job, d) = NAN;
+        return LBK_OK;
+    }
     char *end = NULL;
     const double v = strtod(s, &end);
     if (end == s || *end != '\0' || isspace((unsigned char)s[0]))

@@ -1,7 +1,8 @@
 /* lbknn_index_save / lbknn_index_load (lbknn.h): an index loaded from its
  * saved files answers searches, votes' inputs and regressions exactly as
- * the index that was saved (ids, distances and values compared bit for
- * bit), for both engines and the shard, replicate and spatial partitions,
+ * the index that was saved (ids, distances, values, and the radius votes'
+ * labels and probabilities, whose labels a loaded index's radius lists
+ * carry from its shards, compared bit for bit), for both engines and the shard, replicate and spatial partitions,
  * on one process or under mpirun (--mpi); loading with another metric, or
  * from a directory with a corrupted file, fails with a message. */
 /* mkdtemp is POSIX 2008. */
@@ -69,12 +70,18 @@ typedef struct {
     int64_t ids[NQ * K];
     float dist[NQ * K];
     double values[NQ];
+    int32_t radius_labels[NQ];
+    double radius_proba[NQ * 5];
 } answers;
 
+/* The radius 0.08 leaves some of the queries without a neighbour: their
+ * label is the outlier's, 4. */
 static int answer(lbknn_index *ix, answers *a)
 {
     return lbknn_index_search(ix, NQ, queries, K, a->ids, a->dist) ||
-           lbknn_index_regress(ix, NQ, queries, K, LBKNN_WEIGHTS_DISTANCE, a->values);
+           lbknn_index_regress(ix, NQ, queries, K, LBKNN_WEIGHTS_DISTANCE, a->values) ||
+           lbknn_index_radius_classify(ix, NQ, queries, NULL, 0.08f, LBKNN_WEIGHTS_DISTANCE, 0, 4,
+                                       a->radius_labels, a->radius_proba);
 }
 
 static int fail(const char *what, const char *why)
@@ -126,7 +133,9 @@ static int run_case(lbknn_context *ctx, const char *engine, const char *partitio
     if (loaded && answer(loaded, &b))
         bad = fail("search (loaded)", lbknn_index_error(loaded));
     if (loaded && (memcmp(a.ids, b.ids, sizeof a.ids) || memcmp(a.dist, b.dist, sizeof a.dist) ||
-                   memcmp(a.values, b.values, sizeof a.values)))
+                   memcmp(a.values, b.values, sizeof a.values) ||
+                   memcmp(a.radius_labels, b.radius_labels, sizeof a.radius_labels) ||
+                   memcmp(a.radius_proba, b.radius_proba, sizeof a.radius_proba)))
         bad = fail("loaded answers", "differ from the saved index's");
     if (loaded && (lbknn_index_rows(loaded) != N || lbknn_index_classes(loaded) != 5 ||
                    strcmp(lbknn_index_engine(loaded), engine) != 0))

@@ -4,7 +4,8 @@ docs/design.md section 2; no code shared with src/): every metric, one
 radius and per-query radii (query.radii), ties at exactly r (integer grid
 points, duplicates among them), empty lists, the cap's two behaviours,
 count-only; every run's files byte-identical to the one-rank run's across
-ranks, partitions, engines and batch sizes; bad radii refused with one line
+ranks, partitions, engines and batch sizes; the truncated flags
+(output.truncated) against the oracle's; bad radii refused with one line
 and exit 2, before any output appears.
 
 usage: radius_cli.py LBKNN MPIEXEC RANKS... [--wide] [--case N [BATCH]]
@@ -121,19 +122,26 @@ def job_text(task, metric, engine, partition, radius, radii, cap, overflow, coun
                  f"count_only: {'true' if count_only else 'false'}}}")
     lines.append(f"device: {{batch: {batch}, memory_mb: 1}}")
     lines.append(f"mpi: {{partition: {partition}, merge: {merge}}}")
-    outs = [f"counts: {out}.counts.npy"]
+    outs = [f"counts: {out}.counts.npy", f"truncated: {out}.truncated.npy"]
     if not count_only:
         outs.append(f"graph: {out}.npz")
     lines.append("output: {" + ", ".join(outs) + "}")
     return "\n".join(lines) + "\n"
 
 
-def check_files(r, name, out, want, count_only):
+def check_files(r, name, out, want, count_only, cap, truncate):
     counts, indptr, indices, data = want
     got_counts = np.load(os.path.join(r.work, out + ".counts.npy"))
     if got_counts.dtype != np.int64 or not np.array_equal(got_counts, counts):
         r.fail(f"{name}: counts differ from the oracle's")
         return
+    flags = np.load(os.path.join(r.work, out + ".truncated.npy"))
+    cut = (counts > cap) if truncate and cap else np.zeros(len(counts), dtype=bool)
+    if flags.dtype != np.bool_ or not np.array_equal(flags, cut):
+        r.fail(f"{name}: the truncated flags differ from the oracle's")
+        return
+    if truncate and cap and not count_only and not cut.any():
+        r.fail(f"{name}: no list was truncated: the case tests nothing")
     if count_only:
         if os.path.exists(os.path.join(r.work, out + ".npz")):
             r.fail(f"{name}: count_only wrote a graph")
@@ -146,7 +154,7 @@ def check_files(r, name, out, want, count_only):
 
 
 def same_bytes(r, name, out, first):
-    for ext in (".counts.npy", ".npz"):
+    for ext in (".counts.npy", ".truncated.npy", ".npz"):
         a, b = os.path.join(r.work, first + ext), os.path.join(r.work, out + ext)
         if os.path.exists(a) and open(a, "rb").read() != open(b, "rb").read():
             r.fail(f"{name}: {out}{ext} is not byte-identical to {first}{ext}")
@@ -243,7 +251,7 @@ def rounds(r, ref, ranks, rng):
         before = r.failed
         r.run(out, p, job)
         if r.failed == before:
-            check_files(r, out, out, want, False)
+            check_files(r, out, out, want, False, 0, False)
             if first is None:
                 first = out
             else:
@@ -325,7 +333,8 @@ def main():
                     before = r.failed
                     r.run(out, p, job)
                     if r.failed == before:
-                        check_files(r, name, out, want, count_only)
+                        check_files(r, name, out, want, count_only, cap,
+                                    overflow == "truncate")
                         if first is None:
                             first = out
                         else:
