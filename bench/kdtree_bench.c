@@ -5,6 +5,8 @@
  *   kdtree_bench scaling   SORT [MAX_N]               build time vs N (x4 steps), log-log
  *   kdtree_bench query     N NQ K [REPS]              3-D build + query
  *   kdtree_bench crossover N NQ K DIM...              tree vs brute force
+ *   kdtree_bench radius    N NQ R [REPS]              3-D radius count + fill (engine.h),
+ *                                                     and K = mean count kNN beside it
  *
  * DIST: uniform | clustered; SORT: auto | radix | bitonic; SPLIT: rr | widest.
  * Data: uniform in [0,1)^d, or 64 Gaussian blobs (sigma 0.01) in [0,1)^d; the
@@ -14,8 +16,10 @@
  * a write of each point and its row id. */
 #include "brute.h"
 #include "device.h"
+#include "engine.h"
 #include "kdtree.h"
 #include "log.h"
+#include "radius.h"
 #include "timer.h"
 #include "tree_query.h"
 
@@ -292,10 +296,99 @@ static int cmd_crossover(lbk_device *dev, int argc, char **argv)
     return 0;
 }
 
+/* Radius count and fill through the engine (the fill's host sort
+ * included), uniform 3-D data, beside a kNN query whose K is the mean
+ * count. */
+static int cmd_radius(lbk_device *dev, int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    const uint64_t n = (uint64_t)atof(argv[0]), nq = (uint64_t)atof(argv[1]);
+    const float r = (float)atof(argv[2]);
+    const int reps = argc > 3 && atoi(argv[3]) > 0 ? atoi(argv[3]) : 3;
+    float *pts = make_data(n, 3, false), *qs = make_data(nq, 3, false);
+    float *bounds = malloc((size_t)nq * sizeof *bounds);
+    uint64_t *off = calloc((size_t)nq + 1, sizeof *off);
+    if (!bounds || !off)
+        return 1;
+    for (uint64_t q = 0; q < nq; q++)
+        bounds[q] = lbk_radius_key_bound(LBK_METRIC_L2, r);
+    const lbk_dataset ds = {.rows = n, .dim = 3, .points = pts};
+    const lbk_engine_params params = {
+        .engine = LBK_ENGINE_KDTREE, .k = 1, .metric = LBK_METRIC_L2};
+    lbk_engine_state *engine = NULL;
+    if (lbk_engine_create(dev, &params, LBK_ENGINE_KDTREE, &ds, &engine) != LBK_OK)
+        return 1;
+    double tc[32], tf[32];
+    float *keys = NULL;
+    uint32_t *rows = NULL;
+    for (int i = 0; i < reps && i < 32; i++) {
+        double t0 = lbk_timer_now();
+        if (lbk_engine_radius_count(engine, qs, bounds, nq, off + 1) != LBK_OK)
+            return 1;
+        tc[i] = lbk_timer_now() - t0;
+        for (uint64_t q = 0; q < nq; q++)
+            off[q + 1] += off[q];
+        free(keys);
+        free(rows);
+        keys = malloc((size_t)off[nq] * sizeof *keys + 1);
+        rows = malloc((size_t)off[nq] * sizeof *rows + 1);
+        if (!keys || !rows)
+            return 1;
+        t0 = lbk_timer_now();
+        if (lbk_engine_radius_fill(engine, qs, bounds, nq, off, keys, rows) != LBK_OK)
+            return 1;
+        tf[i] = lbk_timer_now() - t0;
+    }
+    const uint64_t total = off[nq];
+    qsort(tc, (size_t)reps, sizeof tc[0], cmp_double);
+    qsort(tf, (size_t)reps, sizeof tf[0], cmp_double);
+    lbk_engine_work work;
+    lbk_engine_work_of(engine, &work);
+    lbk_engine_destroy(engine);
+    /* kNN with K = the mean count, for scale. */
+    const lbk_kdtree_params tp = tree_params(LBK_SPLIT_ROUND_ROBIN, LBK_SORT_AUTO);
+    lbk_kdtree *tree = NULL;
+    int k = (int)((total + nq / 2) / (nq ? nq : 1));
+    k = k < 1 ? 1 : k;
+    lbk_knn_result res = {.queries = nq, .k = k};
+    res.keys = malloc((size_t)(nq * (uint64_t)k) * sizeof *res.keys);
+    res.index = malloc((size_t)(nq * (uint64_t)k) * sizeof *res.index);
+    if (!res.keys || !res.index || lbk_kdtree_build(dev, &ds, &tp, &tree) != LBK_OK)
+        return 1;
+    double tk[32];
+    for (int i = 0; i < reps && i < 32; i++) {
+        const double t0 = lbk_timer_now();
+        if (lbk_tree_query(tree, qs, nq, k, LBK_METRIC_L2, &res, NULL) != LBK_OK)
+            return 1;
+        tk[i] = lbk_timer_now() - t0;
+    }
+    qsort(tk, (size_t)reps, sizeof tk[0], cmp_double);
+    printf("| N | queries | r | mean count | count s | fill s | count + fill s | kNN K | kNN s "
+           "|\n|---|---|---|---|---|---|---|---|---|\n");
+    printf("| %llu | %llu | %g | %.2f | %.3f | %.3f | %.3f | %d | %.3f |\n",
+           (unsigned long long)n, (unsigned long long)nq, (double)r,
+           (double)total / (double)(nq ? nq : 1), tc[reps / 2], tf[reps / 2],
+           tc[reps / 2] + tf[reps / 2], k, tk[reps / 2]);
+    printf("\nwork (all reps): distance_evals %llu, nodes_visited %llu\n",
+           (unsigned long long)work.distance_evals, (unsigned long long)work.nodes_visited);
+    lbk_kdtree_destroy(tree);
+    free(res.keys);
+    free(res.index);
+    free(keys);
+    free(rows);
+    free(bounds);
+    free(off);
+    free(pts);
+    free(qs);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: kdtree_bench build|scaling|query|crossover ARGS (see source)\n");
+        fprintf(stderr,
+                "usage: kdtree_bench build|scaling|query|crossover|radius ARGS (see source)\n");
         return 2;
     }
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
@@ -312,6 +405,8 @@ int main(int argc, char **argv)
         rc = cmd_query(dev, argc - 2, argv + 2);
     else if (strcmp(argv[1], "crossover") == 0)
         rc = cmd_crossover(dev, argc - 2, argv + 2);
+    else if (strcmp(argv[1], "radius") == 0)
+        rc = cmd_radius(dev, argc - 2, argv + 2);
     if (rc == 2)
         fprintf(stderr, "bad arguments; see the comment at the top of bench/kdtree_bench.c\n");
     lbk_device_close(dev);

@@ -2,18 +2,19 @@
  * shard's chunk on the device in ascending order, each key the fixed-order
  * sum of lbk_key_step (the kNN kernels' key, bit for bit), and counts
  * (mode 0) or writes (mode 1) the rows whose key is <= the query's bound.
- * `found` carries each query's running count from chunk to chunk, so the
- * i-th row inside (in row order) has flat position offsets[q] + i; the fill
- * writes only the positions in [w0, w1), and an output of any size goes
- * through a window of w1 - w0 entries. The host sorts each list by
- * (key, row). `refs` is the engine's layout: blocked ([block][dim][vw],
+ * `found` carries each query's running count from chunk to chunk (from 0 at
+ * the first), so the i-th row inside (in row order) has flat position
+ * offsets[q] + i; the fill writes only the positions in [w0, w1), and an
+ * output of any size goes through a window of w1 - w0 entries. A list is sorted by (key, row) by
+ * its work-item after the last chunk where it is short and wholly in the
+ * window (lbk_radius_sort_list), by the host otherwise. `refs` is the engine's layout: blocked ([block][dim][vw],
  * vw > 0) or row-major (vw = 0); `first` its buffer row of the chunk's first
  * row, `row0` that row's shard row. */
 __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint nr, uint row0,
                         int dim, __global const float *queries, ulong nq,
-                        __global const float *bounds, int metric, int mode,
-                        __global uint *found, __global const ulong *offsets, ulong w0, ulong w1,
-                        __global float *out_keys, __global uint *out_rows)
+                        __global const float *bounds, int metric, int mode, int first_chunk,
+                        int last_chunk, __global uint *found, __global const ulong *offsets,
+                        ulong w0, ulong w1, __global float *out_keys, __global uint *out_rows)
 {
     const ulong q = get_global_id(0);
     if (q >= nq)
@@ -22,7 +23,7 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
         return;
     __global const float *x = queries + q * (ulong)dim;
     const float bound = bounds[q];
-    uint n = found[q];
+    uint n = first_chunk ? 0u : found[q];
     const ulong base = mode == 1 ? offsets[q] : 0;
     for (uint i = 0; i < nr; i++) {
         const ulong b = first + i;
@@ -42,4 +43,6 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
         }
     }
     found[q] = n;
+    if (mode == 1 && last_chunk && base >= w0 && base + n <= w1 && n <= LBK_RADIUS_SORT_MAX)
+        lbk_radius_sort_list(out_keys + (base - w0), out_rows + (base - w0), n);
 }

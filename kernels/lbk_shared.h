@@ -138,6 +138,29 @@ static inline lbk_u32 lbk_order_bits(float f)
     return b ^ ((b >> 31) ? 0xffffffffu : 0x80000000u);
 }
 
+/* ---- radius search's lists (kernels/tree_query.cl, kernels/brute_radius.cl) ----
+ * A work-item sorts its query's list by (key, row) itself when the list is
+ * no longer than this and lies wholly in the fill's window: most lists are
+ * short, and the host then only checks them (engine.c sorts the others). */
+#define LBK_RADIUS_SORT_MAX 64u
+
+#ifdef __OPENCL_C_VERSION__
+static inline void lbk_radius_sort_list(__global float *keys, __global uint *rows, uint len)
+{
+    for (uint i = 1; i < len; i++) {
+        const float k = keys[i];
+        const uint r = rows[i];
+        uint j = i;
+        for (; j > 0 && (keys[j - 1] > k || (keys[j - 1] == k && rows[j - 1] > r)); j--) {
+            keys[j] = keys[j - 1];
+            rows[j] = rows[j - 1];
+        }
+        keys[j] = k;
+        rows[j] = r;
+    }
+}
+#endif
+
 /* ---- left-balanced tree shape (docs/design.md section 4) ----
  * Node s at slot s, children 2s+1 and 2s+2; n nodes, levels = bit length of
  * n. 64-bit intermediates, so the formulas stay exact for n near 2^32. */

@@ -238,7 +238,8 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
  * The fill writes the query's i-th point at flat position offsets[q] + i
  * when that lies in this launch's window [w0, w1), so that an output of any
  * size goes through a buffer of w1 - w0 entries in as many launches as it
- * takes; the host sorts each query's points by (key, row). */
+ * takes; a list that lies wholly in the window and is short is sorted by
+ * (key, row) here, the others on the host. */
 typedef struct {
     ulong found, base, w0, w1;
     __global float *keys;
@@ -299,8 +300,8 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
         return;
     const ulong home = order[qi];
     /* The fill walks only the queries with points in its window. */
-    if (mode == 1 && (offsets[home + 1] <= w0 || offsets[home] >= w1 ||
-                      offsets[home + 1] == offsets[home]))
+    if (mode == 1 &&
+        (offsets[home + 1] <= w0 || offsets[home] >= w1 || offsets[home + 1] == offsets[home]))
         return;
     __global const float *q = queries + home * (ulong)dim;
     const float bound = bounds[home];
@@ -338,7 +339,8 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
                         tq_ball_take(&b, key, ids[curr]);
                     /* The far side's keys are >= the plane's: ties at the
                      * bound are inside, so only a plane beyond it skips. */
-                    const float plane = metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
+                    const float plane =
+                        metric == LBK_KERNEL_METRIC_L2 ? delta * delta : fabs(delta);
                     if ((ulong)far_child < n && plane <= bound)
                         next = far_child;
                 }
@@ -356,6 +358,8 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
     }
     if (mode == 0)
         counts[home] = (uint)b.found;
+    else if (b.base >= w0 && b.base + b.found <= w1 && b.found <= LBK_RADIUS_SORT_MAX)
+        lbk_radius_sort_list(out_keys + (b.base - w0), out_rows + (b.base - w0), (uint)b.found);
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES] = nodes;
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS] = evals;
 }

@@ -479,8 +479,9 @@ static void fill_report(lbk_run_state *s)
     r->checkpoints = s->checkpoints;
     r->merge_bytes = s->merge_bytes;
     const bool regress = s->job->task == LBK_TASK_REGRESS;
+    const bool votes = !regress && !lbk_job_radius_task(s->job);
     r->confusion =
-        !regress && s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
+        votes && s->shape.query_labels && s->shape.reference_labels ? &s->confusion : NULL;
     r->truth = s->truth.ids || s->truth.distances ? &s->truth : NULL;
     r->score = regress && s->shape.query_targets ? &s->score : NULL;
     r->partition = s->plan.partition;
@@ -507,6 +508,22 @@ static lbk_status write_report(lbk_run_state *s)
     if (!lbk_log_is_quiet())
         lbk_report_print_summary(stdout, &s->report);
     return LBK_OK;
+}
+
+lbk_status lbk_run_report_text(lbk_run_state *s, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    LBK_TRY(reduce_results(s));
+    if (!s->root)
+        return LBK_OK;
+    fill_report(s);
+    lbk_status st = LBK_OK;
+    if (s->job->output.report[0])
+        st = lbk_report_render(&s->report, text, len);
+    if (st == LBK_OK && !lbk_log_is_quiet())
+        lbk_report_print_summary(stdout, &s->report);
+    return st;
 }
 
 static lbk_status commit_outputs(lbk_run_state *s)

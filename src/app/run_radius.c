@@ -57,8 +57,8 @@ typedef struct {
     uint64_t *counts;
     uint64_t *indptr; /* rows + 1: where each row's stored list begins */
     lbk_graph_npz_layout layout;
-    lbk_outfile graph, counts_file;
-    bool graph_open, counts_open;
+    lbk_outfile graph, counts_file, report;
+    bool graph_open, counts_open, report_open;
 } radius_out;
 
 static lbk_status count_emit(void *user, const lbk_index_radius_slice *slice)
@@ -271,9 +271,19 @@ static lbk_status passes(radius_out *o)
     if (s->root && job->radius.counts[0])
         st = write_counts(o);
     LBK_TRY(lbk_comm_agree(s->comm, st));
-    if (s->root && !lbk_log_is_quiet())
+    char *text = NULL;
+    size_t len = 0;
+    st = lbk_run_report_text(s, &text, &len);
+    if (st == LBK_OK && s->root && !lbk_log_is_quiet())
         summary(o);
-    return LBK_OK;
+    if (st == LBK_OK && text) {
+        st = lbk_outfile_create(&o->report, job->output.report, "output.report", false);
+        o->report_open = st == LBK_OK;
+        if (st == LBK_OK)
+            st = lbk_outfile_write_at(&o->report, 0, text, len);
+    }
+    free(text);
+    return lbk_comm_agree(s->comm, st);
 }
 
 /* Collective: the files closed, then (rank 0, all agreed) committed. */
@@ -285,14 +295,18 @@ static lbk_status commit(radius_out *o, lbk_status st)
         closed = lbk_outfile_close(&o->graph);
     if (o->counts_open && closed == LBK_OK)
         closed = lbk_outfile_close(&o->counts_file);
+    if (o->report_open && closed == LBK_OK)
+        closed = lbk_outfile_close(&o->report);
     st = lbk_comm_agree(comm, st != LBK_OK ? st : closed);
     if (st == LBK_OK && comm->rank == 0) {
-        lbk_outfile *files[2];
+        lbk_outfile *files[3];
         int n = 0;
         if (o->graph_open)
             files[n++] = &o->graph;
         if (o->counts_open)
             files[n++] = &o->counts_file;
+        if (o->report_open)
+            files[n++] = &o->report; /* the report last, as lbknn run's */
         st = lbk_outfile_commit(files, n);
     }
     st = lbk_comm_agree(comm, st);
@@ -301,6 +315,8 @@ static lbk_status commit(radius_out *o, lbk_status st)
             lbk_outfile_discard(&o->graph, comm->rank == 0);
         if (o->counts_open)
             lbk_outfile_discard(&o->counts_file, true);
+        if (o->report_open)
+            lbk_outfile_discard(&o->report, true);
     }
     return st;
 }

@@ -135,4 +135,9 @@ lbk_status lbk_run_targets_lookup(lbk_run_state *s, const lbk_index_slice *slice
                                   lbk_status prep);
 void lbk_run_targets_free(lbk_run_state *s);
 
+/* Collective, task radius and radius_graph: the run's numbers reduced over
+ * the ranks; rank 0 prints the summary and renders the report's text
+ * (malloc'ed, *text NULL without output.report). */
+lbk_status lbk_run_report_text(lbk_run_state *s, char **text, size_t *len);
+
 #endif

@@ -67,17 +67,13 @@ static void state_close(radius_state *rs)
 }
 
 /* Every chunk of the shard through the kernel for `count` queries, their
- * running counts starting from zero: mode 0 counts, mode 1 writes the flat
+ * running counts starting from zero at the first chunk: mode 0 counts, mode 1 writes the flat
  * positions [w0, w1). */
 static lbk_status walk_chunks(radius_state *rs, uint64_t count, cl_int mode, cl_ulong w0,
                               cl_ulong w1)
 {
     lbk_brute *e = rs->e;
     cl_command_queue queue = lbk_device_queue(e->dev);
-    const cl_uint zero = 0;
-    LBK_TRY(lbk_device_cl_check(clEnqueueFillBuffer(queue, rs->nbuf, &zero, sizeof zero, 0,
-                                                    (size_t)(count * 4), 0, NULL, NULL),
-                                "clearing radius counts"));
     const cl_uint vw = e->blocked ? e->vw : 0;
     const cl_int dim = e->dim, metric = (cl_int)e->metric;
     const cl_ulong nq = count;
@@ -85,15 +81,16 @@ static lbk_status walk_chunks(radius_state *rs, uint64_t count, cl_int mode, cl_
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)(e->n - c0 < e->chunk ? e->n - c0 : e->chunk);
         const cl_uint row0 = (cl_uint)c0;
+        const cl_int first_chunk = c0 == 0, last_chunk = c0 + nr == e->n;
         cl_ulong first;
         LBK_TRY(lbk_brute_chunk_refs(e, c0, nr, &first));
         if (e->blocked)
             first *= e->vw; /* chunk_refs counts blocks for the blocked kernels */
-        LBK_TRY(LBK_KERNEL_ARGS(rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first),
-                                LBK_ARG(nr), LBK_ARG(row0), LBK_ARG(dim), LBK_ARG(rs->qbuf),
-                                LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric), LBK_ARG(mode),
-                                LBK_ARG(rs->nbuf), LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1),
-                                LBK_ARG(rs->kbuf), LBK_ARG(rs->rbuf)));
+        LBK_TRY(LBK_KERNEL_ARGS(
+            rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first), LBK_ARG(nr), LBK_ARG(row0),
+            LBK_ARG(dim), LBK_ARG(rs->qbuf), LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric),
+            LBK_ARG(mode), LBK_ARG(first_chunk), LBK_ARG(last_chunk), LBK_ARG(rs->nbuf),
+            LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf), LBK_ARG(rs->rbuf)));
         LBK_TRY(lbk_device_cl_check(clEnqueueNDRangeKernel(queue, rs->kernel, 1, NULL, &global,
                                                            &rs->local, 0, NULL, NULL),
                                     "launching the brute radius kernel"));

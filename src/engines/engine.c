@@ -344,12 +344,19 @@ static int code_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* One list sorted by (key, row) through `codes` (room for its length): an
- * insertion sort for the short lists most queries have, qsort beyond. The
+/* One list sorted by (key, row) through `codes` (room for its length), unless
+ * it is already: an insertion sort for short lists, qsort beyond. The
  * keys come back from the codes' order bits, a zero as the metric's zero
  * (`zero`: every zero key of a metric has the same sign, knn.h). */
 static void sort_list(float *keys, uint32_t *rows, uint64_t len, uint64_t *codes, float zero)
 {
+    uint64_t sorted = 1;
+    while (sorted < len &&
+           (keys[sorted - 1] < keys[sorted] ||
+            (keys[sorted - 1] == keys[sorted] && rows[sorted - 1] < rows[sorted])))
+        sorted++;
+    if (sorted >= len)
+        return; /* the kernel sorted it (LBK_RADIUS_SORT_MAX) */
     for (uint64_t i = 0; i < len; i++) {
         const uint64_t c = sort_code(keys[i], rows[i]);
         uint64_t j = i;

@@ -330,7 +330,6 @@ static lbk_status check_radius(const lbk_job_ctx *c, const lbk_job *job)
     }
     LBK_TRY(check_output_for_task(c, job, job->output.neighbors, "neighbors", false));
     LBK_TRY(check_output_for_task(c, job, job->output.distances, "distances", false));
-    LBK_TRY(check_output_for_task(c, job, job->output.report, "report", false));
     if (job->knn.radius < 0 && job->knn.metric != LBK_METRIC_IP)
         return lbk_job_fail(c, lbk_job_mark_of(c, job, &job->knn.radius),
                             "knn.radius = %g: a radius is a distance, >= 0 (only metric ip takes "

@@ -12,7 +12,9 @@
 #include "kdtree.h"
 #include "knn_oracle.h"
 #include "lbk_test.h"
+#include "radius.h"
 #include "tree_query.h"
+#include "tree_radius.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -307,4 +309,116 @@ static void run_tree(const void *row)
     free(q);
 }
 
-LBK_TEST_MAIN(LBK_TEST_ROWS(brute_cases, run_brute), LBK_TEST_ROWS(tree_cases, run_tree))
+/* ---- radius search: both engines' count and fill kernels in one launch ---- */
+
+typedef struct {
+    const char *name;
+    int metric;
+} radius_case;
+
+static const radius_case radius_cases[] = {
+    {"radius_tree_brute_l2", 0},
+};
+
+/* Per query: r = 0, the distance to a reference point (ties on the
+ * sphere), or a larger radius. */
+static void radius_bounds(const float *ref, uint32_t n, const float *q, int dim, int metric,
+                          float *radii, float *bounds)
+{
+    for (int i = 0; i < NQ; i++) {
+        const float d = oracle_distance(
+            oracle_key(q + (size_t)i * dim, ref + (size_t)(i * 37u % n) * dim, dim, metric),
+            metric);
+        radii[i] = i % 3 == 0 ? 0.0f : i % 3 == 1 ? d : 2.0f * d;
+        bounds[i] = lbk_radius_key_bound((lbk_metric)metric, radii[i]);
+    }
+}
+
+/* Counts and (sorted) lists against the oracle's. */
+static void radius_compare(const uint64_t *counts, float *keys, uint32_t *rows,
+                           const uint64_t *want_off, const float *want_k, const uint32_t *want_i)
+{
+    for (int q = 0; q < NQ; q++) {
+        LBK_EXPECT_EQ_U64(counts[q], want_off[q + 1] - want_off[q], "query %d", q);
+        for (uint64_t i = want_off[q] + 1; i < want_off[q + 1]; i++)
+            for (uint64_t j = i;
+                 j > want_off[q] &&
+                 (keys[j] < keys[j - 1] || (keys[j] == keys[j - 1] && rows[j] < rows[j - 1]));
+                 j--) {
+                const float k = keys[j];
+                const uint32_t r = rows[j];
+                keys[j] = keys[j - 1], rows[j] = rows[j - 1];
+                keys[j - 1] = k, rows[j - 1] = r;
+            }
+    }
+    const size_t total = (size_t)want_off[NQ];
+    LBK_EXPECT_EQ_MEM(keys, want_k, total * sizeof *keys);
+    LBK_EXPECT_EQ_MEM(rows, want_i, total * sizeof *rows);
+}
+
+/* The tree's tq_radius and the brute engine's br_radius (row-major, the
+ * shard streamed in chunks), count then fill through windows of 5 entries,
+ * so that lists are cut across launches. */
+static void run_radius(const void *row)
+{
+    const radius_case *c = row;
+    const uint32_t n = 300;
+    const int dim = 3;
+    lbk_device *dev = open_device();
+    float *ref = points(n, dim, 31), *q = points(NQ, dim, 32);
+    float radii[NQ], bounds[NQ];
+    radius_bounds(ref, n, q, dim, c->metric, radii, bounds);
+    uint64_t want_off[NQ + 1], counts[NQ];
+    float *want_k = NULL, *keys = NULL;
+    uint32_t *want_i = NULL, *rows = NULL;
+    LBK_ASSERT_EQ_INT(
+        oracle_radius(ref, n, q, NQ, dim, c->metric, radii, want_off, &want_k, &want_i), 0);
+    keys = malloc(((size_t)want_off[NQ] + 1) * sizeof *keys);
+    rows = malloc(((size_t)want_off[NQ] + 1) * sizeof *rows);
+    LBK_ASSERT_TRUE(keys && rows);
+
+    const lbk_dataset data = {.rows = n, .dim = dim, .points = ref};
+    const lbk_kdtree_params tp = {.split = LBK_SPLIT_ROUND_ROBIN, .sort = LBK_SORT_RADIX};
+    lbk_kdtree *tree = NULL;
+    cl_mem held[PLACEHOLDERS];
+    LBK_ASSERT_EQ_INT(lbk_kdtree_build(dev, &data, &tp, &tree), LBK_OK);
+    /* The query's buckets are laid out after the placeholders (run_tree). */
+    hold_released_ids(dev, held);
+    const lbk_tree_radius_params rp = {.metric = (lbk_metric)c->metric, .window = 5};
+    lbk_tree_query_work work = {0};
+    LBK_EXPECT_EQ_INT(lbk_tree_radius_count(tree, &rp, q, bounds, NQ, counts, &work), LBK_OK);
+    LBK_EXPECT_EQ_INT(lbk_tree_radius_fill(tree, &rp, q, bounds, NQ, want_off, keys, rows, &work),
+                      LBK_OK);
+    radius_compare(counts, keys, rows, want_off, want_k, want_i);
+    lbk_kdtree_destroy(tree);
+    /* Fresh ids for the brute engine's buffers too (the tree's are free). */
+    cl_mem held2[PLACEHOLDERS];
+    hold_released_ids(dev, held2);
+
+    const lbk_brute_params bp = {.k = 1,
+                                 .metric = (lbk_metric)c->metric,
+                                 .memory_budget = 8 << 10,
+                                 .distance = LBK_DISTANCE_TILED,
+                                 .copy_shard = true};
+    lbk_brute *engine = NULL;
+    uint64_t evals = 0;
+    LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &bp, &engine), LBK_OK);
+    LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, n, "the budget must force chunks");
+    LBK_EXPECT_EQ_INT(lbk_brute_radius_count(engine, q, bounds, NQ, counts, &evals), LBK_OK);
+    LBK_EXPECT_EQ_INT(
+        lbk_brute_radius_fill(engine, q, bounds, NQ, want_off, 5, keys, rows, &evals), LBK_OK);
+    radius_compare(counts, keys, rows, want_off, want_k, want_i);
+    lbk_brute_destroy(engine);
+    release_ids(held);
+    release_ids(held2);
+    lbk_device_close(dev);
+    free(ref);
+    free(q);
+    free(want_k);
+    free(want_i);
+    free(keys);
+    free(rows);
+}
+
+LBK_TEST_MAIN(LBK_TEST_ROWS(brute_cases, run_brute), LBK_TEST_ROWS(tree_cases, run_tree),
+              LBK_TEST_ROWS(radius_cases, run_radius))
