@@ -29,7 +29,8 @@ count   radius.count_only on 1e7 uniform points (task radius_graph, 16
 
 --quick: every set at 1e5 points (1e4 queries), for a smoke test in a
 minute. lbknn's times: the run's report (timings_s: search, total) where the
-CLI writes one for the radius tasks; otherwise the wall time of `lbknn run`,
+CLI writes one for the radius tasks (the sum of its search phases, as
+timings_s.search holds the last of the two passes only); otherwise the wall time of `lbknn run`,
 and as its search the wall time less that of the same job at radius 0 (the
 same reading, device set-up and build, an empty search), both measured every
 round. Peak RSS: the report's rank_stats where there is one; otherwise GNU
@@ -202,14 +203,35 @@ def radius_job(lb, d, name, task, ref, query, radius, graph=True, count_only=Fal
     return write_job(sub, job), out
 
 
+SEARCH_PHASES = ("distribute", "query", "merge", "output")
+
+
 def lbknn_times(lb, job, empty_job, ranks=0):
-    """(search s, total s, peaks, how): the report's, or wall-clock ones."""
+    """(search s, total s, peaks, how, phases): the report's, or wall-clock
+    ones. The report's search is the sum of its search phases (both passes:
+    its timings_s.search holds the last pass only)."""
     wall, peaks, rep = lb.run(job, ranks)
     if rep is not None:
         t = rep["timings_s"]
-        return t["search"], t["total"], peaks, "report"
+        phases = {k: t[k]["max"] for k in SEARCH_PHASES}
+        phases["report search"] = t["search"]
+        phases["wall"] = wall
+        return sum(t[k]["max"] for k in SEARCH_PHASES), t["total"], peaks, "report", phases
     empty, _, _ = lb.run(empty_job, ranks)
-    return wall - empty, wall, peaks, "wall"
+    return wall - empty, wall, peaks, "wall", {}
+
+
+def phase_table(out, rows):
+    """rows: (label, [phases dict per round]): medians of each phase."""
+    if not rows or not rows[0][1] or not rows[0][1][0]:
+        return
+    keys = list(rows[0][1][0])
+    out.append("")
+    out.append("| lbknn's phases, medians s | " + " | ".join(keys) + " |")
+    out.append("|---|" + "---|" * len(keys))
+    for label, ph in rows:
+        out.append(f"| {label} | " + " | ".join(f"{med([p[k] for p in ph]):.3f}" for k in keys)
+                   + " |")
 
 
 # ---------------------------------------------------------------- peers
@@ -307,9 +329,10 @@ def bench_search(lb, build, n, nq, rounds, out):
         r = calibrate(ck, q[:20000], mean, False)
         job, files = radius_job(lb, work, f"r{mean}", "radius", ref, qry, r)
         empty, _ = radius_job(lb, work, f"r{mean}-empty", "radius", ref, qry, 0.0)
-        t = {"search": [], "total": [], "ck": [], "sk": [], "ckb": [], "skb": []}
+        t = {"search": [], "total": [], "ck": [], "sk": [], "ckb": [], "skb": [], "ph": []}
         for _ in range(rounds):
-            s, tot, _, how = lbknn_times(lb, job, empty)
+            s, tot, _, how, ph = lbknn_times(lb, job, empty)
+            t["ph"].append(ph)
             t["search"].append(s)
             t["total"].append(tot)
             tq, ck_res = timed(lambda: ck.query_ball_point(q, r, workers=2, return_sorted=True))
@@ -342,6 +365,7 @@ def bench_search(lb, build, n, nq, rounds, out):
             f"({rng(t['total'])}) | {med(t['ck']):.3f} ({med(t['ckb']):.3f}) | "
             f"{med(t['sk']):.3f} ({med(t['skb']):.3f}) | **{s / med(t['ck']):.2f}x** | "
             f"**{s / med(t['sk']):.2f}x** | {tot / (med(t['ck']) + med(t['ckb'])):.2f}x |")
+    phase_table(out, [(f"{got:.0f} neighbours", t["ph"]) for _, _, got, t, _ in rows])
     out.append("")
     out.append(f"lbknn search: {SEARCH_HOW[rows[0][4]]}")
     for n_ in notes:
@@ -350,7 +374,10 @@ def bench_search(lb, build, n, nq, rounds, out):
 
 
 SEARCH_HOW = {
-    "report": "the report's timings_s.search; total: timings_s.total.",
+    "report": "the sum of the report's search phases (distribute, query, merge, output; "
+              "both passes, count then fill: its timings_s.search, the 'report search' "
+              "column, holds the fill pass only); total: timings_s.total; wall: `lbknn run` "
+              "from start to exit.",
     "wall": "the wall time of `lbknn run job.yaml` less that of the same job at r = 0 "
             "(reading, device, build, an empty search; no report for task radius yet); "
             "total: the wall time (process start to exit).",
@@ -366,9 +393,10 @@ def bench_graph(lb, build, n, rounds, out):
     work = os.path.join(ROOT, "bench", "out", "radius", "graph")
     job, files = radius_job(lb, work, "graph", "radius_graph", ref, None, r)
     empty, _ = radius_job(lb, work, "graph-empty", "radius_graph", ref, None, 0.0)
-    t = {"search": [], "total": [], "ck": [], "ckb": []}
+    t = {"search": [], "total": [], "ck": [], "ckb": [], "ph": []}
     for _ in range(rounds):
-        s, tot, _, how = lbknn_times(lb, job, empty)
+        s, tot, _, how, ph = lbknn_times(lb, job, empty)
+        t["ph"].append(ph)
         t["search"].append(s)
         t["total"].append(tot)
         tb, tree = timed(lambda: cKDTree(x, leafsize=LEAF, balanced_tree=True))
@@ -394,6 +422,7 @@ def bench_graph(lb, build, n, rounds, out):
     out.append(f"| {np.diff(g.indptr).mean():.2f} | {r:.6g} | {s:.3f} ({rng(t['search'])}) | "
                f"{tot:.3f} ({rng(t['total'])}) | {med(t['ck']):.3f} ({med(t['ckb']):.3f}) | "
                f"**{s / med(t['ck']):.2f}x** | {tot / (med(t['ck']) + med(t['ckb'])):.2f}x |")
+    phase_table(out, [("radius graph", t["ph"])])
     out.append("")
     out.append(f"lbknn search: {SEARCH_HOW[how]} cKDTree: query_ball_point(X, r, workers=2) "
                "(its default sorts each list by id), each point itself dropped afterwards, "
