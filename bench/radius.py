@@ -84,6 +84,15 @@ LEAF = 16
 TIE_REL = 2.0**-19
 
 
+class Printer(list):
+    """The Markdown block, printed line by line as it grows (a failure late
+    in the run keeps what came before)."""
+
+    def append(self, line):
+        super().append(line)
+        print(line, flush=True)
+
+
 def load():
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
@@ -155,7 +164,7 @@ class Lbknn:
                 with open(f"{rss}.{rank}") as f:
                     peaks.append(int(f.read().split()[-1]) * 1024)
         report = None
-        if self.report:
+        if self.report and os.path.exists(job_report(job_path)):
             import yaml
             with open(job_report(job_path)) as f:
                 report = yaml.safe_load(f)
@@ -470,7 +479,8 @@ def bench_count(lb, build, n, out):
                             count_only=True)
     knn = write_job(os.path.join(work, "knn1"), {
         "task": "graph", "reference": {"path": ref}, "knn": {"k": 1, "engine": "kdtree"},
-        "output": {"graph": os.path.join(work, "knn1", "graph.npz")}})
+        "output": {"graph": os.path.join(work, "knn1", "graph.npz"),
+                   "report": os.path.join(work, "knn1", "report.yaml")}})
     wc, pc, _ = lb.run(job)
     wk, pk, _ = lb.run(knn)
     mean = np.load(files["counts"]).mean()
@@ -531,7 +541,9 @@ def main():
         os.environ.get("XDG_CACHE_HOME", os.path.join(os.environ.get("HOME", "/tmp"), ".cache")),
         "pocl", "kcache"))
     lb = Lbknn(build, args.mpiexec)
-    out = header(args, lb)
+    out = Printer()
+    for line in header(args, lb):
+        out.append(line)
     loads = [load()]
     if "search" in only:
         tb_ck, tb_sk = bench_search(lb, build, n, nq, rounds, out)
@@ -552,7 +564,6 @@ def main():
         loads.append(load())
     out.append("")
     out.append(f"Load average (1, 5, 15 min) after each part: {' | '.join(loads)}")
-    print("\n".join(out))
     return 0
 
 
