@@ -507,7 +507,8 @@ def header(args, lb):
     blas = [f"{i.get('internal_api')} {i.get('version')} {i.get('architecture')} "
             f"x{i.get('num_threads')}" for i in threadpool_info() if i.get("user_api") == "blas"]
     dev = subprocess.run([lb.exe, "devices"], capture_output=True, text=True).stdout
-    dev = next((ln.strip() for ln in dev.splitlines() if ln.strip().startswith("*")), "?")
+    dev = next((" ".join(ln.split()[4:]) for ln in dev.splitlines()
+                if ln.strip().startswith("*")), "?")
     commit = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%h %s"],
                             capture_output=True, text=True).stdout.strip()[:72]
     return [
