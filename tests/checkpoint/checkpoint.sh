@@ -26,10 +26,12 @@ YAML
 # leave MPI_Finalize together; a rank still exiting then that gets SIGTERM
 # keeps the checkpoint and its partial files (docs/user-guide.md, "Stopping
 # on purpose"). The cases that signal a run (usr1, term, kill9) keep Open
-# MPI's default: what a user's mpirun does to its ranks is what they test.
+# MPI's default: what a user's mpirun does to its ranks is what they test;
+# so does the sanitized pass (ASAN_OPTIONS set), whose ranks run their leak
+# check as they exit, after MPI_Finalize.
 case $case in
 usr1* | term | kill9) ;;
-*) export OMPI_MCA_odls_base_sigkill_timeout=0 ;;
+*) [ -n "${ASAN_OPTIONS:-}" ] || export OMPI_MCA_odls_base_sigkill_timeout=0 ;;
 esac
 # q= (an assignment before the command) for one run that logs its warnings.
 q=-q
