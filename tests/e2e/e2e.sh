@@ -88,19 +88,23 @@ votes-sklearn)
     PY=/usr/bin/python3
     "$PY" -c 'import sklearn' 2>/dev/null || { echo "SKIP: python3-sklearn not installed"; exit 77; }
     expect_exit 0 "$LBKNN" generate data --points 2000 --queries 150 --dim 4 --classes 6 --seed 3
+    # Every run first, then one check_votes.py for all of them (one import
+    # of scikit-learn, not eight).
+    checks=()
     for metric in l2 cosine ip; do
         for weights in uniform distance softmax; do
             [ $metric = ip ] && [ $weights = distance ] && continue
-            rm -rf out && mkdir out
+            o=out-$metric-$weights
+            rm -rf "$o" && mkdir "$o"
             expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.k=9 --set knn.metric=$metric \
                 --set knn.weights=$weights --set knn.temperature=0.1 \
-                --set output.predictions=out/p.csv --set output.probabilities=out/pr.csv \
-                --set output.neighbors=out/n.ivecs --set output.distances=out/d.fvecs \
-                --set output.report=out/r.yaml
-            "$PY" "$(dirname "$0")/check_votes.py" data 9 $metric $weights 0.1 out/p.csv out/pr.csv \
-                out/n.ivecs out/d.fvecs out/r.yaml || fail "votes differ ($metric $weights)"
+                --set output.predictions=$o/p.csv --set output.probabilities=$o/pr.csv \
+                --set output.neighbors=$o/n.ivecs --set output.distances=$o/d.fvecs \
+                --set output.report=$o/r.yaml
+            checks+=(data 9 $metric $weights 0.1 $o/p.csv $o/pr.csv $o/n.ivecs $o/d.fvecs $o/r.yaml)
         done
     done
+    "$PY" "$(dirname "$0")/check_votes.py" "${checks[@]}" || fail "votes differ (the runs above)"
     ;;
 array-formats)
     # Neighbours and distances as .ibin/.fbin and .npy hold what .ivecs and
