@@ -310,9 +310,13 @@ static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const floa
                              uint64_t first, uint64_t n, lbknn_radius_result **out)
 {
     const lbk_comm *comm = &ix->context->comm;
-    const lbk_index_radius_params params = {
-        radii, radius, o && o->max_neighbors > 0 ? (uint64_t)o->max_neighbors : 0,
-        o && o->truncate, o && o->count_only};
+    const lbk_index_radius_params params = {radii,
+                                            radius,
+                                            o && o->max_neighbors > 0 ? (uint64_t)o->max_neighbors
+                                                                      : 0,
+                                            o && o->truncate,
+                                            o && o->count_only,
+                                            NULL};
     kept_lists kept = {0};
     const lbk_index_radius_sink sink = {keep_emit, NULL, &kept};
     lbk_status st = lbk_index_radius(ix->index, self, nq, points, &params, &sink);
