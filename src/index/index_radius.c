@@ -98,6 +98,14 @@ typedef struct {
 
 #define AT(r, which, type) ((type *)(r)->buf[which].data)
 
+/* The owner's entries to receive per query: the counts themselves unless
+ * holders cut their lists at `keep` (a count-only search holds neither
+ * this nor the rounds: 12 bytes a query less). */
+static uint64_t *own_recv(const radius_run *r)
+{
+    return r->keep ? AT(r, OWN_RECV, uint64_t) : AT(r, OWN_COUNT, uint64_t);
+}
+
 static lbk_status reserve(radius_run *r, int which, uint64_t bytes, const char *what)
 {
     return lbk_exchange_buffer_reserve(&r->buf[which], (size_t)(bytes < 64 ? 64 : bytes), what);
@@ -176,14 +184,16 @@ static lbk_status own_queries(radius_run *r)
     LBK_TRY(reserve(r, OWN_BOUND, n * sizeof(float), "radius bounds"));
     LBK_TRY(reserve(r, OWN_ROW, n * sizeof(uint64_t), "radius query rows"));
     LBK_TRY(reserve(r, OWN_COUNT, n * sizeof(uint64_t), "radius counts"));
-    LBK_TRY(reserve(r, OWN_RECV, n * sizeof(uint64_t), "radius counts"));
-    LBK_TRY(reserve(r, OWN_ROUND, n * sizeof(uint32_t), "radius rounds"));
+    if (r->keep)
+        LBK_TRY(reserve(r, OWN_RECV, n * sizeof(uint64_t), "radius counts"));
+    if (!r->p->count_only)
+        LBK_TRY(reserve(r, OWN_ROUND, n * sizeof(uint32_t), "radius rounds"));
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t row = batch_row(r, r->b.slice_first + i);
         AT(r, OWN_ROW, uint64_t)[i] = row;
         AT(r, OWN_BOUND, float)[i] = bound_of(r, row);
         AT(r, OWN_COUNT, uint64_t)[i] = 0;
-        AT(r, OWN_RECV, uint64_t)[i] = 0;
+        own_recv(r)[i] = 0;
     }
     return LBK_OK;
 }
@@ -397,10 +407,11 @@ static lbk_status counts_back(radius_run *r)
     const uint64_t sent = total(r->send_counts, p);
     const uint32_t *query = AT(r, SENT_QUERY, uint32_t);
     const uint64_t *back = AT(r, BACK, uint64_t);
-    uint64_t *count = AT(r, OWN_COUNT, uint64_t), *recv = AT(r, OWN_RECV, uint64_t);
+    uint64_t *count = AT(r, OWN_COUNT, uint64_t), *recv = r->keep ? own_recv(r) : NULL;
     for (uint64_t i = 0; i < sent; i++) {
         count[query[i]] += back[i];
-        recv[query[i]] += r->keep && back[i] > r->keep ? r->keep : back[i];
+        if (recv)
+            recv[query[i]] += back[i] > r->keep ? r->keep : back[i];
     }
     return LBK_OK;
 }
@@ -422,7 +433,7 @@ static uint64_t exact_count(const radius_run *r, uint64_t i)
 static lbk_status plan_rounds(radius_run *r)
 {
     const uint64_t cap = r->p->max_neighbors;
-    const uint64_t *count = AT(r, OWN_RECV, uint64_t);
+    const uint64_t *count = own_recv(r);
     uint32_t *round = AT(r, OWN_ROUND, uint32_t);
     uint64_t in_round = 0, rounds = 0;
     for (uint64_t i = 0; i < r->own_n; i++) {
@@ -798,7 +809,7 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
         }
         /* Where holders sent their first `keep` alone, the count is the
          * holders' sum, as a count-only search gives it. */
-        const bool cut = AT(r, OWN_RECV, uint64_t)[q0 + q] < AT(r, OWN_COUNT, uint64_t)[q0 + q];
+        const bool cut = own_recv(r)[q0 + q] < AT(r, OWN_COUNT, uint64_t)[q0 + q];
         count[q] = cut ? exact_count(r, q0 + q) : kept;
         out += cap > 0 && kept > cap ? cap : kept;
         begin = end;
