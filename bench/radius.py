@@ -384,8 +384,8 @@ def bench_search(lb, build, n, nq, rounds, out):
 
 SEARCH_HOW = {
     "report": "the sum of the report's search phases (distribute, query, merge, output; "
-              "both passes, count then fill: its timings_s.search, the 'report search' "
-              "column, holds the fill pass only); total: timings_s.total; wall: `lbknn run` "
+              "both passes, count then fill; the 'report search' column is "
+              "timings_s.search, which holds both passes since radius-perf); total: timings_s.total; wall: `lbknn run` "
               "from start to exit.",
     "wall": "the wall time of `lbknn run job.yaml` less that of the same job at r = 0 "
             "(reading, device, build, an empty search; no report for task radius yet); "

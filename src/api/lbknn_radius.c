@@ -1,10 +1,12 @@
 /* The library's radius searches (lbknn_index_radius, lbknn_index_radius_self):
  * the index's radius search (src/index/index_radius.c) through a sink that
- * keeps each rank's lists, then every rank's arrays filled from every
- * rank's lists (each byte from one rank, the others' zeros, OR'ed). */
+ * keeps each rank's lists, then the result: a query set's on every rank
+ * (each byte from one rank, the others' zeros, OR'ed), a self search's rows
+ * each to the one rank that passed them (an exchange). */
 #include "lbknn_radius_impl.h"
 
 #include "alloc_large.h"
+#include "exchange.h"
 #include "knn.h"
 #include "log.h"
 #include "normalize.h"
@@ -287,21 +289,137 @@ static lbk_status assemble(const lbknn_index *ix, const kept_lists *k, uint64_t 
     return lbk_comm_allreduce_or_bytes(comm, res->distances, m * sizeof *res->distances);
 }
 
-/* The rows [first, first + n) of the result alone (a self search's rank:
- * the rows it passed), moved down in place. */
-static lbk_status narrow(lbknn_radius_result *res, uint64_t first, uint64_t n)
+/* A self search's list on its way to the rank that passed its row. */
+typedef struct {
+    uint64_t row, count, len;
+} sent_row;
+typedef struct {
+    uint64_t id;
+    float key;
+    uint32_t unused; /* zero: every byte defined */
+} sent_entry;
+
+/* The rank whose rows [first, first + n) hold `row` (ranges: 2 a rank). */
+static bool holds(const uint64_t *ranges, int d, uint64_t row)
 {
-    memmove(res->counts, res->counts + first, (size_t)n * sizeof *res->counts);
-    memmove(res->truncated, res->truncated + first, (size_t)n);
-    res->queries = (int64_t)n;
-    if (!res->indptr)
-        return LBK_OK;
-    const int64_t lo = res->indptr[first], hi = res->indptr[first + n];
-    memmove(res->indices, res->indices + lo, (size_t)(hi - lo) * sizeof *res->indices);
-    memmove(res->distances, res->distances + lo, (size_t)(hi - lo) * sizeof *res->distances);
-    for (uint64_t q = 0; q <= n; q++)
-        res->indptr[q] = res->indptr[first + q] - lo;
+    return row >= ranges[2 * d] && row - ranges[2 * d] < ranges[2 * d + 1];
+}
+
+/* This rank's kept lists packed by the ranks that passed their rows (each
+ * rank that did: under replicate every rank passes every row). */
+static lbk_status pack_self(const kept_lists *k, const uint64_t *ranges, int p,
+                            uint64_t *send_rows, uint64_t *send_entries, sent_row **rows_out,
+                            sent_entry **entries_out)
+{
+    uint64_t n = 0, m = 0;
+    for (uint64_t q = 0; q < k->n; q++) {
+        int to = 0;
+        for (int d = 0; d < p; d++)
+            if (holds(ranges, d, k->row[q])) {
+                send_rows[d]++;
+                send_entries[d] += k->len[q];
+                n++;
+                m += k->len[q];
+                to++;
+            }
+        LBK_FAIL_IF(to == 0, LBK_ERR_INTERNAL, "internal: radius row %llu is no rank's",
+                    (unsigned long long)k->row[q]);
+    }
+    sent_row *rows = malloc((size_t)(n ? n : 1) * sizeof *rows);
+    sent_entry *entries = calloc((size_t)(m ? m : 1), sizeof *entries);
+    *rows_out = rows;
+    *entries_out = entries;
+    LBK_FAIL_IF(!rows || !entries, LBK_ERR_NOMEM, "out of host memory sending %llu radius lists",
+                (unsigned long long)n);
+    uint64_t r = 0, f = 0;
+    for (int d = 0; d < p; d++)
+        for (uint64_t q = 0, e = 0; q < k->n; e += k->len[q], q++) {
+            if (!holds(ranges, d, k->row[q]))
+                continue;
+            rows[r++] = (sent_row){k->row[q], k->count[q], k->len[q]};
+            for (uint64_t i = 0; i < k->len[q]; i++)
+                entries[f++] = (sent_entry){k->ids[e + i], k->keys[e + i], 0};
+        }
     return LBK_OK;
+}
+
+/* The received rows [first, first + n) into the result. */
+static lbk_status place_self(const lbknn_index *ix, const sent_row *rows, uint64_t n_rows,
+                             const sent_entry *entries, uint64_t first, uint64_t n, bool lists,
+                             lbknn_radius_result *res)
+{
+    LBK_FAIL_IF(n_rows != n, LBK_ERR_INTERNAL, "internal: %llu radius rows for %llu",
+                (unsigned long long)n_rows, (unsigned long long)n);
+    LBK_TRY(result_alloc(res, n, lists));
+    if (!lists) {
+        for (uint64_t i = 0; i < n; i++)
+            res->counts[rows[i].row - first] = (int64_t)rows[i].count;
+        return LBK_OK;
+    }
+    for (uint64_t i = 0; i <= n; i++)
+        res->indptr[i] = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        res->counts[rows[i].row - first] = (int64_t)rows[i].count;
+        res->indptr[rows[i].row - first + 1] = (int64_t)rows[i].len;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        res->indptr[i + 1] += res->indptr[i];
+        res->truncated[i] = res->counts[i] > res->indptr[i + 1] - res->indptr[i];
+    }
+    const uint64_t m = (uint64_t)res->indptr[n];
+    lbk_status st = LBK_OK;
+    res->indices = lbk_alloc_large_logged(m ? m : 1, sizeof *res->indices, "radius ids", &st);
+    if (st == LBK_OK)
+        res->distances =
+            lbk_alloc_large_logged(m ? m : 1, sizeof *res->distances, "radius distances", &st);
+    const lbk_metric metric = ix->options.knn.metric;
+    for (uint64_t i = 0, e = 0; i < n && st == LBK_OK; i++) {
+        const int64_t to = res->indptr[rows[i].row - first];
+        for (uint64_t j = 0; j < rows[i].len; j++, e++) {
+            res->indices[to + (int64_t)j] = (int64_t)entries[e].id;
+            res->distances[to + (int64_t)j] = lbk_knn_key_to_distance(metric, entries[e].key);
+        }
+    }
+    return st;
+}
+
+/* Collective, a self search: each rank's rows [first, first + n) from the
+ * ranks that hold their lists, each list sent once, to that rank alone. */
+static lbk_status assemble_self(const lbknn_index *ix, const kept_lists *k, uint64_t first,
+                                uint64_t n, bool lists, lbknn_radius_result *res)
+{
+    const lbk_comm *comm = &ix->context->comm;
+    const int p = comm->size;
+    uint64_t mine[2] = {first, n}, bytes = 0;
+    uint64_t *ranges = calloc(6 * (size_t)p, sizeof *ranges);
+    LBK_FAIL_IF(!ranges, LBK_ERR_NOMEM, "out of host memory for the radius result's routes");
+    uint64_t *send_rows = ranges + 2 * p, *send_entries = ranges + 3 * p;
+    uint64_t *recv_rows = ranges + 4 * p, *recv_entries = ranges + 5 * p;
+    lbk_exchange_buffer in_rows = {0}, in_entries = {0};
+    sent_row *rows = NULL;
+    sent_entry *entries = NULL;
+    lbk_status st = lbk_comm_allgather_bytes(comm, mine, ranges, (int)sizeof mine);
+    if (st == LBK_OK) {
+        const lbk_status packed =
+            pack_self(k, ranges, p, send_rows, send_entries, &rows, &entries);
+        st = lbk_exchange_rows(comm, packed, rows, send_rows, sizeof *rows, &in_rows, recv_rows,
+                               &bytes);
+    }
+    free(rows);
+    if (st == LBK_OK)
+        st = lbk_exchange_rows(comm, LBK_OK, entries, send_entries, sizeof *entries, &in_entries,
+                               recv_entries, &bytes);
+    free(entries);
+    uint64_t n_rows = 0;
+    for (int d = 0; d < p; d++)
+        n_rows += recv_rows[d];
+    if (st == LBK_OK)
+        st = lbk_comm_agree(
+            comm, place_self(ix, in_rows.data, n_rows, in_entries.data, first, n, lists, res));
+    lbk_exchange_buffer_free(&in_rows);
+    lbk_exchange_buffer_free(&in_entries);
+    free(ranges);
+    return st;
 }
 
 /* Collective: the search into the kept lists, then the result. */
@@ -310,9 +428,13 @@ static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const floa
                              uint64_t first, uint64_t n, lbknn_radius_result **out)
 {
     const lbk_comm *comm = &ix->context->comm;
-    const lbk_index_radius_params params = {
-        radii, radius, o && o->max_neighbors > 0 ? (uint64_t)o->max_neighbors : 0,
-        o && o->truncate, o && o->count_only};
+    const lbk_index_radius_params params = {radii,
+                                            radius,
+                                            o && o->max_neighbors > 0 ? (uint64_t)o->max_neighbors
+                                                                      : 0,
+                                            o && o->truncate,
+                                            o && o->count_only,
+                                            NULL};
     kept_lists kept = {0};
     const lbk_index_radius_sink sink = {keep_emit, NULL, &kept};
     lbk_status st = lbk_index_radius(ix->index, self, nq, points, &params, &sink);
@@ -324,10 +446,9 @@ static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const floa
         st = lbk_comm_agree(comm, res ? LBK_OK : LBK_ERR_NOMEM);
     }
     if (st == LBK_OK)
-        st = assemble(ix, &kept, nq, !params.count_only, res);
+        st = self ? assemble_self(ix, &kept, first, n, !params.count_only, res)
+                  : assemble(ix, &kept, nq, !params.count_only, res);
     kept_free(&kept);
-    if (st == LBK_OK && (first != 0 || n != nq))
-        st = lbk_comm_agree(comm, narrow(res, first, n));
     if (st == LBK_OK) {
         *out = res;
         res = NULL;

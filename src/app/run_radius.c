@@ -59,7 +59,8 @@ typedef struct {
     lbk_run_state *s;
     uint64_t rows;
     uint64_t *counts;
-    uint64_t *indptr; /* rows + 1: where each row's stored list begins */
+    uint64_t *indptr;           /* rows + 1: where each row's stored list begins (a graph only) */
+    lbk_index_radius_kept kept; /* the count pass's counts, for the fill */
     lbk_graph_npz_layout layout;
     lbk_outfile graph, counts_file, truncated_file, report;
     bool graph_open, counts_open, truncated_open, report_open;
@@ -79,58 +80,86 @@ static void put_le(unsigned char *p, uint64_t v, unsigned size)
         p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Rows [row, row + n) of a slice, from its entry `first` on: their ids and
- * distances at their places. */
-static lbk_status write_run(radius_out *o, const lbk_index_radius_slice *slice, uint64_t first,
-                            uint64_t row, uint64_t n, unsigned char *buf)
+/* A slice's query, by its row: the lists are written in row order. */
+typedef struct {
+    uint64_t row, q;
+} row_at;
+
+static int row_cmp(const void *a, const void *b)
+{
+    const uint64_t x = ((const row_at *)a)->row, y = ((const row_at *)b)->row;
+    return (x > y) - (x < y);
+}
+
+/* The rows by[0, n), whose lists lie one after another in the file, from
+ * the slice into one write each of ids and distances. */
+static lbk_status write_run(radius_out *o, const lbk_index_radius_slice *slice, const row_at *by,
+                            uint64_t n, unsigned char *buf)
 {
     const unsigned w = o->layout.index_size;
-    const uint64_t at = o->indptr[row], m = o->indptr[row + n] - at;
-    if (m == 0)
-        return LBK_OK;
+    const uint64_t at = o->indptr[by[0].row], m = o->indptr[by[n - 1].row + 1] - at;
     const lbk_graph_npz_member *ind = &o->layout.member[LBK_GRAPH_NPZ_INDICES];
     const lbk_graph_npz_member *dat = &o->layout.member[LBK_GRAPH_NPZ_DATA];
-    for (uint64_t e = 0; e < m; e++)
-        put_le(buf + e * w, slice->ids[first + e], w);
+    uint64_t e = 0;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t k = slice->indptr[by[i].q]; k < slice->indptr[by[i].q + 1]; k++, e++)
+            put_le(buf + e * w, slice->ids[k], w);
     LBK_TRY(lbk_outfile_write_at(&o->graph, ind->array_offset + at * w, buf, (size_t)(m * w)));
     float *d = (float *)buf;
-    for (uint64_t e = 0; e < m; e++)
-        d[e] = lbk_knn_key_to_distance(o->s->job->knn.metric, slice->keys[first + e]);
+    e = 0;
+    for (uint64_t i = 0; i < n; i++)
+        for (uint64_t k = slice->indptr[by[i].q]; k < slice->indptr[by[i].q + 1]; k++, e++)
+            d[e] = lbk_knn_key_to_distance(o->s->job->knn.metric, slice->keys[k]);
     return lbk_outfile_write_at(&o->graph, dat->array_offset + at * 4, buf, (size_t)(m * 4));
 }
 
-/* The fill pass: each slice's lists at their rows' offsets, runs of
- * consecutive rows in one write each. */
+/* Every list of the slice as long as the count pass made its row. */
+static lbk_status check_lengths(const radius_out *o, const lbk_index_radius_slice *slice)
+{
+    for (uint64_t q = 0; q < slice->slice_count; q++) {
+        const uint64_t row = lbk_index_radius_row(slice, q);
+        const uint64_t got = slice->indptr[q + 1] - slice->indptr[q];
+        const uint64_t want = o->indptr[row + 1] - o->indptr[row];
+        LBK_FAIL_IF(got != want, LBK_ERR_INTERNAL,
+                    "internal: radius row %llu: %llu entries, counted %llu",
+                    (unsigned long long)row, (unsigned long long)got, (unsigned long long)want);
+    }
+    return LBK_OK;
+}
+
+/* The fill pass: each slice's lists at their rows' offsets, the non-empty
+ * rows taken in row order and those whose lists lie one after another in
+ * the file (rows between them empty) in one write each: a self search's
+ * slices come in Morton order, which would be two small writes a row. */
 static lbk_status fill_emit(void *user, const lbk_index_radius_slice *slice)
 {
     radius_out *o = user;
     const uint64_t entries = slice->slice_count ? slice->indptr[slice->slice_count] : 0;
     if (entries == 0)
         return LBK_OK;
-    _Static_assert(LBK_INDEX_RADIUS_SINK_BYTES >= 8, "the sink's copy: 8-byte ids");
+    LBK_TRY(check_lengths(o, slice));
+    _Static_assert(LBK_INDEX_RADIUS_SINK_BYTES >= 24, "the sink's copy: 8-byte ids, the order");
     unsigned char *buf = malloc((size_t)entries * 8);
-    LBK_FAIL_IF(!buf, LBK_ERR_NOMEM, "out of host memory for %llu radius entries",
-                (unsigned long long)entries);
+    row_at *by = malloc((size_t)entries * sizeof *by); /* a row a non-empty list at most */
     lbk_status st = LBK_OK;
-    uint64_t q = 0;
-    while (q < slice->slice_count && st == LBK_OK) {
-        const uint64_t row = lbk_index_radius_row(slice, q);
-        uint64_t n = 1;
-        while (q + n < slice->slice_count && lbk_index_radius_row(slice, q + n) == row + n)
-            n++;
-        for (uint64_t i = 0; i < n && st == LBK_OK; i++)
-            if (slice->indptr[q + i + 1] - slice->indptr[q + i] !=
-                o->indptr[row + i + 1] - o->indptr[row + i]) {
-                lbk_error("internal: radius row %llu: %llu entries, counted %llu",
-                          (unsigned long long)(row + i),
-                          (unsigned long long)(slice->indptr[q + i + 1] - slice->indptr[q + i]),
-                          (unsigned long long)(o->indptr[row + i + 1] - o->indptr[row + i]));
-                st = LBK_ERR_INTERNAL;
-            }
-        if (st == LBK_OK)
-            st = write_run(o, slice, slice->indptr[q], row, n, buf);
-        q += n;
+    if (!buf || !by) {
+        lbk_error("out of host memory for %llu radius entries", (unsigned long long)entries);
+        st = LBK_ERR_NOMEM;
     }
+    uint64_t n = 0;
+    for (uint64_t q = 0; q < slice->slice_count && st == LBK_OK; q++)
+        if (slice->indptr[q + 1] > slice->indptr[q])
+            by[n++] = (row_at){lbk_index_radius_row(slice, q), q};
+    if (st == LBK_OK)
+        qsort(by, (size_t)n, sizeof *by, row_cmp);
+    for (uint64_t i = 0; i < n && st == LBK_OK;) {
+        uint64_t j = i + 1;
+        while (j < n && o->indptr[by[j].row] == o->indptr[by[j - 1].row + 1])
+            j++;
+        st = write_run(o, slice, by + i, j - i, buf);
+        i = j;
+    }
+    free(by);
     free(buf);
     return st;
 }
@@ -142,8 +171,12 @@ static lbk_status search(radius_out *o, bool count_only,
     lbk_run_state *s = o->s;
     const lbk_job *job = s->job;
     const lbk_index_radius_params params = {
-        s->radii, lbk_radius_of_double(job->knn.metric, lbk_job_radius(job)),
-        job->radius.max_neighbors, job->radius.overflow == LBK_OVERFLOW_TRUNCATE, count_only};
+        s->radii,
+        lbk_radius_of_double(job->knn.metric, lbk_job_radius(job)),
+        job->radius.max_neighbors,
+        job->radius.overflow == LBK_OVERFLOW_TRUNCATE,
+        count_only,
+        o->indptr ? &o->kept : NULL};
     const lbk_index_radius_sink sink = {emit, NULL, o};
     return lbk_index_radius(s->index, lbk_job_self_search(job), o->rows, s->queries.points,
                             &params, &sink);
@@ -298,16 +331,18 @@ static lbk_status passes(radius_out *o)
     lbk_run_state *s = o->s;
     const lbk_job *job = s->job;
     lbk_status st = LBK_OK;
+    const bool lists = job->output.graph[0] && !job->radius.count_only;
     o->counts = lbk_alloc_large_logged(o->rows + 1, sizeof *o->counts, "radius counts", &st);
-    if (st == LBK_OK)
+    if (st == LBK_OK && lists) /* count-only: no offsets */
         o->indptr = lbk_alloc_large_logged(o->rows + 1, sizeof *o->indptr, "radius indptr", &st);
     LBK_TRY(lbk_comm_agree(s->comm, st));
     memset(o->counts, 0, (size_t)(o->rows + 1) * sizeof *o->counts);
     LBK_TRY(search(o, true, count_emit));
     LBK_TRY(lbk_comm_allreduce_or_bytes(s->comm, o->counts, o->rows * sizeof *o->counts));
-    make_indptr(o);
-    if (job->output.graph[0] && !job->radius.count_only)
+    if (lists) {
+        make_indptr(o);
         LBK_TRY(fill(o));
+    }
     if (s->root && job->radius.counts[0])
         st = write_counts(o);
     if (st == LBK_OK && s->root && job->radius.truncated[0])
@@ -375,5 +410,6 @@ lbk_status lbk_run_radius(lbk_run_state *s)
     const lbk_status st = commit(&o, passes(&o));
     lbk_alloc_large_free(o.counts);
     lbk_alloc_large_free(o.indptr);
+    lbk_index_radius_kept_free(&o.kept);
     return st;
 }

@@ -251,7 +251,20 @@ typedef struct {
     bool truncate;          /* a list over the cap keeps its first max_neighbors;
                              * otherwise the search fails naming the query */
     bool count_only;        /* counts only: no list is ever filled */
+    /* NULL, or the holders' counts kept from one search for the next of
+     * the same queries (the CLI's count pass, then its fill): a count-only
+     * search appends them (4 bytes a query on each of its holders), a
+     * fill search given full ones reads them instead of counting again. */
+    struct lbk_index_radius_kept *kept;
 } lbk_index_radius_params;
+
+typedef struct lbk_index_radius_kept {
+    uint32_t *counts; /* each batch's work rows' counts, batch after batch */
+    uint64_t n, cap, at;
+    bool full; /* a count-only search wrote them all */
+} lbk_index_radius_kept;
+
+void lbk_index_radius_kept_free(lbk_index_radius_kept *kept);
 
 /* What a radius sink gets: the queries first + slice_first, ...,
  * first + slice_first + slice_count - 1 of the batch [first, first + count),
@@ -276,7 +289,7 @@ typedef struct {
  * search's reference row. */
 uint64_t lbk_index_radius_row(const lbk_index_radius_slice *slice, uint64_t q);
 
-#define LBK_INDEX_RADIUS_SINK_BYTES 8u
+#define LBK_INDEX_RADIUS_SINK_BYTES 24u
 
 typedef struct {
     /* Called on every rank the same number of times (an empty slice where
@@ -284,7 +297,7 @@ typedef struct {
      * status is agreed before the next step. A batch's lists come in
      * several slices, in query order, each within the memory budget, of
      * which the sink may use LBK_INDEX_RADIUS_SINK_BYTES an entry for a
-     * copy of its own (the CLI's write buffer). */
+     * copy of its own (the CLI's write buffer and its rows' order). */
     lbk_status (*emit)(void *user, const lbk_index_radius_slice *slice);
     /* After each batch, on every rank, or NULL. */
     void (*progress)(void *user, uint64_t batch, uint64_t batches);

@@ -30,7 +30,7 @@
  * the peak: the holder's fill output (key, row: 8) and its entries out,
  * the owner's entries in and placed (3 entries in all), the sink's lists
  * (id, key, label: 16) and the sink's own copy (LBK_INDEX_RADIUS_SINK_BYTES):
- * 104 bytes. The engine's window of codes has a bound of its own. */
+ * 120 bytes. The engine's window of codes has a bound of its own. */
 #define RADIUS_BUDGET_BYTES ((uint64_t)256 << 20)
 #define ENTRY_BYTES (8u + 3u * (unsigned)sizeof(radius_entry) + 16u + LBK_INDEX_RADIUS_SINK_BYTES)
 
@@ -50,6 +50,7 @@ enum {
     OWN_BOUND,   /* owner: each owned query's key bound (float) */
     OWN_ROW,     /* owner: each owned query's global row (uint64_t) */
     OWN_COUNT,   /* owner: the counts summed over the holders (uint64_t) */
+    OWN_RECV,    /* owner: the entries the holders send (each at most `keep`) */
     OWN_ROUND,   /* owner: each owned query's fill round (uint32_t) */
     SENT_QUERY,  /* owner: the owned query of each row sent, packed by rank (uint32_t) */
     SEND,        /* rows out: work rows, rounds */
@@ -83,6 +84,8 @@ typedef struct {
     bool self, spatial;
     uint64_t budget; /* entries a rank may hold */
     uint64_t limit;  /* entries of one owner's round */
+    uint64_t keep;   /* the most entries a holder sends of one list (0: all):
+                      * the cap, plus one for the point itself (self search) */
     lbk_batch b;
     uint64_t own_n;      /* owned queries: batch rows b.slice_first, ... */
     const float *work;   /* holder: n_work points */
@@ -94,6 +97,14 @@ typedef struct {
 } radius_run;
 
 #define AT(r, which, type) ((type *)(r)->buf[which].data)
+
+/* The owner's entries to receive per query: the counts themselves unless
+ * holders cut their lists at `keep` (a count-only search holds neither
+ * this nor the rounds: 12 bytes a query less). */
+static uint64_t *own_recv(const radius_run *r)
+{
+    return r->keep ? AT(r, OWN_RECV, uint64_t) : AT(r, OWN_COUNT, uint64_t);
+}
 
 static lbk_status reserve(radius_run *r, int which, uint64_t bytes, const char *what)
 {
@@ -173,12 +184,16 @@ static lbk_status own_queries(radius_run *r)
     LBK_TRY(reserve(r, OWN_BOUND, n * sizeof(float), "radius bounds"));
     LBK_TRY(reserve(r, OWN_ROW, n * sizeof(uint64_t), "radius query rows"));
     LBK_TRY(reserve(r, OWN_COUNT, n * sizeof(uint64_t), "radius counts"));
-    LBK_TRY(reserve(r, OWN_ROUND, n * sizeof(uint32_t), "radius rounds"));
+    if (r->keep)
+        LBK_TRY(reserve(r, OWN_RECV, n * sizeof(uint64_t), "radius counts"));
+    if (!r->p->count_only)
+        LBK_TRY(reserve(r, OWN_ROUND, n * sizeof(uint32_t), "radius rounds"));
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t row = batch_row(r, r->b.slice_first + i);
         AT(r, OWN_ROW, uint64_t)[i] = row;
         AT(r, OWN_BOUND, float)[i] = bound_of(r, row);
         AT(r, OWN_COUNT, uint64_t)[i] = 0;
+        own_recv(r)[i] = 0;
     }
     return LBK_OK;
 }
@@ -305,13 +320,60 @@ static void engine_work(lbk_index *s)
     s->info.stats.nodes_visited = work.nodes_visited;
 }
 
-/* The holder: every work row's count in this rank's points. */
+/* A fill search after a count-only one: the counts it kept, as the same
+ * routes give the same work rows. */
+static lbk_status read_kept(radius_run *r, uint64_t *count)
+{
+    lbk_index_radius_kept *kept = r->p->kept;
+    LBK_FAIL_IF(kept->at + r->n_work > kept->n, LBK_ERR_INTERNAL,
+                "internal: %llu radius work rows past the %llu counts kept",
+                (unsigned long long)(kept->at + r->n_work), (unsigned long long)kept->n);
+    for (uint64_t w = 0; w < r->n_work; w++)
+        count[w] = kept->counts[kept->at + w];
+    kept->at += r->n_work;
+    return LBK_OK;
+}
+
+/* A count-only search: its counts kept for the fill search that follows. */
+static lbk_status write_kept(radius_run *r, const uint64_t *count)
+{
+    lbk_index_radius_kept *kept = r->p->kept;
+    if (kept->n + r->n_work > kept->cap) {
+        uint64_t want = kept->cap ? kept->cap : 4096;
+        while (want < kept->n + r->n_work)
+            want *= 2;
+        uint32_t *grown = realloc(kept->counts, (size_t)want * sizeof *grown);
+        LBK_FAIL_IF(!grown, LBK_ERR_NOMEM, "out of host memory keeping %llu radius counts",
+                    (unsigned long long)want);
+        kept->counts = grown;
+        kept->cap = want;
+    }
+    for (uint64_t w = 0; w < r->n_work; w++) {
+        LBK_FAIL_IF(count[w] > UINT32_MAX, LBK_ERR_INTERNAL,
+                    "internal: a radius count of %llu in one shard",
+                    (unsigned long long)count[w]);
+        kept->counts[kept->n + w] = (uint32_t)count[w];
+    }
+    kept->n += r->n_work;
+    return LBK_OK;
+}
+
+void lbk_index_radius_kept_free(lbk_index_radius_kept *kept)
+{
+    free(kept->counts);
+    *kept = (lbk_index_radius_kept){0};
+}
+
+/* The holder: every work row's count in this rank's points (counted once:
+ * a fill after a count-only search with kept counts reads them). */
 static lbk_status count_work(radius_run *r)
 {
     lbk_index *s = r->s;
     const uint64_t dim = (uint64_t)s->shape.dim, chunk = engine_chunk(r);
     LBK_TRY(reserve(r, WORK_COUNT, r->n_work * sizeof(uint64_t), "radius counts"));
     uint64_t *count = AT(r, WORK_COUNT, uint64_t);
+    if (r->p->kept && r->p->kept->full && !r->p->count_only)
+        return read_kept(r, count);
     for (uint64_t at = 0; at < r->n_work; at += chunk) {
         const uint64_t n = r->n_work - at < chunk ? r->n_work - at : chunk;
         LBK_TRY(lbk_engine_radius_count(s->engine, r->work + at * dim,
@@ -321,7 +383,7 @@ static lbk_status count_work(radius_run *r)
     s->info.stats.queries_phase1 += r->n_work;
     s->info.stats.queries_answered += r->n_work;
     engine_work(s);
-    return LBK_OK;
+    return r->p->kept && r->p->count_only ? write_kept(r, count) : LBK_OK;
 }
 
 /* Collective: the work rows' counts back to their owners, summed per
@@ -345,9 +407,12 @@ static lbk_status counts_back(radius_run *r)
     const uint64_t sent = total(r->send_counts, p);
     const uint32_t *query = AT(r, SENT_QUERY, uint32_t);
     const uint64_t *back = AT(r, BACK, uint64_t);
-    uint64_t *count = AT(r, OWN_COUNT, uint64_t);
-    for (uint64_t i = 0; i < sent; i++)
+    uint64_t *count = AT(r, OWN_COUNT, uint64_t), *recv = r->keep ? own_recv(r) : NULL;
+    for (uint64_t i = 0; i < sent; i++) {
         count[query[i]] += back[i];
+        if (recv)
+            recv[query[i]] += back[i] > r->keep ? r->keep : back[i];
+    }
     return LBK_OK;
 }
 
@@ -368,7 +433,7 @@ static uint64_t exact_count(const radius_run *r, uint64_t i)
 static lbk_status plan_rounds(radius_run *r)
 {
     const uint64_t cap = r->p->max_neighbors;
-    const uint64_t *count = AT(r, OWN_COUNT, uint64_t);
+    const uint64_t *count = own_recv(r);
     uint32_t *round = AT(r, OWN_ROUND, uint32_t);
     uint64_t in_round = 0, rounds = 0;
     for (uint64_t i = 0; i < r->own_n; i++) {
@@ -381,8 +446,8 @@ static lbk_status plan_rounds(radius_run *r)
         if (r->p->count_only)
             continue;
         LBK_FAIL_IF(count[i] > r->budget, LBK_ERR_NOMEM,
-                    "radius: %s %llu has %llu neighbours within its radius, more than the "
-                    "memory budget holds at once (%llu; device.memory_mb)",
+                    "radius: %s %llu has %llu neighbours within its radius to gather, more "
+                    "than the memory budget holds at once (%llu; device.memory_mb)",
                     r->self ? "reference row" : "query row", (unsigned long long)row,
                     (unsigned long long)count[i], (unsigned long long)r->budget);
         if (rounds == 0 || in_round + count[i] > r->limit) {
@@ -471,59 +536,181 @@ static lbk_status select_round(radius_run *r, uint32_t round, uint64_t *n_sel)
         AT(r, SEL_POS, uint32_t)[j] = (uint32_t)(w - r->recv_start[src]);
         const uint64_t c = AT(r, WORK_COUNT, uint64_t)[w];
         offsets[j + 1] = offsets[j] + c;
-        r->out_counts[src] += c;
+        r->out_counts[src] += r->keep && c > r->keep ? r->keep : c;
         j++;
     }
     *n_sel = n;
     return LBK_OK;
 }
 
-/* The holder: the round's lists from the engine, as entries for their
- * owners (packed by owner, since work rows come in source order). */
-static lbk_status fill_round(radius_run *r, uint32_t round)
+/* The holder: the selected rows [j0, j1) through the engine, their lists
+ * from the start of FILL_KEYS and FILL_ROWS. */
+static lbk_status fill_group(radius_run *r, uint64_t j0, uint64_t j1)
 {
     lbk_index *s = r->s;
     const uint64_t dim = (uint64_t)s->shape.dim, chunk = engine_chunk(r);
-    uint64_t n = 0;
-    LBK_TRY(select_round(r, round, &n));
-    const uint64_t *offsets = AT(r, SEL_OFFSETS, uint64_t), entries = offsets[n];
-    LBK_TRY(reserve(r, FILL_KEYS, entries * sizeof(float), "radius lists"));
-    LBK_TRY(reserve(r, FILL_ROWS, entries * sizeof(uint32_t), "radius lists"));
-    LBK_TRY(reserve(r, CHUNK_OFFSETS, (chunk + 1) * sizeof(uint64_t), "radius lists"));
-    LBK_TRY(reserve(r, ENTRIES_OUT, entries * sizeof(radius_entry), "radius lists out"));
-    float *keys = AT(r, FILL_KEYS, float);
-    uint32_t *rows = AT(r, FILL_ROWS, uint32_t);
-    for (uint64_t at = 0; at < n; at += chunk) {
-        const uint64_t m = n - at < chunk ? n - at : chunk;
+    const uint64_t *offsets = AT(r, SEL_OFFSETS, uint64_t);
+    for (uint64_t at = j0; at < j1; at += chunk) {
+        const uint64_t m = j1 - at < chunk ? j1 - at : chunk, from = offsets[at] - offsets[j0];
         uint64_t *off = AT(r, CHUNK_OFFSETS, uint64_t);
         for (uint64_t i = 0; i <= m; i++)
             off[i] = offsets[at + i] - offsets[at];
-        LBK_TRY(lbk_engine_radius_fill(s->engine, AT(r, SEL_POINTS, float) + at * dim,
-                                       AT(r, SEL_BOUND, float) + at, m, off, keys + offsets[at],
-                                       rows + offsets[at]));
+        LBK_TRY(lbk_engine_radius_fill(
+            s->engine, AT(r, SEL_POINTS, float) + at * dim, AT(r, SEL_BOUND, float) + at, m, off,
+            AT(r, FILL_KEYS, float) + from, AT(r, FILL_ROWS, uint32_t) + from));
     }
-    engine_work(s);
-    radius_entry *out = AT(r, ENTRIES_OUT, radius_entry);
-    for (uint64_t j = 0; j < n; j++)
-        for (uint64_t e = offsets[j]; e < offsets[j + 1]; e++) {
-            LBK_FAIL_IF(rows[e] >= s->shard.rows, LBK_ERR_INTERNAL,
-                        "internal: the engine answered row %lu of a shard of %llu rows",
-                        (unsigned long)rows[e], (unsigned long long)s->shard.rows);
-            out[e] = (radius_entry){keys[e], AT(r, SEL_POS, uint32_t)[j],
-                                    s->shard.labels ? s->shard.labels[rows[e]] : -1, 0,
-                                    lbk_dataset_id(&s->shard, rows[e])};
-        }
     return LBK_OK;
 }
 
-static int entry_cmp(const void *a, const void *b)
+/* The end of the group of selected rows from j0 whose whole lists the
+ * budget holds (one row at least: a truncated list is filled whole before
+ * its first `keep` are taken). */
+static uint64_t group_end(const radius_run *r, uint64_t j0, uint64_t n)
 {
-    const radius_entry *x = a, *y = b;
-    if (x->key < y->key)
-        return -1;
-    if (x->key > y->key)
-        return 1;
-    return (x->id > y->id) - (x->id < y->id);
+    const uint64_t *offsets = AT(r, SEL_OFFSETS, uint64_t);
+    uint64_t j1 = j0 + 1;
+    while (j1 < n && offsets[j1 + 1] - offsets[j0] <= r->budget)
+        j1++;
+    return j1;
+}
+
+static radius_entry entry_of(const lbk_index *s, float key, uint32_t pos, uint32_t row)
+{
+    return (radius_entry){key, pos, s->shard.labels ? s->shard.labels[row] : -1, 0,
+                          lbk_dataset_id(&s->shard, row)};
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A list longer than `keep`: its first `keep` by (key, id). The engine's
+ * list is in (key, row) order, so only the keys equal to the last one kept
+ * need their ids: the smallest of them go. */
+static lbk_status keep_first(const lbk_index *s, const float *keys, const uint32_t *rows,
+                             uint64_t m, uint64_t keep, uint32_t pos, radius_entry *out)
+{
+    const float last = keys[keep - 1];
+    uint64_t a = keep - 1, b = keep;
+    while (a > 0 && keys[a - 1] == last)
+        a--;
+    while (b < m && keys[b] == last)
+        b++;
+    for (uint64_t e = 0; e < a; e++)
+        out[e] = entry_of(s, keys[e], pos, rows[e]);
+    uint64_t *tie = malloc((size_t)(b - a) * 2 * sizeof *tie);
+    LBK_FAIL_IF(!tie, LBK_ERR_NOMEM, "out of host memory for %llu tied radius entries",
+                (unsigned long long)(b - a));
+    for (uint64_t e = a; e < b; e++) /* (id, row) pairs, sorted by id */
+        tie[2 * (e - a)] = lbk_dataset_id(&s->shard, rows[e]), tie[2 * (e - a) + 1] = rows[e];
+    qsort(tie, (size_t)(b - a), 2 * sizeof *tie, id_cmp);
+    for (uint64_t e = a; e < keep; e++)
+        out[e] = entry_of(s, last, pos, (uint32_t)tie[2 * (e - a) + 1]);
+    free(tie);
+    return LBK_OK;
+}
+
+/* The holder: selected row j's list (m entries at `first` in the fill
+ * arrays) as entries for its owner, at most `keep` of them. */
+static lbk_status list_entries(radius_run *r, uint64_t j, uint64_t first, uint64_t m,
+                               radius_entry *out, uint64_t *n_out)
+{
+    const lbk_index *s = r->s;
+    const float *keys = AT(r, FILL_KEYS, float) + first;
+    const uint32_t *rows = AT(r, FILL_ROWS, uint32_t) + first;
+    const uint32_t pos = AT(r, SEL_POS, uint32_t)[j];
+    for (uint64_t e = 0; e < m; e++)
+        LBK_FAIL_IF(rows[e] >= s->shard.rows, LBK_ERR_INTERNAL,
+                    "internal: the engine answered row %lu of a shard of %llu rows",
+                    (unsigned long)rows[e], (unsigned long long)s->shard.rows);
+    const uint64_t keep = r->keep && m > r->keep ? r->keep : m;
+    if (keep < m)
+        LBK_TRY(keep_first(s, keys, rows, m, keep, pos, out + *n_out));
+    else
+        for (uint64_t e = 0; e < m; e++)
+            out[*n_out + e] = entry_of(s, keys[e], pos, rows[e]);
+    *n_out += keep;
+    return LBK_OK;
+}
+
+/* The holder: the round's lists from the engine, as entries for their
+ * owners (packed by owner, since work rows come in source order), filled
+ * in groups within the budget. */
+static lbk_status fill_round(radius_run *r, uint32_t round)
+{
+    lbk_index *s = r->s;
+    uint64_t n = 0, most = 0, n_out = 0;
+    LBK_TRY(select_round(r, round, &n));
+    const uint64_t *offsets = AT(r, SEL_OFFSETS, uint64_t);
+    for (uint64_t j0 = 0, j1 = 0; j0 < n; j0 = j1) {
+        j1 = group_end(r, j0, n);
+        most = offsets[j1] - offsets[j0] > most ? offsets[j1] - offsets[j0] : most;
+    }
+    const uint64_t sent = total(r->out_counts, s->comm->size);
+    LBK_TRY(reserve(r, FILL_KEYS, most * sizeof(float), "radius lists"));
+    LBK_TRY(reserve(r, FILL_ROWS, most * sizeof(uint32_t), "radius lists"));
+    LBK_TRY(reserve(r, CHUNK_OFFSETS, (engine_chunk(r) + 1) * sizeof(uint64_t), "radius lists"));
+    LBK_TRY(reserve(r, ENTRIES_OUT, sent * sizeof(radius_entry), "radius lists out"));
+    radius_entry *out = AT(r, ENTRIES_OUT, radius_entry);
+    for (uint64_t j0 = 0, j1 = 0; j0 < n; j0 = j1) {
+        j1 = group_end(r, j0, n);
+        LBK_TRY(fill_group(r, j0, j1));
+        for (uint64_t j = j0; j < j1; j++)
+            LBK_TRY(list_entries(r, j, offsets[j] - offsets[j0], offsets[j + 1] - offsets[j], out,
+                                 &n_out));
+    }
+    engine_work(s);
+    LBK_FAIL_IF(n_out != sent, LBK_ERR_INTERNAL,
+                "internal: %llu radius entries out where %llu were counted",
+                (unsigned long long)n_out, (unsigned long long)sent);
+    return LBK_OK;
+}
+
+/* (key, id) order: x before y. */
+static bool entry_before(const radius_entry *x, const radius_entry *y)
+{
+    return x->key < y->key || (!(x->key > y->key) && x->id < y->id);
+}
+
+/* The end of the run of entries in (key, id) order from i. */
+static uint64_t run_end(const radius_entry *a, uint64_t i, uint64_t n)
+{
+    while (i + 1 < n && !entry_before(&a[i + 1], &a[i]))
+        i++;
+    return i + 1;
+}
+
+/* One query's entries in (key, id) order: each holder's come as a run in
+ * (key, row) order, which is (key, id) order where a shard's ids ascend
+ * with its rows (row shards, replicas, one rank), so a list from one
+ * holder is checked, not sorted, and several holders' runs are merged in
+ * pairs (tmp: room for n). Returns where the sorted list lies. */
+static const radius_entry *sort_list(radius_entry *a, radius_entry *tmp, uint64_t n)
+{
+    if (n == 0 || run_end(a, 0, n) == n)
+        return a;
+    radius_entry *src = a, *dst = tmp;
+    for (;;) {
+        uint64_t runs = 0;
+        for (uint64_t i = 0; i < n; runs++) {
+            const uint64_t j = run_end(src, i, n), k = j < n ? run_end(src, j, n) : j;
+            uint64_t x = i, y = j, o = i;
+            while (x < j && y < k)
+                dst[o++] = entry_before(&src[y], &src[x]) ? src[y++] : src[x++];
+            while (x < j)
+                dst[o++] = src[x++];
+            while (y < k)
+                dst[o++] = src[y++];
+            i = k;
+        }
+        radius_entry *t = src;
+        src = dst;
+        dst = t;
+        if (runs <= 1)
+            return src;
+    }
 }
 
 /* The owner: the round's queries [q0, q1) (contiguous: rounds follow the
@@ -603,23 +790,27 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
     float *keys = AT(r, OUT_KEYS, float);
     int32_t *labels = AT(r, OUT_LABELS, int32_t);
     radius_entry *placed = AT(r, PLACED, radius_entry);
+    radius_entry *scratch = r->buf[ENTRIES_IN].data; /* placed: free again */
     uint64_t out = 0, begin = 0;
     for (uint64_t q = 0; q < nq; q++) {
         const uint64_t end = indptr[q + 1], self = AT(r, OWN_ROW, uint64_t)[q0 + q];
-        qsort(placed + begin, (size_t)(end - begin), sizeof *placed, entry_cmp);
+        const radius_entry *list = sort_list(placed + begin, scratch + begin, end - begin);
         indptr[q] = out;
         uint64_t kept = 0;
-        for (uint64_t e = begin; e < end; e++) {
-            if (r->self && placed[e].id == self)
+        for (uint64_t e = 0; e < end - begin; e++) {
+            if (r->self && list[e].id == self)
                 continue;
             if (cap == 0 || kept < cap) {
-                ids[out + kept] = placed[e].id;
-                keys[out + kept] = placed[e].key;
-                labels[out + kept] = placed[e].label;
+                ids[out + kept] = list[e].id;
+                keys[out + kept] = list[e].key;
+                labels[out + kept] = list[e].label;
             }
             kept++;
         }
-        count[q] = kept;
+        /* Where holders sent their first `keep` alone, the count is the
+         * holders' sum, as a count-only search gives it. */
+        const bool cut = own_recv(r)[q0 + q] < AT(r, OWN_COUNT, uint64_t)[q0 + q];
+        count[q] = cut ? exact_count(r, q0 + q) : kept;
         out += cap > 0 && kept > cap ? cap : kept;
         begin = end;
     }
@@ -742,6 +933,8 @@ lbk_status lbk_index_radius(lbk_index *s, bool self, uint64_t query_rows, const 
     const bool one_owner = !r.spatial && (s->plan.replicated || !s->plan.sliced);
     r.limit = one_owner ? r.budget : r.budget / (uint64_t)p;
     r.limit = r.limit > 0 ? r.limit : 1;
+    if (params->truncate && params->max_neighbors > 0)
+        r.keep = params->max_neighbors + (self ? 1 : 0);
     lbk_status st = lbk_comm_agree(s->comm, run_alloc(&r));
     if (st == LBK_OK)
         st = self ? lbk_index_prepare_self(s, 0) : lbk_index_prepare(s, query_rows, 0);
@@ -753,7 +946,14 @@ lbk_status lbk_index_radius(lbk_index *s, bool self, uint64_t query_rows, const 
         if (st == LBK_OK && sink->progress)
             sink->progress(sink->user, i + 1, s->info.batches);
     }
-    s->info.search_s = lbk_timer_now() - t_search;
+    s->info.search_s += lbk_timer_now() - t_search; /* the CLI's passes together */
+    if (st == LBK_OK && params->kept && params->count_only)
+        params->kept->full = true;
+    else if (st == LBK_OK && params->kept && params->kept->at != params->kept->n) {
+        lbk_error("internal: the radius fill read %llu of %llu kept counts",
+                  (unsigned long long)params->kept->at, (unsigned long long)params->kept->n);
+        st = LBK_ERR_INTERNAL;
+    }
     s->query_points = NULL;
     run_free(&r);
     return st;

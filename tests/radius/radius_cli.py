@@ -9,10 +9,14 @@ ranks, partitions, engines and batch sizes; the truncated flags
 and exit 2, before any output appears.
 
 usage: radius_cli.py LBKNN MPIEXEC RANKS... [--wide] [--case N [BATCH]]
+                     [--part light|rest]
   RANKS: the rank counts to run (1 first); --wide: every partition and
   engine at each (the slow tier), else a covering subset; --case N: case N
   of CASES alone, every batch size BATCH (tests/multihost: across hosts,
-  where each batch's exchanges cost milliseconds)."""
+  where each batch's exchanges cost milliseconds); --part: the default
+  run in two halves, `light` (LIGHT's cases, the fill rounds, the capped
+  list over the budget and the refusals: every host path of the CLI's
+  radius tasks, the sanitized pass's part) and `rest` (the other cases)."""
 import os
 import subprocess
 import sys
@@ -173,6 +177,8 @@ CASES = [
     ("radius_graph", "cosine", 0.3, False, 0, "error", False),
 ]
 
+LIGHT = (1, 2, 3)  # per-query radii; a self search truncating; count-only
+
 
 def layouts(metric, ranks, wide):
     """(engine, partition, batch) to run at `ranks`."""
@@ -259,6 +265,37 @@ def rounds(r, ref, ranks, rng):
         print(f"{out}: {'ok' if r.failed == before else 'FAILED'}")
 
 
+def capped_over_budget(r, ranks, rng):
+    """A capped list longer than the budget holds: 20 000 grid references
+    (many ties at every key), 12 queries whose ball holds every one,
+    device.memory_mb = 1 (8 738 entries), max_neighbors 10, overflow
+    truncate: each holder sends its first 10 (11 for a self search) by
+    (key, id), so the search succeeds, with the oracle's first 10 and the
+    true counts; byte-identical over ranks and partitions."""
+    ref = (rng.integers(0, 5, size=(20000, 3)) - 2).astype(np.float32)
+    queries = (rng.integers(0, 5, size=(12, 3)) - 2).astype(np.float32)
+    np.save(os.path.join(r.work, "ref_big.npy"), ref)
+    np.save(os.path.join(r.work, "q_big.npy"), queries)
+    want = oracle("l2", ref, queries, np.full(len(queries), 8, np.float32), False, 10, True)
+    runs = [(1, "kdtree", "shard", "reduce"), (1, "brute", "shard", "reduce")]
+    if 3 in ranks:
+        runs += [(3, "brute", "shard", "reduce_scatter"), (3, "kdtree", "spatial", "reduce")]
+    first = None
+    for p, engine, partition, merge in runs:
+        out = f"capped_p{p}_{engine}_{partition}_{merge}"
+        job = job_text("radius", "l2", engine, partition, 8, "", 10, "truncate", False, 1000,
+                       out, merge, "q_big.npy").replace("ref.npy", "ref_big.npy")
+        before = r.failed
+        r.run(out, p, job)
+        if r.failed == before:
+            check_files(r, out, out, want, False, 10, True)
+            if first is None:
+                first = out
+            else:
+                same_bytes(r, out, out, first)
+        print(f"{out}: {'ok' if r.failed == before else 'FAILED'}")
+
+
 def double_radius(r):
     """A radius given as a double (knn.radius, a float64 or text radii file)
     is that number's ball: a point at float32 0.1 (0.10000000149) lies
@@ -295,6 +332,11 @@ def main():
         given = args[at + 2:at + 3]
         batch_of = int(given[0]) if given and given[0].isdigit() else None
         del args[at:at + 2 + (batch_of is not None)]
+    part = None
+    if "--part" in args:
+        at = args.index("--part")
+        part = args[at + 1]
+        del args[at:at + 2]
     ranks = [int(a) for a in args if a != "--wide"]
     rng = np.random.default_rng(SEED)
     print(f"radius_cli: seed {SEED}, ranks {ranks}{', wide' if wide else ''}")
@@ -314,6 +356,8 @@ def main():
         r = Runner(lbknn, mpiexec, work)
         for i, (task, metric, radius, per_query, cap, overflow, count_only) in enumerate(CASES):
             if only is not None and i != only:
+                continue
+            if part is not None and (i in LIGHT) != (part == "light"):
                 continue
             self_search = task == "radius_graph"
             pts = ref if self_search else queries
@@ -340,12 +384,15 @@ def main():
                         else:
                             same_bytes(r, name, out, first)
                     print(f"{name}: {'ok' if r.failed == before else 'FAILED'}")
-        if only is None:
+        light = only is None and part != "rest"
+        if light:
             rounds(r, ref, ranks, rng)
-        if 1 in ranks and only is None:
+            capped_over_budget(r, ranks, rng)
+        if 1 in ranks and light:
             before = r.failed
             refusals(r)
             print(f"refusals: {'ok' if r.failed == before else 'FAILED'}")
+        if 1 in ranks and only is None and part != "light":
             double_radius(r)
     return 1 if r.failed else 0
 
