@@ -125,8 +125,7 @@ static const tree_case tree_cases[] = {
      * blocks; its global steps, the same compare-exchange as the blocks',
      * run in the _global twin (label slow). */
     {"tree_bitonic_widest_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16, 300, false},
-    {"tree_bitonic_widest_global_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16, 0,
-     false},
+    {"tree_bitonic_widest_global_l1_k16", LBK_SORT_BITONIC, LBK_SPLIT_WIDEST, 0, 1, 16, 0, false},
     {"tree_radix_global_round_robin_l2_k5", LBK_SORT_RADIX, LBK_SPLIT_ROUND_ROBIN, 0, 0, 5, 0,
      false},
     {"tree_radix_segments_widest_linf_k16", LBK_SORT_RADIX, LBK_SPLIT_WIDEST, 4096, 2, 16, 0,
