@@ -328,11 +328,13 @@ device-threads)
         done
     done
     ;;
-tuning-settings)
+tuning-settings | tuning-settings.full)
     # Kernel parameters never change a result: brute force (24-d, the
     # blocked kernel and its prefilter) and the k-d tree (3-d, every build
     # sort), derived and forced settings; outputs byte-identical and equal to
     # the oracle; the report names the parameters and where they came from.
+    # The first run of each data and metric (derived settings, sort auto) is
+    # checked against the oracle, the others against it byte for byte.
     export XDG_CACHE_HOME=$WORK/cache
     expect_exit 0 "$LBKNN" generate b --points 2500 --queries 150 --dim 24 --classes 5 --seed 11
     expect_exit 0 "$LBKNN" generate t --points 3000 --queries 150 --dim 3 --classes 5 --seed 12
@@ -340,38 +342,68 @@ tuning-settings)
               "lanes=8 block_queries=6 block_vectors=2 tile_blocks=3 slice=13 segment_log2=5"
               "lanes=16 block_queries=16 block_vectors=1 tile_blocks=32 slice=4096 segment_log2=24"
               "lanes=16 block_queries=3 block_vectors=5 tile_blocks=2 slice=24 segment_log2=12")
-    for data in b t; do
-        for metric in l2 l1 cosine; do
-            [ $data = t ] && [ $metric = cosine ] && continue
-            sorts=(auto)
-            [ $data = t ] && sorts=(auto select radix bitonic)
-            for sort in "${sorts[@]}"; do
-                for i in "${!settings[@]}"; do
-                    sets=()
-                    for kv in ${settings[$i]}; do sets+=(--set "tuning.$kv"); done
-                    rm -rf out && mkdir out
-                    expect_exit 0 "$LBKNN" run $data/job.yaml --quiet --set knn.k=7 \
-                        --set knn.metric=$metric --set tree.sort=$sort "${sets[@]}" \
-                        --set output.predictions=out/p.csv --set output.neighbors=out/n.ivecs \
-                        --set output.distances=out/d.fvecs --set output.report=out/r.yaml
-                    want=job
-                    [ -z "${settings[$i]}" ] && want=derived
-                    grep -q "^  - {rank: 0, source: $want, lanes: " out/r.yaml \
-                        || fail "report: tuning source is not $want ($data $metric ${settings[$i]})"
-                    if [ -z "${settings[$i]}" ] && [ $sort = auto ]; then
-                        "$VERIFY" outputs $data 7 $metric uniform out/p.csv out/n.ivecs \
-                            out/d.fvecs 0.07 || fail "outputs differ from the oracle ($data $metric)"
-                        rm -rf base && cp -r out base
-                        continue
-                    fi
-                    for f in p.csv n.ivecs d.fvecs; do
-                        cmp -s out/$f base/$f \
-                            || fail "$f differs: $data $metric $sort ${settings[$i]:-derived}"
-                    done
+    tuned() { # DATA METRIC SORT SETTING
+        local data=$1 metric=$2 sort=$3 i=$4 sets=() kv want=job f
+        for kv in ${settings[$i]}; do sets+=(--set "tuning.$kv"); done
+        rm -rf out && mkdir out
+        expect_exit 0 "$LBKNN" run $data/job.yaml --quiet --set knn.k=7 \
+            --set knn.metric=$metric --set tree.sort=$sort "${sets[@]}" \
+            --set output.predictions=out/p.csv --set output.neighbors=out/n.ivecs \
+            --set output.distances=out/d.fvecs --set output.report=out/r.yaml
+        [ -z "${settings[$i]}" ] && want=derived
+        grep -q "^  - {rank: 0, source: $want, lanes: " out/r.yaml \
+            || fail "report: tuning source is not $want ($data $metric ${settings[$i]})"
+        if [ -z "${settings[$i]}" ] && [ $sort = auto ]; then
+            "$VERIFY" outputs $data 7 $metric uniform out/p.csv out/n.ivecs \
+                out/d.fvecs 0.07 || fail "outputs differ from the oracle ($data $metric)"
+            rm -rf base-$data-$metric && cp -r out base-$data-$metric
+            return
+        fi
+        for f in p.csv n.ivecs d.fvecs; do
+            cmp -s out/$f base-$data-$metric/$f \
+                || fail "$f differs: $data $metric $sort ${settings[$i]:-derived}"
+        done
+    }
+    if [ $SCENARIO = tuning-settings.full ]; then
+        # The full product: each data's metrics x its sorts x every setting.
+        for data in b t; do
+            for metric in l2 l1 cosine; do
+                [ $data = t ] && [ $metric = cosine ] && continue
+                sorts=(auto)
+                [ $data = t ] && sorts=(auto select radix bitonic)
+                for sort in "${sorts[@]}"; do
+                    for i in "${!settings[@]}"; do tuned $data $metric $sort $i; done
                 done
             done
         done
-    done
+    else
+        # A covering subset of the product (the full one is tuning-settings.full,
+        # label slow), each pair of values that matters still meeting:
+        # - brute force: metric and every setting value are compile-time (one
+        #   kernel build each, most of a cold run's time). Every metric meets
+        #   the derived settings and each forced lane count 4, 8 and 16 (the
+        #   vector type its distance steps, norms and exact keys are built for);
+        #   each forced setting meets at least one metric. Left out: l2 with
+        #   setting 4, l1 with setting 3, cosine with setting 3.
+        for run in l2:0 l2:1 l2:2 l2:3 l1:0 l1:1 l1:2 l1:4 cosine:0 cosine:1 cosine:2 cosine:4; do
+            tuned b ${run%:*} auto ${run#*:}
+        done
+        # - the k-d tree: no setting is compile-time there (segment_log2 sizes
+        #   the per-subtree sorts at run time). Every sort meets every setting
+        #   once, the metric alternating, so that each metric meets every sort
+        #   and every setting too; the (auto, derived) pair runs with both
+        #   metrics, each one's oracle-checked base.
+        tuned t l2 auto 0
+        tuned t l1 auto 0
+        sorts=(auto select radix bitonic)
+        for s in 0 1 2 3; do
+            for i in "${!settings[@]}"; do
+                [ $s = 0 ] && [ $i = 0 ] && continue
+                metrics=(l2 l1)
+                tuned t ${metrics[$(((s + i) % 2))]} ${sorts[$s]} $i
+            done
+        done
+    fi
     ;;
 tuning-cache)
     # The tuning cache: absent, corrupt, written for another device, out of
