@@ -76,6 +76,30 @@ static lbk_status place(lbk_graph_npz_member *m, const char *name, const char *d
     return LBK_OK;
 }
 
+/* The five members and the central directory, from the shape already in `layout`: the kNN and
+ * the CSR layouts differ only in how they check and fill that shape. */
+static lbk_status place_members(lbk_graph_npz_layout *layout, const char *path)
+{
+    const uint64_t values = layout->values;
+    const unsigned index_size = layout->index_size;
+    const char *index_descr = index_size == 8 ? "<i8" : "<i4";
+    lbk_graph_npz_member *m = layout->member;
+    uint64_t offset = 0;
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDICES], "indices.npy", index_descr, 1, values, index_size,
+                  &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDPTR], "indptr.npy", index_descr, 1, layout->points + 1,
+                  index_size, &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_FORMAT], "format.npy", "|S3", 0, 0, 3, &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_SHAPE], "shape.npy", "<i8", 1, 2, 8, &offset, path));
+    LBK_TRY(place(&m[LBK_GRAPH_NPZ_DATA], "data.npy", "<f4", 1, values, 4, &offset, path));
+    layout->directory_offset = offset;
+    for (int i = 0; i < LBK_GRAPH_NPZ_MEMBERS; i++)
+        offset += CENTRAL_HEADER_FIXED + strlen(m[i].name) + ZIP64_CENTRAL_EXTRA;
+    layout->directory_size = offset - layout->directory_offset;
+    layout->file_size = offset + END_RECORDS;
+    return LBK_OK;
+}
+
 static lbk_status check_shape(uint64_t points, uint64_t neighbors, unsigned index_size,
                               const char *path)
 {
@@ -105,23 +129,7 @@ lbk_status lbk_graph_npz_layout_make(lbk_graph_npz_layout *layout, uint64_t poin
     layout->index_size = index_size;
     layout->cols = points;
     layout->values = points * neighbors;
-    const uint64_t values = points * neighbors;
-    const char *index_descr = index_size == 8 ? "<i8" : "<i4";
-    lbk_graph_npz_member *m = layout->member;
-    uint64_t offset = 0;
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDICES], "indices.npy", index_descr, 1, values, index_size,
-                  &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDPTR], "indptr.npy", index_descr, 1, points + 1, index_size,
-                  &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_FORMAT], "format.npy", "|S3", 0, 0, 3, &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_SHAPE], "shape.npy", "<i8", 1, 2, 8, &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_DATA], "data.npy", "<f4", 1, values, 4, &offset, path));
-    layout->directory_offset = offset;
-    for (int i = 0; i < LBK_GRAPH_NPZ_MEMBERS; i++)
-        offset += CENTRAL_HEADER_FIXED + strlen(m[i].name) + ZIP64_CENTRAL_EXTRA;
-    layout->directory_size = offset - layout->directory_offset;
-    layout->file_size = offset + END_RECORDS;
-    return LBK_OK;
+    return place_members(layout, path);
 }
 
 lbk_status lbk_graph_npz_layout_csr(lbk_graph_npz_layout *layout, uint64_t rows, uint64_t cols,
@@ -139,20 +147,5 @@ lbk_status lbk_graph_npz_layout_csr(lbk_graph_npz_layout *layout, uint64_t rows,
     layout->cols = cols;
     layout->values = values;
     layout->index_size = index_size;
-    const char *index_descr = index_size == 8 ? "<i8" : "<i4";
-    lbk_graph_npz_member *m = layout->member;
-    uint64_t offset = 0;
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDICES], "indices.npy", index_descr, 1, values, index_size,
-                  &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_INDPTR], "indptr.npy", index_descr, 1, rows + 1, index_size,
-                  &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_FORMAT], "format.npy", "|S3", 0, 0, 3, &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_SHAPE], "shape.npy", "<i8", 1, 2, 8, &offset, path));
-    LBK_TRY(place(&m[LBK_GRAPH_NPZ_DATA], "data.npy", "<f4", 1, values, 4, &offset, path));
-    layout->directory_offset = offset;
-    for (int i = 0; i < LBK_GRAPH_NPZ_MEMBERS; i++)
-        offset += CENTRAL_HEADER_FIXED + strlen(m[i].name) + ZIP64_CENTRAL_EXTRA;
-    layout->directory_size = offset - layout->directory_offset;
-    layout->file_size = offset + END_RECORDS;
-    return LBK_OK;
+    return place_members(layout, path);
 }
