@@ -156,14 +156,8 @@ lbk_status lbk_brute_radius_count(lbk_brute *engine, const float *queries, const
 static lbk_status fill_batch(radius_state *rs, const uint64_t *offsets, uint64_t *off,
                              uint64_t first, uint64_t count, float *keys, uint32_t *rows)
 {
-    cl_command_queue queue = lbk_device_queue(rs->e->dev);
-    for (uint64_t q = 0; q <= count; q++)
-        off[q] = offsets[first + q] - offsets[first];
-    const uint64_t total = off[count];
-    LBK_TRY(
-        lbk_device_cl_check(clEnqueueWriteBuffer(queue, rs->fbuf, CL_TRUE, 0,
-                                                 (size_t)((count + 1) * 8), off, 0, NULL, NULL),
-                            "uploading radius offsets"));
+    uint64_t total = 0;
+    LBK_TRY(lbk_radius_window_offsets(rs->e->dev, rs->fbuf, offsets, first, count, off, &total));
     float *kdst = keys + offsets[first];
     uint32_t *rdst = rows + offsets[first];
     for (uint64_t w0 = 0; w0 < total; w0 += rs->window) {

@@ -9,6 +9,19 @@
 /* Codes read per piece: 8 MiB of host memory, whatever the window. */
 #define WINDOW_PIECE ((uint64_t)1 << 20)
 
+lbk_status lbk_radius_window_offsets(lbk_device *dev, cl_mem dst, const uint64_t *offsets,
+                                     uint64_t first, uint64_t count, uint64_t *off,
+                                     uint64_t *total)
+{
+    for (uint64_t q = 0; q <= count; q++)
+        off[q] = offsets[first + q] - offsets[first];
+    *total = off[count];
+    return lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(dev), dst, CL_TRUE, 0,
+                                                    (size_t)((count + 1) * 8), off, 0, NULL,
+                                                    NULL),
+                               "uploading radius offsets");
+}
+
 lbk_status lbk_radius_window_read(lbk_device *dev, cl_mem codes, uint64_t count,
                                   lbk_metric metric, float *keys, uint32_t *rows)
 {

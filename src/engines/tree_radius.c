@@ -244,15 +244,10 @@ static lbk_status fill_batch(radius_state *rs, const uint64_t *offsets, uint64_t
                              uint64_t count, float *keys, uint32_t *rows,
                              lbk_tree_query_work *work)
 {
-    cl_command_queue queue = lbk_device_queue(lbk_kdtree_device(rs->tree));
     uint64_t *off = rs->offsets;
-    for (uint64_t q = 0; q <= count; q++)
-        off[q] = offsets[first + q] - offsets[first];
-    const uint64_t total = off[count];
-    LBK_TRY(
-        lbk_device_cl_check(clEnqueueWriteBuffer(queue, rs->fbuf, CL_TRUE, 0,
-                                                 (size_t)((count + 1) * 8), off, 0, NULL, NULL),
-                            "uploading radius offsets"));
+    uint64_t total = 0;
+    LBK_TRY(lbk_radius_window_offsets(lbk_kdtree_device(rs->tree), rs->fbuf, offsets, first,
+                                      count, off, &total));
     float *kdst = keys + offsets[first];
     uint32_t *rdst = rows + offsets[first];
     for (uint64_t w0 = 0; w0 < total; w0 += rs->window) {
