@@ -10,6 +10,7 @@
 #include "alloc_large.h"
 #include "knn.h"
 #include "log.h"
+#include "radius_lists.h"
 #include "try.h"
 #include "votes.h"
 
@@ -20,67 +21,26 @@
 typedef struct {
     lbknn_index *ix;
     lbk_votes_radius votes;
-    int32_t *labels;       /* queries, or NULL */
-    double *probabilities; /* queries x classes, or NULL */
-    double *values;        /* queries (regress) */
-    uint64_t empty;        /* this rank's queries with no neighbour */
-    /* A slice's lists as candidates, its offsets and (regress) the
-     * neighbours' targets: grown to the largest slice. */
-    lbk_knn_candidate *lists;
-    double *targets;
-    uint64_t *offsets;
-    uint64_t lists_room, targets_room, offsets_room;
+    int32_t *labels;        /* queries, or NULL */
+    double *probabilities;  /* queries x classes, or NULL */
+    double *values;         /* queries (regress) */
+    uint64_t empty;         /* this rank's queries with no neighbour */
+    lbk_radius_lists slice; /* the slice's lists, offsets and (regress) targets */
 } radius_votes;
-
-static lbk_status grow(void **buffer, uint64_t *room, uint64_t need, size_t size,
-                       const char *what)
-{
-    if (need <= *room)
-        return LBK_OK;
-    void *bigger = realloc(*buffer, (size_t)need * size);
-    LBK_FAIL_IF(!bigger, LBK_ERR_NOMEM, "out of host memory for %llu %s",
-                (unsigned long long)need, what);
-    *buffer = bigger;
-    *room = need;
-    return LBK_OK;
-}
-
-/* Collective (every rank joins, also with an empty slice): the slice's
- * lists as candidates (key, label, id; the labels are the lists' own),
- * offsets from 0, and (regress) into rv->targets each neighbour's target,
- * from the rank that passed its row. */
-static lbk_status slice_lists(radius_votes *rv, const lbk_index_radius_slice *s, bool regress)
-{
-    const uint64_t n = s->slice_count, nnz = n ? s->indptr[n] : 0;
-    lbk_status st = grow((void **)&rv->offsets, &rv->offsets_room, n + 1, sizeof *rv->offsets,
-                         "list offsets");
-    if (st == LBK_OK)
-        st = grow((void **)&rv->lists, &rv->lists_room, nnz, sizeof *rv->lists, "neighbours");
-    if (st == LBK_OK && regress)
-        st = grow((void **)&rv->targets, &rv->targets_room, nnz, sizeof *rv->targets,
-                  "neighbour targets");
-    for (uint64_t q = 0; st == LBK_OK && q <= n; q++)
-        rv->offsets[q] = n ? s->indptr[q] : 0;
-    for (uint64_t j = 0; st == LBK_OK && j < nnz; j++)
-        rv->lists[j] = (lbk_knn_candidate){s->keys[j], s->labels ? s->labels[j] : -1, s->ids[j]};
-    if (!regress)
-        return st;
-    return lbk_targets_lookup(&rv->ix->lookup, rv->lists, st == LBK_OK ? nnz : 0, 1, 1,
-                              rv->targets, st);
-}
 
 /* The slice's results, at their queries' rows, into the outputs. */
 static lbk_status classify_emit(void *user, const lbk_index_radius_slice *s)
 {
     radius_votes *rv = user;
-    LBK_TRY(slice_lists(rv, s, false));
+    LBK_TRY(lbk_radius_lists_fill(&rv->slice, s, NULL));
     const uint64_t classes = (uint64_t)rv->votes.classes;
     for (uint64_t q = 0; q < s->slice_count; q++) {
         const uint64_t row = lbk_index_radius_row(s, q);
         const lbk_votes_labels out = {
             rv->labels ? rv->labels + row : NULL,
             rv->probabilities ? rv->probabilities + row * classes : NULL, NULL, NULL};
-        LBK_TRY(lbk_votes_radius_classify(&rv->votes, rv->lists, rv->offsets + q, 1, &out));
+        LBK_TRY(lbk_votes_radius_classify(&rv->votes, rv->slice.lists, rv->slice.offsets + q, 1,
+                                          &out));
     }
     return LBK_OK;
 }
@@ -88,13 +48,13 @@ static lbk_status classify_emit(void *user, const lbk_index_radius_slice *s)
 static lbk_status regress_emit(void *user, const lbk_index_radius_slice *s)
 {
     radius_votes *rv = user;
-    LBK_TRY(slice_lists(rv, s, true));
+    LBK_TRY(lbk_radius_lists_fill(&rv->slice, s, &rv->ix->lookup));
     for (uint64_t q = 0; q < s->slice_count; q++) {
         const uint64_t row = lbk_index_radius_row(s, q);
         uint64_t none = 0;
         const lbk_votes_values out = {rv->values + row, NULL, NULL};
-        LBK_TRY(lbk_votes_radius_regress(&rv->votes, rv->lists, rv->targets, rv->offsets + q, 1,
-                                         &out, &none));
+        LBK_TRY(lbk_votes_radius_regress(&rv->votes, rv->slice.lists, rv->slice.targets,
+                                         rv->slice.offsets + q, 1, &out, &none));
         rv->empty += none;
     }
     return LBK_OK;
@@ -132,9 +92,7 @@ static lbk_status run(radius_votes *rv, int64_t queries, const float *points, co
     if (st == LBK_OK && rv->values)
         st = lbk_comm_allreduce_u64(comm, &rv->empty, LBK_REDUCE_SUM);
     lbk_api_radius_queries_free(&q);
-    free(rv->lists);
-    free(rv->targets);
-    free(rv->offsets);
+    lbk_radius_lists_free(&rv->slice);
     return st;
 }
 

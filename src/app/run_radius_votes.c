@@ -13,6 +13,7 @@
 #include "alloc_large.h"
 #include "log.h"
 #include "radius.h"
+#include "radius_lists.h"
 #include "try.h"
 #include "votes.h"
 
@@ -43,13 +44,9 @@ typedef struct {
     uint64_t *proba_row;  /* the row of each of them */
     uint64_t *proba_size; /* rows: each row's bytes (OR'ed over the ranks) */
     uint64_t proba_count, proba_room;
-    uint64_t outlier_row; /* the first query without a neighbour (none: UINT64_MAX) */
-    uint64_t empty;       /* regress: queries without a neighbour */
-    /* One slice's lists as candidates, their offsets and targets. */
-    lbk_knn_candidate *lists;
-    double *targets;
-    uint64_t *offsets;
-    uint64_t lists_room, targets_room, offsets_room;
+    uint64_t outlier_row;   /* the first query without a neighbour (none: UINT64_MAX) */
+    uint64_t empty;         /* regress: queries without a neighbour */
+    lbk_radius_lists slice; /* one slice's lists, offsets and (regress) targets */
 } radius_votes;
 
 static lbk_status grow(void **buffer, uint64_t *room, uint64_t need, size_t size,
@@ -64,29 +61,6 @@ static lbk_status grow(void **buffer, uint64_t *room, uint64_t need, size_t size
     *buffer = bigger;
     *room = want;
     return LBK_OK;
-}
-
-/* Collective where the targets are looked up (regress; every rank joins
- * every slice): the slice's lists as candidates, offsets from 0, and the
- * neighbours' targets from the ranks that read them. */
-static lbk_status slice_lists(radius_votes *rv, const lbk_index_radius_slice *b)
-{
-    const uint64_t n = b->slice_count, nnz = n ? b->indptr[n] : 0;
-    lbk_status st = grow((void **)&rv->offsets, &rv->offsets_room, n + 1, sizeof *rv->offsets,
-                         "list offsets");
-    if (st == LBK_OK)
-        st = grow((void **)&rv->lists, &rv->lists_room, nnz, sizeof *rv->lists, "neighbours");
-    if (st == LBK_OK && rv->regress)
-        st = grow((void **)&rv->targets, &rv->targets_room, nnz, sizeof *rv->targets,
-                  "neighbour targets");
-    for (uint64_t q = 0; st == LBK_OK && q <= n; q++)
-        rv->offsets[q] = n ? b->indptr[q] : 0;
-    for (uint64_t j = 0; st == LBK_OK && j < nnz; j++)
-        rv->lists[j] = (lbk_knn_candidate){b->keys[j], b->labels ? b->labels[j] : -1, b->ids[j]};
-    if (!rv->regress)
-        return st;
-    return lbk_targets_lookup(&rv->s->lookup, rv->lists, st == LBK_OK ? nnz : 0, 1, 1,
-                              rv->targets, st);
 }
 
 /* Query `row`'s probability row, rendered after this rank's others. */
@@ -108,14 +82,15 @@ static lbk_status classify_emit(void *user, const lbk_index_radius_slice *b)
 {
     radius_votes *rv = user;
     lbk_run_state *s = rv->s;
-    LBK_TRY(slice_lists(rv, b));
+    LBK_TRY(lbk_radius_lists_fill(&rv->slice, b, rv->regress ? &rv->s->lookup : NULL));
     for (uint64_t q = 0; q < b->slice_count; q++) {
         const uint64_t row = lbk_index_radius_row(b, q);
         const lbk_votes_labels out = {rv->labels + row, rv->proba_rows ? rv->proba : NULL,
                                       rv->truth ? rv->truth + (row - rv->truth_first) : NULL,
                                       &s->confusion};
-        LBK_TRY(lbk_votes_radius_classify(&rv->votes, rv->lists, rv->offsets + q, 1, &out));
-        if (rv->offsets[q + 1] == rv->offsets[q] && row < rv->outlier_row)
+        LBK_TRY(lbk_votes_radius_classify(&rv->votes, rv->slice.lists, rv->slice.offsets + q, 1,
+                                          &out));
+        if (rv->slice.offsets[q + 1] == rv->slice.offsets[q] && row < rv->outlier_row)
             rv->outlier_row = row;
         if (rv->proba_rows)
             LBK_TRY(keep_probabilities(rv, row));
@@ -126,15 +101,15 @@ static lbk_status classify_emit(void *user, const lbk_index_radius_slice *b)
 static lbk_status regress_emit(void *user, const lbk_index_radius_slice *b)
 {
     radius_votes *rv = user;
-    LBK_TRY(slice_lists(rv, b));
+    LBK_TRY(lbk_radius_lists_fill(&rv->slice, b, rv->regress ? &rv->s->lookup : NULL));
     for (uint64_t q = 0; q < b->slice_count; q++) {
         const uint64_t row = lbk_index_radius_row(b, q);
         const double *truth =
             rv->truth_values ? rv->truth_values + (row - rv->truth_first) : NULL;
         const lbk_votes_values out = {rv->values + row, truth, &rv->s->score};
         uint64_t none = 0;
-        LBK_TRY(lbk_votes_radius_regress(&rv->votes, rv->lists, rv->targets, rv->offsets + q, 1,
-                                         &out, &none));
+        LBK_TRY(lbk_votes_radius_regress(&rv->votes, rv->slice.lists, rv->slice.targets,
+                                         rv->slice.offsets + q, 1, &out, &none));
         rv->empty += none;
     }
     return LBK_OK;
@@ -322,9 +297,7 @@ static void votes_free(radius_votes *rv)
     lbk_alloc_large_free(rv->labels);
     lbk_alloc_large_free(rv->values);
     lbk_alloc_large_free(rv->truth_copy);
-    free(rv->lists);
-    free(rv->targets);
-    free(rv->offsets);
+    lbk_radius_lists_free(&rv->slice);
 }
 
 lbk_status lbk_run_radius_votes(lbk_run_state *s)
