@@ -6,6 +6,7 @@
  * and bad radii refused; on one process or under mpirun (--mpi), where
  * each rank passes its slice of the rows and every rank must get the
  * oracle's arrays bit for bit. */
+#include "lbk_test.h"
 #include "lbknn.h"
 
 #include <math.h>
@@ -25,24 +26,17 @@ static int rank, size;
 static MPI_Comm world;
 static bool use_mpi;
 
-static uint64_t next(uint64_t *s)
-{
-    uint64_t x = (*s += 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 /* Points of a 7^3 grid (so duplicates and distances exactly r), shifted
  * by -3 so that dot products have both signs. */
 static void make_data(uint64_t seed)
 {
+    lbk_test_rng rng = LBK_TEST_RNG(seed);
     for (int i = 0; i < N * DIM; i++)
-        ref[i] = (float)(int)(next(&seed) % 7) - 3.0f;
+        ref[i] = (float)(int)lbk_test_rng_below(&rng, 7) - 3.0f;
     for (int i = 0; i < NQ * DIM; i++)
-        queries[i] = (float)(int)(next(&seed) % 7) - 3.0f;
+        queries[i] = (float)(int)lbk_test_rng_below(&rng, 7) - 3.0f;
     for (int i = 0; i < N; i++)
-        radii[i] = (float)(next(&seed) % 5);
+        radii[i] = (float)lbk_test_rng_below(&rng, 5);
 }
 
 /* The oracle: lbknn's keys in their fixed order (docs/design.md §2), the

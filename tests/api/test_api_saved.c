@@ -8,6 +8,7 @@
 /* mkdtemp is POSIX 2008. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "lbk_test.h"
 #include "lbknn.h"
 
 #include <mpi.h>
@@ -30,22 +31,15 @@ static int rank, size;
 static MPI_Comm world;
 static bool use_mpi;
 
-static uint64_t next(uint64_t *s)
-{
-    uint64_t x = (*s += 0x9E3779B97F4A7C15ull);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 static void make_data(uint64_t seed)
 {
+    lbk_test_rng rng = LBK_TEST_RNG(seed);
     for (int i = 0; i < N * DIM; i++)
-        ref[i] = (float)(next(&seed) >> 40) / (float)(1u << 24);
+        ref[i] = lbk_test_rng_unit(&rng);
     for (int i = 0; i < NQ * DIM; i++)
-        queries[i] = (float)(next(&seed) >> 40) / (float)(1u << 24);
+        queries[i] = lbk_test_rng_unit(&rng);
     for (int i = 0; i < N; i++) {
-        labels[i] = (int32_t)(next(&seed) % 5);
+        labels[i] = (int32_t)lbk_test_rng_below(&rng, 5);
         targets[i] = (double)labels[i] * 0.5 + 1.0;
     }
 }
