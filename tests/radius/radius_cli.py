@@ -18,12 +18,13 @@ usage: radius_cli.py LBKNN MPIEXEC RANKS... [--wide] [--case N [BATCH]]
   list over the budget and the refusals: every host path of the CLI's
   radius tasks, the sanitized pass's part) and `rest` (the other cases)."""
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import scipy.sparse
+
+from cli_runner import Runner
 
 SEED = 40
 
@@ -89,28 +90,6 @@ def oracle(metric, ref, queries, radii, self_search, cap, truncate):
         data.extend(dist[q, ids].tolist())
         indptr.append(len(indices))
     return counts, np.array(indptr), np.array(indices), np.array(data, dtype=np.float32)
-
-
-class Runner:
-    def __init__(self, lbknn, mpiexec, work):
-        self.lbknn, self.mpiexec, self.work = lbknn, mpiexec, work
-        self.failed = 0
-
-    def run(self, name, ranks, job, expect=0):
-        path = os.path.join(self.work, name + ".yaml")
-        with open(path, "w") as f:
-            f.write(job)
-        cmd = [self.lbknn, "run", path]
-        if ranks > 1:
-            cmd = [self.mpiexec, "-n", str(ranks)] + cmd
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=self.work)
-        if p.returncode != expect:
-            self.fail(f"{name}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}")
-        return p
-
-    def fail(self, why):
-        print("FAILED:", why)
-        self.failed += 1
 
 
 def job_text(task, metric, engine, partition, radius, radii, cap, overflow, count_only, batch,

@@ -17,12 +17,13 @@
 
 usage: radius_votes_cli.py LBKNN MPIEXEC RANKS... [--wide]"""
 import os
-import subprocess
 import sys
 import tempfile
 import warnings
 
 import numpy as np
+
+from cli_runner import Runner
 
 SEED = 4041
 
@@ -31,31 +32,6 @@ try:
 except ImportError:
     print("scikit-learn is missing: skipped")
     sys.exit(77)
-
-
-class Runner:
-    def __init__(self, lbknn, mpiexec, work):
-        self.lbknn, self.mpiexec, self.work = lbknn, mpiexec, work
-        self.failed = 0
-
-    def run(self, name, ranks, job, expect=0):
-        path = os.path.join(self.work, name + ".yaml")
-        with open(path, "w") as f:
-            f.write(job)
-        cmd = [self.lbknn, "run", path]
-        if ranks > 1:
-            cmd = [self.mpiexec, "-n", str(ranks)] + cmd
-        p = subprocess.run(cmd, capture_output=True, text=True, cwd=self.work)
-        if (p.returncode != expect) if expect >= 0 else p.returncode == 0:
-            self.fail(f"{name}: exit {p.returncode}, expected {expect}\n{p.stdout}{p.stderr}")
-        return p
-
-    def fail(self, why):
-        print("FAILED:", why)
-        self.failed += 1
-
-    def path(self, name):
-        return os.path.join(self.work, name)
 
 
 # (task, weights, radius, per-query radii, outlier_label)
