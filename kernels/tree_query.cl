@@ -125,6 +125,30 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
     return worst;
 }
 
+/* ---- the work count, shared by tq_knn and tq_radius ---- */
+
+/* The points a bucket holds (its keys of spare lanes are not counted): the
+ * 7 of its full levels and its part of the tree's last level, which fills
+ * from the left, 8 slots a bucket; a tree of at most 4 levels is one bucket
+ * of all n. Fixed per tree, so computed once per query. */
+typedef struct {
+    long bucket0, full, last;
+} tq_evals_shape;
+
+static inline tq_evals_shape tq_evals_shape_of(ulong n, uint bucket_level)
+{
+    tq_evals_shape s;
+    s.bucket0 = ((long)1 << bucket_level) - 1;
+    s.full = bucket_level ? 7 : (long)n;
+    s.last = bucket_level ? (long)n - (((long)1 << (bucket_level + 3)) - 1) : 0;
+    return s;
+}
+
+static inline uint tq_bucket_evals(const tq_evals_shape *s, long curr)
+{
+    return (uint)(s->full + clamp(s->last - 8 * (curr - s->bucket0), 0L, 8L));
+}
+
 /* The nodes of level >= bucket_level are leaves' buckets: arriving at one
  * from its parent, the walk takes every node of its subtree (at most
  * 2^(levels - bucket_level) - 1) in a plain loop and goes back up, instead
@@ -176,13 +200,7 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
      * the end, so they cost no memory traffic in the walk and depend on
      * nothing but the query and the tree. */
     uint nodes = 0, evals = 0;
-    /* A bucket's real points (its keys of spare lanes are not counted):
-     * the 7 of its full levels and its part of the tree's last level, which
-     * fills from the left, 8 slots a bucket; a tree of at most 4 levels is
-     * one bucket of all n. */
-    const long bucket0 = ((long)1 << bucket_level) - 1;
-    const long full = bucket_level ? 7 : (long)n;
-    const long last = bucket_level ? (long)n - (((long)1 << (bucket_level + 3)) - 1) : 0;
+    const tq_evals_shape shape = tq_evals_shape_of(n, bucket_level);
     while (curr >= 0) {
         const long parent = ((curr + 1) >> 1) - 1;
         long next = parent;
@@ -192,7 +210,7 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                 worst = tq_bucket(bucket_pts, bucket_ids, dim, q, metric, curr, bucket_level,
                                   twos, list, k, worst);
                 nodes++;
-                evals += (uint)(full + clamp(last - 8 * (curr - bucket0), 0L, 8L));
+                evals += tq_bucket_evals(&shape, curr);
             } else {
                 __global const float *node = tree + (ulong)curr * (ulong)dim;
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
@@ -307,9 +325,7 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
     int level_dim = rotation;
     uint level = 0;
     uint nodes = 0, evals = 0;
-    const long bucket0 = ((long)1 << bucket_level) - 1;
-    const long full = bucket_level ? 7 : (long)n;
-    const long last = bucket_level ? (long)n - (((long)1 << (bucket_level + 3)) - 1) : 0;
+    const tq_evals_shape shape = tq_evals_shape_of(n, bucket_level);
     while (curr >= 0) {
         const long parent = ((curr + 1) >> 1) - 1;
         long next = parent;
@@ -319,7 +335,7 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
                 tq_ball_bucket(bucket_pts, bucket_ids, dim, q, metric, curr, bucket_level, twos,
                                bound, &b);
                 nodes++;
-                evals += (uint)(full + clamp(last - 8 * (curr - bucket0), 0L, 8L));
+                evals += tq_bucket_evals(&shape, curr);
             } else {
                 __global const float *node = tree + (ulong)curr * (ulong)dim;
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
