@@ -11,6 +11,7 @@
 #include "run_radius.h"
 
 #include "alloc_large.h"
+#include "grow.h"
 #include "log.h"
 #include "radius.h"
 #include "radius_lists.h"
@@ -49,25 +50,11 @@ typedef struct {
     lbk_radius_lists slice; /* one slice's lists, offsets and (regress) targets */
 } radius_votes;
 
-static lbk_status grow(void **buffer, uint64_t *room, uint64_t need, size_t size,
-                       const char *what)
-{
-    if (need <= *room)
-        return LBK_OK;
-    const uint64_t want = need > 2 * *room ? need : 2 * *room;
-    void *bigger = realloc(*buffer, (size_t)want * size);
-    LBK_FAIL_IF(!bigger, LBK_ERR_NOMEM, "out of host memory for %llu %s",
-                (unsigned long long)want, what);
-    *buffer = bigger;
-    *room = want;
-    return LBK_OK;
-}
-
 /* Query `row`'s probability row, rendered after this rank's others. */
 static lbk_status keep_probabilities(radius_votes *rv, uint64_t row)
 {
-    LBK_TRY(grow((void **)&rv->proba_row, &rv->proba_room, rv->proba_count + 1,
-                 sizeof *rv->proba_row, "probability rows"));
+    LBK_TRY(lbk_grow_buffer((void **)&rv->proba_row, &rv->proba_room, rv->proba_count + 1,
+                            sizeof *rv->proba_row, "probability rows"));
     const long before = ftell(rv->proba_rows);
     lbk_outputs_print_probabilities(rv->proba_rows, row, rv->proba, rv->s->classes);
     const long after = ftell(rv->proba_rows);
