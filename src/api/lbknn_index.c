@@ -304,8 +304,7 @@ static lbk_status load_manifest(lbknn_index *ix, const char *dir, char **manifes
     index_params(ix);
     choose_tuning(ix);
     LBK_TRY(lbk_index_manifest_share(comm, dir, manifest));
-    const bool fits =
-        comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->params, comm->size, false);
+    const bool fits = comm->rank != 0 || lbk_index_saved_fits(*manifest, dir, &ix->params, false);
     return lbk_comm_agree(comm, fits ? LBK_OK : LBK_ERR_CONFIG);
 }
 
@@ -341,7 +340,7 @@ static lbk_status load(lbknn_index *ix, const char *dir)
             ix->targets =
                 lbk_index_saved_take_targets(saved, &ix->targets_first, &ix->targets_rows);
         st = lbk_index_create_saved(comm, ix->context->device, &ix->tuning, &ix->params,
-                                    &ix->plan, ix->rows, labels, &shard, saved, &ix->index);
+                                    &ix->plan, ix->rows, labels, &shard, NULL, saved, &ix->index);
     }
     lbk_dataset_free(&shard);
     lbk_index_saved_free(saved);

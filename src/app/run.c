@@ -166,21 +166,24 @@ static lbk_status gather_devices(lbk_run_state *s)
 static lbk_status build_index(lbk_run_state *s)
 {
     const bool graph = s->job->task == LBK_TASK_GRAPH;
+    /* mpi.balance: queries weighs the boxes by this run's queries (each
+     * rank's slice, read already); a graph's queries are its points. */
+    const bool balance = s->job->mpi.balance == LBK_BALANCE_QUERIES &&
+                         !lbk_job_self_search(s->job) && !s->options->build_only &&
+                         s->plan.owns_slice;
+    const lbk_dataset *queries = balance ? &s->queries : NULL;
     if (s->index_mode == LBK_RUN_INDEX_LOAD) {
+        /* Saved on another rank count, the shard is the one read here, and
+         * this builds (and balances) as below. */
         const lbk_status st = lbk_index_create_saved(
             s->comm, s->device, &s->tuning, &s->index_params, &s->plan, s->shape.reference_rows,
-            s->shape.reference_labels, &s->shard, s->index_saved, &s->index);
+            s->shape.reference_labels, &s->shard, queries, s->index_saved, &s->index);
         lbk_run_index_free(s); /* the image is on the device now */
         LBK_TRY(st);
     } else {
-        /* mpi.balance: queries weighs the boxes by this run's queries (each
-         * rank's slice, read already); a graph's queries are its points. */
-        const bool balance = s->job->mpi.balance == LBK_BALANCE_QUERIES &&
-                             !lbk_job_self_search(s->job) && !s->options->build_only &&
-                             s->plan.owns_slice;
         LBK_TRY(lbk_index_create(s->comm, s->device, &s->tuning, &s->index_params, &s->plan,
                                  s->shape.reference_rows, s->shape.reference_labels, &s->shard,
-                                 balance ? &s->queries : NULL, &s->index));
+                                 queries, &s->index));
     }
     LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
     if (s->options->build_only)

@@ -24,6 +24,22 @@ static lbk_status saved_shape(lbk_run_state *s, const char *m)
     return LBK_OK;
 }
 
+/* Loading on another rank count costs more than on the saved one: say so. */
+static void say_ranks(const lbk_run_state *s, const char *m)
+{
+    uint64_t ranks = 0;
+    if (!lbk_saved_get_u64(m, "ranks", &ranks) || ranks == (uint64_t)s->comm->size)
+        return;
+    lbk_index_plan plan;
+    lbk_index_plan_make(&s->index_params, s->shape.dim, s->shape.reference_rows, s->comm->size,
+                        &plan);
+    lbk_info("index.path: %s was saved on %" PRIu64 " rank(s), this run has %d: %s",
+             s->job->index.path, ranks, s->comm->size,
+             plan.replicated ? "each rank loads a replica as saved"
+                             : "the saved points are regrouped into this run's shards and "
+                               "built again (the reference file is not read)");
+}
+
 lbk_status lbk_run_index_probe(lbk_run_state *s, bool build_only)
 {
     const lbk_job *job = s->job;
@@ -41,13 +57,14 @@ lbk_status lbk_run_index_probe(lbk_run_state *s, bool build_only)
     }
     char *m = NULL;
     LBK_TRY(lbk_saved_manifest_read(job->index.path, &m));
-    if (!lbk_index_saved_fits(m, job->index.path, &s->index_params, s->comm->size,
-                              job->index.rebuild)) {
+    if (!lbk_index_saved_fits(m, job->index.path, &s->index_params, job->index.rebuild)) {
         free(m);
         return job->index.rebuild ? lbk_inputs_probe(job, &s->shape) : LBK_ERR_CONFIG;
     }
     s->index_mode = LBK_RUN_INDEX_LOAD;
     const lbk_status st = saved_shape(s, m);
+    if (st == LBK_OK)
+        say_ranks(s, m);
     free(m); /* lbk_run_index_share gives every rank its copy */
     return st;
 }

@@ -145,12 +145,12 @@ lbk_status lbk_index_save(const lbk_index *index, const char *dir,
  * (*text malloc'ed: free it). */
 lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char **text);
 
-/* Whether a manifest fits the options on `ranks` ranks: format version,
- * rank count, metric, tree.split, and the engine and partition they
- * resolve to for the saved shape. The first item that differs is said in one line
- * naming it: an error, or (`rebuild`) information. */
+/* Whether a manifest fits the options: format version, metric, tree.split,
+ * and the engine and partition they resolve to for the saved shape on the
+ * saved rank count (any rank count loads it). The first item that differs
+ * is said in one line naming it: an error, or (`rebuild`) information. */
 bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_index_params *params,
-                          int ranks, bool rebuild);
+                          bool rebuild);
 
 /* The saved reference set's shape. */
 lbk_status lbk_index_saved_shape(const char *manifest, const char *dir, uint64_t *rows, int *dim,
@@ -164,7 +164,10 @@ typedef struct lbk_index_saved lbk_index_saved;
  * the shard (points, ids, labels when `labels`) into *shard, the rest into
  * *out (set whatever the status: lbk_index_saved_free), with this rank's
  * targets when `targets`. Every file is checked by size and CRC; a bad one
- * is refused by name. Not collective. */
+ * is refused by name. On the saved rank count, or for replicas, the parts
+ * as saved (not collective); on another, collective: each part is read by
+ * one rank and the rows move to the row shards a fresh build on this rank
+ * count reads, which lbk_index_create_saved then builds from. */
 lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
                                 const lbk_index_params *params, const lbk_index_plan *plan,
                                 int dim, uint64_t reference_rows, bool labels, bool targets,
@@ -175,12 +178,15 @@ void lbk_index_saved_free(lbk_index_saved *saved);
 
 /* Collective: lbk_index_create from a saved index's shard (taken) and
  * image (borrowed): no redistribution, no tree build; searches answer
- * exactly as the saved index's did. */
+ * exactly as the saved index's did. Read on another rank count, the shard
+ * is a fresh build's and this is lbk_index_create (`queries`: as its,
+ * for mpi.balance: queries; not read otherwise). */
 lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
                                   const lbk_tuning *tuning, const lbk_index_params *params,
                                   const lbk_index_plan *plan, uint64_t reference_rows,
                                   bool reference_labels, lbk_dataset *shard,
-                                  lbk_index_saved *saved, lbk_index **out);
+                                  const lbk_dataset *queries, lbk_index_saved *saved,
+                                  lbk_index **out);
 
 /* Collective: batches and buffers for a search of `query_rows` queries.
  * `batch_cap`: at most this many queries per batch (0: none). */

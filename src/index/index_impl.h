@@ -81,4 +81,16 @@ lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device,
                                   uint64_t reference_rows, bool reference_labels,
                                   lbk_dataset *shard, lbk_index **out);
 
+/* Collective (index_reshape.c): a saved index of `parts` ranks, read on
+ * this run's other rank count, as the row shard a fresh build here reads
+ * from the reference file: rows [first, first + rows) of the even split,
+ * with their labels when `labels` and, where `targets` is not NULL, their
+ * targets (*targets, from *targets_first). `tree`: the parts hold k-d
+ * trees (else the brute engine's rows). `prep`: this rank's status so far,
+ * agreed before the exchange. */
+lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *manifest,
+                                  const lbk_comm *comm, int parts, bool tree, int dim,
+                                  uint64_t reference_rows, bool labels, lbk_dataset *shard,
+                                  double **targets, uint64_t *targets_first);
+
 #endif

@@ -27,6 +27,7 @@ struct lbk_index_saved {
     lbk_toptree top;
     double *targets; /* saved with targets and asked for */
     uint64_t targets_first, targets_rows;
+    bool rebuild; /* saved on another rank count: the shard is the rows to build from */
 };
 
 static lbk_status line(char *lines, size_t size, size_t *used, const char *key, uint64_t value)
@@ -108,6 +109,10 @@ static lbk_status save_rank(const lbk_index *s, const char *dir, char *lines, si
         st = save_top(&s->spatial->tree, dir, lines, size, used);
     return st;
 }
+
+/* The most ranks a manifest may name: far above any run, so that a
+ * corrupted count is refused before anything is sized by it. */
+#define SAVED_RANKS_MAX (1 << 24)
 
 /* Room for one rank's manifest lines (a dozen lines of under 80 bytes). */
 #define RANK_LINES 4096
@@ -223,22 +228,27 @@ static bool agrees(const char *dir, bool rebuild, const char *manifest, const ch
 }
 
 bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_index_params *params,
-                          int ranks, bool rebuild)
+                          bool rebuild)
 {
     char want[64];
     snprintf(want, sizeof want, "%d", LBK_INDEX_SAVED_FORMAT);
     if (!agrees(dir, rebuild, manifest, "format", want))
         return false;
-    snprintf(want, sizeof want, "%d", ranks);
-    if (!agrees(dir, rebuild, manifest, "ranks", want) ||
-        !agrees(dir, rebuild, manifest, "metric", lbk_metric_name(params->metric)) ||
+    if (!agrees(dir, rebuild, manifest, "metric", lbk_metric_name(params->metric)) ||
         !agrees(dir, rebuild, manifest, "split", lbk_tree_split_name(params->split)))
         return false;
-    uint64_t rows = 0, dim = 0;
+    /* The engine and the partition these options give where the index was
+     * built: mpi.partition: auto is spatial for a tree on 3 ranks and shard
+     * on 1, and either loads on the other rank count. */
+    uint64_t rows = 0, dim = 0, ranks = 0;
     lbk_saved_get_u64(manifest, "reference_rows", &rows);
     lbk_saved_get_u64(manifest, "dim", &dim);
+    if (!lbk_saved_get_u64(manifest, "ranks", &ranks) || ranks < 1 || ranks > SAVED_RANKS_MAX) {
+        lbk_error("index.path: %s/%s: no valid line ranks", dir, LBK_SAVED_MANIFEST);
+        return false;
+    }
     lbk_index_plan plan;
-    lbk_index_plan_make(params, (int)dim, rows, ranks, &plan);
+    lbk_index_plan_make(params, (int)dim, rows, (int)ranks, &plan);
     return agrees(dir, rebuild, manifest, "engine", lbk_engine_name(plan.engine)) &&
            agrees(dir, rebuild, manifest, "partition", lbk_partition_name(plan.partition));
 }
@@ -390,16 +400,13 @@ static lbk_status read_tree(const char *dir, const char *manifest, int r, bool w
     return LBK_OK;
 }
 
-lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
-                                const lbk_index_params *params, const lbk_index_plan *plan,
-                                int dim, uint64_t reference_rows, bool labels, bool targets,
-                                lbk_dataset *shard, lbk_index_saved **out)
+/* Part r as the index held it: read back whole, with the engine's image
+ * and (spatial) the top tree, as on the rank count that saved it. */
+static lbk_status read_part(const char *dir, const char *manifest, int r, int parts,
+                            const lbk_index_params *params, const lbk_index_plan *plan,
+                            uint64_t reference_rows, bool labels, bool targets,
+                            lbk_dataset *shard, lbk_index_saved *saved)
 {
-    const int r = comm->rank;
-    *shard = (lbk_dataset){.dim = dim};
-    lbk_index_saved *saved = calloc(1, sizeof *saved);
-    *out = saved;
-    LBK_FAIL_IF(!saved, LBK_ERR_NOMEM, "out of host memory for a saved index");
     LBK_TRY(read_rows(dir, manifest, r, labels, shard));
     if (plan->engine == LBK_ENGINE_KDTREE) {
         saved->engine.has_tree = true;
@@ -408,13 +415,48 @@ lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk
     } else {
         char key[64];
         LBK_TRY(lbk_saved_read(dir, rank_name(key, sizeof key, r, "points"), manifest,
-                               shard->points, shard->rows * (uint64_t)dim * 4));
+                               shard->points, shard->rows * (uint64_t)shard->dim * 4));
     }
     if (plan->partition == LBK_PARTITION_SPATIAL) {
         saved->has_top = true;
-        LBK_TRY(read_top(dir, manifest, comm->size, dim, reference_rows, &saved->top));
+        LBK_TRY(read_top(dir, manifest, parts, shard->dim, reference_rows, &saved->top));
     }
     return targets ? read_targets(dir, manifest, r, saved) : LBK_OK;
+}
+
+lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk_comm *comm,
+                                const lbk_index_params *params, const lbk_index_plan *plan,
+                                int dim, uint64_t reference_rows, bool labels, bool targets,
+                                lbk_dataset *shard, lbk_index_saved **out)
+{
+    *shard = (lbk_dataset){.dim = dim};
+    lbk_index_saved *saved = calloc(1, sizeof *saved);
+    *out = saved;
+    lbk_status st = saved ? LBK_OK : LBK_ERR_NOMEM;
+    if (!saved)
+        lbk_error("out of host memory for a saved index");
+    uint64_t parts = 0;
+    if (!lbk_saved_get_u64(manifest, "ranks", &parts) || parts < 1 || parts > SAVED_RANKS_MAX) {
+        lbk_error("%s/%s: saved index: no valid line ranks", dir, LBK_SAVED_MANIFEST);
+        st = LBK_ERR_INPUT;
+    }
+    /* The same rank count, or replicas (each part holds every row, and
+     * its tree is the one a build on any rank count makes): the parts as
+     * saved, nothing built again. */
+    if (parts == (uint64_t)comm->size || (parts && plan->replicated))
+        return st != LBK_OK
+                   ? st
+                   : read_part(dir, manifest, comm->rank % (int)parts, (int)parts, params, plan,
+                               reference_rows, labels, targets, shard, saved);
+    st = lbk_index_reshape_read(st, dir, manifest, comm, (int)parts,
+                                plan->engine == LBK_ENGINE_KDTREE, dim, reference_rows, labels,
+                                shard, targets ? &saved->targets : NULL,
+                                saved ? &saved->targets_first : NULL);
+    if (st == LBK_OK) {
+        saved->rebuild = true;
+        saved->targets_rows = targets ? shard->rows : 0;
+    }
+    return st;
 }
 
 void lbk_index_saved_free(lbk_index_saved *saved)
@@ -431,8 +473,12 @@ lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
                                   const lbk_tuning *tuning, const lbk_index_params *params,
                                   const lbk_index_plan *plan, uint64_t reference_rows,
                                   bool reference_labels, lbk_dataset *shard,
-                                  lbk_index_saved *saved, lbk_index **out)
+                                  const lbk_dataset *queries, lbk_index_saved *saved,
+                                  lbk_index **out)
 {
+    if (saved->rebuild)
+        return lbk_index_create(comm, device, tuning, params, plan, reference_rows,
+                                reference_labels, shard, queries, out);
     lbk_index *s = NULL;
     LBK_TRY(lbk_index_create_empty(comm, device, params, plan, reference_rows, reference_labels,
                                    shard, &s));

@@ -3,8 +3,10 @@
  * the index that was saved (ids, distances, values, and the radius votes'
  * labels and probabilities, whose labels a loaded index's radius lists
  * carry from its shards, compared bit for bit), for both engines and the shard, replicate and spatial partitions,
- * on one process or under mpirun (--mpi); loading with another metric, or
- * from a directory with a corrupted file, fails with a message. */
+ * on one process or under mpirun (--mpi); under mpirun the index saved by
+ * every rank also loads on fewer (a context over ranks 0 .. P'-1, P' = 1
+ * and P - 1) and answers the same; loading with another metric, or from a
+ * directory with a corrupted file, fails with a message. */
 /* mkdtemp is POSIX 2008. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -30,6 +32,9 @@ static double targets[N];
 static int rank, size;
 static MPI_Comm world;
 static bool use_mpi;
+/* Under mpirun: contexts over the ranks 0 .. P'-1 (NULL on the others). */
+static lbknn_context *fewer[2];
+static int fewer_size[2];
 
 static void make_data(uint64_t seed)
 {
@@ -102,6 +107,37 @@ static void corrupt(const char *dir, const char *name)
         MPI_Barrier(world);
 }
 
+/* The index saved by every rank, loaded by fewer: the same answers as
+ * the index that was saved. */
+static int load_on_fewer(const lbknn_options *o, const char *dir, const answers *a)
+{
+    static answers b;
+    int bad = 0;
+    for (int i = 0; i < 2; i++) {
+        lbknn_index *ix = NULL;
+        if (!fewer[i])
+            continue;
+        if (lbknn_index_load(fewer[i], o, dir, &ix)) {
+            bad = fail("load on fewer ranks", lbknn_context_error(fewer[i]));
+            continue;
+        }
+        if (answer(ix, &b))
+            bad = fail("search (loaded on fewer ranks)", lbknn_index_error(ix));
+        else if (memcmp(a->ids, b.ids, sizeof a->ids) ||
+                 memcmp(a->dist, b.dist, sizeof a->dist) ||
+                 memcmp(a->values, b.values, sizeof a->values) ||
+                 memcmp(a->radius_labels, b.radius_labels, sizeof a->radius_labels) ||
+                 memcmp(a->radius_proba, b.radius_proba, sizeof a->radius_proba))
+            bad = fail("answers loaded on fewer ranks", "differ from the saved index's");
+        else if (rank == 0)
+            printf("  loaded on %d rank(s): answers identical\n", fewer_size[i]);
+        lbknn_index_destroy(ix);
+    }
+    if (use_mpi)
+        MPI_Barrier(world);
+    return bad;
+}
+
 static int run_case(lbknn_context *ctx, const char *engine, const char *partition,
                     const char *dir)
 {
@@ -134,6 +170,7 @@ static int run_case(lbknn_context *ctx, const char *engine, const char *partitio
     if (loaded && (lbknn_index_rows(loaded) != N || lbknn_index_classes(loaded) != 5 ||
                    strcmp(lbknn_index_engine(loaded), engine) != 0))
         bad = fail("loaded index", "rows, classes or engine differ");
+    bad |= load_on_fewer(o, dir, &a);
     lbknn_options *l1 = options(engine, partition, "l1");
     if (lbknn_index_load(ctx, l1, dir, &other) == LBKNN_OK)
         bad = fail("load with metric l1", "succeeded");
@@ -189,6 +226,19 @@ int main(int argc, char **argv)
     lbknn_context *ctx = NULL;
     if (lbknn_context_create(device, use_mpi ? &world : NULL, &ctx, error, sizeof error))
         return fail("context", error);
+    for (int i = 0; use_mpi && i < 2; i++) {
+        fewer_size[i] = i == 0 ? 1 : size - 1;
+        MPI_Comm sub = MPI_COMM_NULL;
+        if (fewer_size[i] < 1 || (i == 1 && fewer_size[i] == 1))
+            continue;
+        MPI_Comm_split(world, rank < fewer_size[i] ? 0 : MPI_UNDEFINED, rank, &sub);
+        if (sub == MPI_COMM_NULL)
+            continue;
+        const int failed = lbknn_context_create(device, &sub, &fewer[i], error, sizeof error);
+        MPI_Comm_free(&sub); /* the context holds its own duplicate */
+        if (failed)
+            return fail("context on fewer ranks", error);
+    }
     const char *cases[][2] = {
         {"kdtree", "shard"}, {"kdtree", "spatial"}, {"brute", "shard"}, {"brute", "replicate"}};
     int bad = 0;
@@ -198,6 +248,8 @@ int main(int argc, char **argv)
         bad |= run_case(ctx, cases[i][0], cases[i][1], sub);
     }
     lbknn_context_destroy(ctx);
+    lbknn_context_destroy(fewer[0]);
+    lbknn_context_destroy(fewer[1]);
     lbknn_options_destroy(device);
     if (use_mpi)
         MPI_Barrier(world);

@@ -6,8 +6,17 @@
 # usage: saved_index.sh same LBKNN MPIEXEC NP ENGINE PARTITION [TASK]
 #            build with NP ranks, hide the reference file, run from the
 #            index; cmp every output with a plain NP-rank run
+#        saved_index.sh ranks LBKNN MPIEXEC ENGINE PARTITION [TASK [each]]
+#            build with 3 ranks, hide the reference file, run from the
+#            index on 1, 2 and 4; cmp every output with a plain run on 3
+#            ranks (each: on as many ranks as the load)
+#        saved_index.sh other_ranks LBKNN MPIEXEC NP [FIXTURE]
+#            the refusal cases' index (2 ranks) loads on NP ranks with the
+#            reference file's path pointing nowhere: outputs as a plain
+#            NP-rank run's (a saved index used to be refused on another
+#            rank count)
 #        saved_index.sh refuse LBKNN MPIEXEC CASE [FIXTURE]
-#            CASE ranks|metric|split|engine|version|corrupt|missing|dim: the
+#            CASE metric|split|engine|version|corrupt|missing|dim: the
 #            run exits non-zero with the case's line and writes no output;
 #            the index is a copy of FIXTURE's where FIXTURE was made (else
 #            built here)
@@ -15,8 +24,9 @@
 #            the data set and the index every refusal case starts from,
 #            made once into FIXTURE (a CTest fixture: one build, not eight)
 #        saved_index.sh rebuild LBKNN MPIEXEC
-#            an index of 2 ranks run with 3 and index.rebuild: true is
-#            rebuilt (outputs as a plain run's) and saved for 3
+#            an index of 2 ranks run with 3, another tree.split and
+#            index.rebuild: true is rebuilt (outputs as a plain run's) and
+#            saved for 3 and that split
 set -u
 mode=$1 lbknn=$2 mpiexec=$3
 shift 3
@@ -44,7 +54,8 @@ if [ "$mode" = fixture ]; then
     exit 0
 fi
 data=$dir/data built=
-if [ "$mode" = refuse ] && [ -n "${2:-}" ] && [ -f "$2/complete" ]; then
+if { [ "$mode" = refuse ] || [ "$mode" = other_ranks ]; } && [ -n "${2:-}" ] &&
+    [ -f "$2/complete" ]; then
     # Each case changes its own copy of the index; the data set is only read.
     data=$2/data built=1
     cp -r "$2/idx" "$dir/idx" || exit 1
@@ -74,8 +85,17 @@ for n in ('reference','query'):
         { echo "writing the targets failed"; exit 1; }
 }
 
-if [ "$mode" = same ]; then
-    np=$1 engine=$2 partition=$3 task=${4:-classify}
+if [ "$mode" = same ] || [ "$mode" = ranks ]; then
+    if [ "$mode" = same ]; then
+        np=$1 loads=$1 plains=$1
+        shift
+    else
+        # The outputs are the same on any rank count (tests/e2e): one
+        # plain run on 3 ranks is every load's reference, unless `each`.
+        np=3 loads="1 2 4" plains=3
+        [ "${4:-}" = each ] && plains=$loads
+    fi
+    engine=$1 partition=$2 task=${3:-classify}
     run=(--set knn.engine="$engine" --set mpi.partition="$partition" --set task="$task")
     if [ "$task" = regress ]; then
         write_targets
@@ -83,42 +103,53 @@ if [ "$mode" = same ]; then
             --set "query.targets=$dir/data/query-targets.txt")
     fi
     [ "$task" = graph ] && run+=(--set query.path= --set query.labels=)
-    mapfile -t out_load < <(outputs "$dir/load" "$task")
-    mapfile -t out_plain < <(outputs "$dir/plain" "$task")
-    mkdir "$dir/load" "$dir/plain"
     "$mpiexec" -n "$np" "$lbknn" build --quiet "$job" "${idx[@]}" "${run[@]}" ||
         { echo "build failed"; exit 1; }
     grep -q "^ranks = $np$" "$dir/idx/manifest.txt" || { echo "manifest: not $np ranks"; exit 1; }
-    # The loading run must not need the reference points.
-    mv "$dir/data/reference.fvecs" "$dir/hidden.fvecs"
-    "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" "${out_load[@]}" ||
-        { echo "run from the saved index failed"; exit 1; }
-    mv "$dir/hidden.fvecs" "$dir/data/reference.fvecs"
-    "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" --set device.batch=64 "${run[@]}" \
-        "${out_plain[@]}" || { echo "plain run failed"; exit 1; }
-    status=0
-    for f in "$dir"/plain/*; do
-        b=$(basename "$f")
-        cmp "$f" "$dir/load/$b" || { echo "$b differs from the plain run's"; status=1; }
+    for p in $plains; do
+        mapfile -t out_plain < <(outputs "$dir/plain$p" "$task")
+        mkdir "$dir/plain$p"
+        "$mpiexec" -n "$p" "$lbknn" run --quiet "$job" --set device.batch=64 "${run[@]}" \
+            "${out_plain[@]}" || { echo "plain run on $p rank(s) failed"; exit 1; }
+        [ -n "$(ls "$dir/plain$p")" ] || { echo "no outputs"; exit 1; }
     done
-    [ -n "$(ls "$dir/plain")" ] || { echo "no outputs"; status=1; }
-    [ $status = 0 ] && echo "P=$np $engine $partition $task: loaded outputs identical"
+    # The loading runs must not need the reference points.
+    mv "$dir/data/reference.fvecs" "$dir/hidden.fvecs"
+    status=0
+    for p in $loads; do
+        mapfile -t out_load < <(outputs "$dir/load$p" "$task")
+        mkdir "$dir/load$p"
+        "$mpiexec" -n "$p" "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" "${out_load[@]}" ||
+            { echo "run from the saved index on $p rank(s) failed"; exit 1; }
+        plain=$dir/plain$p
+        [ -d "$plain" ] || plain=$dir/plain$np
+        for f in "$plain"/*; do
+            b=$(basename "$f")
+            cmp "$f" "$dir/load$p/$b" ||
+                { echo "P=$p: $b differs from the plain run's"; status=1; }
+        done
+        [ $status = 0 ] && echo "built on $np, loaded on $p: $engine $partition $task:" \
+            "outputs identical to a plain run's on $(basename "$plain" | tr -d a-z) rank(s)"
+    done
     exit $status
 fi
 
-out=(--set "output.neighbors=$dir/n.ivecs")
-expect_refusal() { # WHAT REGEX [run args...]
-    local what=$1 regex=$2
-    shift 2
-    "$mpiexec" -n "${NP:-2}" "$lbknn" run --quiet "$job" "${idx[@]}" "${out[@]}" "$@" \
-        >"$dir/stdout" 2>"$dir/stderr"
-    local rc=$?
-    [ $rc -ne 0 ] || { echo "$what: the run succeeded"; exit 1; }
-    grep -Eq "$regex" "$dir/stderr" ||
-        { echo "$what: no line matching '$regex' in:"; cat "$dir/stderr"; exit 1; }
-    [ ! -e "$dir/n.ivecs" ] || { echo "$what: an output was written"; exit 1; }
-    echo "$what refused: $(grep -E "$regex" "$dir/stderr" | head -n 1)"
-}
+if [ "$mode" = other_ranks ]; then
+    np=$1
+    [ -n "$built" ] || build_refusal_index "$data" "$dir/idx"
+    mkdir "$dir/load" "$dir/plain"
+    "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" "${idx[@]}" "${refuse_build[@]}" \
+        --set "reference.path=$dir/absent.fvecs" --set "output.neighbors=$dir/load/n.ivecs" \
+        --set "output.distances=$dir/load/d.fvecs" ||
+        { echo "run from the 2-rank index on $np ranks failed"; exit 1; }
+    "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" --set device.batch=64 "${refuse_build[@]}" \
+        --set "output.neighbors=$dir/plain/n.ivecs" --set "output.distances=$dir/plain/d.fvecs" ||
+        { echo "plain run failed"; exit 1; }
+    cmp "$dir/plain/n.ivecs" "$dir/load/n.ivecs" && cmp "$dir/plain/d.fvecs" "$dir/load/d.fvecs" ||
+        { echo "outputs differ"; exit 1; }
+    echo "the 2-rank index loads on $np ranks: outputs identical"
+    exit 0
+fi
 
 if [ "$mode" = refuse ]; then
     # Every rank refuses and exits 2 by itself; Open MPI's mpirun would
@@ -131,7 +162,6 @@ if [ "$mode" = refuse ]; then
     build=("${refuse_build[@]}")
     [ -n "$built" ] || build_refusal_index "$data" "$dir/idx"
     case $case in
-    ranks) NP=3 expect_refusal ranks "saved for ranks = 2, this run has 3" "${build[@]}" ;;
     metric) expect_refusal metric "saved for metric = l2, this run has l1" "${build[@]}" \
         --set knn.metric=l1 ;;
     split) expect_refusal split "saved for split = round_robin, this run has widest" \
@@ -159,15 +189,16 @@ if [ "$mode" = refuse ]; then
 fi
 
 if [ "$mode" = rebuild ]; then
-    run=(--set knn.engine=kdtree --set mpi.partition=spatial)
-    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" "${run[@]}" ||
-        { echo "build failed"; exit 1; }
+    run=(--set knn.engine=kdtree --set mpi.partition=spatial --set tree.split=widest)
+    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" --set knn.engine=kdtree \
+        --set mpi.partition=spatial || { echo "build failed"; exit 1; }
     mapfile -t out_load < <(outputs "$dir/load" classify)
     mapfile -t out_plain < <(outputs "$dir/plain" classify)
     mkdir "$dir/load" "$dir/plain"
     "$mpiexec" -n 3 "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" \
         --set index.rebuild=true "${out_load[@]}" || { echo "rebuilding run failed"; exit 1; }
-    grep -q '^ranks = 3$' "$dir/idx/manifest.txt" || { echo "index not saved for 3 ranks"; exit 1; }
+    grep -q '^ranks = 3$' "$dir/idx/manifest.txt" && grep -q '^split = widest$' "$dir/idx/manifest.txt" ||
+        { echo "index not saved for 3 ranks and the split widest"; exit 1; }
     "$mpiexec" -n 3 "$lbknn" run --quiet "$job" --set device.batch=64 "${run[@]}" \
         "${out_plain[@]}" || { echo "plain run failed"; exit 1; }
     for f in "$dir"/plain/*; do
@@ -180,7 +211,7 @@ if [ "$mode" = rebuild ]; then
     for f in "$dir"/plain/*; do
         cmp "$f" "$dir/load/$(basename "$f")" || { echo "$f differs after reload"; exit 1; }
     done
-    echo "rebuilt for 3 ranks, saved, reloaded: outputs identical"
+    echo "rebuilt for 3 ranks and the split widest, saved, reloaded: outputs identical"
     exit 0
 fi
 echo "unknown mode $mode"
