@@ -2,11 +2,14 @@
  * index"): the parts saved by P ranks become the row shards that a fresh
  * build on this run's P' ranks would have read from the reference file,
  * bit for bit, and the build then runs as usual (the spatial partition's
- * exact decomposition and the engine's build). Each part's file is read
- * once, by one rank (rank r' reads the parts of the even split of P over
- * P'); every row then goes to the rank whose shard holds it, in one
- * exchange of (id, label, point) records, and lands at its row. The
- * targets are read where the rows they cover overlap this rank's shard. */
+ * exact decomposition and the engine's build). Parts that are row shards
+ * themselves are read where they overlap this rank's rows, streamed (a
+ * tree's points through its node-to-row map), with no exchange. Parts of
+ * the spatial partition hold rows from everywhere: each part's file is
+ * read once, by one rank (rank r' reads the parts of the even split of P
+ * over P'), and every row then goes to the rank whose shard holds it, in
+ * one exchange of (id, label, point) records, and lands at its row. The
+ * targets are read where the rows they cover overlap this rank's. */
 #include "index_impl.h"
 
 #include "alloc_large.h"
@@ -249,6 +252,123 @@ cleanup:
     return st;
 }
 
+/* A row-ordered file's bytes [from, to) into dest. */
+typedef struct {
+    unsigned char *dest;
+    uint64_t from, to;
+} range_take;
+
+static void take_range(void *user, const unsigned char *piece, uint64_t at, size_t n)
+{
+    const range_take *t = user;
+    const uint64_t lo = at > t->from ? at : t->from;
+    const uint64_t hi = at + n < t->to ? at + n : t->to;
+    if (lo < hi)
+        memcpy(t->dest + (lo - t->from), piece + (lo - at), (size_t)(hi - lo));
+}
+
+/* Part r's row-ordered file NAME (row_bytes a row): its rows [first, first
+ * + count) into dest, the rest read past. */
+static lbk_status read_row_range(const char *dir, const char *m, int r, const char *what,
+                                 uint64_t part_rows, size_t row_bytes, uint64_t first,
+                                 uint64_t count, void *dest)
+{
+    char name[64];
+    snprintf(name, sizeof name, "r%d.%s", r, what);
+    range_take t = {dest, first * row_bytes, (first + count) * row_bytes};
+    return lbk_saved_read_pieces(dir, name, m, part_rows * row_bytes, take_range, &t);
+}
+
+/* A tree's points file: node i (bytes [i row, (i + 1) row)) is the part's
+ * row rows[i]; the part's rows [first, first + count) go to dest. */
+typedef struct {
+    unsigned char *dest;
+    size_t row;
+    const uint32_t *rows;
+    uint64_t first, count;
+} tree_take;
+
+static void take_tree(void *user, const unsigned char *piece, uint64_t at, size_t n)
+{
+    const tree_take *t = user;
+    for (uint64_t i = at / t->row; i * t->row < at + n; i++) {
+        const uint64_t row = (uint64_t)t->rows[i] - t->first;
+        if (t->rows[i] < t->first || row >= t->count)
+            continue;
+        const uint64_t node = i * t->row;
+        const uint64_t lo = node > at ? node : at;
+        const uint64_t hi = node + t->row < at + n ? node + t->row : at + n;
+        memcpy(t->dest + row * t->row + (lo - node), piece + (lo - at), (size_t)(hi - lo));
+    }
+}
+
+static lbk_status read_tree_range(const char *dir, const char *m, int r, uint64_t n, int dim,
+                                  uint64_t first, uint64_t count, float *dest)
+{
+    lbk_status st = LBK_OK;
+    uint32_t *rows = lbk_alloc_large_logged(n + 1, 4, "a saved tree's rows", &st);
+    if (st == LBK_OK)
+        st = part_read(dir, m, r, "tree_ids", rows, n * 4);
+    for (uint64_t i = 0; st == LBK_OK && i < n; i++)
+        if (rows[i] >= n) {
+            lbk_error("%s/r%d.tree_ids: saved index: node %" PRIu64 " names row %" PRIu32
+                      " of %" PRIu64,
+                      dir, r, i, rows[i], n);
+            st = LBK_ERR_INPUT;
+        }
+    char name[64];
+    snprintf(name, sizeof name, "r%d.tree_points", r);
+    tree_take t = {(unsigned char *)dest, (size_t)dim * 4, rows, first, count};
+    if (st == LBK_OK)
+        st = lbk_saved_read_pieces(dir, name, m, n * (uint64_t)dim * 4, take_tree, &t);
+    lbk_alloc_large_free(rows);
+    return st;
+}
+
+/* Whether the parts are row shards: rank r's rows follow rank r - 1's,
+ * all of them in rank order. */
+static bool row_shards(const char *m, int parts, uint64_t total)
+{
+    uint64_t next = 0;
+    for (int r = 0; r < parts; r++) {
+        char key[64];
+        uint64_t bits = 1, first = 0, rows = 0;
+        snprintf(key, sizeof key, "r%d.id_bits", r);
+        lbk_saved_get_u64(m, key, &bits);
+        snprintf(key, sizeof key, "r%d.first_row", r);
+        lbk_saved_get_u64(m, key, &first);
+        snprintf(key, sizeof key, "r%d.rows", r);
+        if (!lbk_saved_get_u64(m, key, &rows) || bits != 0 || first != next)
+            return false;
+        next += rows;
+    }
+    return next == total;
+}
+
+/* The shard's rows from the row-shard parts that overlap it. */
+static lbk_status read_shard_rows(const char *dir, const char *m, int parts, bool tree,
+                                  lbk_dataset *shard)
+{
+    const uint64_t lo = shard->first_row, hi = lo + shard->rows, d = (uint64_t)shard->dim;
+    for (int r = 0; r < parts; r++) {
+        uint64_t first = 0, n = 0;
+        LBK_TRY(part_u64(dir, m, r, "first_row", &first));
+        LBK_TRY(part_u64(dir, m, r, "rows", &n));
+        const uint64_t a = first > lo ? first : lo, b = first + n < hi ? first + n : hi;
+        if (a >= b)
+            continue;
+        if (shard->labels)
+            LBK_TRY(read_row_range(dir, m, r, "labels", n, 4, a - first, b - a,
+                                   shard->labels + (a - lo)));
+        float *dest = shard->points + (a - lo) * d;
+        if (tree)
+            LBK_TRY(read_tree_range(dir, m, r, n, shard->dim, a - first, b - a, dest));
+        else
+            LBK_TRY(read_row_range(dir, m, r, "points", n, d * 4, a - first, b - a, dest));
+    }
+    return LBK_OK;
+}
+
 /* This rank's targets of the rows [first, first + rows): from each saved
  * rank whose targets cover some of them. */
 static lbk_status read_targets(const char *dir, const char *m, int parts, uint64_t first,
@@ -263,14 +383,8 @@ static lbk_status read_targets(const char *dir, const char *m, int parts, uint64
         const uint64_t hi = tf + tn < first + rows ? tf + tn : first + rows;
         if (lo >= hi || lo != first + found)
             continue;
-        lbk_status st = LBK_OK;
-        double *all = lbk_alloc_large_logged(tn + 1, sizeof(double), "saved targets", &st);
-        if (st == LBK_OK)
-            st = part_read(dir, m, r, "targets", all, tn * sizeof(double));
-        if (st == LBK_OK)
-            memcpy(out + found, all + (lo - tf), (hi - lo) * sizeof(double));
-        lbk_alloc_large_free(all);
-        LBK_TRY(st);
+        LBK_TRY(read_row_range(dir, m, r, "targets", tn, sizeof(double), lo - tf, hi - lo,
+                               out + found));
         found += hi - lo;
     }
     LBK_FAIL_IF(found != rows, LBK_ERR_INPUT,
@@ -287,19 +401,24 @@ lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *
 {
     uint64_t first = 0, rows = 0, part_first = 0, part_count = 0;
     lbk_row_split_range(reference_rows, comm->size, comm->rank, &first, &rows);
-    lbk_row_split_range((uint64_t)parts, comm->size, comm->rank, &part_first, &part_count);
-    parts_block b = {.dim = dim};
-    lbk_status st = prep;
-    if (st == LBK_OK)
-        st = read_block(dir, manifest, (int)part_first, (int)part_count, tree, labels, &b);
     *shard = (lbk_dataset){.rows = rows, .dim = dim, .first_row = first};
+    lbk_status st = prep;
     if (st == LBK_OK)
         shard->points = lbk_alloc_large_logged(rows * (uint64_t)dim + 1, sizeof(float),
                                                "the reference shard", &st);
     if (st == LBK_OK && labels)
         shard->labels = lbk_alloc_large_logged(rows + 1, 4, "reference labels", &st);
-    st = exchange_rows(comm, dir, &b, reference_rows, st, shard);
-    block_free(&b);
+    if (row_shards(manifest, parts, reference_rows)) {
+        if (st == LBK_OK)
+            st = read_shard_rows(dir, manifest, parts, tree, shard);
+    } else {
+        lbk_row_split_range((uint64_t)parts, comm->size, comm->rank, &part_first, &part_count);
+        parts_block b = {.dim = dim};
+        if (st == LBK_OK)
+            st = read_block(dir, manifest, (int)part_first, (int)part_count, tree, labels, &b);
+        st = exchange_rows(comm, dir, &b, reference_rows, st, shard);
+        block_free(&b);
+    }
     if (st == LBK_OK && targets) {
         *targets_first = first;
         *targets = lbk_alloc_large_logged(rows + 1, sizeof(double), "reference targets", &st);

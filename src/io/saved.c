@@ -87,14 +87,14 @@ static lbk_status read_checked(FILE *f, const char *path, unsigned char *p, uint
     return LBK_OK;
 }
 
-lbk_status lbk_saved_read(const char *dir, const char *name, const char *manifest, void *data,
-                          uint64_t bytes)
+/* DIR/NAME opened for reading after its manifest line, its size and its
+ * presence are checked; *crc is the manifest's. */
+static lbk_status open_checked(const char *dir, const char *name, const char *manifest,
+                               uint64_t bytes, char *path, size_t size, uint32_t *crc, FILE **f)
 {
-    char path[4096];
-    join(path, sizeof path, dir, name);
+    join(path, size, dir, name);
     uint64_t want_bytes = 0;
-    uint32_t want_crc = 0;
-    LBK_TRY(recorded(dir, name, manifest, &want_bytes, &want_crc));
+    LBK_TRY(recorded(dir, name, manifest, &want_bytes, crc));
     LBK_FAIL_IF(want_bytes != bytes, LBK_ERR_INPUT,
                 "%s: saved index: the manifest records %" PRIu64 " bytes where %" PRIu64
                 " are expected",
@@ -105,9 +105,59 @@ lbk_status lbk_saved_read(const char *dir, const char *name, const char *manifes
     LBK_FAIL_IF((uint64_t)sb.st_size != bytes, LBK_ERR_INPUT,
                 "%s: saved index: %lld bytes, the manifest says %" PRIu64, path,
                 (long long)sb.st_size, bytes);
-    FILE *f = fopen(path, "rb");
-    LBK_FAIL_IF(!f, LBK_ERR_IO, "%s: saved index: cannot open: %s", path, strerror(errno));
+    *f = fopen(path, "rb");
+    LBK_FAIL_IF(!*f, LBK_ERR_IO, "%s: saved index: cannot open: %s", path, strerror(errno));
+    return LBK_OK;
+}
+
+lbk_status lbk_saved_read(const char *dir, const char *name, const char *manifest, void *data,
+                          uint64_t bytes)
+{
+    char path[4096];
+    uint32_t want_crc = 0;
+    FILE *f = NULL;
+    LBK_TRY(open_checked(dir, name, manifest, bytes, path, sizeof path, &want_crc, &f));
     const lbk_status st = read_checked(f, path, data, bytes, want_crc);
+    fclose(f);
+    return st;
+}
+
+/* The pieces of lbk_saved_read_pieces: small enough to stay in cache
+ * between the read and the copy. */
+#define PIECE ((size_t)4 << 20)
+
+lbk_status lbk_saved_read_pieces(const char *dir, const char *name, const char *manifest,
+                                 uint64_t bytes, lbk_saved_take take, void *user)
+{
+    char path[4096];
+    uint32_t want_crc = 0;
+    FILE *f = NULL;
+    LBK_TRY(open_checked(dir, name, manifest, bytes, path, sizeof path, &want_crc, &f));
+    const size_t size = bytes < PIECE ? (size_t)bytes + 1 : PIECE;
+    unsigned char *piece = malloc(size);
+    lbk_status st = LBK_OK;
+    if (!piece) {
+        lbk_error("%s: out of host memory for reading it", path);
+        st = LBK_ERR_NOMEM;
+    }
+    uint32_t crc = 0;
+    for (uint64_t at = 0; st == LBK_OK && at < bytes; at += PIECE) {
+        const size_t n = bytes - at < PIECE ? (size_t)(bytes - at) : PIECE;
+        if (fread(piece, 1, n, f) != n) {
+            lbk_error("%s: saved index: read failed", path);
+            st = LBK_ERR_IO;
+            break;
+        }
+        crc = libdeflate_crc32(crc, piece, n);
+        take(user, piece, at, n);
+    }
+    if (st == LBK_OK && crc != want_crc) {
+        lbk_error("%s: saved index: corrupted (CRC32 %08" PRIx32 ", the manifest says %08" PRIx32
+                  ")",
+                  path, crc, want_crc);
+        st = LBK_ERR_INPUT;
+    }
+    free(piece);
     fclose(f);
     return st;
 }

@@ -28,6 +28,14 @@ lbk_status lbk_saved_write(const char *dir, const char *name, const void *data, 
 lbk_status lbk_saved_read(const char *dir, const char *name, const char *manifest, void *data,
                           uint64_t bytes);
 
+/* lbk_saved_read without keeping the file: `take` gets it piece by piece,
+ * each of n bytes at byte `at` of the file, in order (a piece may end
+ * inside a row). The CRC is checked once the last piece is taken: on
+ * failure the caller must drop what it took. */
+typedef void (*lbk_saved_take)(void *user, const unsigned char *piece, uint64_t at, size_t n);
+lbk_status lbk_saved_read_pieces(const char *dir, const char *name, const char *manifest,
+                                 uint64_t bytes, lbk_saved_take take, void *user);
+
 /* The manifest DIR/manifest.txt, written atomically (a temporary file,
  * fsync, rename), and read whole (*text malloc'ed, NUL-terminated; a
  * missing directory or manifest says so). */
