@@ -450,7 +450,7 @@ lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk
                                reference_rows, labels, targets, shard, saved);
     st = lbk_index_reshape_read(st, dir, manifest, comm, (int)parts,
                                 plan->engine == LBK_ENGINE_KDTREE, dim, reference_rows, labels,
-                                shard, targets ? &saved->targets : NULL,
+                                shard, targets && saved ? &saved->targets : NULL,
                                 saved ? &saved->targets_first : NULL);
     if (st == LBK_OK) {
         saved->rebuild = true;
