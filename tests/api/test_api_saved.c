@@ -3,10 +3,11 @@
  * the index that was saved (ids, distances, values, and the radius votes'
  * labels and probabilities, whose labels a loaded index's radius lists
  * carry from its shards, compared bit for bit), for both engines and the shard, replicate and spatial partitions,
- * on one process or under mpirun (--mpi); under mpirun the index saved by
- * every rank also loads on fewer (a context over ranks 0 .. P'-1, P' = 1
- * and P - 1) and answers the same; loading with another metric, or from a
- * directory with a corrupted file, fails with a message. */
+ * on one process or under mpirun (--mpi); under mpirun on 3 ranks or more
+ * the index saved by every rank also loads on fewer (a context over ranks
+ * 0 .. P'-1, P' = 1 and P - 1) and answers the same; loading with another
+ * metric, or from a directory with a corrupted file, fails with a
+ * message. */
 /* mkdtemp is POSIX 2008. */
 #define _POSIX_C_SOURCE 200809L
 
@@ -226,11 +227,9 @@ int main(int argc, char **argv)
     lbknn_context *ctx = NULL;
     if (lbknn_context_create(device, use_mpi ? &world : NULL, &ctx, error, sizeof error))
         return fail("context", error);
-    for (int i = 0; use_mpi && i < 2; i++) {
+    for (int i = 0; use_mpi && size >= 3 && i < 2; i++) {
         fewer_size[i] = i == 0 ? 1 : size - 1;
         MPI_Comm sub = MPI_COMM_NULL;
-        if (fewer_size[i] < 1 || (i == 1 && fewer_size[i] == 1))
-            continue;
         MPI_Comm_split(world, rank < fewer_size[i] ? 0 : MPI_UNDEFINED, rank, &sub);
         if (sub == MPI_COMM_NULL)
             continue;
