@@ -189,13 +189,16 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
 /* A saved index (docs/design.md section 15; the files of `lbknn build`).
  * Collective. lbknn_index_save writes each rank's part into the directory
  * `dir` (created if missing) with a manifest of what it was made for;
- * lbknn_index_load creates the index from it without building, each rank
- * reading its own files: searches answer exactly as the saved index's.
- * `options` as for lbknn_index_build; an index saved for another rank
- * count, knn.metric, tree.split, engine, partition or format version, or a
- * missing or corrupted file (size and CRC32), is refused with
- * LBKNN_ERR_INPUT or LBKNN_ERR_CONFIG and a message naming it. The index
- * of `lbknn build` loads here too when the options agree. */
+ * lbknn_index_load creates the index from it: on the saved rank count
+ * without building, each rank reading its own files; on another rank
+ * count the ranks regroup the saved rows into their row shards and build
+ * as a fresh lbknn_index_build would (about a build's cost). Either way
+ * searches answer exactly as the saved index's. `options` as for
+ * lbknn_index_build; an index saved for another knn.metric, tree.split,
+ * engine, partition (as resolved on the saved rank count) or format
+ * version, or a missing or corrupted file (size and CRC32), is refused
+ * with LBKNN_ERR_INPUT or LBKNN_ERR_CONFIG and a message naming it. The
+ * index of `lbknn build` loads here too when the options agree. */
 lbknn_status lbknn_index_save(lbknn_index *index, const char *dir);
 lbknn_status lbknn_index_load(lbknn_context *context, const lbknn_options *options,
                               const char *dir, lbknn_index **out);

@@ -1,7 +1,8 @@
 /* A saved index (docs/design.md, "A saved index"): each rank's part of a
- * built index as flat files (saved.h), and the index created from
- * them without reading the reference set, redistributing it or building
- * a tree. Per rank R: rR.labels, rR.ids (spatial), and either the k-d
+ * built index as flat files (saved.h), and the index created from them
+ * without reading the reference set; on the saved rank count also without
+ * redistributing it or building a tree (on another count index_reshape.c
+ * regroups the rows and the ordinary build follows). Per rank R: rR.labels, rR.ids (spatial), and either the k-d
  * tree's arrays (rR.tree_points, rR.tree_ids, rR.tree_dims), from which
  * the shard's rows are put back in shard order, or the brute engine's
  * rows (rR.points); under the spatial partition, rank 0 also writes the
