@@ -81,6 +81,17 @@ lbk_status lbk_index_create_empty(const lbk_comm *comm, lbk_device *device,
                                   uint64_t reference_rows, bool reference_labels,
                                   lbk_dataset *shard, lbk_index **out);
 
+/* A saved part's items (index_store.c), each refused with one line naming
+ * it: part r's manifest value rR.WHAT; its file rR.WHAT, `bytes` long, size
+ * and CRC checked; its k-d tree's node-to-row map (rR.tree_ids), every
+ * entry a row of the part's n. */
+lbk_status lbk_index_part_u64(const char *dir, const char *manifest, int r, const char *what,
+                              uint64_t *v);
+lbk_status lbk_index_part_read(const char *dir, const char *manifest, int r, const char *what,
+                               void *data, uint64_t bytes);
+lbk_status lbk_index_part_tree_rows(const char *dir, const char *manifest, int r, uint64_t n,
+                                    uint32_t *rows);
+
 /* Collective (index_reshape.c): a saved index of `parts` ranks, read on
  * this run's other rank count, as the row shard a fresh build here reads
  * from the reference file: rows [first, first + rows) of the even split,

@@ -32,34 +32,17 @@ typedef struct {
     int32_t *labels; /* NULL: no labels asked */
 } parts_block;
 
-static lbk_status part_u64(const char *dir, const char *m, int r, const char *what, uint64_t *v)
-{
-    char key[64];
-    snprintf(key, sizeof key, "r%d.%s", r, what);
-    LBK_FAIL_IF(!lbk_saved_get_u64(m, key, v), LBK_ERR_INPUT, "%s/%s: saved index: no valid %s",
-                dir, LBK_SAVED_MANIFEST, key);
-    return LBK_OK;
-}
-
-static lbk_status part_read(const char *dir, const char *m, int r, const char *what, void *data,
-                            uint64_t bytes)
-{
-    char name[64];
-    snprintf(name, sizeof name, "r%d.%s", r, what);
-    return lbk_saved_read(dir, name, m, data, bytes);
-}
-
 /* Part r's global ids into ids[0 .. n): its ids file, or its rows from
  * first_row on. */
 static lbk_status read_ids(const char *dir, const char *m, int r, uint64_t n, uint64_t *ids)
 {
     uint64_t bits = 0, first = 0;
-    LBK_TRY(part_u64(dir, m, r, "id_bits", &bits));
-    LBK_TRY(part_u64(dir, m, r, "first_row", &first));
+    LBK_TRY(lbk_index_part_u64(dir, m, r, "id_bits", &bits));
+    LBK_TRY(lbk_index_part_u64(dir, m, r, "first_row", &first));
     LBK_FAIL_IF(bits != 0 && bits != 32 && bits != 64, LBK_ERR_INPUT,
                 "%s: saved index: r%d.id_bits is %" PRIu64, dir, r, bits);
     if (bits == 64)
-        return part_read(dir, m, r, "ids", ids, n * 8);
+        return lbk_index_part_read(dir, m, r, "ids", ids, n * 8);
     if (bits == 0) {
         for (uint64_t i = 0; i < n; i++)
             ids[i] = first + i;
@@ -68,7 +51,7 @@ static lbk_status read_ids(const char *dir, const char *m, int r, uint64_t n, ui
     lbk_status st = LBK_OK;
     uint32_t *narrow = lbk_alloc_large_logged(n + 1, 4, "saved ids", &st);
     if (st == LBK_OK)
-        st = part_read(dir, m, r, "ids", narrow, n * 4);
+        st = lbk_index_part_read(dir, m, r, "ids", narrow, n * 4);
     for (uint64_t i = 0; st == LBK_OK && i < n; i++)
         ids[i] = narrow[i];
     lbk_alloc_large_free(narrow);
@@ -84,35 +67,27 @@ static lbk_status read_tree_points(const char *dir, const char *m, int r, uint64
     float *tree = lbk_alloc_large_logged(n * d + 1, sizeof(float), "a saved tree", &st);
     uint32_t *rows = st == LBK_OK ? lbk_alloc_large_logged(n + 1, 4, "a saved tree", &st) : NULL;
     if (st == LBK_OK)
-        st = part_read(dir, m, r, "tree_points", tree, n * d * 4);
+        st = lbk_index_part_read(dir, m, r, "tree_points", tree, n * d * 4);
     if (st == LBK_OK)
-        st = part_read(dir, m, r, "tree_ids", rows, n * 4);
-    for (uint64_t i = 0; st == LBK_OK && i < n; i++) {
-        if (rows[i] >= n) {
-            lbk_error("%s/r%d.tree_ids: saved index: node %" PRIu64 " names row %" PRIu32
-                      " of %" PRIu64,
-                      dir, r, i, rows[i], n);
-            st = LBK_ERR_INPUT;
-        } else {
-            memcpy(points + rows[i] * d, tree + i * d, d * 4);
-        }
-    }
+        st = lbk_index_part_tree_rows(dir, m, r, n, rows);
+    for (uint64_t i = 0; st == LBK_OK && i < n; i++)
+        memcpy(points + rows[i] * d, tree + i * d, d * 4);
     lbk_alloc_large_free(tree);
     lbk_alloc_large_free(rows);
     return st;
 }
 
 /* Part r's n rows into the block from row `at` on. */
-static lbk_status read_part(const char *dir, const char *m, int r, bool tree, uint64_t n,
-                            uint64_t at, parts_block *b)
+static lbk_status read_whole_part(const char *dir, const char *m, int r, bool tree, uint64_t n,
+                                  uint64_t at, parts_block *b)
 {
     const uint64_t d = (uint64_t)b->dim;
     LBK_TRY(read_ids(dir, m, r, n, b->ids + at));
     if (b->labels)
-        LBK_TRY(part_read(dir, m, r, "labels", b->labels + at, n * 4));
+        LBK_TRY(lbk_index_part_read(dir, m, r, "labels", b->labels + at, n * 4));
     if (tree)
         return read_tree_points(dir, m, r, n, b->dim, b->points + at * d);
-    return part_read(dir, m, r, "points", b->points + at * d, n * d * 4);
+    return lbk_index_part_read(dir, m, r, "points", b->points + at * d, n * d * 4);
 }
 
 static void block_free(parts_block *b)
@@ -129,7 +104,7 @@ static lbk_status read_block(const char *dir, const char *m, int first, int coun
 {
     uint64_t rows = 0, n = 0;
     for (int r = first; r < first + count; r++) {
-        LBK_TRY(part_u64(dir, m, r, "rows", &n));
+        LBK_TRY(lbk_index_part_u64(dir, m, r, "rows", &n));
         rows += n;
     }
     lbk_status st = LBK_OK;
@@ -142,9 +117,9 @@ static lbk_status read_block(const char *dir, const char *m, int first, int coun
         b->labels = lbk_alloc_large_logged(rows + 1, 4, "saved labels", &st);
     uint64_t at = 0;
     for (int r = first; st == LBK_OK && r < first + count; r++) {
-        st = part_u64(dir, m, r, "rows", &n);
+        st = lbk_index_part_u64(dir, m, r, "rows", &n);
         if (st == LBK_OK)
-            st = read_part(dir, m, r, tree, n, at, b);
+            st = read_whole_part(dir, m, r, tree, n, at, b);
         at += n;
     }
     return st;
@@ -238,7 +213,12 @@ static lbk_status exchange_rows(const lbk_comm *comm, const char *dir, parts_blo
     }
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, st));
     st = pack_block(comm, b, total, counts, &pack);
-    block_free(b); /* packed: the exchange's peak holds the rows twice, not three times */
+    /* Packed, so the block goes before the exchange: its peak is still three
+     * copies of about a shard (the shard allocated, the pack, the records
+     * received), not four. Placing this rank's own records directly
+     * (lbk_exchange_rows_own_placed) would save only its own share of the
+     * pack and needs the receive offsets before the counts are exchanged. */
+    block_free(b);
     LBK_TRY_GOTO(st, lbk_exchange_rows(comm, st, pack, counts, record_bytes(shard->dim), &recv,
                                        recv_counts, &sent));
     for (size_t r = 0; r < p; r++)
@@ -308,14 +288,7 @@ static lbk_status read_tree_range(const char *dir, const char *m, int r, uint64_
     lbk_status st = LBK_OK;
     uint32_t *rows = lbk_alloc_large_logged(n + 1, 4, "a saved tree's rows", &st);
     if (st == LBK_OK)
-        st = part_read(dir, m, r, "tree_ids", rows, n * 4);
-    for (uint64_t i = 0; st == LBK_OK && i < n; i++)
-        if (rows[i] >= n) {
-            lbk_error("%s/r%d.tree_ids: saved index: node %" PRIu64 " names row %" PRIu32
-                      " of %" PRIu64,
-                      dir, r, i, rows[i], n);
-            st = LBK_ERR_INPUT;
-        }
+        st = lbk_index_part_tree_rows(dir, m, r, n, rows);
     char name[64];
     snprintf(name, sizeof name, "r%d.tree_points", r);
     tree_take t = {(unsigned char *)dest, (size_t)dim * 4, rows, first, count};
@@ -352,8 +325,8 @@ static lbk_status read_shard_rows(const char *dir, const char *m, int parts, boo
     const uint64_t lo = shard->first_row, hi = lo + shard->rows, d = (uint64_t)shard->dim;
     for (int r = 0; r < parts; r++) {
         uint64_t first = 0, n = 0;
-        LBK_TRY(part_u64(dir, m, r, "first_row", &first));
-        LBK_TRY(part_u64(dir, m, r, "rows", &n));
+        LBK_TRY(lbk_index_part_u64(dir, m, r, "first_row", &first));
+        LBK_TRY(lbk_index_part_u64(dir, m, r, "rows", &n));
         const uint64_t a = first > lo ? first : lo, b = first + n < hi ? first + n : hi;
         if (a >= b)
             continue;
@@ -371,14 +344,14 @@ static lbk_status read_shard_rows(const char *dir, const char *m, int parts, boo
 
 /* This rank's targets of the rows [first, first + rows): from each saved
  * rank whose targets cover some of them. */
-static lbk_status read_targets(const char *dir, const char *m, int parts, uint64_t first,
-                               uint64_t rows, double *out)
+static lbk_status read_shard_targets(const char *dir, const char *m, int parts, uint64_t first,
+                                     uint64_t rows, double *out)
 {
     uint64_t found = 0;
     for (int r = 0; r < parts && found < rows; r++) {
         uint64_t tf = 0, tn = 0;
-        LBK_TRY(part_u64(dir, m, r, "targets_first", &tf));
-        LBK_TRY(part_u64(dir, m, r, "targets_rows", &tn));
+        LBK_TRY(lbk_index_part_u64(dir, m, r, "targets_first", &tf));
+        LBK_TRY(lbk_index_part_u64(dir, m, r, "targets_rows", &tn));
         const uint64_t lo = tf > first + found ? tf : first + found;
         const uint64_t hi = tf + tn < first + rows ? tf + tn : first + rows;
         if (lo >= hi || lo != first + found)
@@ -423,7 +396,7 @@ lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *
         *targets_first = first;
         *targets = lbk_alloc_large_logged(rows + 1, sizeof(double), "reference targets", &st);
         if (st == LBK_OK)
-            st = read_targets(dir, manifest, parts, first, rows, *targets);
+            st = read_shard_targets(dir, manifest, parts, first, rows, *targets);
     }
     return st;
 }

@@ -289,18 +289,14 @@ lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char 
  * saved. */
 static lbk_status read_targets(const char *dir, const char *m, int r, lbk_index_saved *saved)
 {
-    char key[64], name[64];
-    snprintf(key, sizeof key, "r%d.targets_first", r);
-    snprintf(name, sizeof name, "r%d.targets_rows", r);
-    LBK_FAIL_IF(!lbk_saved_get_u64(m, key, &saved->targets_first) ||
-                    !lbk_saved_get_u64(m, name, &saved->targets_rows),
-                LBK_ERR_INPUT, "%s/%s: saved index: no valid %s", dir, LBK_SAVED_MANIFEST, key);
+    LBK_TRY(lbk_index_part_u64(dir, m, r, "targets_first", &saved->targets_first));
+    LBK_TRY(lbk_index_part_u64(dir, m, r, "targets_rows", &saved->targets_rows));
     lbk_status st = LBK_OK;
     saved->targets =
         lbk_alloc_large_logged(saved->targets_rows, sizeof(double), "saved targets", &st);
     LBK_TRY(st);
-    snprintf(name, sizeof name, "r%d.targets", r);
-    return lbk_saved_read(dir, name, m, saved->targets, saved->targets_rows * sizeof(double));
+    return lbk_index_part_read(dir, m, r, "targets", saved->targets,
+                               saved->targets_rows * sizeof(double));
 }
 
 double *lbk_index_saved_take_targets(lbk_index_saved *saved, uint64_t *first, uint64_t *rows)
@@ -330,10 +326,31 @@ static lbk_status read_top(const char *dir, const char *manifest, int ranks, int
     return LBK_OK;
 }
 
-static lbk_status read_u64(const char *dir, const char *manifest, const char *key, uint64_t *v)
+lbk_status lbk_index_part_u64(const char *dir, const char *manifest, int r, const char *what,
+                              uint64_t *v)
 {
-    LBK_FAIL_IF(!lbk_saved_get_u64(manifest, key, v), LBK_ERR_INPUT,
-                "%s/%s: saved index: no valid %s", dir, LBK_SAVED_MANIFEST, key);
+    char key[64];
+    LBK_FAIL_IF(!lbk_saved_get_u64(manifest, rank_name(key, sizeof key, r, what), v),
+                LBK_ERR_INPUT, "%s/%s: saved index: no valid %s", dir, LBK_SAVED_MANIFEST, key);
+    return LBK_OK;
+}
+
+lbk_status lbk_index_part_read(const char *dir, const char *manifest, int r, const char *what,
+                               void *data, uint64_t bytes)
+{
+    char name[64];
+    return lbk_saved_read(dir, rank_name(name, sizeof name, r, what), manifest, data, bytes);
+}
+
+lbk_status lbk_index_part_tree_rows(const char *dir, const char *manifest, int r, uint64_t n,
+                                    uint32_t *rows)
+{
+    LBK_TRY(lbk_index_part_read(dir, manifest, r, "tree_ids", rows, n * 4));
+    for (uint64_t i = 0; i < n; i++)
+        LBK_FAIL_IF(rows[i] >= n, LBK_ERR_INPUT,
+                    "%s/r%d.tree_ids: saved index: node %" PRIu64 " names row %" PRIu32
+                    " of %" PRIu64,
+                    dir, r, i, rows[i], n);
     return LBK_OK;
 }
 
@@ -341,11 +358,10 @@ static lbk_status read_u64(const char *dir, const char *manifest, const char *ke
 static lbk_status read_rows(const char *dir, const char *manifest, int r, bool labels,
                             lbk_dataset *d)
 {
-    char key[64];
     uint64_t bits = 0;
-    LBK_TRY(read_u64(dir, manifest, rank_name(key, sizeof key, r, "rows"), &d->rows));
-    LBK_TRY(read_u64(dir, manifest, rank_name(key, sizeof key, r, "first_row"), &d->first_row));
-    LBK_TRY(read_u64(dir, manifest, rank_name(key, sizeof key, r, "id_bits"), &bits));
+    LBK_TRY(lbk_index_part_u64(dir, manifest, r, "rows", &d->rows));
+    LBK_TRY(lbk_index_part_u64(dir, manifest, r, "first_row", &d->first_row));
+    LBK_TRY(lbk_index_part_u64(dir, manifest, r, "id_bits", &bits));
     LBK_FAIL_IF(bits != 0 && bits != 32 && bits != 64, LBK_ERR_INPUT,
                 "%s: saved index: r%d.id_bits is %" PRIu64, dir, r, bits);
     lbk_status st = LBK_OK;
@@ -359,11 +375,11 @@ static lbk_status read_rows(const char *dir, const char *manifest, int r, bool l
         d->labels = lbk_alloc_large_logged(n, 4, "saved labels", &st);
     LBK_TRY(st);
     if (bits)
-        LBK_TRY(lbk_saved_read(dir, rank_name(key, sizeof key, r, "ids"), manifest,
-                               bits == 32 ? (void *)d->ids32 : (void *)d->ids, n * bits / 8));
+        LBK_TRY(lbk_index_part_read(dir, manifest, r, "ids",
+                                    bits == 32 ? (void *)d->ids32 : (void *)d->ids,
+                                    n * bits / 8));
     if (labels)
-        LBK_TRY(lbk_saved_read(dir, rank_name(key, sizeof key, r, "labels"), manifest, d->labels,
-                               n * 4));
+        LBK_TRY(lbk_index_part_read(dir, manifest, r, "labels", d->labels, n * 4));
     return LBK_OK;
 }
 
@@ -372,10 +388,9 @@ static lbk_status read_rows(const char *dir, const char *manifest, int r, bool l
 static lbk_status read_tree(const char *dir, const char *manifest, int r, bool widest,
                             lbk_dataset *d, lbk_kdtree_image *t)
 {
-    char key[64];
     uint64_t sort = 0;
     const uint64_t n = d->rows, dim = (uint64_t)d->dim;
-    LBK_TRY(read_u64(dir, manifest, rank_name(key, sizeof key, r, "tree_sort"), &sort));
+    LBK_TRY(lbk_index_part_u64(dir, manifest, r, "tree_sort", &sort));
     t->n = n;
     t->dim = d->dim;
     t->sort_used = (lbk_tree_sort)sort;
@@ -384,20 +399,12 @@ static lbk_status read_tree(const char *dir, const char *manifest, int r, bool w
     t->split_dims = widest ? malloc(n + 1) : NULL;
     LBK_FAIL_IF(!t->points || !t->ids || (widest && !t->split_dims), LBK_ERR_NOMEM,
                 "out of host memory for a saved k-d tree of %" PRIu64 " points", n);
-    LBK_TRY(lbk_saved_read(dir, rank_name(key, sizeof key, r, "tree_points"), manifest, t->points,
-                           n * dim * 4));
-    LBK_TRY(
-        lbk_saved_read(dir, rank_name(key, sizeof key, r, "tree_ids"), manifest, t->ids, n * 4));
+    LBK_TRY(lbk_index_part_read(dir, manifest, r, "tree_points", t->points, n * dim * 4));
+    LBK_TRY(lbk_index_part_tree_rows(dir, manifest, r, n, t->ids));
     if (widest)
-        LBK_TRY(lbk_saved_read(dir, rank_name(key, sizeof key, r, "tree_dims"), manifest,
-                               t->split_dims, n));
-    for (uint64_t i = 0; i < n; i++) {
-        LBK_FAIL_IF(t->ids[i] >= n, LBK_ERR_INPUT,
-                    "%s/r%d.tree_ids: saved index: node %" PRIu64 " names row %" PRIu32
-                    " of %" PRIu64,
-                    dir, r, i, t->ids[i], n);
+        LBK_TRY(lbk_index_part_read(dir, manifest, r, "tree_dims", t->split_dims, n));
+    for (uint64_t i = 0; i < n; i++)
         memcpy(d->points + (uint64_t)t->ids[i] * dim, t->points + i * dim, dim * 4);
-    }
     return LBK_OK;
 }
 
@@ -414,9 +421,8 @@ static lbk_status read_part(const char *dir, const char *manifest, int r, int pa
         LBK_TRY(read_tree(dir, manifest, r, params->split == LBK_SPLIT_WIDEST, shard,
                           &saved->engine.tree));
     } else {
-        char key[64];
-        LBK_TRY(lbk_saved_read(dir, rank_name(key, sizeof key, r, "points"), manifest,
-                               shard->points, shard->rows * (uint64_t)shard->dim * 4));
+        LBK_TRY(lbk_index_part_read(dir, manifest, r, "points", shard->points,
+                                    shard->rows * (uint64_t)shard->dim * 4));
     }
     if (plan->partition == LBK_PARTITION_SPATIAL) {
         saved->has_top = true;
