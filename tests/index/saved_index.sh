@@ -14,7 +14,11 @@
 #            the refusal cases' index (2 ranks) loads on NP ranks with the
 #            reference file's path pointing nowhere: outputs as a plain
 #            NP-rank run's (a saved index used to be refused on another
-#            rank count)
+#            rank count); and on 1 rank with mpi.partition: auto, which is
+#            spatial on the 2 saved ranks but shard on 1
+#        saved_index.sh empty_shards LBKNN MPIEXEC
+#            3 points, the k-d tree's row shards: built on 2 ranks, loaded
+#            on 4 (one shard empty); cmp with a plain run of one process
 #        saved_index.sh refuse LBKNN MPIEXEC CASE [FIXTURE]
 #            CASE metric|split|engine|version|corrupt|missing|dim: the
 #            run exits non-zero with the case's line and writes no output;
@@ -59,7 +63,7 @@ if { [ "$mode" = refuse ] || [ "$mode" = other_ranks ]; } && [ -n "${2:-}" ] &&
     # Each case changes its own copy of the index; the data set is only read.
     data=$2/data built=1
     cp -r "$2/idx" "$dir/idx" || exit 1
-else
+elif [ "$mode" != empty_shards ]; then
     generate "$data"
 fi
 job=$data/job.yaml
@@ -85,6 +89,26 @@ for n in ('reference','query'):
         { echo "writing the targets failed"; exit 1; }
 }
 
+if [ "$mode" = empty_shards ]; then
+    "$lbknn" generate "$dir/data" --points 3 --queries 10 --dim 3 --classes 2 >/dev/null ||
+        { echo "lbknn generate failed"; exit 1; }
+    run=(--set knn.k=2 --set knn.engine=kdtree --set mpi.partition=shard --set device.batch=64)
+    mapfile -t out_load < <(outputs "$dir/load" classify)
+    mapfile -t out_plain < <(outputs "$dir/plain" classify)
+    mkdir "$dir/load" "$dir/plain"
+    "$mpiexec" -n 2 "$lbknn" build --quiet "$dir/data/job.yaml" --set "index.path=$dir/idx" \
+        "${run[@]}" || { echo "build failed"; exit 1; }
+    "$lbknn" run --quiet "$dir/data/job.yaml" "${run[@]}" "${out_plain[@]}" ||
+        { echo "plain run failed"; exit 1; }
+    mv "$dir/data/reference.fvecs" "$dir/hidden.fvecs"
+    "$mpiexec" -n 4 "$lbknn" run --quiet "$dir/data/job.yaml" --set "index.path=$dir/idx" \
+        "${run[@]}" "${out_load[@]}" || { echo "run from the index on 4 ranks failed"; exit 1; }
+    for f in "$dir"/plain/*; do
+        cmp "$f" "$dir/load/$(basename "$f")" || { echo "$(basename "$f") differs"; exit 1; }
+    done
+    echo "3 points built on 2 ranks, loaded on 4 (an empty shard): outputs identical"
+    exit 0
+fi
 if [ "$mode" = same ] || [ "$mode" = ranks ]; then
     if [ "$mode" = same ]; then
         np=$1 loads=$1 plains=$1
@@ -148,8 +172,30 @@ if [ "$mode" = other_ranks ]; then
     cmp "$dir/plain/n.ivecs" "$dir/load/n.ivecs" && cmp "$dir/plain/d.fvecs" "$dir/load/d.fvecs" ||
         { echo "outputs differ"; exit 1; }
     echo "the 2-rank index loads on $np ranks: outputs identical"
+    mkdir "$dir/load1"
+    "$mpiexec" -n 1 "$lbknn" run --quiet "$job" "${idx[@]}" --set knn.engine=kdtree \
+        --set mpi.partition=auto --set "reference.path=$dir/absent.fvecs" \
+        --set "output.neighbors=$dir/load1/n.ivecs" --set "output.distances=$dir/load1/d.fvecs" ||
+        { echo "run from the 2-rank index on 1 rank with mpi.partition: auto failed"; exit 1; }
+    cmp "$dir/plain/n.ivecs" "$dir/load1/n.ivecs" &&
+        cmp "$dir/plain/d.fvecs" "$dir/load1/d.fvecs" || { echo "outputs on 1 rank differ"; exit 1; }
+    echo "and on 1 rank with mpi.partition: auto (spatial saved, shard here): outputs identical"
     exit 0
 fi
+
+out=(--set "output.neighbors=$dir/n.ivecs")
+expect_refusal() { # WHAT REGEX [run args...]   (NP ranks, default 2)
+    local what=$1 regex=$2
+    shift 2
+    "$mpiexec" -n "${NP:-2}" "$lbknn" run --quiet "$job" "${idx[@]}" "${out[@]}" "$@" \
+        >"$dir/stdout" 2>"$dir/stderr"
+    local rc=$?
+    [ $rc -eq 2 ] || { echo "$what: exit status $rc, not 2"; cat "$dir/stderr"; exit 1; }
+    grep -Eq "$regex" "$dir/stderr" ||
+        { echo "$what: no line matching '$regex' in:"; cat "$dir/stderr"; exit 1; }
+    [ ! -e "$dir/n.ivecs" ] || { echo "$what: an output was written"; exit 1; }
+    echo "$what refused on ${NP:-2} rank(s): $(grep -E "$regex" "$dir/stderr" | head -n 1)"
+}
 
 if [ "$mode" = refuse ]; then
     # Every rank refuses and exits 2 by itself; Open MPI's mpirun would
@@ -174,7 +220,13 @@ if [ "$mode" = refuse ]; then
     corrupt)
         f=$dir/idx/r1.tree_points
         printf '\x7f' | dd of="$f" bs=1 seek=100 conv=notrunc status=none
-        expect_refusal corrupt "r1.tree_points: saved index: corrupted" "${build[@]}" ;;
+        expect_refusal corrupt "r1.tree_points: saved index: corrupted" "${build[@]}"
+        # On another rank count the parts are regrouped (read by other
+        # ranks than saved them): every rank still stops with exit 2 and
+        # one line names the file.
+        NP=3 expect_refusal corrupt "r1.tree_points: saved index: corrupted" "${build[@]}"
+        n=$(grep -c "saved index: corrupted" "$dir/stderr")
+        [ "$n" = 1 ] || { echo "corrupt on 3 ranks: $n lines name it, not 1"; exit 1; } ;;
     missing)
         rm "$dir/idx/r1.tree_ids"
         expect_refusal missing "r1.tree_ids: saved index: file missing" "${build[@]}" ;;
