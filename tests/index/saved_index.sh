@@ -30,7 +30,8 @@
 #        saved_index.sh rebuild LBKNN MPIEXEC
 #            an index of 2 ranks run with 3, another tree.split and
 #            index.rebuild: true is rebuilt (outputs as a plain run's) and
-#            saved for 3 and that split
+#            saved for 3 and that split; on 2 ranks with index.rebuild it
+#            loads and is not saved over
 set -u
 mode=$1 lbknn=$2 mpiexec=$3
 shift 3
@@ -263,7 +264,19 @@ if [ "$mode" = rebuild ]; then
     for f in "$dir"/plain/*; do
         cmp "$f" "$dir/load/$(basename "$f")" || { echo "$f differs after reload"; exit 1; }
     done
-    echo "rebuilt for 3 ranks and the split widest, saved, reloaded: outputs identical"
+    # On 2 ranks the index saved by 3 still fits: index.rebuild loads it
+    # (regrouped and built again) and leaves it saved for 3, for the jobs
+    # that load it there.
+    rm -r "$dir/load"/*
+    "$mpiexec" -n 2 "$lbknn" run --quiet "$job" "${idx[@]}" "${run[@]}" --set index.rebuild=true \
+        "${out_load[@]}" || { echo "run with index.rebuild on 2 ranks failed"; exit 1; }
+    grep -q '^ranks = 3$' "$dir/idx/manifest.txt" ||
+        { echo "index.rebuild on 2 ranks saved over the 3-rank index"; exit 1; }
+    for f in "$dir"/plain/*; do
+        cmp "$f" "$dir/load/$(basename "$f")" || { echo "$f differs on 2 ranks"; exit 1; }
+    done
+    echo "rebuilt for 3 ranks and the split widest, saved, reloaded on 3 and 2 (not saved" \
+        "over): outputs identical"
     exit 0
 fi
 echo "unknown mode $mode"
