@@ -74,8 +74,7 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
     s->query_targets =
         lbk_alloc_large_logged(s->queries.rows, sizeof *s->query_targets, "query targets", &st);
     if (st == LBK_OK)
-        st = lbk_inputs_read_targets(s->job, true, first, first + s->queries.rows,
-                                     s->query_targets);
+        st = lbk_run_rows_read_targets(s, first, s->queries.rows, s->query_targets);
     return st;
 }
 
@@ -94,11 +93,10 @@ static lbk_status read_inputs(lbk_run_state *s)
         /* The graph's queries are the reference points themselves. */
     } else if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
-        lbk_index_query_slice(s->shape.query_rows, s->comm, &s->query_first, &count);
-        st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count,
-                                  &s->queries);
+        lbk_index_query_slice(s->todo_rows, s->comm, &s->query_first, &count);
+        st = lbk_run_rows_read(s, s->query_first, count, &s->queries);
     } else if (st == LBK_OK && s->root) {
-        st = lbk_inputs_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
+        st = lbk_run_rows_read(s, 0, s->todo_rows, &s->queries);
     }
     if (st == LBK_OK)
         st = read_targets(s, lo, lo + rows);
@@ -187,7 +185,7 @@ static lbk_status build_index(lbk_run_state *s)
         return LBK_OK;
     if (graph)
         return lbk_index_prepare_self(s->index, 0);
-    return lbk_index_prepare(s->index, s->shape.query_rows, 0);
+    return lbk_index_prepare(s->index, s->todo_rows, 0);
 }
 
 /* Collective, task graph: this rank's share of the graph's rows. */
@@ -299,14 +297,23 @@ static lbk_status open_outputs(lbk_run_state *s, bool create)
     return st;
 }
 
-/* Collective, with run.checkpoint: the plan allows it (rank 0), and the
- * checkpoint (with --resume) matches on every rank, before any file is
- * opened for writing. */
+/* Collective, before the plan: the query rows this run searches; with
+ * run.checkpoint (which rank 0 first checks the job allows) and --resume,
+ * those the checkpoint did not finish, and its partition for the plan. */
+static lbk_status read_checkpoint(lbk_run_state *s)
+{
+    if (!s->checkpoint || s->options->build_only)
+        return lbk_comm_agree(s->comm, lbk_run_rows_set(s, NULL, 0));
+    LBK_TRY(lbk_comm_agree(s->comm, s->root ? lbk_checkpoint_supported(s) : LBK_OK));
+    return lbk_checkpoint_read(s, s->options->resume);
+}
+
+/* Collective, with run.checkpoint: the parts the checkpoint names (with
+ * --resume) match on every rank, before any file is opened for writing. */
 static lbk_status restore_checkpoint(lbk_run_state *s)
 {
     if (!s->checkpoint)
         return LBK_OK;
-    LBK_TRY(lbk_comm_agree(s->comm, s->root ? lbk_checkpoint_supported(s) : LBK_OK));
     return lbk_checkpoint_restore(s, s->options->resume);
 }
 
@@ -336,7 +343,7 @@ static void show_progress(void *run_state, uint64_t batch, uint64_t batches)
 static lbk_status run_batches(lbk_run_state *s)
 {
     /* With owned slices, rank 0's progress stands for every rank's. */
-    s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
+    s->progress_total = s->plan.owns_slice ? s->queries.rows : s->todo_rows;
     /* Again: the OpenCL runtime, opened since, may have taken SIGUSR1. */
     lbk_checkpoint_handle_signal(s->job);
     lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
@@ -346,7 +353,7 @@ static lbk_status run_batches(lbk_run_state *s)
                                  show_progress,
                                  s,
                                  s->job->task == LBK_TASK_REGRESS,
-                                 s->done_batches,
+                                 0, /* a resumed run searches only the rest */
                                  s->checkpoint ? lbk_checkpoint_after_batch : NULL};
     const lbk_status st = lbk_index_search(s->index, s->queries.points, &sink);
     lbk_progress_finish(&s->progress);
@@ -567,6 +574,7 @@ static void run_state_free(lbk_run_state *s)
     lbk_device_close(s->device);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
+    free(s->todo);
     lbk_alloc_large_free(s->radii);
     lbk_alloc_large_free(s->predictions);
     lbk_alloc_large_free(s->proba);
@@ -598,7 +606,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */
     LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.shape, sizeof s.shape));
     LBK_TRY_GOTO(st, lbk_run_index_share(&s)); /* index.path: load or build */
-    resolve_plan(&s);                          /* engine, partition */
+    /* --resume: the finished rows and the checkpoint's partition */
+    LBK_TRY_GOTO(st, read_checkpoint(&s));
+    resolve_plan(&s); /* engine, partition */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, lbk_run_radius_share(&s)); /* query.radii: checked before computing */
     LBK_TRY_GOTO(st, reduce_label_max(&s));
