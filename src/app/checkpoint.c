@@ -92,9 +92,6 @@ lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
     const char *why = NULL;
     if (job->task == LBK_TASK_GRAPH)
         why = "task graph (its rows are written at the end)";
-    else if (lbk_dataset_array_layout_of(job->output.neighbors) == LBK_ARRAY_HDF5 ||
-             lbk_dataset_array_layout_of(job->output.distances) == LBK_ARRAY_HDF5)
-        why = "HDF5 outputs (libhdf5 lays the file out)";
     LBK_FAIL_IF(why, LBK_ERR_CONFIG,
                 "%s: run.checkpoint is not supported with %s; run without it", job->source, why);
     return LBK_OK;
@@ -242,6 +239,10 @@ static lbk_status render(const lbk_run_state *s, unsigned char *all, char **text
     }
     lbk_checkpoint_identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
     fprintf(f, "partition %d\n", (int)s->plan.partition);
+    const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        if (lbk_checkpoint_is_hdf5(s, i) && lbk_checkpoint_output_path(s->job, i)[0])
+            fprintf(f, "hdf5 %s %" PRIu64 "\n", lbk_checkpoint_part_key(i), shape.hdf5_offset[i]);
     rank_lines(s, all, f);
     fprintf(f, "job %zu\n%s", job_len, job);
     free(job);
@@ -283,13 +284,17 @@ static lbk_status extend_crcs(lbk_run_state *s, uint64_t done)
     lbk_run_range *ranges = malloc((s->todo_count + 1) * sizeof *ranges);
     LBK_FAIL_IF(!ranges, LBK_ERR_NOMEM, "rank %d: out of host memory writing the checkpoint",
                 s->comm->rank);
-    const uint64_t n = done_ranges(s, lbk_checkpoint_rows_done(s, done), ranges);
+    uint64_t n = 1;
+    if (s->plan.owns_slice)
+        n = done_ranges(s, lbk_checkpoint_rows_done(s, done), ranges);
+    else /* rank 0: every row so far, the checkpoint's included */
+        ranges[0] = (lbk_run_range){0, s->done_rows + lbk_checkpoint_rows_done(s, done)};
     lbk_status st = LBK_OK;
     for (int i = 0; i < LBK_RUN_PARTS && st == LBK_OK; i++) {
         if (!s->kept_on[i])
             continue;
         const int fd = part_fd(s, i);
-        if (i < LBK_JOB_OUTPUT_COUNT && s->plan.owns_slice) {
+        if (i < LBK_JOB_OUTPUT_COUNT && (s->plan.owns_slice || lbk_checkpoint_is_hdf5(s, i))) {
             uint64_t skip = s->kept_len[i];
             for (uint64_t r = 0; r < n && st == LBK_OK; r++)
                 st = lbk_checkpoint_crc_rows(s, i, fd, ranges[r].first, ranges[r].count, &skip,

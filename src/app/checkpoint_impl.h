@@ -32,8 +32,9 @@ struct lbk_checkpoint_kept {
     int partition;
     uint64_t done; /* finished rows */
     uint64_t text_offset, proba_offset;
-    lbk_checkpoint_stream whole;    /* whole files (plans that do not own slices) */
-    lbk_checkpoint_stream *streams; /* plans that own slices */
+    uint64_t hdf5_offset[LBK_JOB_OUTPUT_COUNT]; /* an HDF5 array's rows' start */
+    lbk_checkpoint_stream whole;                /* whole files (plans that do not own slices) */
+    lbk_checkpoint_stream *streams;             /* plans that own slices */
     uint64_t stream_count;
     unsigned char *state; /* every rank's scores, merged */
     size_t state_bytes;
@@ -48,6 +49,9 @@ const char *lbk_checkpoint_output_path(const lbk_job *job, int i);
 /* Whether output i is the one named `key`. */
 bool lbk_checkpoint_is_output(int i, const char *key);
 lbk_outputs_shape lbk_checkpoint_shape(const lbk_run_state *s);
+/* Whether output i is an HDF5 array: libhdf5 laid its file out whole at
+ * its creation, so its part is its finished rows' bytes, in any plan. */
+bool lbk_checkpoint_is_hdf5(const lbk_run_state *s, int i);
 /* Part i's file on this rank: the output's partial file, or a held part's
  * file of this rank's own, OUT.lbknn-partial.rank-R. */
 void lbk_checkpoint_part_name(const lbk_run_state *s, int i, char *buf, size_t size);

@@ -40,8 +40,21 @@ const char *lbk_checkpoint_output_path(const lbk_job *job, int i)
 
 lbk_outputs_shape lbk_checkpoint_shape(const lbk_run_state *s)
 {
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
+    lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows, {0}};
+    /* An HDF5 array's rows: after its file's layout, which the file's
+     * creation found, or the checkpoint of the run that created it says. */
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        shape.hdf5_offset[i] = s->outputs_open ? lbk_outputs_header_len(&s->outputs, i)
+                               : s->resumed    ? s->resumed->hdf5_offset[i]
+                                               : 0;
     return shape;
+}
+
+bool lbk_checkpoint_is_hdf5(const lbk_run_state *s, int i)
+{
+    return (lbk_checkpoint_is_output(i, "output.neighbors") ||
+            lbk_checkpoint_is_output(i, "output.distances")) &&
+           lbk_dataset_array_layout_of(lbk_checkpoint_output_path(s->job, i)) == LBK_ARRAY_HDF5;
 }
 
 /* Part i's file on this rank: the output's partial file, or a held part's

@@ -306,6 +306,14 @@ static bool parse_progress(struct lbk_checkpoint_kept *k, const char *at)
     size_t len;
     const char *line = next_line(&at, &len);
     bool ok = sscanf(line, "partition %d", &k->partition) == 1;
+    while (ok && strncmp(at, "hdf5 ", 5) == 0) {
+        char key[64];
+        uint64_t offset;
+        ok = sscanf(next_line(&at, &len), "hdf5 %63s %" SCNu64, key, &offset) == 2;
+        for (int i = 0; ok && i < LBK_JOB_OUTPUT_COUNT; i++)
+            if (strcmp(key, lbk_checkpoint_part_key(i)) == 0)
+                k->hdf5_offset[i] = offset;
+    }
     ok = ok && sscanf(next_line(&at, &len), "done %" SCNu64, &k->done) == 1;
     while (ok && *at && strncmp(at, "job ", 4) != 0) {
         line = next_line(&at, &len);
@@ -407,40 +415,6 @@ lbk_status lbk_checkpoint_read(lbk_run_state *s, bool resume)
     return lbk_comm_agree(s->comm, st);
 }
 
-/* Rank 0, a plan that does not own slices: the checkpoint's one stream
- * (rows 0 .. done - 1) is of whole files, each checked and cut back to its
- * length when opened. */
-static lbk_status restore_whole(lbk_run_state *s, const char *ckpt)
-{
-    struct lbk_checkpoint_kept *k = s->resumed;
-    char name[LBK_PATH_MAX + 64];
-    LBK_FAIL_IF(
-        k->stream_count > 1 || (k->stream_count == 1 && k->streams[0].range[0].first != 0),
-        LBK_ERR_INPUT,
-        "%s: --resume refused: the checkpoint's rows are not a prefix of the queries", ckpt);
-    if (k->stream_count == 1) {
-        k->whole = k->streams[0];
-        k->stream_count = 0;
-        k->streams[0].range = NULL;
-    }
-    s->outputs.text_offset = k->text_offset;
-    s->outputs.proba_offset = k->proba_offset;
-    for (int i = 0; i < LBK_RUN_PARTS && s->root; i++) {
-        if (!s->kept_on[i])
-            continue;
-        LBK_FAIL_IF(!k->whole.on[i], LBK_ERR_INPUT,
-                    "%s: --resume refused: the checkpoint names no %s", ckpt,
-                    lbk_checkpoint_part_key(i));
-        lbk_checkpoint_part_name(s, i, name, sizeof name);
-        LBK_TRY(verify_part(ckpt, 0, lbk_checkpoint_part_key(i), name, 0, k->whole.len[i],
-                            k->whole.crc[i]));
-        s->kept_len[i] = k->whole.len[i];
-        s->kept_crc[i] = k->whole.crc[i];
-        s->kept_cut[i] = k->whole.len[i];
-    }
-    return LBK_OK;
-}
-
 /* Stream m's part i: its rows of an array output, or its held file. */
 static lbk_status verify_stream_part(const lbk_run_state *s, const char *ckpt,
                                      const lbk_checkpoint_stream *m, int i)
@@ -472,6 +446,44 @@ static lbk_status verify_stream_part(const lbk_run_state *s, const char *ckpt,
     return LBK_OK;
 }
 
+/* Rank 0, a plan that does not own slices: the checkpoint's one stream
+ * (rows 0 .. done - 1) is of whole files, each checked and cut back to its
+ * length when opened. */
+static lbk_status restore_whole(lbk_run_state *s, const char *ckpt)
+{
+    struct lbk_checkpoint_kept *k = s->resumed;
+    char name[LBK_PATH_MAX + 64];
+    LBK_FAIL_IF(
+        k->stream_count > 1 || (k->stream_count == 1 && k->streams[0].range[0].first != 0),
+        LBK_ERR_INPUT,
+        "%s: --resume refused: the checkpoint's rows are not a prefix of the queries", ckpt);
+    if (k->stream_count == 1) {
+        k->whole = k->streams[0];
+        k->stream_count = 0;
+        k->streams[0].range = NULL;
+    }
+    s->outputs.text_offset = k->text_offset;
+    s->outputs.proba_offset = k->proba_offset;
+    for (int i = 0; i < LBK_RUN_PARTS && s->root; i++) {
+        if (!s->kept_on[i])
+            continue;
+        LBK_FAIL_IF(!k->whole.on[i], LBK_ERR_INPUT,
+                    "%s: --resume refused: the checkpoint names no %s", ckpt,
+                    lbk_checkpoint_part_key(i));
+        lbk_checkpoint_part_name(s, i, name, sizeof name);
+        const bool hdf5 = lbk_checkpoint_is_hdf5(s, i);
+        if (hdf5) /* its rows so far; the file kept as libhdf5 laid it out */
+            LBK_TRY(verify_stream_part(s, ckpt, &k->whole, i));
+        else
+            LBK_TRY(verify_part(ckpt, 0, lbk_checkpoint_part_key(i), name, 0, k->whole.len[i],
+                                k->whole.crc[i]));
+        s->kept_len[i] = k->whole.len[i];
+        s->kept_crc[i] = k->whole.crc[i];
+        s->kept_cut[i] = hdf5 ? LBK_OUTFILE_KEEP_LENGTH : k->whole.len[i];
+    }
+    return LBK_OK;
+}
+
 /* A plan that owns slices: the checkpoint's streams, spread over the
  * ranks to check (each names what it has: the same job writes the same
  * parts); arrays are opened as they are (bytes past the finished rows are
@@ -497,6 +509,7 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
     if (!s->resumed)
         return LBK_OK;
     const struct lbk_checkpoint_kept *k = s->resumed;
+    memcpy(s->kept_hdf5_offset, k->hdf5_offset, sizeof s->kept_hdf5_offset);
     lbk_status st = LBK_OK;
     if (k->state_bytes != lbk_checkpoint_state_bytes(s)) {
         lbk_error("%s: --resume refused: the checkpoint's scores are unreadable", ckpt);

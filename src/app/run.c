@@ -275,9 +275,11 @@ static bool writes_slices(const lbk_run_state *s)
  * lengths lbk_checkpoint_restore found. */
 static lbk_status open_kept_outputs(lbk_run_state *s)
 {
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
+    const lbk_outputs_shape shape = {
+        s->shape.query_rows, s->classes, s->shape.reference_rows, {0}};
     const uint64_t text = s->outputs.text_offset, proba = s->outputs.proba_offset;
-    const lbk_status st = lbk_outputs_open_kept(&s->outputs, s->job, &shape, s->kept_cut);
+    const lbk_status st =
+        lbk_outputs_open_kept(&s->outputs, s->job, &shape, s->kept_cut, s->kept_hdf5_offset);
     s->outputs_open = st == LBK_OK;
     s->outputs.text_offset = text;
     s->outputs.proba_offset = proba;
@@ -290,7 +292,8 @@ static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
     if (s->checkpoint && create)
         return open_kept_outputs(s);
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
+    const lbk_outputs_shape shape = {
+        s->shape.query_rows, s->classes, s->shape.reference_rows, {0}};
     const bool shared = writes_slices(s) && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;

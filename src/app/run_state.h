@@ -120,7 +120,8 @@ typedef struct {
     uint64_t kept_len[LBK_RUN_PARTS]; /* as of the last checkpoint */
     uint32_t kept_crc[LBK_RUN_PARTS];
     uint64_t kept_cut[LBK_JOB_OUTPUT_COUNT]; /* rank 0: the lengths to open the files at */
-    int held_fd[LBK_RUN_HELD_COUNT];         /* -1: none */
+    uint64_t kept_hdf5_offset[LBK_JOB_OUTPUT_COUNT]; /* an HDF5 array kept: its rows' start */
+    int held_fd[LBK_RUN_HELD_COUNT];                 /* -1: none */
     uint64_t held_written[LBK_RUN_HELD_COUNT];
 
     double phase[LBK_PHASE_COUNT]; /* this rank's seconds per phase (the index's added) */

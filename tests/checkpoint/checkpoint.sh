@@ -180,10 +180,15 @@ case $case in
 # Stopped on NP ranks after the first batch, resumed on TO ranks and
 # stopped again, then finished on TO ranks: the bytes of a one-shot run
 # (on NP ranks: a run's bytes do not depend on the rank count), for task
-# TASK (classify or regress), whatever partition and engine the --sets ask.
+# TASK (classify, regress, or hdf5: classify into HDF5 arrays), whatever
+# partition and engine the --sets ask.
 cross)
     to=$1 task=$2
     shift 2
+    if [ "$task" = hdf5 ]; then # classify into HDF5 arrays
+        sed -i 's/nb.npy/nb.h5/; s/d.fvecs/d.h5/' job.yaml
+        outs="pred.csv proba.csv nb.h5 d.h5"
+    fi
     if [ "$task" = regress ]; then
         file_inputs target_column
         sed -i 's/^output:/task: regress\noutput:/; s/probabilities: proba.csv, //' job.yaml
