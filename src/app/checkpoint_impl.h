@@ -53,7 +53,7 @@ lbk_outputs_shape lbk_checkpoint_shape(const lbk_run_state *s);
  * its creation, so its part is its finished rows' bytes, in any plan. */
 bool lbk_checkpoint_is_hdf5(const lbk_run_state *s, int i);
 /* Part i's file on this rank: the output's partial file, or a held part's
- * file of this rank's own, OUT.lbknn-partial.rank-R. */
+ * file of this rank's stream, OUT.lbknn-partial.row-N. */
 void lbk_checkpoint_part_name(const lbk_run_state *s, int i, char *buf, size_t size);
 /* Held part i's file of the stream that starts at row `id`. */
 void lbk_checkpoint_held_name(const lbk_run_state *s, int i, uint64_t id, char *buf, size_t size);
