@@ -90,8 +90,6 @@ lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
 {
     const lbk_job *job = s->job;
     const char *why = NULL;
-    if (job->task == LBK_TASK_GRAPH)
-        why = "task graph (its rows are written at the end)";
     LBK_FAIL_IF(why, LBK_ERR_CONFIG,
                 "%s: run.checkpoint is not supported with %s; run without it", job->source, why);
     return LBK_OK;
@@ -175,7 +173,7 @@ static void stream_lines(const lbk_checkpoint_stream *m, FILE *f)
     for (uint64_t r = 0; r < m->ranges; r++)
         fprintf(f, " %" PRIu64 " %" PRIu64, m->range[r].first, m->range[r].count);
     fprintf(f, "\n");
-    for (int i = 0; i < LBK_RUN_PARTS; i++)
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_GRAPH; i++)
         if (m->on[i])
             fprintf(f, "part %" PRIu64 " %s %" PRIu64 " %08" PRIx32 "\n", m->id,
                     lbk_checkpoint_part_key(i), m->len[i], m->crc[i]);
@@ -214,6 +212,15 @@ static void rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
     for (int r = 0; mine && r < s->comm->size; r++)
         if (!s->plan.owns_slice ? r == 0 : mine[r].ranges > 0)
             stream_lines(&mine[r], f);
+    /* Task graph: every rank's held rows, the checkpoint's runs' first. */
+    const int g = LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_GRAPH;
+    for (uint64_t i = 0; k && i < k->graph_file_count; i++)
+        fprintf(f, "graphfile %" PRIu64 " %d %" PRIu64 " %08" PRIx32 "\n", k->graph_files[i].run,
+                k->graph_files[i].rank, k->graph_files[i].len, k->graph_files[i].crc);
+    for (int r = 0; mine && r < s->comm->size; r++)
+        if (mine[r].on[g] && mine[r].len[g] > 0)
+            fprintf(f, "graphfile %" PRIu64 " %d %" PRIu64 " %08" PRIx32 "\n", s->done_rows, r,
+                    mine[r].len[g], mine[r].crc[g]);
     free(mine);
     fprintf(f, "text_offset %" PRIu64 "\nproba_offset %" PRIu64 "\n", s->outputs.text_offset,
             s->outputs.proba_offset);
@@ -429,6 +436,39 @@ static lbk_status held_append(lbk_run_state *s, int h, const char *data, uint64_
     return LBK_OK;
 }
 
+lbk_status lbk_checkpoint_hold_graph(lbk_run_state *s, const lbk_self_rows *rows,
+                                     const lbk_index_slice *b, const uint32_t *order)
+{
+    const size_t record = lbk_self_rows_record_bytes(rows);
+    const int h = LBK_RUN_HELD_GRAPH;
+    if (b->slice_count == 0 || s->held_fd[h] < 0)
+        return LBK_OK;
+    char *recs = malloc(record * b->slice_count);
+    LBK_FAIL_IF(!recs, LBK_ERR_NOMEM, "rank %d: out of host memory holding graph rows",
+                s->comm->rank);
+    for (uint64_t q = 0; q < b->slice_count; q++)
+        lbk_self_rows_pack(rows, order[b->first + b->slice_first + q],
+                           b->lists + q * (uint64_t)b->k, recs + q * record);
+    lbk_status st = LBK_OK;
+    const size_t len = record * b->slice_count;
+    for (size_t at = 0; at < len && st == LBK_OK;) {
+        const ssize_t n =
+            pwrite(s->held_fd[h], recs + at, len - at, (off_t)(s->held_written[h] + at));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            lbk_error("rank %d: cannot write its held graph rows: %s", s->comm->rank,
+                      strerror(errno));
+            st = LBK_ERR_IO;
+        }
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (st == LBK_OK)
+        s->held_written[h] += len;
+    free(recs);
+    return st;
+}
+
 /* An owned slice's batch: what the end will write (predictions, the
  * probability rows) goes to this rank's held files too. */
 static lbk_status hold_batch(lbk_run_state *s, uint64_t done)
@@ -509,6 +549,11 @@ void lbk_checkpoint_remove(lbk_run_state *s)
     }
     /* The held files of the runs before this one. */
     const struct lbk_checkpoint_kept *k = s->resumed;
+    for (uint64_t m = 0; s->root && k && m < k->graph_file_count; m++) {
+        lbk_checkpoint_graph_name(s, k->graph_files[m].run, k->graph_files[m].rank, name,
+                                  sizeof name);
+        unlink(name);
+    }
     for (uint64_t m = 0; s->root && k && m < k->stream_count; m++)
         for (int i = LBK_JOB_OUTPUT_COUNT; i < LBK_RUN_PARTS; i++) {
             if (!k->streams[m].on[i])

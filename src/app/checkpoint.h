@@ -73,6 +73,14 @@ lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done);
  * held file, the checkpoint's and this run's ranks'. */
 lbk_status lbk_checkpoint_write_held(lbk_run_state *s);
 
+/* Task graph searched as queries (s->graph_queries): the slice's rows as
+ * records into this rank's held file (`order`: each searched row's global
+ * row). Every rank, after the last batch: the records of the checkpoint's
+ * runs placed into this rank's rows of the graph. */
+lbk_status lbk_checkpoint_hold_graph(lbk_run_state *s, const lbk_self_rows *rows,
+                                     const lbk_index_slice *b, const uint32_t *order);
+lbk_status lbk_checkpoint_load_graph(lbk_run_state *s);
+
 /* Every rank, after the commit: its held files removed, and (rank 0) the
  * checkpoint files. */
 void lbk_checkpoint_remove(lbk_run_state *s);

@@ -190,3 +190,40 @@ lbk_status lbk_checkpoint_write_held(lbk_run_state *s)
     free(m);
     return st;
 }
+
+/* One held graph file's first len bytes: this rank's rows placed. */
+static lbk_status load_graph_file(lbk_run_state *s, const char *name, uint64_t len)
+{
+    lbk_self_rows *rows = &s->graph.rows;
+    const size_t record = lbk_self_rows_record_bytes(rows);
+    FILE *f = fopen(name, "rb");
+    LBK_FAIL_IF(!f, LBK_ERR_IO, "rank %d: cannot open the held graph rows %s: %s", s->comm->rank,
+                name, strerror(errno));
+    char *rec = malloc(record);
+    lbk_status st = rec ? LBK_OK : LBK_ERR_NOMEM;
+    if (!rec)
+        lbk_error("rank %d: out of host memory reading graph rows", s->comm->rank);
+    for (uint64_t at = 0; st == LBK_OK && at + record <= len; at += record) {
+        if (fread(rec, 1, record, f) != record) {
+            lbk_error("rank %d: the held graph rows %s ended early", s->comm->rank, name);
+            st = LBK_ERR_IO;
+        } else if (lbk_self_rows_owns(rows, lbk_self_rows_record_row(rec))) {
+            st = lbk_self_rows_place(rows, rec);
+        }
+    }
+    free(rec);
+    fclose(f);
+    return st;
+}
+
+lbk_status lbk_checkpoint_load_graph(lbk_run_state *s)
+{
+    const struct lbk_checkpoint_kept *k = s->resumed;
+    char name[LBK_PATH_MAX + 64];
+    for (uint64_t i = 0; k && i < k->graph_file_count; i++) {
+        lbk_checkpoint_graph_name(s, k->graph_files[i].run, k->graph_files[i].rank, name,
+                                  sizeof name);
+        LBK_TRY(load_graph_file(s, name, k->graph_files[i].len));
+    }
+    return LBK_OK;
+}

@@ -27,6 +27,14 @@ typedef struct {
     bool on[LBK_RUN_PARTS];
 } lbk_checkpoint_stream;
 
+/* A graph run's held file of one rank of one run (named by both). */
+typedef struct {
+    uint64_t run; /* that run's finished rows at its start */
+    int rank;
+    uint64_t len;
+    uint32_t crc;
+} lbk_checkpoint_graph_file;
+
 /* What a resumed run's checkpoint held (every rank: rank 0's broadcast). */
 struct lbk_checkpoint_kept {
     int partition;
@@ -36,6 +44,8 @@ struct lbk_checkpoint_kept {
     lbk_checkpoint_stream whole;                /* whole files (plans that do not own slices) */
     lbk_checkpoint_stream *streams;             /* plans that own slices */
     uint64_t stream_count;
+    lbk_checkpoint_graph_file *graph_files;
+    uint64_t graph_file_count;
     unsigned char *state; /* every rank's scores, merged */
     size_t state_bytes;
     bool prev; /* read from PATH.prev */
@@ -57,6 +67,10 @@ bool lbk_checkpoint_is_hdf5(const lbk_run_state *s, int i);
 void lbk_checkpoint_part_name(const lbk_run_state *s, int i, char *buf, size_t size);
 /* Held part i's file of the stream that starts at row `id`. */
 void lbk_checkpoint_held_name(const lbk_run_state *s, int i, uint64_t id, char *buf, size_t size);
+/* A graph run's held file of `rank` in the run that started with `run`
+ * rows finished. */
+void lbk_checkpoint_graph_name(const lbk_run_state *s, uint64_t run, int rank, char *buf,
+                               size_t size);
 /* This rank's stream's id (its first row; the query count if empty). */
 uint64_t lbk_checkpoint_stream_id(const lbk_run_state *s);
 /* Rank r's searched rows [*first, *first + *count) (plans that own slices). */

@@ -20,7 +20,7 @@
 static const char magic[] = "lbknn checkpoint 3\n";
 
 static const char *const held_keys[LBK_RUN_HELD_COUNT] = {"held.predictions",
-                                                          "held.probabilities"};
+                                                          "held.probabilities", "held.graph"};
 
 /* Part i's key in the checkpoint's "part" lines. */
 const char *lbk_checkpoint_part_key(int i)
@@ -65,7 +65,22 @@ void lbk_checkpoint_part_name(const lbk_run_state *s, int i, char *buf, size_t s
         lbk_outfile_kept_name(lbk_checkpoint_output_path(s->job, i), buf, size);
         return;
     }
-    lbk_checkpoint_held_name(s, i, lbk_checkpoint_stream_id(s), buf, size);
+    if (i == LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_GRAPH)
+        lbk_checkpoint_graph_name(s, s->done_rows, s->comm->rank, buf, size);
+    else
+        lbk_checkpoint_held_name(s, i, lbk_checkpoint_stream_id(s), buf, size);
+}
+
+void lbk_checkpoint_graph_name(const lbk_run_state *s, uint64_t run, int rank, char *buf,
+                               size_t size)
+{
+    const lbk_job *job = s->job;
+    const char *out = job->output.graph[0]       ? job->output.graph
+                      : job->output.neighbors[0] ? job->output.neighbors
+                                                 : job->output.distances;
+    char stem[LBK_PATH_MAX + 32];
+    lbk_outfile_kept_name(out, stem, sizeof stem);
+    snprintf(buf, size, "%s.graph-%" PRIu64 "-%d", stem, run, rank);
 }
 
 void lbk_checkpoint_held_name(const lbk_run_state *s, int i, uint64_t id, char *buf, size_t size)
@@ -133,6 +148,13 @@ void lbk_checkpoint_plan_parts(lbk_run_state *s)
 {
     const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
     const bool owns = s->plan.owns_slice;
+    memset(s->kept_on, 0, sizeof s->kept_on);
+    if (s->graph_queries) {
+        /* The graph's files are written at the end: its rows are held, by
+         * every rank that emits them. */
+        s->kept_on[LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_GRAPH] = s->plan.sliced || s->root;
+        return;
+    }
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         uint64_t at, len;
         const bool on = lbk_checkpoint_output_path(s->job, i)[0] != '\0' &&
@@ -293,6 +315,7 @@ void lbk_checkpoint_kept_free(struct lbk_checkpoint_kept *k)
         free(k->streams[i].range);
     free(k->streams);
     free(k->whole.range);
+    free(k->graph_files);
     free(k->state);
     free(k);
 }

@@ -291,6 +291,22 @@ static bool parse_part(struct lbk_checkpoint_kept *k, const char *line)
     return false;
 }
 
+/* "graphfile RUN RANK LENGTH CRC": a graph run's held rows. */
+static bool parse_graph_file(struct lbk_checkpoint_kept *k, const char *line)
+{
+    lbk_checkpoint_graph_file g;
+    if (sscanf(line, "graphfile %" SCNu64 " %d %" SCNu64 " %" SCNx32, &g.run, &g.rank, &g.len,
+               &g.crc) != 4)
+        return false;
+    lbk_checkpoint_graph_file *grown =
+        realloc(k->graph_files, (k->graph_file_count + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    k->graph_files = grown;
+    grown[k->graph_file_count++] = g;
+    return true;
+}
+
 static bool parse_state(struct lbk_checkpoint_kept *k, const char *line, size_t len)
 {
     if (strncmp(line, "state ", 6) != 0 || (len - 6) % 2 != 0)
@@ -321,6 +337,8 @@ static bool parse_progress(struct lbk_checkpoint_kept *k, const char *at)
             ok = parse_stream(k, line);
         else if (strncmp(line, "part ", 5) == 0)
             ok = parse_part(k, line);
+        else if (strncmp(line, "graphfile ", 10) == 0)
+            ok = parse_graph_file(k, line);
         else if (strncmp(line, "text_offset ", 12) == 0)
             ok = sscanf(line, "text_offset %" SCNu64, &k->text_offset) == 1;
         else if (strncmp(line, "proba_offset ", 13) == 0)
@@ -464,7 +482,7 @@ static lbk_status restore_whole(lbk_run_state *s, const char *ckpt)
     }
     s->outputs.text_offset = k->text_offset;
     s->outputs.proba_offset = k->proba_offset;
-    for (int i = 0; i < LBK_RUN_PARTS && s->root; i++) {
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT && s->root; i++) {
         if (!s->kept_on[i])
             continue;
         LBK_FAIL_IF(!k->whole.on[i], LBK_ERR_INPUT,
@@ -519,6 +537,14 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
     }
     if (st == LBK_OK)
         st = s->plan.owns_slice ? restore_streams(s, ckpt) : restore_whole(s, ckpt);
+    /* A graph's held rows, spread over the ranks to check. */
+    char name[LBK_PATH_MAX + 64];
+    for (uint64_t m = (uint64_t)s->comm->rank; st == LBK_OK && m < k->graph_file_count;
+         m += (uint64_t)s->comm->size) {
+        const lbk_checkpoint_graph_file *g = &k->graph_files[m];
+        lbk_checkpoint_graph_name(s, g->run, g->rank, name, sizeof name);
+        st = verify_part(ckpt, g->run, "held.graph", name, 0, g->len, g->crc);
+    }
     LBK_TRY(lbk_comm_agree(s->comm, st));
     if (s->root)
         lbk_info("%s: resuming with %" PRIu64 " of %" PRIu64 " queries done, on %d ranks", ckpt,

@@ -89,7 +89,7 @@ static lbk_status read_inputs(lbk_run_state *s)
     lbk_status st = s->index_mode == LBK_RUN_INDEX_LOAD
                         ? lbk_run_index_read(s)
                         : lbk_inputs_read_rows(s->job, false, lo, lo + rows, &s->shard);
-    if (lbk_job_self_search(s->job) || s->options->build_only) {
+    if ((lbk_job_self_search(s->job) && !s->graph_queries) || s->options->build_only) {
         /* The graph's queries are the reference points themselves. */
     } else if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
@@ -183,7 +183,7 @@ static lbk_status build_index(lbk_run_state *s)
     LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
     if (s->options->build_only)
         return LBK_OK;
-    if (graph)
+    if (graph && !s->graph_queries)
         return lbk_index_prepare_self(s->index, 0);
     return lbk_index_prepare(s->index, s->todo_rows, 0);
 }
@@ -300,6 +300,32 @@ static lbk_status open_outputs(lbk_run_state *s, bool create)
     return st;
 }
 
+/* Task graph with run.checkpoint: searched as queries, the reference rows
+ * not finished (a self search has no way to leave rows out; a query
+ * search of a point with K + 1 finds the same list, itself dropped by id
+ * as the self search does), whose global rows self_rows reads from an
+ * order (one collective add per slice, whatever its gaps). */
+static lbk_status graph_order(lbk_run_state *s)
+{
+    s->graph_queries = s->job->task == LBK_TASK_GRAPH;
+    if (!s->graph_queries)
+        return LBK_OK;
+    LBK_FAIL_IF(s->shape.reference_rows >= UINT32_MAX, LBK_ERR_CONFIG,
+                "%s: run.checkpoint with task graph: at most %u reference points", s->job->source,
+                UINT32_MAX - 1);
+    lbk_status st = LBK_OK;
+    s->graph_order =
+        lbk_alloc_large_logged(s->todo_rows, sizeof *s->graph_order, "the graph's rows", &st);
+    for (uint64_t v = 0; st == LBK_OK && v < s->todo_rows;) {
+        uint64_t run;
+        const uint64_t g = lbk_run_rows_global(s, v, &run);
+        for (uint64_t q = 0; q < run; q++)
+            s->graph_order[v + q] = (uint32_t)(g + q);
+        v += run;
+    }
+    return st;
+}
+
 /* Collective, before the plan: the query rows this run searches; with
  * run.checkpoint (which rank 0 first checks the job allows) and --resume,
  * those the checkpoint did not finish, and its partition for the plan. */
@@ -308,7 +334,8 @@ static lbk_status read_checkpoint(lbk_run_state *s)
     if (!s->checkpoint || s->options->build_only)
         return lbk_comm_agree(s->comm, lbk_run_rows_set(s, NULL, 0));
     LBK_TRY(lbk_comm_agree(s->comm, s->root ? lbk_checkpoint_supported(s) : LBK_OK));
-    return lbk_checkpoint_read(s, s->options->resume);
+    LBK_TRY(lbk_checkpoint_read(s, s->options->resume));
+    return lbk_comm_agree(s->comm, graph_order(s));
 }
 
 /* Collective, with run.checkpoint: the parts the checkpoint names (with
@@ -578,6 +605,7 @@ static void run_state_free(lbk_run_state *s)
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
     free(s->todo);
+    lbk_alloc_large_free(s->graph_order);
     lbk_alloc_large_free(s->radii);
     lbk_alloc_large_free(s->predictions);
     lbk_alloc_large_free(s->proba);
@@ -635,9 +663,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, share_output_names(&s));
     LBK_TRY_GOTO(
         st, lbk_comm_agree(comm, !root && writes_slices(&s) ? open_outputs(&s, false) : LBK_OK));
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, s.checkpoint && s.plan.owns_slice
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, s.checkpoint && (s.plan.owns_slice || s.graph_queries)
                                               ? lbk_checkpoint_open_held(&s)
-                                              : LBK_OK)); /* an owned slice's held text */
+                                              : LBK_OK)); /* held text or graph rows */
     /* per batch: each stage, agree; by radius: the votes and their files */
     LBK_TRY_GOTO(st, radius_votes ? lbk_run_radius_votes(&s) : run_batches(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, radius_votes ? LBK_OK : lbk_run_emit_finish(&s)));

@@ -217,14 +217,27 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
 lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice)
 {
     lbk_run_state *s = run_state;
-    return lbk_run_graph_add(&s->graph, slice);
+    if (!s->graph_queries)
+        return lbk_run_graph_add(&s->graph, slice);
+    /* Searched as queries: each row's global row from the order. */
+    lbk_index_slice b = *slice;
+    b.own = NULL;
+    b.order = s->graph_order;
+    const lbk_status st = lbk_checkpoint_hold_graph(s, &s->graph.rows, &b, s->graph_order);
+    /* Joined whatever st is: the rows may travel in a collective. */
+    const lbk_status added = lbk_run_graph_add(&s->graph, &b);
+    return st != LBK_OK ? st : added;
 }
 
 lbk_status lbk_run_emit_finish(lbk_run_state *s)
 {
-    if (s->job->task == LBK_TASK_GRAPH)
+    if (s->job->task == LBK_TASK_GRAPH) {
+        /* The rows the checkpoint's runs finished, held in their files. */
+        if (s->graph_queries)
+            LBK_TRY(lbk_comm_agree(s->comm, lbk_checkpoint_load_graph(s)));
         return s->outputs_open ? lbk_run_graph_write(&s->graph, &s->outputs, s->job->output.graph)
                                : LBK_OK;
+    }
     if (!s->plan.owns_slice)
         return LBK_OK;
     /* A checkpointed run's rows are in its held files, with those of the

@@ -25,10 +25,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The held parts of a checkpointed run whose ranks own slices: the
+/* The held parts of a checkpointed run: where ranks own slices, the
  * predictions (int32 labels or double values, raw) and the probability
- * rows' text. */
-enum { LBK_RUN_HELD_PREDICTIONS, LBK_RUN_HELD_PROBABILITIES, LBK_RUN_HELD_COUNT };
+ * rows' text; for task graph, the graph rows each rank emitted (records). */
+enum {
+    LBK_RUN_HELD_PREDICTIONS,
+    LBK_RUN_HELD_PROBABILITIES,
+    LBK_RUN_HELD_GRAPH,
+    LBK_RUN_HELD_COUNT
+};
 #define LBK_RUN_PARTS (LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_COUNT)
 
 /* A run of global query rows [first, first + count). */
@@ -75,6 +80,10 @@ typedef struct {
     lbk_index_params
         index_params;    /* the job's keys the index reads (lbk_index_params_from_job) */
     lbk_run_graph graph; /* task graph: this rank's rows of the graph */
+    /* task graph with run.checkpoint: searched as queries (the reference
+     * rows not finished), each searched row's global row */
+    bool graph_queries;
+    uint32_t *graph_order;
 
     int32_t *predictions;   /* one batch's, or (owns_slice) the whole slice's */
     double *proba;          /* the probabilities of proba_queries queries, */

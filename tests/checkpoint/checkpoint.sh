@@ -180,8 +180,8 @@ case $case in
 # Stopped on NP ranks after the first batch, resumed on TO ranks and
 # stopped again, then finished on TO ranks: the bytes of a one-shot run
 # (on NP ranks: a run's bytes do not depend on the rank count), for task
-# TASK (classify, regress, or hdf5: classify into HDF5 arrays), whatever
-# partition and engine the --sets ask.
+# TASK (classify, regress, graph, or hdf5: classify into HDF5 arrays),
+# whatever partition and engine the --sets ask.
 cross)
     to=$1 task=$2
     shift 2
@@ -195,6 +195,10 @@ cross)
         outs="pred.csv nb.npy d.fvecs"
     else
         file_inputs label_column
+    fi
+    if [ "$task" = graph ]; then # the reference set's graph: CSR, neighbours, distances
+        sed -i '/^query:/d; s/^output:.*/task: graph\noutput: {graph: g.npz, neighbors: nb.npy, distances: d.fvecs}/' job.yaml
+        outs="g.npz nb.npy d.fvecs"
     fi
     echo "stop on $np ranks, resume on $to"
     one_shot "$@"
@@ -366,9 +370,10 @@ prev)
     resume_all "${stop[@]}" "$@"
     same ;;
 unsupported)
-    refused "run.checkpoint is not supported with task graph" \
-        run "${ck[@]}" --set task=graph --set output.predictions= --set output.probabilities= \
-        --set output.neighbors= --set output.distances= --set output.graph=g.npz
+    # Classify by radius writes its outputs at the end and takes none.
+    refused "run.checkpoint: task classify with knn.radius writes its outputs at the end and takes no checkpoints" \
+        run "${ck[@]}" --set knn.radius=0.1 --set output.probabilities= \
+        --set output.neighbors= --set output.distances=
     [ ! -e ck ] || fail "a refused run wrote a checkpoint" ;;
 *) fail "unknown case $case" ;;
 esac
