@@ -122,6 +122,8 @@ typedef struct {
     uint64_t done_rows;                  /* finished before this run (resumed) */
     struct lbk_checkpoint_kept *resumed; /* what the checkpoint held (checkpoint.c) */
     double t_checkpoint;                 /* rank 0: the last checkpoint's time */
+    double t_resume;                     /* when lbk_checkpoint_read began */
+    double resume_s;      /* reading and checking the checkpoint (not the index built between) */
     double checkpoint_s;  /* this rank's seconds in the after-batch hook, checkpoints included */
     uint64_t checkpoints; /* checkpoints written by this run */
     bool checkpoint_bad;  /* rank 0: resumed from PATH.prev, PATH failed its CRC */
