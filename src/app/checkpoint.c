@@ -86,15 +86,6 @@ void lbk_checkpoint_release_signal(const lbk_job *job, const sigset_t *held)
     pthread_sigmask(SIG_SETMASK, held, NULL);
 }
 
-lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
-{
-    const lbk_job *job = s->job;
-    const char *why = NULL;
-    LBK_FAIL_IF(why, LBK_ERR_CONFIG,
-                "%s: run.checkpoint is not supported with %s; run without it", job->source, why);
-    return LBK_OK;
-}
-
 static int part_fd(lbk_run_state *s, int i)
 {
     lbk_outfile *files[LBK_JOB_OUTPUT_COUNT];
@@ -183,7 +174,7 @@ static void stream_lines(const lbk_checkpoint_stream *m, FILE *f)
  * every rank's of this run; rank 0's whole files where the plan does not
  * own slices), the text offsets, the scores of every rank merged (from
  * `all`, rank_bytes each, in rank order) and, first, the finished count. */
-static void rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
+static lbk_status rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
 {
     const size_t one = rank_bytes(s), ranges = s->todo_count * sizeof(lbk_run_range);
     const struct lbk_checkpoint_kept *k = s->resumed;
@@ -191,7 +182,8 @@ static void rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
      * (rank 0's one stream has them otherwise), and every rank's of this run. */
     uint64_t finished = s->plan.owns_slice ? s->done_rows : 0;
     lbk_checkpoint_stream *mine = calloc((size_t)s->comm->size, sizeof *mine);
-    for (int r = 0; mine && r < s->comm->size; r++) {
+    LBK_FAIL_IF(!mine, LBK_ERR_NOMEM, "out of host memory writing the checkpoint");
+    for (int r = 0; r < s->comm->size; r++) {
         part_table t;
         memcpy(&t, all + (size_t)r * one, sizeof t);
         lbk_checkpoint_stream *m = &mine[r];
@@ -209,7 +201,7 @@ static void rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
     fprintf(f, "done %" PRIu64 "\n", finished);
     for (uint64_t i = 0; k && i < k->stream_count; i++)
         stream_lines(&k->streams[i], f);
-    for (int r = 0; mine && r < s->comm->size; r++)
+    for (int r = 0; r < s->comm->size; r++)
         if (!s->plan.owns_slice ? r == 0 : mine[r].ranges > 0)
             stream_lines(&mine[r], f);
     /* Task graph: every rank's held rows, the checkpoint's runs' first. */
@@ -217,7 +209,7 @@ static void rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
     for (uint64_t i = 0; k && i < k->graph_file_count; i++)
         fprintf(f, "graphfile %" PRIu64 " %d %" PRIu64 " %08" PRIx32 "\n", k->graph_files[i].run,
                 k->graph_files[i].rank, k->graph_files[i].len, k->graph_files[i].crc);
-    for (int r = 0; mine && r < s->comm->size; r++)
+    for (int r = 0; r < s->comm->size; r++)
         if (mine[r].on[g] && mine[r].len[g] > 0)
             fprintf(f, "graphfile %" PRIu64 " %d %" PRIu64 " %08" PRIx32 "\n", s->done_rows, r,
                     mine[r].len[g], mine[r].crc[g]);
@@ -230,6 +222,7 @@ static void rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
     fprintf(f, "state ");
     hex(f, state, lbk_checkpoint_state_bytes(s));
     fprintf(f, "\n");
+    return LBK_OK;
 }
 
 /* The whole checkpoint text, ending in its own CRC. */
@@ -250,7 +243,14 @@ static lbk_status render(const lbk_run_state *s, unsigned char *all, char **text
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         if (lbk_checkpoint_is_hdf5(s, i) && lbk_checkpoint_output_path(s->job, i)[0])
             fprintf(f, "hdf5 %s %" PRIu64 "\n", lbk_checkpoint_part_key(i), shape.hdf5_offset[i]);
-    rank_lines(s, all, f);
+    const lbk_status st = rank_lines(s, all, f);
+    if (st != LBK_OK) {
+        fclose(f);
+        free(*text);
+        *text = NULL;
+        free(job);
+        return st;
+    }
     fprintf(f, "job %zu\n%s", job_len, job);
     free(job);
     const int rc = fclose(f);

@@ -40,10 +40,6 @@ void lbk_checkpoint_handle_signal(const lbk_job *job);
 void lbk_checkpoint_hold_signal(sigset_t *held);
 void lbk_checkpoint_release_signal(const lbk_job *job, const sigset_t *held);
 
-/* Rank 0, plan resolved: whether this run can take checkpoints (one line
- * saying why not). */
-lbk_status lbk_checkpoint_supported(const lbk_run_state *s);
-
 /* Collective, before the plan and the queries are read: with `resume`, the
  * checkpoint read by rank 0 and checked against the job and inputs (one
  * line naming the first item that differs), then on every rank the rows

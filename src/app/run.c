@@ -327,13 +327,12 @@ static lbk_status graph_order(lbk_run_state *s)
 }
 
 /* Collective, before the plan: the query rows this run searches; with
- * run.checkpoint (which rank 0 first checks the job allows) and --resume,
+ * run.checkpoint (which every task but the radius ones takes) and --resume,
  * those the checkpoint did not finish, and its partition for the plan. */
 static lbk_status read_checkpoint(lbk_run_state *s)
 {
     if (!s->checkpoint || s->options->build_only)
         return lbk_comm_agree(s->comm, lbk_run_rows_set(s, NULL, 0));
-    LBK_TRY(lbk_comm_agree(s->comm, s->root ? lbk_checkpoint_supported(s) : LBK_OK));
     LBK_TRY(lbk_checkpoint_read(s, s->options->resume));
     return lbk_comm_agree(s->comm, graph_order(s));
 }
