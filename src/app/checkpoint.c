@@ -86,42 +86,6 @@ void lbk_checkpoint_release_signal(const lbk_job *job, const sigset_t *held)
     pthread_sigmask(SIG_SETMASK, held, NULL);
 }
 
-lbk_status lbk_checkpoint_supported(const lbk_run_state *s)
-{
-    const lbk_job *job = s->job;
-    const char *why = NULL;
-    if (job->task == LBK_TASK_GRAPH)
-        why = "task graph (its rows are written at the end)";
-    else if (lbk_dataset_array_layout_of(job->output.neighbors) == LBK_ARRAY_HDF5 ||
-             lbk_dataset_array_layout_of(job->output.distances) == LBK_ARRAY_HDF5)
-        why = "HDF5 outputs (libhdf5 lays the file out)";
-    LBK_FAIL_IF(why, LBK_ERR_CONFIG,
-                "%s: run.checkpoint is not supported with %s; run without it", job->source, why);
-    return LBK_OK;
-}
-
-/* Where part i starts in its file, and how long it is after `done` batches
- * (fd: its descriptor, whose size a whole file's length is). */
-static lbk_status part_extent(const lbk_run_state *s, int i, uint64_t done, int fd,
-                              uint64_t *start, uint64_t *len)
-{
-    const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
-    *start = 0;
-    if (i >= LBK_JOB_OUTPUT_COUNT) {
-        *len = s->held_written[i - LBK_JOB_OUTPUT_COUNT];
-        return LBK_OK;
-    }
-    if (s->plan.owns_slice &&
-        lbk_outputs_rows_span(s->job, &shape, i, s->query_first,
-                              lbk_checkpoint_rows_done(s, done), start, len))
-        return LBK_OK;
-    struct stat sb;
-    LBK_FAIL_IF(fd < 0 || fstat(fd, &sb) != 0, LBK_ERR_IO, "%s: cannot stat the partial file: %s",
-                lbk_checkpoint_output_path(s->job, i), strerror(errno));
-    *len = (uint64_t)sb.st_size;
-    return LBK_OK;
-}
-
 static int part_fd(lbk_run_state *s, int i)
 {
     lbk_outfile *files[LBK_JOB_OUTPUT_COUNT];
@@ -140,21 +104,36 @@ static void hex(FILE *f, const void *data, size_t len)
 
 /* ---- what every rank sends rank 0 ---------------------------------------- */
 
-/* A rank's parts and its scores so far, bit for bit (this binary reads
- * them back): confusion counts, ground-truth counts, regression score, the
- * confusion matrix. */
+/* A rank's parts, the rows they hold (as ranges of the query file: at most
+ * todo_count of them) and its scores so far, bit for bit. */
 typedef struct {
     uint64_t len[LBK_RUN_PARTS];
     uint32_t crc[LBK_RUN_PARTS];
     uint8_t on[LBK_RUN_PARTS];
+    uint64_t id, ranges;
 } part_table;
 
 static size_t rank_bytes(const lbk_run_state *s)
 {
-    return sizeof(part_table) + lbk_checkpoint_state_bytes(s);
+    return sizeof(part_table) + s->todo_count * sizeof(lbk_run_range) +
+           lbk_checkpoint_state_bytes(s);
 }
 
-static void pack_rank(const lbk_run_state *s, unsigned char *p)
+/* This rank's done rows of its slice as ranges of the query file. */
+static uint64_t done_ranges(const lbk_run_state *s, uint64_t rows, lbk_run_range *out)
+{
+    uint64_t n = 0;
+    for (uint64_t q = 0; q < rows;) {
+        uint64_t run;
+        const uint64_t g = lbk_run_rows_global(s, s->query_first + q, &run);
+        run = run < rows - q ? run : rows - q;
+        out[n++] = (lbk_run_range){g, run};
+        q += run;
+    }
+    return n;
+}
+
+static void pack_rank(const lbk_run_state *s, uint64_t done, unsigned char *p)
 {
     part_table t;
     memset(&t, 0, sizeof t);
@@ -163,35 +142,91 @@ static void pack_rank(const lbk_run_state *s, unsigned char *p)
         t.len[i] = s->kept_len[i];
         t.crc[i] = s->kept_crc[i];
     }
+    lbk_run_range *ranges = (lbk_run_range *)(p + sizeof t);
+    memset(ranges, 0, s->todo_count * sizeof *ranges);
+    t.id = lbk_checkpoint_stream_id(s);
+    if (s->plan.owns_slice) {
+        t.ranges = done_ranges(s, lbk_checkpoint_rows_done(s, done), ranges);
+    } else if (s->root) { /* whole files: the rows before this run's and its own */
+        t.id = 0;
+        ranges[0] = (lbk_run_range){0, s->done_rows + lbk_checkpoint_rows_done(s, done)};
+        t.ranges = ranges[0].count > 0;
+    }
     memcpy(p, &t, sizeof t);
-    lbk_checkpoint_pack_state(s, p + sizeof t);
+    lbk_checkpoint_pack_state(s, p + sizeof t + s->todo_count * sizeof(lbk_run_range));
 }
 
-/* Every rank's parts ("part RANK KEY LENGTH CRC") and scores ("state RANK
- * HEX"), from `all` (rank_bytes each, in rank order). */
-static void rank_lines(const lbk_run_state *s, const unsigned char *all, FILE *f)
+/* One stream's lines: "stream ID RANGES FIRST COUNT ..." and its parts
+ * ("part ID KEY LENGTH CRC"). */
+static void stream_lines(const lbk_checkpoint_stream *m, FILE *f)
 {
-    const size_t one = rank_bytes(s);
+    fprintf(f, "stream %" PRIu64 " %" PRIu64, m->id, m->ranges);
+    for (uint64_t r = 0; r < m->ranges; r++)
+        fprintf(f, " %" PRIu64 " %" PRIu64, m->range[r].first, m->range[r].count);
+    fprintf(f, "\n");
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_GRAPH; i++)
+        if (m->on[i])
+            fprintf(f, "part %" PRIu64 " %s %" PRIu64 " %08" PRIx32 "\n", m->id,
+                    lbk_checkpoint_part_key(i), m->len[i], m->crc[i]);
+}
+
+/* Every stream with finished rows (the checkpoint's before this run, then
+ * every rank's of this run; rank 0's whole files where the plan does not
+ * own slices), the text offsets, the scores of every rank merged (from
+ * `all`, rank_bytes each, in rank order) and, first, the finished count. */
+static lbk_status rank_lines(const lbk_run_state *s, unsigned char *all, FILE *f)
+{
+    const size_t one = rank_bytes(s), ranges = s->todo_count * sizeof(lbk_run_range);
+    const struct lbk_checkpoint_kept *k = s->resumed;
+    /* The checkpoint's rows, as streams of their own where ranks own slices
+     * (rank 0's one stream has them otherwise), and every rank's of this run. */
+    uint64_t finished = s->plan.owns_slice ? s->done_rows : 0;
+    lbk_checkpoint_stream *mine = calloc((size_t)s->comm->size, sizeof *mine);
+    LBK_FAIL_IF(!mine, LBK_ERR_NOMEM, "out of host memory writing the checkpoint");
     for (int r = 0; r < s->comm->size; r++) {
         part_table t;
         memcpy(&t, all + (size_t)r * one, sizeof t);
-        for (int i = 0; i < LBK_RUN_PARTS; i++)
-            if (t.on[i])
-                fprintf(f, "part %d %s %" PRIu64 " %08" PRIx32 "\n", r,
-                        lbk_checkpoint_part_key(i), t.len[i], t.crc[i]);
+        lbk_checkpoint_stream *m = &mine[r];
+        m->id = t.id;
+        m->ranges = t.ranges;
+        m->range = (lbk_run_range *)(all + (size_t)r * one + sizeof t);
+        for (int i = 0; i < LBK_RUN_PARTS; i++) {
+            m->on[i] = t.on[i];
+            m->len[i] = t.len[i];
+            m->crc[i] = t.crc[i];
+        }
+        for (uint64_t g = 0; g < t.ranges; g++)
+            finished += m->range[g].count;
     }
+    fprintf(f, "done %" PRIu64 "\n", finished);
+    for (uint64_t i = 0; k && i < k->stream_count; i++)
+        stream_lines(&k->streams[i], f);
+    for (int r = 0; r < s->comm->size; r++)
+        if (!s->plan.owns_slice ? r == 0 : mine[r].ranges > 0)
+            stream_lines(&mine[r], f);
+    /* Task graph: every rank's held rows, the checkpoint's runs' first. */
+    const int g = LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_GRAPH;
+    for (uint64_t i = 0; k && i < k->graph_file_count; i++)
+        fprintf(f, "graphfile %" PRIu64 " %d %" PRIu64 " %08" PRIx32 "\n", k->graph_files[i].run,
+                k->graph_files[i].rank, k->graph_files[i].len, k->graph_files[i].crc);
+    for (int r = 0; r < s->comm->size; r++)
+        if (mine[r].on[g] && mine[r].len[g] > 0)
+            fprintf(f, "graphfile %" PRIu64 " %d %" PRIu64 " %08" PRIx32 "\n", s->done_rows, r,
+                    mine[r].len[g], mine[r].crc[g]);
+    free(mine);
     fprintf(f, "text_offset %" PRIu64 "\nproba_offset %" PRIu64 "\n", s->outputs.text_offset,
             s->outputs.proba_offset);
-    for (int r = 0; r < s->comm->size; r++) {
-        fprintf(f, "state %d ", r);
-        hex(f, all + (size_t)r * one + sizeof(part_table), lbk_checkpoint_state_bytes(s));
-        fprintf(f, "\n");
-    }
+    unsigned char *state = all + sizeof(part_table) + ranges;
+    for (int r = 1; r < s->comm->size; r++)
+        lbk_checkpoint_merge_state(s, state, all + (size_t)r * one + sizeof(part_table) + ranges);
+    fprintf(f, "state ");
+    hex(f, state, lbk_checkpoint_state_bytes(s));
+    fprintf(f, "\n");
+    return LBK_OK;
 }
 
 /* The whole checkpoint text, ending in its own CRC. */
-static lbk_status render(const lbk_run_state *s, uint64_t done, const unsigned char *all,
-                         char **text, size_t *len)
+static lbk_status render(const lbk_run_state *s, unsigned char *all, char **text, size_t *len)
 {
     size_t job_len = 0;
     char *job = lbk_checkpoint_canonical_job(s->job, &job_len);
@@ -203,8 +238,19 @@ static lbk_status render(const lbk_run_state *s, uint64_t done, const unsigned c
         return LBK_ERR_NOMEM;
     }
     lbk_checkpoint_identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
-    fprintf(f, "done %" PRIu64 "\n", done);
-    rank_lines(s, all, f);
+    fprintf(f, "partition %d\n", (int)s->plan.partition);
+    const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        if (lbk_checkpoint_is_hdf5(s, i) && lbk_checkpoint_output_path(s->job, i)[0])
+            fprintf(f, "hdf5 %s %" PRIu64 "\n", lbk_checkpoint_part_key(i), shape.hdf5_offset[i]);
+    const lbk_status st = rank_lines(s, all, f);
+    if (st != LBK_OK) {
+        fclose(f);
+        free(*text);
+        *text = NULL;
+        free(job);
+        return st;
+    }
     fprintf(f, "job %zu\n%s", job_len, job);
     free(job);
     const int rc = fclose(f);
@@ -238,27 +284,52 @@ static lbk_status sync_files(lbk_run_state *s)
 
 /* Each of this rank's parts' CRC, extended over what was written since
  * the last checkpoint (a part only grows at its end, so earlier bytes
- * stay): a checkpoint reads back what the interval wrote, not the files. */
+ * stay): a checkpoint reads back what the interval wrote, not the files.
+ * An owned slice's rows of an array are its rows' spans, in row order. */
 static lbk_status extend_crcs(lbk_run_state *s, uint64_t done)
 {
-    unsigned char buf[1 << 16];
-    for (int i = 0; i < LBK_RUN_PARTS; i++) {
+    lbk_run_range *ranges = malloc((s->todo_count + 1) * sizeof *ranges);
+    LBK_FAIL_IF(!ranges, LBK_ERR_NOMEM, "rank %d: out of host memory writing the checkpoint",
+                s->comm->rank);
+    uint64_t n = 1;
+    if (s->plan.owns_slice)
+        n = done_ranges(s, lbk_checkpoint_rows_done(s, done), ranges);
+    else /* rank 0: every row so far, the checkpoint's included */
+        ranges[0] = (lbk_run_range){0, s->done_rows + lbk_checkpoint_rows_done(s, done)};
+    lbk_status st = LBK_OK;
+    for (int i = 0; i < LBK_RUN_PARTS && st == LBK_OK; i++) {
         if (!s->kept_on[i])
             continue;
         const int fd = part_fd(s, i);
-        uint64_t start, len;
-        LBK_TRY(part_extent(s, i, done, fd, &start, &len));
-        while (s->kept_len[i] < len) {
-            const uint64_t left = len - s->kept_len[i];
-            const ssize_t n = pread(fd, buf, left < sizeof buf ? left : sizeof buf,
-                                    (off_t)(start + s->kept_len[i]));
-            LBK_FAIL_IF(n <= 0, LBK_ERR_IO, "rank %d: cannot read its %s back: %s", s->comm->rank,
-                        lbk_checkpoint_part_key(i), n < 0 ? strerror(errno) : "it ended early");
-            s->kept_crc[i] = lbk_saved_crc32(s->kept_crc[i], buf, (size_t)n);
-            s->kept_len[i] += (uint64_t)n;
+        if (i < LBK_JOB_OUTPUT_COUNT && (s->plan.owns_slice || lbk_checkpoint_is_hdf5(s, i))) {
+            uint64_t skip = s->kept_len[i];
+            for (uint64_t r = 0; r < n && st == LBK_OK; r++)
+                st = lbk_checkpoint_crc_rows(s, i, fd, ranges[r].first, ranges[r].count, &skip,
+                                             &s->kept_crc[i], &s->kept_len[i]);
+            continue;
         }
+        struct stat sb;
+        uint64_t len = i >= LBK_JOB_OUTPUT_COUNT ? s->held_written[i - LBK_JOB_OUTPUT_COUNT] : 0;
+        if (i < LBK_JOB_OUTPUT_COUNT && (fd < 0 || fstat(fd, &sb) != 0)) {
+            lbk_error("%s: cannot stat the partial file: %s",
+                      lbk_checkpoint_output_path(s->job, i), strerror(errno));
+            st = LBK_ERR_IO;
+            break;
+        }
+        if (i < LBK_JOB_OUTPUT_COUNT)
+            len = (uint64_t)sb.st_size;
+        if (len > s->kept_len[i] &&
+            !lbk_checkpoint_crc_bytes(fd, s->kept_len[i], len - s->kept_len[i],
+                                      &s->kept_crc[i])) {
+            lbk_error("rank %d: cannot read its %s back: %s", s->comm->rank,
+                      lbk_checkpoint_part_key(i), errno ? strerror(errno) : "it ended early");
+            st = LBK_ERR_IO;
+        }
+        if (len > s->kept_len[i])
+            s->kept_len[i] = len;
     }
-    return LBK_OK;
+    free(ranges);
+    return st;
 }
 
 static lbk_status write_all(int fd, const char *path, const char *text, size_t len)
@@ -276,7 +347,7 @@ static lbk_status write_all(int fd, const char *path, const char *text, size_t l
 
 /* Rank 0: PATH.tmp written and synced, PATH kept as PATH.prev, PATH.tmp
  * renamed over PATH. */
-static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done, const unsigned char *all)
+static lbk_status write_checkpoint(lbk_run_state *s, unsigned char *all)
 {
     char *text = NULL;
     size_t len = 0;
@@ -284,7 +355,7 @@ static lbk_status write_checkpoint(lbk_run_state *s, uint64_t done, const unsign
     char tmp[LBK_PATH_MAX + 8], prev[LBK_PATH_MAX + 8];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     snprintf(prev, sizeof prev, "%s.prev", path);
-    LBK_TRY(render(s, done, all, &text, &len));
+    LBK_TRY(render(s, all, &text, &len));
     const int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     lbk_status st = LBK_OK;
     if (fd < 0) {
@@ -338,10 +409,10 @@ static lbk_status checkpoint_now(lbk_run_state *s, uint64_t done)
     }
     st = lbk_comm_agree(s->comm, st);
     if (st == LBK_OK) {
-        pack_rank(s, mine);
+        pack_rank(s, done, mine);
         st = lbk_comm_allgather_bytes(s->comm, mine, all, (int)one);
         if (st == LBK_OK && s->root)
-            st = write_checkpoint(s, done, all);
+            st = write_checkpoint(s, all);
         st = lbk_comm_agree(s->comm, st);
     }
     free(mine);
@@ -363,6 +434,39 @@ static lbk_status held_append(lbk_run_state *s, int h, const char *data, uint64_
     }
     s->held_written[h] = upto;
     return LBK_OK;
+}
+
+lbk_status lbk_checkpoint_hold_graph(lbk_run_state *s, const lbk_self_rows *rows,
+                                     const lbk_index_slice *b, const uint32_t *order)
+{
+    const size_t record = lbk_self_rows_record_bytes(rows);
+    const int h = LBK_RUN_HELD_GRAPH;
+    if (b->slice_count == 0 || s->held_fd[h] < 0)
+        return LBK_OK;
+    char *recs = malloc(record * b->slice_count);
+    LBK_FAIL_IF(!recs, LBK_ERR_NOMEM, "rank %d: out of host memory holding graph rows",
+                s->comm->rank);
+    for (uint64_t q = 0; q < b->slice_count; q++)
+        lbk_self_rows_pack(rows, order[b->first + b->slice_first + q],
+                           b->lists + q * (uint64_t)b->k, recs + q * record);
+    lbk_status st = LBK_OK;
+    const size_t len = record * b->slice_count;
+    for (size_t at = 0; at < len && st == LBK_OK;) {
+        const ssize_t n =
+            pwrite(s->held_fd[h], recs + at, len - at, (off_t)(s->held_written[h] + at));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            lbk_error("rank %d: cannot write its held graph rows: %s", s->comm->rank,
+                      strerror(errno));
+            st = LBK_ERR_IO;
+        }
+        at += n > 0 ? (size_t)n : 0;
+    }
+    if (st == LBK_OK)
+        s->held_written[h] += len;
+    free(recs);
+    return st;
 }
 
 /* An owned slice's batch: what the end will write (predictions, the
@@ -405,8 +509,8 @@ static lbk_status after_batch(lbk_run_state *s, uint64_t done)
     if (want < 2)
         return LBK_OK;
     if (s->root)
-        lbk_info("stopped after batch %" PRIu64 " of %" PRIu64 "; checkpoint %s written; "
-                 "continue with lbknn run JOB --resume",
+        lbk_info("stopped after batch %" PRIu64 " of %" PRIu64 " of this run; checkpoint %s "
+                 "written; continue with lbknn run JOB --resume (on any number of ranks)",
                  done, batches, s->job->run.checkpoint);
     return LBK_STOPPED;
 }
@@ -425,6 +529,8 @@ lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done)
 
 void lbk_checkpoint_close(lbk_run_state *s)
 {
+    lbk_checkpoint_kept_free(s->resumed);
+    s->resumed = NULL;
     for (int h = 0; h < LBK_RUN_HELD_COUNT; h++) {
         if (s->held_fd[h] >= 0)
             close(s->held_fd[h]);
@@ -435,13 +541,27 @@ void lbk_checkpoint_close(lbk_run_state *s)
 void lbk_checkpoint_remove(lbk_run_state *s)
 {
     char name[LBK_PATH_MAX + 64];
-    lbk_checkpoint_close(s);
     for (int h = 0; h < LBK_RUN_HELD_COUNT; h++) {
         if (!s->kept_on[LBK_JOB_OUTPUT_COUNT + h])
             continue;
         lbk_checkpoint_part_name(s, LBK_JOB_OUTPUT_COUNT + h, name, sizeof name);
         unlink(name);
     }
+    /* The held files of the runs before this one. */
+    const struct lbk_checkpoint_kept *k = s->resumed;
+    for (uint64_t m = 0; s->root && k && m < k->graph_file_count; m++) {
+        lbk_checkpoint_graph_name(s, k->graph_files[m].run, k->graph_files[m].rank, name,
+                                  sizeof name);
+        unlink(name);
+    }
+    for (uint64_t m = 0; s->root && k && m < k->stream_count; m++)
+        for (int i = LBK_JOB_OUTPUT_COUNT; i < LBK_RUN_PARTS; i++) {
+            if (!k->streams[m].on[i])
+                continue;
+            lbk_checkpoint_held_name(s, i, k->streams[m].id, name, sizeof name);
+            unlink(name);
+        }
     if (s->root)
         lbk_checkpoint_remove_files(s->job);
+    lbk_checkpoint_close(s);
 }

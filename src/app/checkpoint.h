@@ -2,8 +2,9 @@
  * files PATH.lbknn-partial and, every run.checkpoint_s seconds after a whole
  * batch, records what a later `lbknn run JOB --resume` needs to continue
  * after that batch and end with the same bytes: the job (canonical form and
- * hash), P, partition and batches, the inputs' sizes and mtimes, each
- * partial file's length and CRC-32, the text outputs' offsets and the
+ * hash), the inputs' sizes and mtimes, the partition, the finished query
+ * rows (as ranges of the query file: no rank count or batch size in it),
+ * each partial file's length and CRC-32, the text outputs' offsets and the
  * scores so far. Written atomically (PATH.tmp, fsync, rename; the previous
  * one kept as PATH.prev). Where ranks own slices of the queries, each keeps
  * what it writes only at the end in held files of its own, and every rank's
@@ -39,26 +40,42 @@ void lbk_checkpoint_handle_signal(const lbk_job *job);
 void lbk_checkpoint_hold_signal(sigset_t *held);
 void lbk_checkpoint_release_signal(const lbk_job *job, const sigset_t *held);
 
-/* Rank 0, plan resolved: whether this run can take checkpoints (one line
- * saying why not). */
-lbk_status lbk_checkpoint_supported(const lbk_run_state *s);
+/* Collective, before the plan and the queries are read: with `resume`, the
+ * checkpoint read by rank 0 and checked against the job and inputs (one
+ * line naming the first item that differs), then on every rank the rows
+ * it finished (s->todo: the others) and its partition (the plan's, so that
+ * a partition the rank count chose stays); without, every row. */
+lbk_status lbk_checkpoint_read(lbk_run_state *s, bool resume);
 
 /* Collective, before any output exists: with `resume`, the checkpoint
- * verified against the job, P and inputs (rank 0), and every rank's parts
- * against its partial files (one line naming the rank, the item and the
- * file that differ; nothing touched), its state restored into s, and
+ * lbk_checkpoint_read read: every part it names against its partial file
+ * (each checked by one rank; one line naming the part and the file that
+ * differ; nothing touched), the scores restored into rank 0's s, and
  * s->kept_cut the lengths rank 0 opens the outputs at; without, or with
  * neither checkpoint nor partial files, a fresh run's. */
 lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume);
 
 /* Every rank whose plan owns slices, outputs open: its held files (what it
- * writes at the end) opened at their checkpointed lengths and read back. */
+ * writes at the end), new and empty: each run's rows are held apart. */
 lbk_status lbk_checkpoint_open_held(lbk_run_state *s);
 
 /* The index's after_batch (collective): an owned slice's batch into the
  * held files; a checkpoint when rank 0's clock says one is due, or a stop
  * was asked for on any rank (then returns LBK_STOPPED on every rank). */
 lbk_status lbk_checkpoint_after_batch(void *run_state, uint64_t done);
+
+/* Collective, after the last batch of a plan that owns slices: rank 0
+ * writes the predictions and probability rows, in row order, from every
+ * held file, the checkpoint's and this run's ranks'. */
+lbk_status lbk_checkpoint_write_held(lbk_run_state *s);
+
+/* Task graph searched as queries (s->graph_queries): the slice's rows as
+ * records into this rank's held file (`order`: each searched row's global
+ * row). Every rank, after the last batch: the records of the checkpoint's
+ * runs placed into this rank's rows of the graph. */
+lbk_status lbk_checkpoint_hold_graph(lbk_run_state *s, const lbk_self_rows *rows,
+                                     const lbk_index_slice *b, const uint32_t *order);
+lbk_status lbk_checkpoint_load_graph(lbk_run_state *s);
 
 /* Every rank, after the commit: its held files removed, and (rank 0) the
  * checkpoint files. */

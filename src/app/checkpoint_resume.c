@@ -45,39 +45,30 @@ static char *read_whole(const char *path, size_t *len)
     return text;
 }
 
-/* Bytes [start, start + len) of this rank's part `key` in `name` have this
- * CRC (one line naming the rank and the file if not). */
-static lbk_status verify_part(const char *ckpt, int rank, const char *key, const char *name,
+/* Bytes [start, start + len) of part `key` of the rows from `id` in `name`
+ * have this CRC (one line naming the part and the file if not). */
+static lbk_status verify_part(const char *ckpt, uint64_t id, const char *key, const char *name,
                               uint64_t start, uint64_t len, uint32_t crc)
 {
     struct stat sb;
-    unsigned char buf[1 << 16];
     LBK_FAIL_IF(stat(name, &sb) != 0, LBK_ERR_INPUT,
-                "%s: --resume refused: rank %d's %s partial file %s is missing", ckpt, rank, key,
-                name);
+                "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
+                " is missing",
+                ckpt, key, name, id);
     LBK_FAIL_IF((uint64_t)sb.st_size < start + len, LBK_ERR_INPUT,
-                "%s: --resume refused: rank %d's %s partial file %s has %lld bytes, fewer than "
-                "the checkpointed %" PRIu64,
-                ckpt, rank, key, name, (long long)sb.st_size, start + len);
+                "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
+                " has %lld bytes, fewer than the checkpointed %" PRIu64,
+                ckpt, key, name, id, (long long)sb.st_size, start + len);
     const int fd = open(name, O_RDONLY | O_CLOEXEC);
-    LBK_FAIL_IF(fd < 0, LBK_ERR_IO, "%s: rank %d: cannot open %s: %s", ckpt, rank, name,
-                strerror(errno));
+    LBK_FAIL_IF(fd < 0, LBK_ERR_IO, "%s: cannot open %s: %s", ckpt, name, strerror(errno));
     uint32_t c = 0;
-    for (uint64_t at = 0; at < len;) {
-        const uint64_t left = len - at;
-        const ssize_t n =
-            pread(fd, buf, left < sizeof buf ? left : sizeof buf, (off_t)(start + at));
-        if (n <= 0)
-            break;
-        c = lbk_saved_crc32(c, buf, (size_t)n);
-        at += (uint64_t)n;
-    }
+    lbk_checkpoint_crc_bytes(fd, start, len, &c);
     close(fd);
     LBK_FAIL_IF(c != crc, LBK_ERR_INPUT,
-                "%s: --resume refused: rank %d's %s partial file %s differs from the "
-                "checkpointed one in bytes %" PRIu64 " to %" PRIu64 " (CRC-32 %08" PRIx32
-                ", checkpoint %08" PRIx32 ")",
-                ckpt, rank, key, name, start, start + len, c, crc);
+                "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
+                " differs from the checkpointed one in bytes %" PRIu64 " to %" PRIu64
+                " (CRC-32 %08" PRIx32 ", checkpoint %08" PRIx32 ")",
+                ckpt, key, name, id, start, start + len, c, crc);
     return LBK_OK;
 }
 
@@ -124,6 +115,14 @@ static lbk_status compare_identity(const lbk_run_state *s, const char *ckpt, con
         const char *a = next_line(&my, &a_len), *b = next_line(at, &b_len);
         if (a_len == b_len && memcmp(a, b, a_len) == 0)
             continue;
+        if (strncmp(b, "lbknn checkpoint ", 17) == 0 && strncmp(a, b, 17) == 0) {
+            lbk_error("%s: --resume refused: the checkpoint is of format %.*s, written by an "
+                      "older lbknn; this one reads format %.*s (finish the run with that "
+                      "version, or start afresh without --resume)",
+                      ckpt, (int)b_len - 17, b + 17, (int)a_len - 17, a + 17);
+            st = LBK_ERR_INPUT;
+            break;
+        }
         /* "input KEY ...": the item is the input's key. */
         const bool input = strncmp(a, "input ", 6) == 0;
         const char *item = input ? a + 6 : a;
@@ -146,136 +145,6 @@ static bool intact(const char *text, size_t len)
     const char *end = text + len - 13; /* "end XXXXXXXX\n" */
     return strncmp(end, "end ", 4) == 0 && sscanf(end + 4, "%8" SCNx32, &crc) == 1 &&
            crc == lbk_saved_crc32(0, text, (size_t)(end - text));
-}
-
-/* Any partial file this rank would write (rank 0: of every output; each
- * rank: its held files), named into `name`. */
-static bool any_partial(const lbk_run_state *s, char *name, size_t size)
-{
-    for (int i = 0; i < LBK_RUN_PARTS; i++) {
-        const bool output = i < LBK_JOB_OUTPUT_COUNT && s->root &&
-                            lbk_checkpoint_output_path(s->job, i)[0] &&
-                            !lbk_checkpoint_is_output(i, "output.report");
-        if (!output && !(i >= LBK_JOB_OUTPUT_COUNT && s->kept_on[i]))
-            continue;
-        lbk_checkpoint_part_name(s, i, name, size);
-        if (access(name, F_OK) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* A "part" line of this rank's: its length and CRC into kept_len and
- * kept_crc; *mine whether it was this rank's. */
-static lbk_status parse_part(lbk_run_state *s, const char *ckpt, const char *line, size_t len,
-                             bool seen[LBK_RUN_PARTS])
-{
-    int rank;
-    char key[64];
-    uint64_t bytes;
-    uint32_t crc;
-    LBK_FAIL_IF(len > 200 || sscanf(line, "part %d %63s %" SCNu64 " %" SCNx32, &rank, key, &bytes,
-                                    &crc) != 4,
-                LBK_ERR_INPUT, "%s: --resume refused: the checkpoint's part line is unreadable",
-                ckpt);
-    if (rank != s->comm->rank)
-        return LBK_OK;
-    for (int i = 0; i < LBK_RUN_PARTS; i++) {
-        if (strcmp(key, lbk_checkpoint_part_key(i)) != 0 || !s->kept_on[i])
-            continue;
-        s->kept_len[i] = bytes;
-        s->kept_crc[i] = crc;
-        seen[i] = true;
-        return LBK_OK;
-    }
-    lbk_error("%s: --resume refused: the checkpoint names a part %s of rank %d that this run "
-              "does not write",
-              ckpt, key, rank);
-    return LBK_ERR_INPUT;
-}
-
-/* This rank's "state" line: its scores so far. */
-static lbk_status parse_state(lbk_run_state *s, const char *ckpt, const char *line, size_t len,
-                              bool *seen)
-{
-    int rank, skip = 0;
-    if (sscanf(line, "state %d %n", &rank, &skip) != 1 || skip == 0)
-        return LBK_OK; /* not one: the caller says what is missing */
-    if (rank != s->comm->rank)
-        return LBK_OK;
-    const size_t bytes = lbk_checkpoint_state_bytes(s);
-    unsigned char *p = malloc(bytes);
-    LBK_FAIL_IF(!p, LBK_ERR_NOMEM, "out of host memory reading the checkpoint");
-    const bool ok = len - (size_t)skip == 2 * bytes && unhex(line + skip, 2 * bytes, p, bytes);
-    if (ok)
-        lbk_checkpoint_unpack_state(s, p);
-    free(p);
-    LBK_FAIL_IF(!ok, LBK_ERR_INPUT,
-                "%s: --resume refused: rank %d's scores in the checkpoint are unreadable", ckpt,
-                rank);
-    *seen = true;
-    return LBK_OK;
-}
-
-/* This rank's part i, as the checkpoint says, is in its file; rank 0 then
- * knows the length to open the output at. */
-static lbk_status verify_mine(lbk_run_state *s, const char *ckpt, int i)
-{
-    char name[LBK_PATH_MAX + 64];
-    uint64_t start = 0, len = s->kept_len[i];
-    const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
-    lbk_checkpoint_part_name(s, i, name, sizeof name);
-    const bool rows = i < LBK_JOB_OUTPUT_COUNT && s->plan.owns_slice;
-    if (rows)
-        lbk_outputs_rows_span(s->job, &shape, i, s->query_first,
-                              lbk_checkpoint_rows_done(s, s->done_batches), &start, &len);
-    if (i == LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_PREDICTIONS)
-        len = lbk_checkpoint_rows_done(s, s->done_batches) *
-              (s->values ? sizeof *s->values : sizeof *s->predictions);
-    LBK_FAIL_IF(len != s->kept_len[i], LBK_ERR_INPUT,
-                "%s: --resume refused: rank %d's %s has %" PRIu64 " bytes in the checkpoint, "
-                "not the %" PRIu64 " of its batches",
-                ckpt, s->comm->rank, lbk_checkpoint_part_key(i), s->kept_len[i], len);
-    LBK_TRY(verify_part(ckpt, s->comm->rank, lbk_checkpoint_part_key(i), name, start, len,
-                        s->kept_crc[i]));
-    if (i < LBK_JOB_OUTPUT_COUNT)
-        s->kept_cut[i] = rows ? LBK_OUTFILE_KEEP_LENGTH : len;
-    return LBK_OK;
-}
-
-/* Every rank, from the checkpoint past its identity: done, this rank's
- * parts (each verified in its file), the text offsets, its scores. */
-static lbk_status parse_progress(lbk_run_state *s, const char *ckpt, const char *at)
-{
-    bool seen[LBK_RUN_PARTS] = {false}, state = false;
-    size_t len;
-    const char *line = next_line(&at, &len);
-    LBK_FAIL_IF(sscanf(line, "done %" SCNu64, &s->done_batches) != 1, LBK_ERR_INPUT,
-                "%s: --resume refused: the checkpoint has no batch count", ckpt);
-    while (strncmp(at, "part ", 5) == 0) {
-        line = next_line(&at, &len);
-        LBK_TRY(parse_part(s, ckpt, line, len, seen));
-    }
-    bool ok = sscanf(next_line(&at, &len), "text_offset %" SCNu64, &s->outputs.text_offset) == 1;
-    ok = ok &&
-         sscanf(next_line(&at, &len), "proba_offset %" SCNu64, &s->outputs.proba_offset) == 1;
-    LBK_FAIL_IF(!ok, LBK_ERR_INPUT,
-                "%s: --resume refused: the checkpoint's offsets are unreadable", ckpt);
-    while (strncmp(at, "state ", 6) == 0) {
-        line = next_line(&at, &len);
-        LBK_TRY(parse_state(s, ckpt, line, len, &state));
-    }
-    LBK_FAIL_IF(!state, LBK_ERR_INPUT,
-                "%s: --resume refused: the checkpoint has no scores of rank %d", ckpt,
-                s->comm->rank);
-    for (int i = 0; i < LBK_RUN_PARTS; i++)
-        LBK_FAIL_IF(s->kept_on[i] && !seen[i], LBK_ERR_INPUT,
-                    "%s: --resume refused: the checkpoint names no %s of rank %d", ckpt,
-                    lbk_checkpoint_part_key(i), s->comm->rank);
-    for (int i = 0; i < LBK_RUN_PARTS; i++)
-        if (s->kept_on[i])
-            LBK_TRY(verify_mine(s, ckpt, i));
-    return LBK_OK;
 }
 
 /* Whether the file at path is a whole checkpoint (read into *text); if not,
@@ -361,19 +230,175 @@ static lbk_status share_checkpoint(lbk_run_state *s, char **text, uint64_t *prog
     return lbk_comm_bcast_bytes(s->comm, *text, head[0]);
 }
 
-lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
+/* Rank 0: the output partial file that exists (named into `name`), if any. */
+static bool any_partial(const lbk_run_state *s, char *name, size_t size)
+{
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
+        if (!lbk_checkpoint_output_path(s->job, i)[0] ||
+            lbk_checkpoint_is_output(i, "output.report"))
+            continue;
+        lbk_checkpoint_part_name(s, i, name, size);
+        if (access(name, F_OK) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* "stream ID RANGES FIRST COUNT ...": a new stream of k's. */
+static bool parse_stream(struct lbk_checkpoint_kept *k, const char *line)
+{
+    int skip = 0;
+    uint64_t id, n;
+    if (sscanf(line, "stream %" SCNu64 " %" SCNu64 "%n", &id, &n, &skip) != 2 || n > (1u << 24))
+        return false;
+    lbk_checkpoint_stream *grown = realloc(k->streams, (k->stream_count + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    k->streams = grown;
+    lbk_checkpoint_stream *m = &grown[k->stream_count++];
+    memset(m, 0, sizeof *m);
+    m->id = id;
+    m->range = malloc((n + 1) * sizeof *m->range);
+    if (!m->range)
+        return false;
+    line += skip;
+    for (; m->ranges < n; m->ranges++) {
+        lbk_run_range *r = &m->range[m->ranges];
+        if (sscanf(line, " %" SCNu64 " %" SCNu64 "%n", &r->first, &r->count, &skip) != 2)
+            return false;
+        line += skip;
+    }
+    return true;
+}
+
+/* "part ID KEY LENGTH CRC": a part of the last stream. */
+static bool parse_part(struct lbk_checkpoint_kept *k, const char *line)
+{
+    uint64_t id, len;
+    uint32_t crc;
+    char key[64];
+    if (k->stream_count == 0 ||
+        sscanf(line, "part %" SCNu64 " %63s %" SCNu64 " %" SCNx32, &id, key, &len, &crc) != 4)
+        return false;
+    lbk_checkpoint_stream *m = &k->streams[k->stream_count - 1];
+    for (int i = 0; i < LBK_RUN_PARTS; i++)
+        if (id == m->id && strcmp(key, lbk_checkpoint_part_key(i)) == 0) {
+            m->on[i] = true;
+            m->len[i] = len;
+            m->crc[i] = crc;
+            return true;
+        }
+    return false;
+}
+
+/* "graphfile RUN RANK LENGTH CRC": a graph run's held rows. */
+static bool parse_graph_file(struct lbk_checkpoint_kept *k, const char *line)
+{
+    lbk_checkpoint_graph_file g;
+    if (sscanf(line, "graphfile %" SCNu64 " %d %" SCNu64 " %" SCNx32, &g.run, &g.rank, &g.len,
+               &g.crc) != 4)
+        return false;
+    lbk_checkpoint_graph_file *grown =
+        realloc(k->graph_files, (k->graph_file_count + 1) * sizeof *grown);
+    if (!grown)
+        return false;
+    k->graph_files = grown;
+    grown[k->graph_file_count++] = g;
+    return true;
+}
+
+static bool parse_state(struct lbk_checkpoint_kept *k, const char *line, size_t len)
+{
+    if (strncmp(line, "state ", 6) != 0 || (len - 6) % 2 != 0)
+        return false;
+    k->state_bytes = (len - 6) / 2;
+    k->state = malloc(k->state_bytes + 1);
+    return k->state && unhex(line + 6, len - 6, k->state, k->state_bytes);
+}
+
+/* Every rank: the checkpoint past its identity, into k. */
+static bool parse_progress(struct lbk_checkpoint_kept *k, const char *at)
+{
+    size_t len;
+    const char *line = next_line(&at, &len);
+    bool ok = sscanf(line, "partition %d", &k->partition) == 1;
+    while (ok && strncmp(at, "hdf5 ", 5) == 0) {
+        char key[64];
+        uint64_t offset;
+        ok = sscanf(next_line(&at, &len), "hdf5 %63s %" SCNu64, key, &offset) == 2;
+        for (int i = 0; ok && i < LBK_JOB_OUTPUT_COUNT; i++)
+            if (strcmp(key, lbk_checkpoint_part_key(i)) == 0)
+                k->hdf5_offset[i] = offset;
+    }
+    ok = ok && sscanf(next_line(&at, &len), "done %" SCNu64, &k->done) == 1;
+    while (ok && *at && strncmp(at, "job ", 4) != 0) {
+        line = next_line(&at, &len);
+        if (strncmp(line, "stream ", 7) == 0)
+            ok = parse_stream(k, line);
+        else if (strncmp(line, "part ", 5) == 0)
+            ok = parse_part(k, line);
+        else if (strncmp(line, "graphfile ", 10) == 0)
+            ok = parse_graph_file(k, line);
+        else if (strncmp(line, "text_offset ", 12) == 0)
+            ok = sscanf(line, "text_offset %" SCNu64, &k->text_offset) == 1;
+        else if (strncmp(line, "proba_offset ", 13) == 0)
+            ok = sscanf(line, "proba_offset %" SCNu64, &k->proba_offset) == 1;
+        else
+            ok = parse_state(k, line, len);
+    }
+    return ok && k->state;
+}
+
+static int by_first(const void *a, const void *b)
+{
+    const lbk_run_range *x = a, *y = b;
+    return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Every rank: the rows the checkpoint finished (its streams' ranges, which
+ * must not overlap, nor pass the query count, and add up to its count)
+ * leave the rest to search. */
+static lbk_status finished_rows(lbk_run_state *s, const char *ckpt)
+{
+    const struct lbk_checkpoint_kept *k = s->resumed;
+    uint64_t n = 0, rows = 0;
+    for (uint64_t i = 0; i < k->stream_count; i++)
+        n += k->streams[i].ranges;
+    lbk_run_range *all = malloc((n + 1) * sizeof *all);
+    LBK_FAIL_IF(!all, LBK_ERR_NOMEM, "rank %d: out of host memory reading the checkpoint",
+                s->comm->rank);
+    n = 0;
+    for (uint64_t i = 0; i < k->stream_count; i++)
+        for (uint64_t r = 0; r < k->streams[i].ranges; r++)
+            all[n++] = k->streams[i].range[r];
+    qsort(all, n, sizeof *all, by_first);
+    bool ok = true;
+    for (uint64_t i = 0; i < n; i++) {
+        ok = ok && all[i].count > 0 && all[i].first + all[i].count <= s->shape.query_rows &&
+             (i == 0 || all[i - 1].first + all[i - 1].count <= all[i].first);
+        rows += all[i].count;
+    }
+    lbk_status st = ok && rows == k->done ? lbk_run_rows_set(s, all, n) : LBK_ERR_INPUT;
+    free(all);
+    LBK_FAIL_IF(!ok || rows != k->done, LBK_ERR_INPUT,
+                "%s: --resume refused: the checkpoint's finished rows overlap or do not add up",
+                ckpt);
+    s->done_rows = rows;
+    return st;
+}
+
+lbk_status lbk_checkpoint_read(lbk_run_state *s, bool resume)
 {
     const char *ckpt = s->job->run.checkpoint;
     char name[LBK_PATH_MAX + 64];
-    lbk_checkpoint_plan_parts(s);
-    memset(s->kept_cut, 0, sizeof s->kept_cut);
     s->t_checkpoint = lbk_timer_now();
+    s->t_resume = s->t_checkpoint;
     if (!resume) {
         /* A fresh run: an earlier run's checkpoint no longer describes the
          * partial files it is about to cut. */
         if (s->root)
             lbk_checkpoint_remove_files(s->job);
-        return LBK_OK;
+        return lbk_comm_agree(s->comm, lbk_run_rows_set(s, NULL, 0));
     }
     char *text = NULL;
     uint64_t progress = 0;
@@ -382,50 +407,156 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
         free(text);
         return st;
     }
-    const bool had = text != NULL;
-    if (!text && any_partial(s, name, sizeof name)) {
+    if (!text && s->root && any_partial(s, name, sizeof name)) {
         lbk_error("%s: --resume refused: the partial file %s exists but no checkpoint does", ckpt,
                   name);
         st = LBK_ERR_INPUT;
     }
-    if (text)
-        st = parse_progress(s, ckpt, text + progress);
+    if (text) {
+        s->resumed = calloc(1, sizeof *s->resumed);
+        st = s->resumed ? LBK_OK : LBK_ERR_NOMEM;
+        if (st == LBK_OK && !parse_progress(s->resumed, text + progress)) {
+            lbk_error("%s: --resume refused: the checkpoint's progress lines are unreadable",
+                      ckpt);
+            st = LBK_ERR_INPUT;
+        }
+        if (st == LBK_OK)
+            st = finished_rows(s, ckpt);
+        if (st == LBK_OK) /* the plan keeps the checkpoint's partition */
+            s->index_params.partition = (lbk_partition)s->resumed->partition;
+        s->resume_s = lbk_timer_now() - s->t_resume;
+    } else if (st == LBK_OK) {
+        st = lbk_run_rows_set(s, NULL, 0);
+        if (s->root)
+            lbk_info("%s: no checkpoint and no partial files: starting from the first batch",
+                     ckpt);
+    }
     free(text);
-    LBK_TRY(lbk_comm_agree(s->comm, st));
-    if (s->root && !had)
-        lbk_info("%s: no checkpoint and no partial files: starting from the first batch", ckpt);
-    else if (s->root)
-        lbk_info("%s: resuming after batch %" PRIu64, ckpt, s->done_batches);
+    return lbk_comm_agree(s->comm, st);
+}
+
+/* Stream m's part i: its rows of an array output, or its held file. */
+static lbk_status verify_stream_part(const lbk_run_state *s, const char *ckpt,
+                                     const lbk_checkpoint_stream *m, int i)
+{
+    char name[LBK_PATH_MAX + 64];
+    const char *key = lbk_checkpoint_part_key(i);
+    if (i >= LBK_JOB_OUTPUT_COUNT) {
+        lbk_checkpoint_held_name(s, i, m->id, name, sizeof name);
+        return verify_part(ckpt, m->id, key, name, 0, m->len[i], m->crc[i]);
+    }
+    lbk_checkpoint_part_name(s, i, name, sizeof name);
+    const int fd = open(name, O_RDONLY | O_CLOEXEC);
+    LBK_FAIL_IF(fd < 0, LBK_ERR_INPUT,
+                "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
+                " is missing",
+                ckpt, key, name, m->id);
+    uint64_t skip = 0, len = 0;
+    uint32_t crc = 0;
+    lbk_status st = LBK_OK;
+    for (uint64_t r = 0; r < m->ranges && st == LBK_OK; r++)
+        st = lbk_checkpoint_crc_rows(s, i, fd, m->range[r].first, m->range[r].count, &skip, &crc,
+                                     &len);
+    close(fd);
+    LBK_FAIL_IF(st != LBK_OK || len != m->len[i] || crc != m->crc[i], LBK_ERR_INPUT,
+                "%s: --resume refused: the %s partial file %s differs in the rows from %" PRIu64
+                " (%" PRIu64 " bytes, CRC-32 %08" PRIx32 "; checkpoint %" PRIu64 ", %08" PRIx32
+                ")",
+                ckpt, key, name, m->id, len, crc, m->len[i], m->crc[i]);
     return LBK_OK;
 }
 
-/* Held file h's first len bytes back where they were before the stop. */
-static lbk_status reload_held(lbk_run_state *s, int h, uint64_t len)
+/* Rank 0, a plan that does not own slices: the checkpoint's one stream
+ * (rows 0 .. done - 1) is of whole files, each checked and cut back to its
+ * length when opened. */
+static lbk_status restore_whole(lbk_run_state *s, const char *ckpt)
 {
-    char *data = h == LBK_RUN_HELD_PREDICTIONS
-                     ? (s->values ? (char *)s->values : (char *)s->predictions)
-                     : malloc(len);
-    LBK_FAIL_IF(!data, LBK_ERR_NOMEM, "rank %d: out of host memory reloading its %s",
-                s->comm->rank, lbk_checkpoint_part_key(LBK_JOB_OUTPUT_COUNT + h));
+    struct lbk_checkpoint_kept *k = s->resumed;
+    char name[LBK_PATH_MAX + 64];
+    LBK_FAIL_IF(
+        k->stream_count > 1 || (k->stream_count == 1 && k->streams[0].range[0].first != 0),
+        LBK_ERR_INPUT,
+        "%s: --resume refused: the checkpoint's rows are not a prefix of the queries", ckpt);
+    if (k->stream_count == 1) {
+        k->whole = k->streams[0];
+        k->stream_count = 0;
+        k->streams[0].range = NULL;
+    }
+    s->outputs.text_offset = k->text_offset;
+    s->outputs.proba_offset = k->proba_offset;
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT && s->root; i++) {
+        if (!s->kept_on[i])
+            continue;
+        LBK_FAIL_IF(!k->whole.on[i], LBK_ERR_INPUT,
+                    "%s: --resume refused: the checkpoint names no %s", ckpt,
+                    lbk_checkpoint_part_key(i));
+        lbk_checkpoint_part_name(s, i, name, sizeof name);
+        const bool hdf5 = lbk_checkpoint_is_hdf5(s, i);
+        if (hdf5) /* its rows so far; the file kept as libhdf5 laid it out */
+            LBK_TRY(verify_stream_part(s, ckpt, &k->whole, i));
+        else
+            LBK_TRY(verify_part(ckpt, 0, lbk_checkpoint_part_key(i), name, 0, k->whole.len[i],
+                                k->whole.crc[i]));
+        s->kept_len[i] = k->whole.len[i];
+        s->kept_crc[i] = k->whole.crc[i];
+        s->kept_cut[i] = hdf5 ? LBK_OUTFILE_KEEP_LENGTH : k->whole.len[i];
+    }
+    return LBK_OK;
+}
+
+/* A plan that owns slices: the checkpoint's streams, spread over the
+ * ranks to check (each names what it has: the same job writes the same
+ * parts); arrays are opened as they are (bytes past the finished rows are
+ * written again). */
+static lbk_status restore_streams(lbk_run_state *s, const char *ckpt)
+{
+    const struct lbk_checkpoint_kept *k = s->resumed;
+    for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
+        s->kept_cut[i] = LBK_OUTFILE_KEEP_LENGTH;
+    for (uint64_t m = (uint64_t)s->comm->rank; m < k->stream_count; m += (uint64_t)s->comm->size)
+        for (int i = 0; i < LBK_RUN_PARTS; i++)
+            if (k->streams[m].on[i])
+                LBK_TRY(verify_stream_part(s, ckpt, &k->streams[m], i));
+    return LBK_OK;
+}
+
+lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
+{
+    const char *ckpt = s->job->run.checkpoint;
+    const double t = lbk_timer_now();
+    (void)resume;
+    lbk_checkpoint_plan_parts(s);
+    memset(s->kept_cut, 0, sizeof s->kept_cut);
+    if (!s->resumed)
+        return LBK_OK;
+    const struct lbk_checkpoint_kept *k = s->resumed;
+    memcpy(s->kept_hdf5_offset, k->hdf5_offset, sizeof s->kept_hdf5_offset);
     lbk_status st = LBK_OK;
-    for (uint64_t at = 0; at < len && st == LBK_OK;) {
-        const ssize_t n = pread(s->held_fd[h], data + at, (size_t)(len - at), (off_t)at);
-        if (n <= 0) {
-            lbk_error("rank %d: cannot read its %s back: %s", s->comm->rank,
-                      lbk_checkpoint_part_key(LBK_JOB_OUTPUT_COUNT + h),
-                      n < 0 ? strerror(errno) : "it ended early");
-            st = LBK_ERR_IO;
-        }
-        at += n > 0 ? (uint64_t)n : 0;
+    if (k->state_bytes != lbk_checkpoint_state_bytes(s)) {
+        lbk_error("%s: --resume refused: the checkpoint's scores are unreadable", ckpt);
+        st = LBK_ERR_INPUT;
+    } else if (s->root) {
+        lbk_checkpoint_unpack_state(s, k->state);
     }
-    if (st == LBK_OK && h == LBK_RUN_HELD_PROBABILITIES &&
-        fwrite(data, 1, len, s->proba_rows) != len) {
-        lbk_error("out of host memory rendering probabilities");
-        st = LBK_ERR_NOMEM;
+    if (st == LBK_OK)
+        st = s->plan.owns_slice ? restore_streams(s, ckpt) : restore_whole(s, ckpt);
+    /* A graph's held rows, spread over the ranks to check. */
+    char name[LBK_PATH_MAX + 64];
+    for (uint64_t m = (uint64_t)s->comm->rank; st == LBK_OK && m < k->graph_file_count;
+         m += (uint64_t)s->comm->size) {
+        const lbk_checkpoint_graph_file *g = &k->graph_files[m];
+        lbk_checkpoint_graph_name(s, g->run, g->rank, name, sizeof name);
+        st = verify_part(ckpt, g->run, "held.graph", name, 0, g->len, g->crc);
     }
-    if (h == LBK_RUN_HELD_PROBABILITIES)
-        free(data);
-    return st;
+    LBK_TRY(lbk_comm_agree(s->comm, st));
+    /* What the resume cost: reading the checkpoint and checking every part
+     * (bench/resume.sh's figure; the index is built in between). */
+    s->resume_s += lbk_timer_now() - t;
+    if (s->root)
+        lbk_info("%s: resuming with %" PRIu64 " of %" PRIu64 " queries done, on %d ranks "
+                 "(checkpoint read and checked in %.3f s)",
+                 ckpt, s->done_rows, s->shape.query_rows, s->comm->size, s->resume_s);
+    return LBK_OK;
 }
 
 lbk_status lbk_checkpoint_open_held(lbk_run_state *s)
@@ -437,14 +568,10 @@ lbk_status lbk_checkpoint_open_held(lbk_run_state *s)
             continue;
         lbk_checkpoint_part_name(s, i, name, sizeof name);
         /* Not remembered by the signal handlers: the checkpoint names it. */
-        s->held_fd[h] = open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        s->held_fd[h] = open(name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         LBK_FAIL_IF(s->held_fd[h] < 0, LBK_ERR_IO, "rank %d: cannot create its held file %s: %s",
                     s->comm->rank, name, strerror(errno));
-        LBK_FAIL_IF(ftruncate(s->held_fd[h], (off_t)s->kept_len[i]) != 0, LBK_ERR_IO,
-                    "rank %d: cannot cut its held file %s to %" PRIu64 " bytes: %s",
-                    s->comm->rank, name, s->kept_len[i], strerror(errno));
-        s->held_written[h] = s->kept_len[i];
-        LBK_TRY(reload_held(s, h, s->kept_len[i]));
+        s->held_written[h] = 0;
     }
     return LBK_OK;
 }

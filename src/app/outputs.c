@@ -74,7 +74,8 @@ static lbk_status array_header(lbk_outputs_file *f, lbk_dataset_array_layout lay
 {
     unsigned char head[LBK_DATASET_NPY_HEADER_MAX];
     if (layout == LBK_ARRAY_HDF5) {
-        if (!create || f->file.fd < 0)
+        /* header_len already: a kept file, laid out by the run before. */
+        if (!create || f->file.fd < 0 || f->header_len > 0)
             return LBK_OK;
         return floats ? create_hdf5(f, "output.distances", "distances", true, 4, shape, out->k)
                       : create_hdf5(f, "output.neighbors", "neighbors", false, out->id_bytes,
@@ -117,7 +118,8 @@ static bool is_hdf5(const lbk_outputs *out, const lbk_outputs_file *f)
 }
 
 static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
-                           bool create, bool shared, const uint64_t *keep)
+                           bool create, bool shared, const uint64_t *keep,
+                           const uint64_t *hdf5_offset)
 {
     lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
 #define OUTPUT_PATH_(name) job->output.name,
@@ -128,6 +130,10 @@ static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outpu
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++) {
         if (files[i] == &out->report || paths[i][0] == '\0')
             continue;
+        /* An HDF5 file kept as it is: laid out already, its rows after
+         * hdf5_offset[i] (write_headers leaves it). */
+        if (keep && is_hdf5(out, files[i]) && keep[i] == LBK_OUTFILE_KEEP_LENGTH)
+            files[i]->header_len = (size_t)hdf5_offset[i];
         if (keep)
             LBK_TRY(lbk_outfile_create_kept(&files[i]->file, paths[i], output_names[i], keep[i]));
         else if (create && is_hdf5(out, files[i]))
@@ -142,7 +148,7 @@ static lbk_status open_all(lbk_outputs *out, const lbk_job *job, const lbk_outpu
 
 static lbk_status open_outputs(lbk_outputs *out, const lbk_job *job,
                                const lbk_outputs_shape *shape, bool create, bool shared,
-                               const uint64_t *keep)
+                               const uint64_t *keep, const uint64_t *hdf5_offset)
 {
     lbk_outputs_file *files[LBK_JOB_OUTPUT_COUNT];
     if (create) {
@@ -161,7 +167,7 @@ static lbk_status open_outputs(lbk_outputs *out, const lbk_job *job,
     list_files(out, files);
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         files[i]->file.fd = -1;
-    const lbk_status st = open_all(out, job, shape, create, shared, keep);
+    const lbk_status st = open_all(out, job, shape, create, shared, keep, hdf5_offset);
     if (st != LBK_OK)
         lbk_outputs_abort(out, create && !keep);
     return st;
@@ -170,14 +176,22 @@ static lbk_status open_outputs(lbk_outputs *out, const lbk_job *job,
 lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outputs_shape *shape,
                             bool create, bool shared)
 {
-    return open_outputs(out, job, shape, create, shared, NULL);
+    return open_outputs(out, job, shape, create, shared, NULL, NULL);
 }
 
 lbk_status lbk_outputs_open_kept(lbk_outputs *out, const lbk_job *job,
                                  const lbk_outputs_shape *shape,
-                                 const uint64_t keep[LBK_JOB_OUTPUT_COUNT])
+                                 const uint64_t keep[LBK_JOB_OUTPUT_COUNT],
+                                 const uint64_t hdf5_offset[LBK_JOB_OUTPUT_COUNT])
 {
-    return open_outputs(out, job, shape, true, false, keep);
+    return open_outputs(out, job, shape, true, false, keep, hdf5_offset);
+}
+
+uint64_t lbk_outputs_header_len(const lbk_outputs *out, int i)
+{
+    if (strcmp(output_names[i], "output.neighbors") == 0)
+        return out->neighbors.header_len;
+    return strcmp(output_names[i], "output.distances") == 0 ? out->distances.header_len : 0;
 }
 
 void lbk_outputs_files(lbk_outputs *out, lbk_outfile *files[LBK_JOB_OUTPUT_COUNT])
@@ -242,9 +256,13 @@ bool lbk_outputs_rows_span(const lbk_job *job, const lbk_outputs_shape *shape, i
         return false;
     const lbk_dataset_array_layout layout =
         lbk_dataset_array_layout_of(floats ? job->output.distances : job->output.neighbors);
-    if (layout == LBK_ARRAY_HDF5)
-        return false;
     const int k = job->knn.k;
+    if (layout == LBK_ARRAY_HDF5) { /* as open_outputs's id_bytes; from the dataset's offset */
+        const uint64_t bytes = floats || shape->references <= INT32_MAX ? 4 : 8;
+        *offset = shape->hdf5_offset[i] + first * (uint64_t)k * bytes;
+        *len = count * (uint64_t)k * bytes;
+        return true;
+    }
     /* As write_array's rows: int32 ids or float32 distances. */
     const uint64_t record = (uint64_t)k * 4 + (layout == LBK_ARRAY_VECS ? 4 : 0);
     *offset = lbk_dataset_array_header(layout, floats, shape->queries, k, head) + first * record;

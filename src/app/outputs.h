@@ -48,6 +48,9 @@ typedef struct {
     uint64_t queries;    /* rows of the neighbours and distances arrays */
     int classes;         /* reference labels 0 .. classes - 1 */
     uint64_t references; /* reference rows: the ids' range */
+    /* lbk_outputs_rows_span of an HDF5 array (LBK_JOB_OUTPUT_LIST order):
+     * its dataset's offset in its file */
+    uint64_t hdf5_offset[LBK_JOB_OUTPUT_COUNT];
 } lbk_outputs_shape;
 
 /* Creator (rank 0): create the partial files, truncated, write the headers
@@ -59,10 +62,16 @@ lbk_status lbk_outputs_open(lbk_outputs *out, const lbk_job *job, const lbk_outp
                             bool create, bool shared);
 /* Creator with checkpoints (checkpoint.h, plans where it writes every
  * file): kept partial files, each cut to keep[i] bytes (LBK_JOB_OUTPUT_LIST
- * order; 0 = fresh), headers (re)written. */
+ * order; 0 = fresh), headers (re)written; an HDF5 array kept as it is
+ * (LBK_OUTFILE_KEEP_LENGTH) is not laid out again: its rows start at
+ * hdf5_offset[i]. */
 lbk_status lbk_outputs_open_kept(lbk_outputs *out, const lbk_job *job,
                                  const lbk_outputs_shape *shape,
-                                 const uint64_t keep[LBK_JOB_OUTPUT_COUNT]);
+                                 const uint64_t keep[LBK_JOB_OUTPUT_COUNT],
+                                 const uint64_t hdf5_offset[LBK_JOB_OUTPUT_COUNT]);
+/* Array i's bytes before its first row (an HDF5 array's dataset offset);
+ * 0 for the other files. */
+uint64_t lbk_outputs_header_len(const lbk_outputs *out, int i);
 /* out's files in LBK_JOB_OUTPUT_LIST order (fd -1: not written), and the
  * key that names file i ("output.neighbors"). */
 void lbk_outputs_files(lbk_outputs *out, lbk_outfile *files[LBK_JOB_OUTPUT_COUNT]);
@@ -72,8 +81,9 @@ bool lbk_outputs_want_probabilities(const lbk_outputs *out);
 
 /* Where file i (LBK_JOB_OUTPUT_LIST order) holds the rows of queries
  * [first, first + count): *offset and *len in bytes, for the neighbours and
- * distances arrays of fixed-size rows (not HDF5); false for every other
- * file. From the job and shape alone, before any file is open. */
+ * distances arrays of fixed-size rows; false for every other file. From
+ * the job and shape alone, before any file is open (an HDF5 array's from
+ * shape->hdf5_offset, its dataset's, which its file's creation found). */
 bool lbk_outputs_rows_span(const lbk_job *job, const lbk_outputs_shape *shape, int i,
                            uint64_t first, uint64_t count, uint64_t *offset, uint64_t *len);
 

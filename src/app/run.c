@@ -74,8 +74,7 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
     s->query_targets =
         lbk_alloc_large_logged(s->queries.rows, sizeof *s->query_targets, "query targets", &st);
     if (st == LBK_OK)
-        st = lbk_inputs_read_targets(s->job, true, first, first + s->queries.rows,
-                                     s->query_targets);
+        st = lbk_run_rows_read_targets(s, first, s->queries.rows, s->query_targets);
     return st;
 }
 
@@ -90,15 +89,14 @@ static lbk_status read_inputs(lbk_run_state *s)
     lbk_status st = s->index_mode == LBK_RUN_INDEX_LOAD
                         ? lbk_run_index_read(s)
                         : lbk_inputs_read_rows(s->job, false, lo, lo + rows, &s->shard);
-    if (lbk_job_self_search(s->job) || s->options->build_only) {
+    if ((lbk_job_self_search(s->job) && !s->graph_queries) || s->options->build_only) {
         /* The graph's queries are the reference points themselves. */
     } else if (st == LBK_OK && s->plan.owns_slice) {
         uint64_t count = 0;
-        lbk_index_query_slice(s->shape.query_rows, s->comm, &s->query_first, &count);
-        st = lbk_inputs_read_rows(s->job, true, s->query_first, s->query_first + count,
-                                  &s->queries);
+        lbk_index_query_slice(s->todo_rows, s->comm, &s->query_first, &count);
+        st = lbk_run_rows_read(s, s->query_first, count, &s->queries);
     } else if (st == LBK_OK && s->root) {
-        st = lbk_inputs_read_rows(s->job, true, 0, s->shape.query_rows, &s->queries);
+        st = lbk_run_rows_read(s, 0, s->todo_rows, &s->queries);
     }
     if (st == LBK_OK)
         st = read_targets(s, lo, lo + rows);
@@ -188,9 +186,9 @@ static lbk_status build_index(lbk_run_state *s)
     LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
     if (s->options->build_only)
         return LBK_OK;
-    if (graph)
+    if (graph && !s->graph_queries)
         return lbk_index_prepare_self(s->index, 0);
-    return lbk_index_prepare(s->index, s->shape.query_rows, 0);
+    return lbk_index_prepare(s->index, s->todo_rows, 0);
 }
 
 /* Collective, task graph: this rank's share of the graph's rows. */
@@ -280,9 +278,11 @@ static bool writes_slices(const lbk_run_state *s)
  * lengths lbk_checkpoint_restore found. */
 static lbk_status open_kept_outputs(lbk_run_state *s)
 {
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
+    const lbk_outputs_shape shape = {
+        s->shape.query_rows, s->classes, s->shape.reference_rows, {0}};
     const uint64_t text = s->outputs.text_offset, proba = s->outputs.proba_offset;
-    const lbk_status st = lbk_outputs_open_kept(&s->outputs, s->job, &shape, s->kept_cut);
+    const lbk_status st =
+        lbk_outputs_open_kept(&s->outputs, s->job, &shape, s->kept_cut, s->kept_hdf5_offset);
     s->outputs_open = st == LBK_OK;
     s->outputs.text_offset = text;
     s->outputs.proba_offset = proba;
@@ -295,21 +295,57 @@ static lbk_status open_outputs(lbk_run_state *s, bool create)
 {
     if (s->checkpoint && create)
         return open_kept_outputs(s);
-    const lbk_outputs_shape shape = {s->shape.query_rows, s->classes, s->shape.reference_rows};
+    const lbk_outputs_shape shape = {
+        s->shape.query_rows, s->classes, s->shape.reference_rows, {0}};
     const bool shared = writes_slices(s) && s->comm->size > 1;
     const lbk_status st = lbk_outputs_open(&s->outputs, s->job, &shape, create, shared);
     s->outputs_open = st == LBK_OK;
     return st;
 }
 
-/* Collective, with run.checkpoint: the plan allows it (rank 0), and the
- * checkpoint (with --resume) matches on every rank, before any file is
- * opened for writing. */
+/* Task graph with run.checkpoint: searched as queries, the reference rows
+ * not finished (a self search has no way to leave rows out; a query
+ * search of a point with K + 1 finds the same list, itself dropped by id
+ * as the self search does), whose global rows self_rows reads from an
+ * order (one collective add per slice, whatever its gaps). */
+static lbk_status graph_order(lbk_run_state *s)
+{
+    s->graph_queries = s->job->task == LBK_TASK_GRAPH;
+    if (!s->graph_queries)
+        return LBK_OK;
+    LBK_FAIL_IF(s->shape.reference_rows >= UINT32_MAX, LBK_ERR_CONFIG,
+                "%s: run.checkpoint with task graph: at most %u reference points", s->job->source,
+                UINT32_MAX - 1);
+    lbk_status st = LBK_OK;
+    s->graph_order =
+        lbk_alloc_large_logged(s->todo_rows, sizeof *s->graph_order, "the graph's rows", &st);
+    for (uint64_t v = 0; st == LBK_OK && v < s->todo_rows;) {
+        uint64_t run;
+        const uint64_t g = lbk_run_rows_global(s, v, &run);
+        for (uint64_t q = 0; q < run; q++)
+            s->graph_order[v + q] = (uint32_t)(g + q);
+        v += run;
+    }
+    return st;
+}
+
+/* Collective, before the plan: the query rows this run searches; with
+ * run.checkpoint (which every task but the radius ones takes) and --resume,
+ * those the checkpoint did not finish, and its partition for the plan. */
+static lbk_status read_checkpoint(lbk_run_state *s)
+{
+    if (!s->checkpoint || s->options->build_only)
+        return lbk_comm_agree(s->comm, lbk_run_rows_set(s, NULL, 0));
+    LBK_TRY(lbk_checkpoint_read(s, s->options->resume));
+    return lbk_comm_agree(s->comm, graph_order(s));
+}
+
+/* Collective, with run.checkpoint: the parts the checkpoint names (with
+ * --resume) match on every rank, before any file is opened for writing. */
 static lbk_status restore_checkpoint(lbk_run_state *s)
 {
     if (!s->checkpoint)
         return LBK_OK;
-    LBK_TRY(lbk_comm_agree(s->comm, s->root ? lbk_checkpoint_supported(s) : LBK_OK));
     return lbk_checkpoint_restore(s, s->options->resume);
 }
 
@@ -339,7 +375,7 @@ static void show_progress(void *run_state, uint64_t batch, uint64_t batches)
 static lbk_status run_batches(lbk_run_state *s)
 {
     /* With owned slices, rank 0's progress stands for every rank's. */
-    s->progress_total = s->plan.owns_slice ? s->queries.rows : s->shape.query_rows;
+    s->progress_total = s->plan.owns_slice ? s->queries.rows : s->todo_rows;
     /* Again: the OpenCL runtime, opened since, may have taken SIGUSR1. */
     lbk_checkpoint_handle_signal(s->job);
     lbk_progress_start(&s->progress, s->root && s->options->progress, s->progress_total);
@@ -349,7 +385,7 @@ static lbk_status run_batches(lbk_run_state *s)
                                  show_progress,
                                  s,
                                  s->job->task == LBK_TASK_REGRESS,
-                                 s->done_batches,
+                                 0, /* a resumed run searches only the rest */
                                  s->checkpoint ? lbk_checkpoint_after_batch : NULL};
     const lbk_status st = lbk_index_search(s->index, s->queries.points, &sink);
     lbk_progress_finish(&s->progress);
@@ -570,6 +606,8 @@ static void run_state_free(lbk_run_state *s)
     lbk_device_close(s->device);
     lbk_dataset_free(&s->shard);
     lbk_dataset_free(&s->queries);
+    free(s->todo);
+    lbk_alloc_large_free(s->graph_order);
     lbk_alloc_large_free(s->radii);
     lbk_alloc_large_free(s->predictions);
     lbk_alloc_large_free(s->proba);
@@ -601,7 +639,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */
     LBK_TRY_GOTO(st, lbk_comm_bcast_bytes(comm, &s.shape, sizeof s.shape));
     LBK_TRY_GOTO(st, lbk_run_index_share(&s)); /* index.path: load or build */
-    resolve_plan(&s);                          /* engine, partition */
+    /* --resume: the finished rows and the checkpoint's partition */
+    LBK_TRY_GOTO(st, read_checkpoint(&s));
+    resolve_plan(&s); /* engine, partition */
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, read_inputs(&s)));
     LBK_TRY_GOTO(st, lbk_run_radius_share(&s)); /* query.radii: checked before computing */
     LBK_TRY_GOTO(st, reduce_label_max(&s));
@@ -625,9 +665,9 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     LBK_TRY_GOTO(st, share_output_names(&s));
     LBK_TRY_GOTO(
         st, lbk_comm_agree(comm, !root && writes_slices(&s) ? open_outputs(&s, false) : LBK_OK));
-    LBK_TRY_GOTO(st, lbk_comm_agree(comm, s.checkpoint && s.plan.owns_slice
+    LBK_TRY_GOTO(st, lbk_comm_agree(comm, s.checkpoint && (s.plan.owns_slice || s.graph_queries)
                                               ? lbk_checkpoint_open_held(&s)
-                                              : LBK_OK)); /* an owned slice's held text */
+                                              : LBK_OK)); /* held text or graph rows */
     /* per batch: each stage, agree; by radius: the votes and their files */
     LBK_TRY_GOTO(st, radius_votes ? lbk_run_radius_votes(&s) : run_batches(&s));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, radius_votes ? LBK_OK : lbk_run_emit_finish(&s)));

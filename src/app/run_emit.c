@@ -3,6 +3,8 @@
  * offsets. */
 #include "run_state.h"
 
+#include "checkpoint.h"
+
 #include "log.h"
 #include "try.h"
 #include "votes.h"
@@ -54,8 +56,9 @@ static lbk_status vote_slice(lbk_run_state *s, const lbk_index_slice *b, const i
                                       truth ? truth + at : NULL, &s->confusion};
         LBK_TRY(lbk_votes_classify(&v, b->lists + at * (uint64_t)v.stride, n, &out));
         for (uint64_t q = 0; rows && q < n; q++)
-            lbk_outputs_print_probabilities(rows, b->first + b->slice_first + at + q,
-                                            s->proba + q * (uint64_t)s->classes, s->classes);
+            lbk_outputs_print_probabilities(
+                rows, lbk_run_rows_global(s, b->first + b->slice_first + at + q, NULL),
+                s->proba + q * (uint64_t)s->classes, s->classes);
     }
     return LBK_OK;
 }
@@ -78,9 +81,13 @@ static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count, 
     /* The predictions of [first, first + count): an owned slice's at their
      * place in it, a batch's from its start. */
     const uint64_t at = s->plan.owns_slice ? first - s->query_first : 0;
+    /* Searched rows in one range here: a resumed run's text is in order
+     * only where the finished rows are a prefix (plans that do not own
+     * slices), or the checkpoint's held files give it (write_held). */
+    const uint64_t row = lbk_run_rows_global(s, first, NULL);
     if (st == LBK_OK && s->outputs_open && lbk_outputs_want_predictions(&s->outputs))
-        st = s->values ? lbk_outputs_format_values(first, count, s->values + at, &pred, &pred_len)
-                       : lbk_outputs_format_predictions(first, count, s->predictions + at, &pred,
+        st = s->values ? lbk_outputs_format_values(row, count, s->values + at, &pred, &pred_len)
+                       : lbk_outputs_format_predictions(row, count, s->predictions + at, &pred,
                                                         &pred_len);
     st = write_text_slice(s, lbk_outputs_write_text, &s->outputs.text_offset, pred, pred_len, st);
     if (s->job->output.probabilities[0])
@@ -88,6 +95,26 @@ static lbk_status write_texts(lbk_run_state *s, uint64_t first, uint64_t count, 
                               proba_len, st);
     free(pred);
     return st;
+}
+
+/* The slice's lists into the array outputs (and, with `truth`, compared
+ * with the ground truth) at their rows of the query file, range by range
+ * of the searched rows. */
+static lbk_status write_lists(lbk_run_state *s, const lbk_index_slice *b, bool truth)
+{
+    const uint64_t v = b->first + b->slice_first;
+    for (uint64_t q = 0; q < b->slice_count;) {
+        uint64_t run;
+        const uint64_t g = lbk_run_rows_global(s, v + q, &run);
+        run = run < b->slice_count - q ? run : b->slice_count - q;
+        const lbk_knn_candidate *lists = b->lists + q * (uint64_t)b->k;
+        if (s->outputs_open)
+            LBK_TRY(lbk_outputs_write_lists(&s->outputs, g, run, lists));
+        if (truth)
+            LBK_TRY(lbk_truth_add(s->job, s->shape.dim, g, run, lists, &s->truth));
+        q += run;
+    }
+    return LBK_OK;
 }
 
 /* The true labels of the slice, where the queries have them: this rank's
@@ -142,9 +169,8 @@ static lbk_status regress_slice(lbk_run_state *s, const lbk_index_slice *b)
     const lbk_votes_values out = {values, truth, &s->score};
     if (st == LBK_OK)
         st = lbk_votes_regress(&v, b->lists, t, b->slice_count, &out);
-    if (st == LBK_OK && s->outputs_open)
-        st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
-                                     b->lists);
+    if (st == LBK_OK)
+        st = write_lists(s, b, false);
     if (!owns)
         st = write_texts(s, b->first + b->slice_first, b->slice_count, NULL, 0, st);
     return st;
@@ -180,12 +206,8 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
         lbk_error("out of host memory rendering probabilities");
         st = LBK_ERR_NOMEM;
     }
-    if (st == LBK_OK && s->outputs_open)
-        st = lbk_outputs_write_lists(&s->outputs, b->first + b->slice_first, b->slice_count,
-                                     b->lists);
     if (st == LBK_OK)
-        st = lbk_truth_add(s->job, s->shape.dim, b->first + b->slice_first, b->slice_count,
-                           b->lists, &s->truth);
+        st = write_lists(s, b, true);
     if (!owns)
         st = write_texts(s, b->first + b->slice_first, b->slice_count, proba, proba_len, st);
     free(proba);
@@ -195,16 +217,33 @@ lbk_status lbk_run_emit(void *run_state, const lbk_index_slice *b)
 lbk_status lbk_run_emit_graph(void *run_state, const lbk_index_slice *slice)
 {
     lbk_run_state *s = run_state;
-    return lbk_run_graph_add(&s->graph, slice);
+    if (!s->graph_queries)
+        return lbk_run_graph_add(&s->graph, slice);
+    /* Searched as queries: each row's global row from the order. */
+    lbk_index_slice b = *slice;
+    b.own = NULL;
+    b.order = s->graph_order;
+    const lbk_status st = lbk_checkpoint_hold_graph(s, &s->graph.rows, &b, s->graph_order);
+    /* Joined whatever st is: the rows may travel in a collective. */
+    const lbk_status added = lbk_run_graph_add(&s->graph, &b);
+    return st != LBK_OK ? st : added;
 }
 
 lbk_status lbk_run_emit_finish(lbk_run_state *s)
 {
-    if (s->job->task == LBK_TASK_GRAPH)
+    if (s->job->task == LBK_TASK_GRAPH) {
+        /* The rows the checkpoint's runs finished, held in their files. */
+        if (s->graph_queries)
+            LBK_TRY(lbk_comm_agree(s->comm, lbk_checkpoint_load_graph(s)));
         return s->outputs_open ? lbk_run_graph_write(&s->graph, &s->outputs, s->job->output.graph)
                                : LBK_OK;
+    }
     if (!s->plan.owns_slice)
         return LBK_OK;
+    /* A checkpointed run's rows are in its held files, with those of the
+     * runs before it (resumed on another rank count: other slices). */
+    if (s->checkpoint)
+        return lbk_checkpoint_write_held(s);
     lbk_status st = LBK_OK;
     if (s->proba_rows) {
         const int rc = fclose(s->proba_rows);

@@ -25,11 +25,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The held parts of a checkpointed run whose ranks own slices: the
+/* The held parts of a checkpointed run: where ranks own slices, the
  * predictions (int32 labels or double values, raw) and the probability
- * rows' text. */
-enum { LBK_RUN_HELD_PREDICTIONS, LBK_RUN_HELD_PROBABILITIES, LBK_RUN_HELD_COUNT };
+ * rows' text; for task graph, the graph rows each rank emitted (records). */
+enum {
+    LBK_RUN_HELD_PREDICTIONS,
+    LBK_RUN_HELD_PROBABILITIES,
+    LBK_RUN_HELD_GRAPH,
+    LBK_RUN_HELD_COUNT
+};
 #define LBK_RUN_PARTS (LBK_JOB_OUTPUT_COUNT + LBK_RUN_HELD_COUNT)
+
+/* A run of global query rows [first, first + count). */
+typedef struct {
+    uint64_t first, count;
+} lbk_run_range;
 
 /* Largest class count for which the report carries a confusion matrix. */
 #define LBK_RUN_CONFUSION_MAX_CLASSES 256
@@ -50,10 +60,15 @@ typedef struct {
     uint64_t radius_empty;      /* regress by radius: queries without a neighbour, all ranks' */
     lbk_dataset shard, queries; /* queries: rank 0's all, or (owns_slice) every rank's slice;
                                  * the shard until the index takes it */
-    uint64_t query_first;       /* owns_slice: the slice's first row in the query file */
-    lbk_index_plan plan;        /* engine, partition */
-    int32_t label_max;          /* over every rank's labels */
-    int classes;                /* reference labels: 0 .. classes - 1 (over every rank) */
+    uint64_t query_first;       /* owns_slice: the slice's first row of the searched ones */
+    /* The query rows this run searches, in row order: all of them, or
+     * (resumed) those no checkpoint finished. Its rows are the index's
+     * query rows 0 .. todo_rows - 1 (lbk_run_rows_global). */
+    lbk_run_range *todo;
+    uint64_t todo_count, todo_rows;
+    lbk_index_plan plan; /* engine, partition */
+    int32_t label_max;   /* over every rank's labels */
+    int classes;         /* reference labels: 0 .. classes - 1 (over every rank) */
     lbk_device *device;
     lbk_tuning tuning;               /* this rank's device's kernel parameters (tune.h) */
     char tuning_file[48];            /* the tuning cache file looked for ("" = none) */
@@ -65,6 +80,10 @@ typedef struct {
     lbk_index_params
         index_params;    /* the job's keys the index reads (lbk_index_params_from_job) */
     lbk_run_graph graph; /* task graph: this rank's rows of the graph */
+    /* task graph with run.checkpoint: searched as queries (the reference
+     * rows not finished), each searched row's global row */
+    bool graph_queries;
+    uint32_t *graph_order;
 
     int32_t *predictions;   /* one batch's, or (owns_slice) the whole slice's */
     double *proba;          /* the probabilities of proba_queries queries, */
@@ -100,16 +119,20 @@ typedef struct {
      * it), then the held ones (LBK_RUN_HELD_*: what an owned slice keeps
      * until the end, in a file of this rank's own) */
     bool checkpoint;
-    uint64_t done_batches; /* completed before this run (resumed) */
-    double t_checkpoint;   /* rank 0: the last checkpoint's time */
-    double checkpoint_s;   /* this rank's seconds in the after-batch hook, checkpoints included */
-    uint64_t checkpoints;  /* checkpoints written by this run */
-    bool checkpoint_bad;   /* rank 0: resumed from PATH.prev, PATH failed its CRC */
+    uint64_t done_rows;                  /* finished before this run (resumed) */
+    struct lbk_checkpoint_kept *resumed; /* what the checkpoint held (checkpoint.c) */
+    double t_checkpoint;                 /* rank 0: the last checkpoint's time */
+    double t_resume;                     /* when lbk_checkpoint_read began */
+    double resume_s;      /* reading and checking the checkpoint (not the index built between) */
+    double checkpoint_s;  /* this rank's seconds in the after-batch hook, checkpoints included */
+    uint64_t checkpoints; /* checkpoints written by this run */
+    bool checkpoint_bad;  /* rank 0: resumed from PATH.prev, PATH failed its CRC */
     bool kept_on[LBK_RUN_PARTS];
     uint64_t kept_len[LBK_RUN_PARTS]; /* as of the last checkpoint */
     uint32_t kept_crc[LBK_RUN_PARTS];
     uint64_t kept_cut[LBK_JOB_OUTPUT_COUNT]; /* rank 0: the lengths to open the files at */
-    int held_fd[LBK_RUN_HELD_COUNT];         /* -1: none */
+    uint64_t kept_hdf5_offset[LBK_JOB_OUTPUT_COUNT]; /* an HDF5 array kept: its rows' start */
+    int held_fd[LBK_RUN_HELD_COUNT];                 /* -1: none */
     uint64_t held_written[LBK_RUN_HELD_COUNT];
 
     double phase[LBK_PHASE_COUNT]; /* this rank's seconds per phase (the index's added) */
@@ -120,6 +143,18 @@ typedef struct {
     lbk_report_rank_stats *rank_stats; /* every rank's, in rank order */
     lbk_report report;                 /* rank 0 fills and writes it */
 } lbk_run_state;
+
+/* The global row of the searched row v (run_rows.c), and in *run how
+ * many rows from v on follow it without a gap. */
+uint64_t lbk_run_rows_global(const lbk_run_state *s, uint64_t v, uint64_t *run);
+/* The searched rows [v, v + count) read into `out` (a range of the query
+ * file read, the finished rows in it dropped). */
+lbk_status lbk_run_rows_read(const lbk_run_state *s, uint64_t v, uint64_t count,
+                             lbk_dataset *out);
+lbk_status lbk_run_rows_read_targets(const lbk_run_state *s, uint64_t v, uint64_t count,
+                                     double *out);
+/* todo: every query row but the finished ranges (sorted, disjoint). */
+lbk_status lbk_run_rows_set(lbk_run_state *s, const lbk_run_range *finished, uint64_t n);
 
 /* The index's sink (run_emit.c): votes, scores and writes each slice of final
  * K-lists; and, after the last batch, the predictions of plans that own

@@ -178,6 +178,25 @@ static lbk_status place_record(lbk_self_rows *g, const char *rec)
     return LBK_OK;
 }
 
+size_t lbk_self_rows_record_bytes(const lbk_self_rows *g) { return record_bytes(g); }
+
+void lbk_self_rows_pack(const lbk_self_rows *g, uint64_t row, const lbk_knn_candidate *list,
+                        void *rec)
+{
+    pack_record(g, row, list, rec);
+}
+
+lbk_status lbk_self_rows_place(lbk_self_rows *g, const void *rec) { return place_record(g, rec); }
+
+uint64_t lbk_self_rows_record_row(const void *rec)
+{
+    uint64_t row;
+    memcpy(&row, rec, sizeof row);
+    return row;
+}
+
+bool lbk_self_rows_owns(const lbk_self_rows *g, uint64_t row) { return owns_row(g, row); }
+
 /* This rank's own rows of the slice placed, the others packed by owner
  * (in `remote` records), into g->out. */
 static lbk_status pack_remote(lbk_self_rows *g, const lbk_index_slice *b)

@@ -51,6 +51,17 @@ void lbk_self_rows_free(lbk_self_rows *g);
 /* One slice of the self search's lists (collective with exchange). */
 lbk_status lbk_self_rows_add(lbk_self_rows *g, const lbk_index_slice *slice);
 
+/* A row as a record (row, k keys, k ids: the point itself dropped from
+ * `list`), as rows travel between ranks; a run with checkpoints keeps the
+ * records of its lists in files, and places this rank's own ones from
+ * them after a resume (not collective). */
+size_t lbk_self_rows_record_bytes(const lbk_self_rows *g);
+void lbk_self_rows_pack(const lbk_self_rows *g, uint64_t row, const lbk_knn_candidate *list,
+                        void *rec);
+uint64_t lbk_self_rows_record_row(const void *rec);
+bool lbk_self_rows_owns(const lbk_self_rows *g, uint64_t row);
+lbk_status lbk_self_rows_place(lbk_self_rows *g, const void *rec);
+
 /* After the last batch: every row of this rank arrived (else an internal
  * error naming the rows). */
 lbk_status lbk_self_rows_check(const lbk_self_rows *g);

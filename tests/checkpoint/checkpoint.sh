@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
+# CASE: max_hours | owned | cross TO TASK | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -177,6 +177,36 @@ stop_each_batch() {
     resume_all --set run.max_hours=0.0000001 "$@"
 }
 case $case in
+# Stopped on NP ranks after the first batch, resumed on TO ranks and
+# stopped again, then finished on TO ranks: the bytes of a one-shot run
+# (on NP ranks: a run's bytes do not depend on the rank count), for task
+# TASK (classify, regress, graph, or hdf5: classify into HDF5 arrays),
+# whatever partition and engine the --sets ask.
+cross)
+    to=$1 task=$2
+    shift 2
+    if [ "$task" = hdf5 ]; then # classify into HDF5 arrays
+        sed -i 's/nb.npy/nb.h5/; s/d.fvecs/d.h5/' job.yaml
+        outs="pred.csv proba.csv nb.h5 d.h5"
+    fi
+    if [ "$task" = regress ]; then
+        file_inputs target_column
+        sed -i 's/^output:/task: regress\noutput:/; s/probabilities: proba.csv, //' job.yaml
+        outs="pred.csv nb.npy d.fvecs"
+    else
+        file_inputs label_column
+    fi
+    if [ "$task" = graph ]; then # the reference set's graph: CSR, neighbours, distances
+        sed -i '/^query:/d; s/^output:.*/task: graph\noutput: {graph: g.npz, neighbors: nb.npy, distances: d.fvecs}/' job.yaml
+        outs="g.npz nb.npy d.fvecs"
+    fi
+    echo "stop on $np ranks, resume on $to"
+    one_shot "$@"
+    stop=(--set run.max_hours=0.0000001)
+    expect_exit 3 run "${ck[@]}" "${stop[@]}" "$@"
+    np=$to expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@"
+    np=$to expect_exit 0 run --resume "${ck[@]}" "$@"
+    same ;;
 owned)
     file_inputs label_column
     one_shot "$@"
@@ -188,23 +218,25 @@ refuse_held)
     # A rank's own parts: its held files and its rows of a shared array.
     file_inputs label_column
     expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001 "$@"
-    held=pred.csv.lbknn-partial.rank-1
-    [ -s "$held" ] && [ -s proba.csv.lbknn-partial.rank-1 ] || fail "no held files of rank 1"
+    # Rank 1's rows start at query 150 of 300: its held files are named so.
+    held=pred.csv.lbknn-partial.row-150
+    [ -s "$held" ] && [ -s proba.csv.lbknn-partial.row-150 ] || fail "no held files of rank 1"
     cp "$held" h.bak
     truncate -s 3 "$held"
-    refused "rank 1's held.predictions partial file $held has 3 bytes, fewer than" \
+    refused "the held.predictions partial file $held of the rows from 150 has 3 bytes, fewer than" \
         run --resume "${ck[@]}" "$@"
     cp h.bak "$held" && printf 'X' | dd of="$held" bs=1 seek=2 conv=notrunc 2>/dev/null
-    refused "rank 1's held.predictions partial file $held differs from the checkpointed" \
+    refused "the held.predictions partial file $held of the rows from 150 differs from the checkpointed" \
         run --resume "${ck[@]}" "$@"
     rm "$held"
-    refused "rank 1's held.predictions partial file $held is missing" run --resume "${ck[@]}" "$@"
+    refused "the held.predictions partial file $held of the rows from 150 is missing" \
+        run --resume "${ck[@]}" "$@"
     cp h.bak "$held" && rm h.bak
     cp nb.npy.lbknn-partial nb.bak
     # The file's last byte: rank 1's rows lie after rank 0's.
     size=$(stat -c %s nb.npy.lbknn-partial)
     printf 'X' | dd of=nb.npy.lbknn-partial bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
-    refused "rank 1's output.neighbors partial file nb.npy.lbknn-partial differs" \
+    refused "the output.neighbors partial file nb.npy.lbknn-partial differs in the rows from 150" \
         run --resume "${ck[@]}" "$@"
     cp nb.bak nb.npy.lbknn-partial && rm nb.bak
     mv ck ck.away
@@ -276,8 +308,15 @@ refuse)
     file_inputs label_column
     expect_exit 3 run "${ck[@]}" --set run.max_hours=0.0000001
     refused "the checkpoint has \"job_hash" run --resume "${ck[@]}" --set knn.k=6
-    refused "ranks differs" "$mpiexec" -np 2 "$bin" run job.yaml -q --resume "${ck[@]}"
     cp ck ck.good
+    # A checkpoint of the format before (whole, its CRC right): refused as such.
+    /usr/bin/python3 -c '
+import zlib; t = open("ck.good", "rb").read().split(b"\n")[:-2]
+t[0] = b"lbknn checkpoint 2"; body = b"\n".join(t) + b"\n"
+open("ck", "wb").write(body + b"end %08x\n" % zlib.crc32(body))'
+    refused "the checkpoint is of format 2, written by an older lbknn; this one reads format 3" \
+        run --resume "${ck[@]}"
+    cp ck.good ck
     printf 'x' >> ck
     refused "the checkpoint is corrupted" run --resume "${ck[@]}"
     cp ck.good ck && rm ck.good
@@ -331,9 +370,10 @@ prev)
     resume_all "${stop[@]}" "$@"
     same ;;
 unsupported)
-    refused "run.checkpoint is not supported with task graph" \
-        run "${ck[@]}" --set task=graph --set output.predictions= --set output.probabilities= \
-        --set output.neighbors= --set output.distances= --set output.graph=g.npz
+    # Classify by radius writes its outputs at the end and takes none.
+    refused "run.checkpoint: task classify with knn.radius writes its outputs at the end and takes no checkpoints" \
+        run "${ck[@]}" --set knn.radius=0.1 --set output.probabilities= \
+        --set output.neighbors= --set output.distances=
     [ ! -e ck ] || fail "a refused run wrote a checkpoint" ;;
 *) fail "unknown case $case" ;;
 esac

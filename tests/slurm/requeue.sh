@@ -12,6 +12,11 @@
 #                   signal, which its time-limit check (about every 30 s)
 #                   sends 5 to 35 s into each start: a run of about a
 #                   minute is stopped and requeued once or more
+#   MODE resize:    as signal, and the requeued job, while it waits, is
+#                   given one task (scontrol update NumTasks=1): it
+#                   resumes on another rank count (the private cluster
+#                   has one node; on a real one NumNodes changes the same
+#                   way)
 set -u
 lbknn=$1 verify=$2 script=$3 ntasks=$4 mode=$5 queries=$6
 cd "$LBK_SLURM_DIR" || exit 1
@@ -53,7 +58,7 @@ id=$(LBKNN="$lbknn" sbatch --parsable --ntasks="$ntasks" "${extra[@]}" \
 echo "job $id ($mode)"
 field() { scontrol -o show job "$id" 2>/dev/null | grep -o " $1=[^ ]*" | cut -d= -f2; }
 
-if [ "$mode" = signal ]; then
+if [ "$mode" = signal ] || [ "$mode" = resize ]; then
     # The first checkpoint exists only while the job runs (lbknn's handler
     # is in place by then): signal it at once, without polling SLURM.
     for _ in $(seq 2400); do [ -e batch/ck ] && break; sleep 0.05; done
@@ -61,8 +66,17 @@ if [ "$mode" = signal ]; then
     scancel --signal=USR1 --batch "$id" || fail "scancel --signal failed"
     echo "$(date -u +%T.%N): sent SIGUSR1 to the batch script"
 fi
+resized=
 for _ in $(seq 400); do
     state=$(field JobState)
+    # Requeued (pending again, Restarts 1): one task from now on.
+    if [ "$mode" = resize ] && [ -z "$resized" ] && [ "$state" = PENDING ] &&
+        [ "$(field Restarts)" = 1 ]; then
+        scontrol update JobId="$id" NumTasks=1 NumCPUs=1 ||
+            fail "scontrol update NumTasks=1 failed"
+        resized=yes
+        echo "$(date -u +%T.%N): requeued job given 1 task"
+    fi
     case $states in *" $state") ;; *) states="$states $state" ;; esac
     case $state in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY) break ;; esac
     sleep 0.25
@@ -74,7 +88,13 @@ echo "job $id: $state, Restarts=$restarts"
 grep -q "start 1 on .* with ${LBK_LAUNCHER:-srun}," job.out ||
     fail "no restart with SLURM_RESTART_COUNT 1 (and ${LBK_LAUNCHER:-srun}) in the log"
 grep -q "lbknn stopped with a checkpoint: requeueing" job.out || fail "no stop with exit 3"
-grep -q "resuming after batch" job.out || fail "the restart did not resume from the checkpoint"
+grep -q "resuming with [0-9]* of $queries queries done" job.out ||
+    fail "the restart did not resume from the checkpoint"
+if [ "$mode" = resize ]; then
+    [ -n "$resized" ] || fail "the requeued job was never seen pending"
+    grep -q "resuming with [0-9]* of $queries queries done, on 1 ranks" job.out ||
+        fail "the restart did not resume on 1 rank"
+fi
 [ ! -e batch/ck ] && [ ! -e batch/ck.prev ] || fail "checkpoint left after the finished job"
 ls batch/*.lbknn-partial 2>/dev/null && fail "partial files left"
 for f in p.csv proba.csv n.ivecs d.fvecs; do
