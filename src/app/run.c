@@ -185,6 +185,8 @@ static lbk_status build_index(lbk_run_state *s)
     LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
     if (s->options->build_only)
         return LBK_OK;
+    if (lbk_job_radius_task(s->job))
+        return LBK_OK; /* lbk_index_radius prepares its own, without K-lists */
     if (graph)
         return lbk_index_prepare_self(s->index, 0);
     return lbk_index_prepare(s->index, s->shape.query_rows, 0);

@@ -194,6 +194,11 @@ lbk_status lbk_index_prepare(lbk_index *index, uint64_t query_rows, uint64_t bat
  * graph asks the index for K + 1). */
 lbk_status lbk_index_prepare_self(lbk_index *index, uint64_t batch_cap);
 
+/* Collective: either of them for a radius search (lbk_index_radius), which
+ * holds no K-lists: only the batches' points (the K-lists of an earlier
+ * prepare are freed). */
+lbk_status lbk_index_prepare_radius(lbk_index *index, bool self, uint64_t query_rows);
+
 /* What a sink gets: the final K-lists of the queries first + slice_first,
  * ..., first + slice_first + slice_count - 1 of the batch [first, first +
  * count) (query rows of the whole search), in (key, id) order with

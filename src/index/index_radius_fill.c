@@ -155,8 +155,11 @@ lbk_status lbk_index_radius_fill_round(lbk_index_radius_run *r, uint32_t round)
     const uint64_t sent = lbk_index_radius_total(r->out_counts, s->comm->size);
     LBK_TRY(lbk_index_radius_reserve(r, FILL_KEYS, most * sizeof(float), "radius lists"));
     LBK_TRY(lbk_index_radius_reserve(r, FILL_ROWS, most * sizeof(uint32_t), "radius lists"));
-    LBK_TRY(lbk_index_radius_reserve(r, CHUNK_OFFSETS,
-                                     (lbk_index_radius_engine_chunk(r) + 1) * sizeof(uint64_t),
+    /* The engine's largest call may be far more rows than the round has
+     * (2.3 GB of offsets, untouched, for the tree engine's). */
+    const uint64_t chunk =
+        lbk_index_radius_engine_chunk(r) < n ? lbk_index_radius_engine_chunk(r) : n;
+    LBK_TRY(lbk_index_radius_reserve(r, CHUNK_OFFSETS, (chunk + 1) * sizeof(uint64_t),
                                      "radius lists"));
     LBK_TRY(lbk_index_radius_reserve(r, ENTRIES_OUT, sent * sizeof(lbk_index_radius_entry),
                                      "radius lists out"));
