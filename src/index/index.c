@@ -235,15 +235,16 @@ lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_c
  * spread over its whole box (the nodes and buckets they touch stay in
  * cache): 12 % less CPU time for the graph of 1e6 uniform points. Where a
  * rank holds all the points it searches (its own box, a replica, or the one
- * rank's shard) its batches take them in Morton order, one 4-byte row each;
+ * rank's shard) its batches take them in Morton order, one 4-byte row each
+ * (not a radius search that asks for row order: lbk_index_radius_params);
  * row shards search rows that other ranks hold, and keep row order. */
-static lbk_status plan_self_order(lbk_index *s)
+static lbk_status plan_self_order(lbk_index *s, bool morton)
 {
     const bool holds_all = s->spatial || s->plan.replicated || s->comm->size == 1;
     lbk_alloc_large_free(s->self_order);
     s->self_order = NULL;
     lbk_status st = LBK_OK;
-    if (holds_all && s->plan.engine == LBK_ENGINE_KDTREE && s->shard.rows > 1 &&
+    if (morton && holds_all && s->plan.engine == LBK_ENGINE_KDTREE && s->shard.rows > 1 &&
         s->shard.rows < UINT32_MAX) {
         s->self_order = lbk_alloc_large_logged(s->shard.rows, sizeof *s->self_order,
                                                "the self search's order", &st);
@@ -253,9 +254,9 @@ static lbk_status plan_self_order(lbk_index *s)
     return lbk_comm_agree(s->comm, st);
 }
 
-static lbk_status prepare_self(lbk_index *s, uint64_t batch_cap, bool lists)
+static lbk_status prepare_self(lbk_index *s, uint64_t batch_cap, bool lists, bool morton)
 {
-    LBK_TRY(plan_self_order(s));
+    LBK_TRY(plan_self_order(s, morton));
     s->self = true;
     s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, true);
     s->query_rows = s->shape.reference_rows;
@@ -267,12 +268,12 @@ static lbk_status prepare_self(lbk_index *s, uint64_t batch_cap, bool lists)
 
 lbk_status lbk_index_prepare_self(lbk_index *s, uint64_t batch_cap)
 {
-    return prepare_self(s, batch_cap, true);
+    return prepare_self(s, batch_cap, true, true);
 }
 
-lbk_status lbk_index_prepare_radius(lbk_index *s, bool self, uint64_t query_rows)
+lbk_status lbk_index_prepare_radius(lbk_index *s, bool self, uint64_t query_rows, bool row_order)
 {
-    return self ? prepare_self(s, 0, false) : prepare(s, query_rows, 0, false);
+    return self ? prepare_self(s, 0, false, !row_order) : prepare(s, query_rows, 0, false);
 }
 
 static lbk_status timed(lbk_index *s, lbk_index_phase phase, lbk_batch_step step, lbk_batch *b)

@@ -233,7 +233,7 @@ lbk_status lbk_index_radius(lbk_index *s, bool self, uint64_t query_rows, const 
         r.keep = params->max_neighbors + (self ? 1 : 0);
     lbk_status st = lbk_comm_agree(s->comm, run_alloc(&r));
     if (st == LBK_OK)
-        st = lbk_index_prepare_radius(s, self, query_rows);
+        st = lbk_index_prepare_radius(s, self, query_rows, params->row_order);
     s->query_points = points;
     const double t_search = lbk_timer_now();
     for (uint64_t i = 0; i < s->info.batches && st == LBK_OK; i++) {
