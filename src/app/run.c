@@ -594,6 +594,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status)); /* rank 0 loaded the job */
     LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
+    if (lbk_job_radius_task(job))
+        lbk_run_radius_malloc_policy(); /* the radius graph's per-rank peak (issue 40) */
     lbk_index_params_from_job(job, &s.index_params); /* what the index reads of the job */
     s.checkpoint = job->run.checkpoint[0] != '\0';
     lbk_checkpoint_handle_signal(job);

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 /* Rank 0: the radii file, every value a radius of the metric, checked as
  * read (a double) and taken toward the inside as a float. */
@@ -421,6 +424,20 @@ static lbk_status commit(radius_out *o, lbk_status st)
             lbk_outfile_discard(&o->report, true);
     }
     return st;
+}
+
+/* glibc raises its mmap threshold to the size of each large block freed
+ * (up to 32 MiB); blocks below it then come from the heap and, freed,
+ * stay in the process. The radius rounds' buffers, grown round by round,
+ * and the sinks' per-slice copies held 12 MiB (P = 1) and 20 MiB a rank
+ * (P = 2) more that way at the radius graph's peak (1e6 points,
+ * bench/RESULTS.md): a fixed threshold gives large blocks back when freed.
+ * The CLI is the process, so the setting is its own to make. */
+void lbk_run_radius_malloc_policy(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+    (void)mallopt(M_MMAP_THRESHOLD, 128 << 10);
+#endif
 }
 
 lbk_status lbk_run_radius(lbk_run_state *s)
