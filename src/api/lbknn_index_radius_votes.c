@@ -78,7 +78,7 @@ static lbk_status run(radius_votes *rv, int64_t queries, const float *points, co
                (size_t)nq * (size_t)rv->votes.classes * sizeof *rv->probabilities);
     if (rv->values)
         memset(rv->values, 0, (size_t)nq * sizeof *rv->values);
-    const lbk_index_radius_params params = {radii, radius, 0, false, false, NULL};
+    const lbk_index_radius_params params = {radii, radius, 0, false, false, NULL, false};
     const lbk_index_radius_sink sink = {emit, NULL, rv};
     if (st == LBK_OK)
         st = lbk_index_radius(ix->index, false, nq, q.mine, &params, &sink);

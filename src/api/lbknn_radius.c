@@ -434,7 +434,8 @@ static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const floa
                                                                       : 0,
                                             o && o->truncate,
                                             o && o->count_only,
-                                            NULL};
+                                            NULL,
+                                            false};
     kept_lists kept = {0};
     const lbk_index_radius_sink sink = {keep_emit, NULL, &kept};
     lbk_status st = lbk_index_radius(ix->index, self, nq, points, &params, &sink);

@@ -186,6 +186,8 @@ static lbk_status build_index(lbk_run_state *s)
     LBK_TRY(lbk_run_index_save(s)); /* index.path: built here, saved */
     if (s->options->build_only)
         return LBK_OK;
+    if (lbk_job_radius_task(s->job))
+        return LBK_OK; /* lbk_index_radius prepares its own, without K-lists */
     if (graph && !s->graph_queries)
         return lbk_index_prepare_self(s->index, 0);
     return lbk_index_prepare(s->index, s->todo_rows, 0);
@@ -633,6 +635,8 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
 
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, load_status)); /* rank 0 loaded the job */
     LBK_TRY_GOTO(st, lbk_comm_bcast_job(comm, job));
+    if (lbk_job_radius_task(job))
+        lbk_run_radius_malloc_policy(); /* the radius graph's per-rank peak (issue 40) */
     lbk_index_params_from_job(job, &s.index_params); /* what the index reads of the job */
     s.checkpoint = job->run.checkpoint[0] != '\0';
     lbk_checkpoint_handle_signal(job);

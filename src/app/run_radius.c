@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 /* Rank 0: the radii file, every value a radius of the metric, checked as
  * read (a double) and taken toward the inside as a float. */
@@ -58,9 +61,14 @@ lbk_status lbk_run_radius_share(lbk_run_state *s)
 typedef struct {
     lbk_run_state *s;
     uint64_t rows;
+    bool lists; /* a graph: the fill pass after the count pass */
     uint64_t *counts;
-    uint64_t *indptr;           /* rows + 1: where each row's stored list begins (a graph only) */
-    lbk_index_radius_kept kept; /* the count pass's counts, for the fill */
+    /* rows + 1: where each row's stored list begins (a graph only): the
+     * counts' own array, turned into offsets once the counts are written
+     * (every rank holds one array of rows + 1, not two). */
+    uint64_t *indptr;
+    uint64_t total, lo, hi, truncated; /* rank 0: the counts' summary */
+    lbk_index_radius_kept kept;        /* the count pass's counts, for the fill */
     lbk_graph_npz_layout layout;
     lbk_outfile graph, counts_file, truncated_file, report;
     bool graph_open, counts_open, truncated_open, report_open;
@@ -176,23 +184,29 @@ static lbk_status search(radius_out *o, bool count_only,
         job->radius.max_neighbors,
         job->radius.overflow == LBK_OVERFLOW_TRUNCATE,
         count_only,
-        o->indptr ? &o->kept : NULL};
+        o->lists ? &o->kept : NULL,
+        o->lists}; /* the graph's rows written in runs: both passes in row order */
     const lbk_index_radius_sink sink = {emit, NULL, o};
     return lbk_index_radius(s->index, lbk_job_self_search(job), o->rows, s->queries.points,
                             &params, &sink);
 }
 
-/* Every rank: the stored list lengths' offsets from the counts. */
+/* Every rank: the stored list lengths' offsets from the counts, in place:
+ * the counts are gone after. */
 static void make_indptr(radius_out *o)
 {
     const lbk_job *job = o->s->job;
     const uint64_t cap =
         job->radius.overflow == LBK_OVERFLOW_TRUNCATE ? job->radius.max_neighbors : 0;
-    o->indptr[0] = 0;
+    uint64_t *a = o->counts, at = 0;
     for (uint64_t q = 0; q < o->rows; q++) {
-        const uint64_t c = o->counts[q];
-        o->indptr[q + 1] = o->indptr[q] + (cap > 0 && c > cap ? cap : c);
+        const uint64_t c = a[q];
+        a[q] = at;
+        at += cap > 0 && c > cap ? cap : c;
     }
+    a[o->rows] = at;
+    o->indptr = a;
+    o->counts = NULL;
 }
 
 /* Collective: rank 0 creates a file the others write into too (shared). */
@@ -273,18 +287,25 @@ static lbk_status write_truncated(radius_out *o)
     return LBK_OK;
 }
 
+static void tally(radius_out *o)
+{
+    const uint64_t cap = o->s->job->radius.max_neighbors;
+    o->total = o->hi = o->truncated = 0;
+    o->lo = UINT64_MAX;
+    for (uint64_t q = 0; q < o->rows; q++) {
+        const uint64_t c = o->counts[q];
+        o->total += c;
+        o->lo = c < o->lo ? c : o->lo;
+        o->hi = c > o->hi ? c : o->hi;
+        o->truncated += cap > 0 && c > cap;
+    }
+}
+
 static void summary(const radius_out *o)
 {
     const lbk_job *job = o->s->job;
-    uint64_t total = 0, lo = UINT64_MAX, hi = 0, truncated = 0;
+    const uint64_t total = o->total, lo = o->lo, hi = o->hi, truncated = o->truncated;
     const uint64_t cap = job->radius.max_neighbors;
-    for (uint64_t q = 0; q < o->rows; q++) {
-        const uint64_t c = o->counts[q];
-        total += c;
-        lo = c < lo ? c : lo;
-        hi = c > hi ? c : hi;
-        truncated += cap > 0 && c > cap;
-    }
     printf("radius: %llu neighbours of %llu %s; per query min %llu, mean %.3f, max %llu",
            (unsigned long long)total, (unsigned long long)o->rows,
            lbk_job_self_search(job) ? "points" : "queries",
@@ -331,23 +352,24 @@ static lbk_status passes(radius_out *o)
     lbk_run_state *s = o->s;
     const lbk_job *job = s->job;
     lbk_status st = LBK_OK;
-    const bool lists = job->output.graph[0] && !job->radius.count_only;
+    o->lists = job->output.graph[0] && !job->radius.count_only;
     o->counts = lbk_alloc_large_logged(o->rows + 1, sizeof *o->counts, "radius counts", &st);
-    if (st == LBK_OK && lists) /* count-only: no offsets */
-        o->indptr = lbk_alloc_large_logged(o->rows + 1, sizeof *o->indptr, "radius indptr", &st);
     LBK_TRY(lbk_comm_agree(s->comm, st));
     memset(o->counts, 0, (size_t)(o->rows + 1) * sizeof *o->counts);
     LBK_TRY(search(o, true, count_emit));
     LBK_TRY(lbk_comm_allreduce_or_bytes(s->comm, o->counts, o->rows * sizeof *o->counts));
-    if (lists) {
-        make_indptr(o);
-        LBK_TRY(fill(o));
-    }
+    /* The counts' files before the fill, whose offsets take their array. */
     if (s->root && job->radius.counts[0])
         st = write_counts(o);
     if (st == LBK_OK && s->root && job->radius.truncated[0])
         st = write_truncated(o);
+    if (s->root)
+        tally(o);
     LBK_TRY(lbk_comm_agree(s->comm, st));
+    if (o->lists) {
+        make_indptr(o);
+        LBK_TRY(fill(o));
+    }
     char *text = NULL;
     size_t len = 0;
     st = lbk_run_report_text(s, &text, &len);
@@ -402,6 +424,20 @@ static lbk_status commit(radius_out *o, lbk_status st)
             lbk_outfile_discard(&o->report, true);
     }
     return st;
+}
+
+/* glibc raises its mmap threshold to the size of each large block freed
+ * (up to 32 MiB); blocks below it then come from the heap and, freed,
+ * stay in the process. The radius rounds' buffers, grown round by round,
+ * and the sinks' per-slice copies held 12 MiB (P = 1) and 20 MiB a rank
+ * (P = 2) more that way at the radius graph's peak (1e6 points,
+ * bench/RESULTS.md): a fixed threshold gives large blocks back when freed.
+ * The CLI is the process, so the setting is its own to make. */
+void lbk_run_radius_malloc_policy(void)
+{
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD)
+    (void)mallopt(M_MMAP_THRESHOLD, 128 << 10);
+#endif
 }
 
 lbk_status lbk_run_radius(lbk_run_state *s)

@@ -14,6 +14,10 @@
  * file and the row), then on every rank; nothing without it. */
 lbk_status lbk_run_radius_share(lbk_run_state *s);
 
+/* Before a radius task reads its inputs: large freed blocks go back to the
+ * system (glibc's mmap threshold fixed; nothing elsewhere). */
+void lbk_run_radius_malloc_policy(void);
+
 /* Collective, after the index is built: the search, its files committed. */
 lbk_status lbk_run_radius(lbk_run_state *s);
 

@@ -172,8 +172,10 @@ static lbk_status search(radius_votes *rv)
     lbk_run_state *s = rv->s;
     const lbk_job *job = s->job;
     const lbk_index_radius_params params = {
-        s->radii, lbk_radius_of_double(job->knn.metric, lbk_job_radius(job)), 0, false, false,
-        NULL};
+        s->radii, lbk_radius_of_double(job->knn.metric, lbk_job_radius(job)),
+        0,        false,
+        false,    NULL,
+        false};
     const lbk_index_radius_sink sink = {rv->regress ? regress_emit : classify_emit, NULL, rv};
     return lbk_index_radius(s->index, false, rv->rows, s->queries.points, &params, &sink);
 }

@@ -8,6 +8,7 @@
 
 #include "status.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Code of each point: its first three coordinates, each quantised to 10
@@ -15,14 +16,17 @@
  * needs). NaN or out-of-range coordinates land at a valid cell. */
 void lbk_morton_codes(const float *points, uint64_t n, int dim, uint32_t *codes);
 
-/* 0..n-1 sorted by code, ties in index order: three stable radix passes of
- * 10 bits, each from one array of the pair into the other (codes is
- * overwritten). Returns the array, order or order2, that holds the order. */
+/* order (0..n-1 where `identity`, else as it comes) sorted by code, ties
+ * kept in order: stable radix passes of 10 bits up to the codes' highest
+ * bit set (three at most), each from one array of the pair into the other
+ * (codes is overwritten). Returns the array, order or order2, that holds
+ * the order. */
 const uint32_t *lbk_morton_radix_order(uint32_t *codes, uint32_t *codes2, uint32_t *order,
-                                       uint32_t *order2, uint64_t n);
+                                       uint32_t *order2, uint64_t n, bool identity);
 
 /* The Morton order of n points (n < 2^32) into order[n], with its own
- * scratch. */
+ * scratch of 12 bytes a point of the largest of the 1024 cells of the
+ * codes' top 10 bits (a fraction of n but for clumped points). */
 lbk_status lbk_morton_order(const float *points, uint64_t n, int dim, uint32_t *order);
 
 #endif

@@ -197,7 +197,7 @@ static const uint32_t *walk_order(query_state *qs, const float *batch_q, uint64_
     }
     lbk_morton_codes(batch_q, count, dim, qs->codes);
     return lbk_morton_radix_order(qs->codes, qs->codes + qs->batch, qs->order,
-                                  qs->order + qs->batch, count);
+                                  qs->order + qs->batch, count, true);
 }
 
 /* Queries [first, first + count) through the kernel in Morton order; it

@@ -137,7 +137,7 @@ static lbk_status upload(radius_state *rs, const float *queries, const float *bo
     const int dim = lbk_kdtree_dim(rs->tree);
     lbk_morton_codes(queries, count, dim, rs->codes);
     const uint32_t *order = lbk_morton_radix_order(rs->codes, rs->codes + rs->batch, rs->order,
-                                                   rs->order + rs->batch, count);
+                                                   rs->order + rs->batch, count, true);
     /* Blocking: `order` lives in the ping-pong arrays the next batch reuses. */
     LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, rs->qbuf, CL_FALSE, 0,
                                                      (size_t)(count * (uint64_t)dim * 4), queries,

@@ -178,8 +178,9 @@ static lbk_status plan_batches(lbk_index *s, uint64_t cap)
 }
 
 /* This rank's buffers for batches of s->info.batch queries, kept from one
- * search to the next while they are large enough. */
-static lbk_status alloc_buffers(lbk_index *s)
+ * search to the next while they are large enough; the K-lists too or not
+ * (a radius search has its own). */
+static lbk_status alloc_buffers(lbk_index *s, bool lists_too)
 {
     const uint64_t batch = s->info.batch, lists = batch * (uint64_t)s->params.k;
     const bool owns = s->plan.owns_slice;
@@ -187,7 +188,8 @@ static lbk_status alloc_buffers(lbk_index *s)
      * every rank's part of it. */
     const bool points =
         s->self ? s->self_order || (!s->spatial && !s->plan.replicated) : !s->root && !owns;
-    if (s->buffers_for >= batch && (!points || s->batch_points))
+    if (s->buffers_for >= batch && (!points || s->batch_points) &&
+        lists_too == (s->merged != NULL))
         return LBK_OK;
     lbk_engine_result_free(&s->result);
     lbk_alloc_large_free(s->local);
@@ -196,10 +198,12 @@ static lbk_status alloc_buffers(lbk_index *s)
     s->local = s->merged = NULL;
     s->batch_points = NULL;
     s->buffers_for = 0;
-    lbk_status st = lbk_engine_result_alloc(&s->result, batch, s->params.k);
-    if (st == LBK_OK && !owns && s->comm->size > 1) /* one rank's lists are final */
+    lbk_status st = LBK_OK;
+    if (lists_too)
+        st = lbk_engine_result_alloc(&s->result, batch, s->params.k);
+    if (st == LBK_OK && lists_too && !owns && s->comm->size > 1) /* one rank's are final */
         s->local = lbk_alloc_large_logged(lists, sizeof *s->local, "local K-lists", &st);
-    if (st == LBK_OK)
+    if (st == LBK_OK && lists_too)
         s->merged = lbk_alloc_large_logged(lists, sizeof *s->merged, "merged K-lists", &st);
     if (st == LBK_OK && points)
         s->batch_points = lbk_alloc_large_logged(batch * (uint64_t)s->shape.dim, sizeof(float),
@@ -209,7 +213,7 @@ static lbk_status alloc_buffers(lbk_index *s)
     return st;
 }
 
-lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_cap)
+static lbk_status prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_cap, bool lists)
 {
     s->self = false;
     s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, false);
@@ -219,22 +223,28 @@ lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_c
     if (s->plan.owns_slice)
         lbk_index_query_slice(query_rows, s->comm, &s->query_first, &s->query_count);
     LBK_TRY(plan_batches(s, batch_cap));
-    return lbk_comm_agree(s->comm, alloc_buffers(s));
+    return lbk_comm_agree(s->comm, alloc_buffers(s, lists));
+}
+
+lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_cap)
+{
+    return prepare(s, query_rows, batch_cap, true);
 }
 
 /* A tree searches a batch of points that lie together faster than one
  * spread over its whole box (the nodes and buckets they touch stay in
  * cache): 12 % less CPU time for the graph of 1e6 uniform points. Where a
  * rank holds all the points it searches (its own box, a replica, or the one
- * rank's shard) its batches take them in Morton order, one 4-byte row each;
+ * rank's shard) its batches take them in Morton order, one 4-byte row each
+ * (not a radius search that asks for row order: lbk_index_radius_params);
  * row shards search rows that other ranks hold, and keep row order. */
-static lbk_status plan_self_order(lbk_index *s)
+static lbk_status plan_self_order(lbk_index *s, bool morton)
 {
     const bool holds_all = s->spatial || s->plan.replicated || s->comm->size == 1;
     lbk_alloc_large_free(s->self_order);
     s->self_order = NULL;
     lbk_status st = LBK_OK;
-    if (holds_all && s->plan.engine == LBK_ENGINE_KDTREE && s->shard.rows > 1 &&
+    if (morton && holds_all && s->plan.engine == LBK_ENGINE_KDTREE && s->shard.rows > 1 &&
         s->shard.rows < UINT32_MAX) {
         s->self_order = lbk_alloc_large_logged(s->shard.rows, sizeof *s->self_order,
                                                "the self search's order", &st);
@@ -244,16 +254,26 @@ static lbk_status plan_self_order(lbk_index *s)
     return lbk_comm_agree(s->comm, st);
 }
 
-lbk_status lbk_index_prepare_self(lbk_index *s, uint64_t batch_cap)
+static lbk_status prepare_self(lbk_index *s, uint64_t batch_cap, bool lists, bool morton)
 {
-    LBK_TRY(plan_self_order(s));
+    LBK_TRY(plan_self_order(s, morton));
     s->self = true;
     s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, true);
     s->query_rows = s->shape.reference_rows;
     s->query_first = 0;
     s->query_count = s->spatial ? s->shard.rows : s->query_rows;
     LBK_TRY(plan_batches(s, batch_cap));
-    return lbk_comm_agree(s->comm, alloc_buffers(s));
+    return lbk_comm_agree(s->comm, alloc_buffers(s, lists));
+}
+
+lbk_status lbk_index_prepare_self(lbk_index *s, uint64_t batch_cap)
+{
+    return prepare_self(s, batch_cap, true, true);
+}
+
+lbk_status lbk_index_prepare_radius(lbk_index *s, bool self, uint64_t query_rows, bool row_order)
+{
+    return self ? prepare_self(s, 0, false, !row_order) : prepare(s, query_rows, 0, false);
 }
 
 static lbk_status timed(lbk_index *s, lbk_index_phase phase, lbk_batch_step step, lbk_batch *b)

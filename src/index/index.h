@@ -200,6 +200,13 @@ lbk_status lbk_index_prepare(lbk_index *index, uint64_t query_rows, uint64_t bat
  * graph asks the index for K + 1). */
 lbk_status lbk_index_prepare_self(lbk_index *index, uint64_t batch_cap);
 
+/* Collective: either of them for a radius search (lbk_index_radius), which
+ * holds no K-lists: only the batches' points (the K-lists of an earlier
+ * prepare are freed); `row_order`: a self search's batches in row order
+ * (lbk_index_radius_params). */
+lbk_status lbk_index_prepare_radius(lbk_index *index, bool self, uint64_t query_rows,
+                                    bool row_order);
+
 /* What a sink gets: the final K-lists of the queries first + slice_first,
  * ..., first + slice_first + slice_count - 1 of the batch [first, first +
  * count) (query rows of the whole search), in (key, id) order with
@@ -262,6 +269,13 @@ typedef struct {
      * search appends them (4 bytes a query on each of its holders), a
      * fill search given full ones reads them instead of counting again. */
     struct lbk_index_radius_kept *kept;
+    /* A self search's batches in row order, not the Morton order that
+     * keeps a batch's points together (lbk_index_prepare_self): a sink that
+     * writes each row at its place in a file (the CLI's graph) then gets a
+     * round's rows as one run, or few, where Morton order made two writes a
+     * row (bench/RESULTS.md, issue 40). The count and fill searches of the
+     * same kept counts must agree on it. */
+    bool row_order;
 } lbk_index_radius_params;
 
 typedef struct lbk_index_radius_kept {
