@@ -241,6 +241,9 @@ lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, 
         LBK_TRY(lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out));
     else
         LBK_TRY(lbk_dataset_read(is_query ? &job->query : &job->reference, lo, hi, out));
+    /* Compact rows (reference.type) are widened, exactly, for every search
+     * that does not keep them compact. */
+    LBK_TRY(lbk_dataset_widen(out));
     /* Once, here, for every rank and both sets: the rows every engine sees. */
     if (job->knn.metric == LBK_METRIC_COSINE)
         lbk_normalize_rows(out->points, out->rows, out->dim);
