@@ -101,6 +101,12 @@ lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
  * (else LBK_ERR_INPUT, one line). */
 bool lbk_brute_int_keys(const lbk_brute *engine);
 
+/* Whether a float32 shard of this shape on this device gets the prefilter
+ * (and may get the cascade) by default: the exact path alone, which compact
+ * shards take, is then about three times slower on a CPU (Fashion-MNIST:
+ * bench/RESULTS.md), so `reference.type: auto` widens there. */
+bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
+
 /* Largest query batch that fits the memory budget. */
 uint64_t lbk_brute_max_batch(const lbk_brute *engine);
 

@@ -69,11 +69,15 @@ static lbk_status redistribute(lbk_index *s)
  * exactly, and rank 0 says why once. */
 static lbk_status widen_for_plan(lbk_index *s)
 {
-    const char *why = s->plan.engine != LBK_ENGINE_BRUTE
-                          ? "the k-d tree builds over float32 points for now"
-                      : s->plan.partition == LBK_PARTITION_SPATIAL
-                          ? "the spatial partition redistributes float32 points for now"
-                          : NULL;
+    const char *why =
+        s->plan.engine != LBK_ENGINE_BRUTE ? "the k-d tree builds over float32 points for now"
+        : s->plan.partition == LBK_PARTITION_SPATIAL
+            ? "the spatial partition redistributes float32 points for now"
+        : !s->params.compact_asked &&
+                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
+            ? "reference.type auto: the float32 prefilter is faster on this device for now "
+              "(name the type in reference.type to keep them compact)"
+            : NULL;
     if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
         return LBK_OK;
     if (s->root)

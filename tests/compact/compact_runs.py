@@ -9,7 +9,7 @@ queries of the same type, some equal to reference rows. For each
 (type, metric, ranks, batch) of PLAN ("default": every metric on 1 rank at
 two batch sizes, and on 2 and 3 ranks for two metrics each; "full": every
 metric on 1-3 ranks) it runs `lbknn run` (brute force, reference.type
-auto, row shards) under `MPIEXEC -n NP` and checks that
+named, row shards) under `MPIEXEC -n NP` and checks that
   - the neighbours and distances files are byte-identical to the 1-rank,
     default-batch run's (every rank count and batch size);
   - every query's K ids are the exact oracle's (keys in 64-bit integers,
@@ -121,9 +121,9 @@ def main():
             write_bin(os.path.join(d, "q" + ext), q, dt)
             job = os.path.join(d, t + ".yaml")
             with open(job, "w") as f:
-                f.write("task: search\nreference:\n  path: ref%s\nquery:\n  path: q%s\n"
-                        "knn:\n  k: %d\n  engine: brute\nmpi:\n  partition: shard\n"
-                        % (ext, ext, K))
+                f.write("task: search\nreference:\n  path: ref%s\n  type: %s\n"
+                        "query:\n  path: q%s\nknn:\n  k: %d\n  engine: brute\n"
+                        "mpi:\n  partition: shard\n" % (ext, t, ext, K))
             sets[t] = (ref, q, job)
         first = {}
         for t, m, np_, batch in cases:
