@@ -8,6 +8,8 @@
  *                 [--queries 10000] [--select bubble|sort] [--groups G]
  *                 [--budget-mb MB] [--prefilter auto|on|off] [--metric l2|l1]
  *                 [--lanes 4|8|16] [--block QxV] [--tile T] [--slice S]
+ *                 [--type float32|uint8] (uint8: the pixels kept as bytes, exact
+ *                 integer keys; docs/design.md "Compact reference points")
  * The last four override the device's derived kernel parameters. */
 #include "brute.h"
 #include "cuknn_baseline.h"
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
     uint64_t budget = 0;
     bool full_sort = false; /* --select sort: the CUKNN-style baseline (cuknn_baseline.h) */
     lbk_brute_prefilter prefilter = LBK_PREFILTER_AUTO;
+    bool bytes_type = false;
     lbk_metric metric = LBK_METRIC_L2;
     int lanes = 0, block_q = 0, block_v = 0, tile = 0, slice = 0;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -127,6 +130,8 @@ int main(int argc, char **argv)
             tile = atoi(argv[i + 1]);
         else if (strcmp(argv[i], "--slice") == 0)
             slice = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--type") == 0)
+            bytes_type = strcmp(argv[i + 1], "uint8") == 0;
         else if (strcmp(argv[i], "--select") == 0)
             full_sort = strcmp(argv[i + 1], "sort") == 0;
         else {
@@ -166,7 +171,22 @@ int main(int argc, char **argv)
     const lbk_device_request req = {.type = LBK_DEVICE_ANY};
     if ((st = lbk_device_open(&req, &dev)) != LBK_OK)
         goto cleanup;
-    const lbk_dataset data = {.rows = n, .dim = (int)dim, .points = train};
+    uint8_t *train_bytes = NULL;
+    if (bytes_type) {
+        train_bytes = malloc((size_t)n * dim);
+        if (!train_bytes) {
+            fprintf(stderr, "fashion_bench: out of memory\n");
+            return 1;
+        }
+        for (size_t i = 0; i < (size_t)n * dim; i++)
+            train_bytes[i] = (uint8_t)train[i];
+    }
+    const lbk_dataset data = bytes_type
+                                 ? (lbk_dataset){.rows = n,
+                                                 .dim = (int)dim,
+                                                 .dtype = LBK_DTYPE_UINT8,
+                                                 .raw = train_bytes}
+                                 : (lbk_dataset){.rows = n, .dim = (int)dim, .points = train};
     lbk_tuning tuning;
     lbk_tuning_derive(dev, &tuning);
     tuning.lanes = lanes ? lanes : tuning.lanes;
@@ -251,6 +271,7 @@ cleanup:
     free(res.keys);
     free(res.index);
     free(train);
+    free(train_bytes);
     free(test);
     free(train_labels);
     free(test_labels);

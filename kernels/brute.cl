@@ -19,6 +19,11 @@
  *                       blocks of its register block
  *   LBK_QT, LBK_KC      blocked kernel: query blocks per work-item (most)
  *                       and dimensions per slice
+ *   LBK_REF             the reference points' type: LBK_REF_F32 (default),
+ *                       LBK_REF_U8, LBK_REF_I8 (exact int32 keys, coded:
+ *                       lbk_int_key_code) or LBK_REF_F16 (vload_half, then
+ *                       float32 as for float32 points); the distance kernels
+ *                       only (the bound kernel is float32's alone)
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -34,8 +39,69 @@
 #define vloadv LBK_CAT(vload, LBK_VW)
 #define vstorev LBK_CAT(vstore, LBK_VW)
 
-/* The key step and finish of lbk_shared.h on vector lanes (the blocked
- * kernel). */
+#define LBK_REF_F32 0
+#define LBK_REF_U8 1
+#define LBK_REF_I8 2
+#define LBK_REF_F16 3
+#ifndef LBK_REF
+#define LBK_REF LBK_REF_F32
+#endif
+#define LBK_INT_KEYS (LBK_REF == LBK_REF_U8 || LBK_REF == LBK_REF_I8)
+
+/* The references' storage type, and a value or LBK_VW lanes of them as the
+ * accumulators' type (lbk_acc, accv): int for uint8 and int8 (exact), float
+ * otherwise (float16 converts exactly). A query value is an integer within
+ * the points' range where the keys are integers (the host checked it), so
+ * its conversion is exact too. */
+#if LBK_INT_KEYS
+typedef int lbk_acc;
+#define accv LBK_CAT(int, LBK_VW)
+#define LBK_ACC_OF(x) ((lbk_acc)(x))
+#if LBK_REF == LBK_REF_U8
+typedef uchar lbk_ref_t;
+#else
+typedef char lbk_ref_t;
+#endif
+#define lbk_ref_load(p, i) ((lbk_acc)(p)[i])
+#define lbk_ref_loadv(p) LBK_CAT(convert_, accv)(vloadv(0, p))
+#else
+typedef float lbk_acc;
+#define accv floatv
+#define LBK_ACC_OF(x) (x)
+#if LBK_REF == LBK_REF_F16
+typedef half lbk_ref_t;
+#define lbk_ref_load(p, i) vload_half(i, p)
+#define lbk_ref_loadv(p) LBK_CAT(vload_half, LBK_VW)(0, p)
+#else
+typedef float lbk_ref_t;
+#define lbk_ref_load(p, i) (p)[i]
+#define lbk_ref_loadv(p) vloadv(0, p)
+#endif
+#endif
+
+/* The key step and finish of lbk_shared.h, on scalars and on vector lanes
+ * (the blocked kernel). Integer keys finish as their codes. */
+#if LBK_INT_KEYS
+LBK_DEFINE_INT_KEY_STEP(lbk_acc_step, lbk_acc)
+LBK_DEFINE_INT_KEY_STEP(lbk_key_stepv, accv)
+
+inline float lbk_acc_finish(const lbk_acc s, const int metric)
+{
+    const int k = convert_int(s);
+    return lbk_int_key_code(lbk_metric_negates(metric) ? -k : k);
+}
+
+inline floatv lbk_key_finishv(const accv s, const int metric)
+{
+    const LBK_CAT(int, LBK_VW) k0 = LBK_CAT(convert_int, LBK_VW)(s);
+    const LBK_CAT(int, LBK_VW) k = lbk_metric_negates(metric) ? -k0 : k0;
+    const LBK_CAT(uint, LBK_VW) m =
+        LBK_CAT(as_uint, LBK_VW)(select(k, -k, k < 0)) + LBK_INT_KEY_BIAS;
+    return LBK_CAT(as_float, LBK_VW)(select(m, m | 0x80000000u, k < 0));
+}
+#else
+#define lbk_acc_step lbk_key_step
+#define lbk_acc_finish lbk_key_finish
 LBK_DEFINE_KEY_STEP(lbk_key_stepv, floatv)
 
 inline floatv lbk_key_finishv(const floatv s, const int metric)
@@ -44,46 +110,47 @@ inline floatv lbk_key_finishv(const floatv s, const int metric)
         return s;
     return select(-s, (floatv)(INFINITY), isnan(s));
 }
+#endif
 
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
  * Padding a tile with zeros in both operands adds exact zeros (and max with
  * 0 is a no-op, and so is a 0 * 0 product), so the dimension tail needs no
  * special case. */
 __kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1))) void
-lbk_brute_distance(__global const float *queries, const uint nq, __global const float *refs,
+lbk_brute_distance(__global const float *queries, const uint nq, __global const lbk_ref_t *refs,
                    const ulong r_first, const uint nr, const uint dim, __global float *dist,
                    const ulong ldd)
 {
-    __local float qt[LBK_TQ][LBK_TD];
-    __local float rt[LBK_TD][LBK_TR];
+    __local lbk_acc qt[LBK_TQ][LBK_TD];
+    __local lbk_acc rt[LBK_TD][LBK_TR];
     const uint lx = get_local_id(0), ly = get_local_id(1);
     const uint lid = ly * LBK_LX + lx;
     const uint r0 = get_group_id(0) * LBK_TR, q0 = get_group_id(1) * LBK_TQ;
-    float acc[LBK_QB][LBK_RB];
+    lbk_acc acc[LBK_QB][LBK_RB];
     for (int a = 0; a < LBK_QB; a++)
         for (int b = 0; b < LBK_RB; b++)
-            acc[a][b] = 0.0f;
+            acc[a][b] = 0;
 
     for (uint d0 = 0; d0 < dim; d0 += LBK_TD) {
         for (uint e = lid; e < LBK_TQ * LBK_TD; e += LBK_LX * LBK_LY) {
             const uint qq = e / LBK_TD, j = e % LBK_TD;
             const uint gq = q0 + qq, gj = d0 + j;
-            qt[qq][j] = (gq < nq && gj < dim) ? queries[(ulong)gq * dim + gj] : 0.0f;
+            qt[qq][j] = (gq < nq && gj < dim) ? LBK_ACC_OF(queries[(ulong)gq * dim + gj]) : 0;
         }
         for (uint e = lid; e < LBK_TR * LBK_TD; e += LBK_LX * LBK_LY) {
             const uint rr = e / LBK_TD, j = e % LBK_TD;
             const uint gr = r0 + rr, gj = d0 + j;
-            rt[j][rr] = (gr < nr && gj < dim) ? refs[(r_first + gr) * dim + gj] : 0.0f;
+            rt[j][rr] = (gr < nr && gj < dim) ? lbk_ref_load(refs, (r_first + gr) * dim + gj) : 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int j = 0; j < LBK_TD; j++) {
-            float r[LBK_RB];
+            lbk_acc r[LBK_RB];
             for (int b = 0; b < LBK_RB; b++)
                 r[b] = rt[j][lx + b * LBK_LX];
             for (int a = 0; a < LBK_QB; a++) {
-                const float q = qt[ly + a * LBK_LY][j];
+                const lbk_acc q = qt[ly + a * LBK_LY][j];
                 for (int b = 0; b < LBK_RB; b++)
-                    acc[a][b] = lbk_key_step(acc[a][b], q, r[b], LBK_METRIC);
+                    acc[a][b] = lbk_acc_step(acc[a][b], q, r[b], LBK_METRIC);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -93,7 +160,7 @@ lbk_brute_distance(__global const float *queries, const uint nq, __global const 
         for (int b = 0; b < LBK_RB; b++) {
             const uint gr = r0 + lx + b * LBK_LX;
             if (gq < nq && gr < nr)
-                dist[(ulong)gq * ldd + gr] = lbk_key_finish(acc[a][b], LBK_METRIC);
+                dist[(ulong)gq * ldd + gr] = lbk_acc_finish(acc[a][b], LBK_METRIC);
         }
     }
 }
@@ -136,6 +203,7 @@ inline void lbk_storev(__global float *row, const uint r0, const uint nr, const 
  * norms in qnorm/rnorm, for IP and COSINE -q.r - c |q| |r| with norms. The
  * dot product's error, and the exact key's own rounding, are covered by c
  * (see src/engines/brute.c, prefilter_bound). */
+#if LBK_REF == LBK_REF_F32
 inline floatv lbk_boundv(const floatv dot, const float qn, const floatv rn, const float bound_c)
 {
     if (lbk_metric_negates(LBK_METRIC))
@@ -143,33 +211,36 @@ inline floatv lbk_boundv(const floatv dot, const float qn, const floatv rn, cons
     const floatv norms = (floatv)(qn) + rn;
     return (norms - 2.0f * dot) - bound_c * norms;
 }
+#endif
 
 /* One query block's accumulators over dimensions [d0, d1). */
-inline void lbk_block_slice(const int mode, floatv acc[LBK_VQB][LBK_VRB],
-                            __global const float *qrow[LBK_VQB], __global const float *rblk,
+inline void lbk_block_slice(const int mode, accv acc[LBK_VQB][LBK_VRB],
+                            __global const float *qrow[LBK_VQB], __global const lbk_ref_t *rblk,
                             const uint dim, const uint d0, const uint d1)
 {
     for (uint j = d0; j < d1; j++) {
-        floatv r[LBK_VRB];
+        accv r[LBK_VRB];
 #pragma unroll
         for (int b = 0; b < LBK_VRB; b++)
-            r[b] = vloadv(0, rblk + ((ulong)b * dim + j) * LBK_VW);
+            r[b] = lbk_ref_loadv(rblk + ((ulong)b * dim + j) * LBK_VW);
 #pragma unroll
         for (int a = 0; a < LBK_VQB; a++) {
-            const float q = qrow[a][j];
+            const lbk_acc q = LBK_ACC_OF(qrow[a][j]);
 #pragma unroll
             for (int b = 0; b < LBK_VRB; b++) {
+#if LBK_REF == LBK_REF_F32
                 if (mode == LBK_MODE_BOUND)
                     acc[a][b] = fma((floatv)(q), r[b], acc[a][b]);
                 else
-                    acc[a][b] = lbk_key_stepv(acc[a][b], (floatv)(q), r[b], LBK_METRIC);
+#endif
+                    acc[a][b] = lbk_key_stepv(acc[a][b], (accv)(q), r[b], LBK_METRIC);
             }
         }
     }
 }
 
 /* Query block s's keys (or bounds) into its distance rows. */
-inline void lbk_block_store(const int mode, floatv part[LBK_VQB][LBK_VRB], const uint q0,
+inline void lbk_block_store(const int mode, accv part[LBK_VQB][LBK_VRB], const uint q0,
                             const uint nq, const uint b0, const uint nr, __global float *dist,
                             const ulong ldd, __global const float *qnorm,
                             __global const float *rnorm, const ulong norm_first,
@@ -181,9 +252,11 @@ inline void lbk_block_store(const int mode, floatv part[LBK_VQB][LBK_VRB], const
         __global float *row = dist + (ulong)(q0 + a) * ldd;
         for (int b = 0; b < LBK_VRB; b++) {
             floatv key = lbk_key_finishv(part[a][b], LBK_METRIC);
+#if LBK_REF == LBK_REF_F32
             if (mode == LBK_MODE_BOUND)
                 key = lbk_boundv(part[a][b], qnorm[q0 + a],
                                  vloadv(0, rnorm + (norm_first + b0 + b) * LBK_VW), bound_c);
+#endif
             lbk_storev(row, (b0 + b) * LBK_VW, nr, key);
         }
     }
@@ -192,7 +265,7 @@ inline void lbk_block_store(const int mode, floatv part[LBK_VQB][LBK_VRB], const
 /* Work-item (x, y): reference blocks x * LBK_VRB .., query blocks
  * y * qt .. (qt <= LBK_QT, chosen per launch). */
 inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
-                        __global const float *refs, const ulong block_first, const uint nr,
+                        __global const lbk_ref_t *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
                         __global const float *qnorm, __global const float *rnorm,
                         const ulong norm_first, const float bound_c, const uint qt)
@@ -202,20 +275,20 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
     if (first >= nq || b0 * LBK_VW >= nr)
         return;
     const uint blocks = min(qt, (nq - first + LBK_VQB - 1) / LBK_VQB);
-    __global const float *rblk = refs + (block_first + b0) * dim * LBK_VW;
-    floatv part[LBK_QT][LBK_VQB][LBK_VRB];
+    __global const lbk_ref_t *rblk = refs + (block_first + b0) * dim * LBK_VW;
+    accv part[LBK_QT][LBK_VQB][LBK_VRB];
     for (uint d0 = 0; d0 < dim; d0 += LBK_KC) {
         const uint d1 = min(d0 + (uint)LBK_KC, dim);
         for (uint s = 0; s < blocks; s++) {
             const uint q0 = first + s * LBK_VQB;
             __global const float *qrow[LBK_VQB];
-            floatv acc[LBK_VQB][LBK_VRB];
+            accv acc[LBK_VQB][LBK_VRB];
 #pragma unroll
             for (int a = 0; a < LBK_VQB; a++) {
                 qrow[a] = queries + (ulong)min(q0 + a, nq - 1) * dim;
 #pragma unroll
                 for (int b = 0; b < LBK_VRB; b++)
-                    acc[a][b] = d0 == 0 ? (floatv)(0.0f) : part[s][a][b];
+                    acc[a][b] = d0 == 0 ? (accv)(0) : part[s][a][b];
             }
             lbk_block_slice(mode, acc, qrow, rblk, dim, d0, d1);
 #pragma unroll
@@ -231,7 +304,7 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
 }
 
 __kernel void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
-                                         __global const float *refs, const ulong block_first,
+                                         __global const lbk_ref_t *refs, const ulong block_first,
                                          const uint nr, const uint dim, __global float *dist,
                                          const ulong ldd, const uint qt)
 {
@@ -239,6 +312,7 @@ __kernel void lbk_brute_distance_blocked(__global const float *queries, const ui
                 qt);
 }
 
+#if LBK_REF == LBK_REF_F32
 /* The prefilter's lower bounds; rnorm holds the whole shard's norms, the
  * chunk's first at block norm_first (refs may hold only the chunk). */
 __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
@@ -251,6 +325,7 @@ __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint 
     lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
                 norm_first, bound_c, qt);
 }
+#endif
 
 /* Element p of a stream made of two segments: n0 listed candidates (k0, i0),
  * then k1 with indices i1, or base + position when i1 is null (a row of the
@@ -450,6 +525,7 @@ lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i, cons
                    best_k + out, best_i + out, pk, px, qk, qx, &qn, &thr_k, &thr_i);
 }
 
+#if LBK_REF == LBK_REF_F32 /* the cascade is float32's alone */
 /* The L2 cascade (src/engines/cascade.h): work-item q finds the K best of
  * the rows its coarse bounds cannot exclude. First its K' candidates (the
  * rows of its K' smallest coarse bounds, found by a first scan of its bound
@@ -690,3 +766,4 @@ lbk_cascade_exact(__global const float *queries, const uint dim, __global const 
         best_i[(ulong)q * LBK_K + s] = st.bi[s];
     }
 }
+#endif

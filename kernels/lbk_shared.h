@@ -17,6 +17,7 @@ typedef ulong lbk_u64;
 typedef int lbk_i32;
 #define LBK_FABS fabs
 #define LBK_FMAX fmax
+#define LBK_IMAX max
 #define LBK_INFINITY INFINITY
 static inline lbk_u32 lbk_float_bits(float f) { return as_uint(f); }
 static inline float lbk_bits_float(lbk_u32 b) { return as_float(b); }
@@ -32,6 +33,7 @@ typedef uint64_t lbk_u64;
 typedef int32_t lbk_i32;
 #define LBK_FABS fabsf
 #define LBK_FMAX fmaxf
+#define LBK_IMAX(a, b) ((a) > (b) ? (a) : (b))
 #define LBK_INFINITY INFINITY
 static inline lbk_u32 lbk_float_bits(float f)
 {
@@ -94,6 +96,50 @@ LBK_DEFINE_KEY_STEP(lbk_key_step, float)
 static inline bool lbk_metric_negates(int metric)
 {
     return metric == LBK_KERNEL_METRIC_COSINE || metric == LBK_KERNEL_METRIC_IP;
+}
+
+/* ---- exact integer keys (uint8 and int8 points: docs/design.md "Compact
+ * reference points") ----
+ * The same steps on integers, accumulated in int32: L2 s + d*d, L1 s + |d|,
+ * Linf max(s, |d|), IP s + q*r, with |d| = max(q - r, r - q). With every
+ * value within one byte's range (|q - r| <= 255, |q r| <= 16384) and
+ * dimension <= LBK_INT_KEY_DIM_MAX no sum leaves the range the code below
+ * holds, so each key is the exact integer. */
+#define LBK_DEFINE_INT_KEY_STEP(name, T)                                                         \
+    static inline T name(T s, T q, T r, int metric)                                              \
+    {                                                                                            \
+        if (metric == LBK_KERNEL_METRIC_COSINE || metric == LBK_KERNEL_METRIC_IP)                \
+            return s + q * r;                                                                    \
+        const T d = LBK_IMAX(q - r, r - q);                                                      \
+        if (metric == LBK_KERNEL_METRIC_L2)                                                      \
+            return s + d * d;                                                                    \
+        if (metric == LBK_KERNEL_METRIC_L1)                                                      \
+            return s + d;                                                                        \
+        return LBK_IMAX(s, d);                                                                   \
+    }
+
+/* An exact integer key k (IP: the negated sum) as the float whose order is
+ * k's order: the bits of k's magnitude above the smallest normal float's,
+ * its sign as the float's sign. Every code is a finite normal float, so the
+ * selection's float comparisons (and the MPI merge's) order codes as the
+ * integers, ties by index as ever, and a pad (+inf) still sorts last. The
+ * host turns a final list's codes back (lbk_int_key_value) into the float32
+ * rounding of each exact key. */
+#define LBK_INT_KEY_BIAS 0x00800000u
+#define LBK_INT_KEY_MAGNITUDE_MAX 2130706431 /* 0x7f7fffff - LBK_INT_KEY_BIAS */
+/* The largest dimension with every uint8 or int8 key codable: 32767 x 255^2
+ * = 2130674175 <= LBK_INT_KEY_MAGNITUDE_MAX (and int32 sums never wrap). */
+#define LBK_INT_KEY_DIM_MAX 32767
+static inline float lbk_int_key_code(lbk_i32 k)
+{
+    const lbk_u32 m = (lbk_u32)(k < 0 ? -k : k) + LBK_INT_KEY_BIAS;
+    return lbk_bits_float(k < 0 ? m | 0x80000000u : m);
+}
+static inline lbk_i32 lbk_int_key_of_code(float code)
+{
+    const lbk_u32 b = lbk_float_bits(code);
+    const lbk_i32 m = (lbk_i32)((b & 0x7fffffffu) - LBK_INT_KEY_BIAS);
+    return (b >> 31) ? -m : m;
 }
 
 static inline float lbk_key_finish(float s, int metric)

@@ -36,6 +36,7 @@ lbk_status lbk_inputs_probe(const lbk_job *job, lbk_inputs_shape *shape)
     }
     lbk_dataset_info ref, query;
     LBK_TRY(lbk_dataset_probe(&job->reference, &ref));
+    shape->reference_type = ref.type;
     if (graph) {
         shape->reference_rows = shape->query_rows = ref.rows;
         shape->dim = ref.dim;
@@ -241,10 +242,29 @@ lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, 
         LBK_TRY(lbk_synthetic_rows(&job->synthetic, is_query, lo, hi, out));
     else
         LBK_TRY(lbk_dataset_read(is_query ? &job->query : &job->reference, lo, hi, out));
+    /* Compact rows (reference.type) are widened, exactly, for every search
+     * that does not keep them compact; queries always are. */
+    if (is_query || lbk_inputs_compact_why(job))
+        LBK_TRY(lbk_dataset_widen(out));
     /* Once, here, for every rank and both sets: the rows every engine sees. */
     if (job->knn.metric == LBK_METRIC_COSINE)
         lbk_normalize_rows(out->points, out->rows, out->dim);
     return LBK_OK;
+}
+
+const char *lbk_inputs_compact_why(const lbk_job *job)
+{
+    if (job->knn.metric == LBK_METRIC_COSINE)
+        return "cosine normalises the rows in float32";
+    if (lbk_job_self_search(job))
+        return "a self search's queries are the points themselves, searched as float32";
+    if (lbk_job_radius_task(job) || lbk_job_radius_votes(job))
+        return "radius search reads float32 points for now";
+    if (job->index.path[0])
+        return "a saved index holds float32 points for now";
+    if (job->run.checkpoint[0])
+        return "checkpointed runs keep float32 points for now";
+    return NULL;
 }
 
 lbk_status lbk_inputs_read_targets(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
@@ -285,7 +305,10 @@ static void print_check(const lbk_job *job, const lbk_inputs_shape *shape,
 {
     char shown[4096];
     printf("%s: OK\n", lbk_log_shown(job->source, shown, sizeof shown));
-    printf("  reference  %" PRIu64 " x %d%s%s  (%s)\n", shape->reference_rows, shape->dim,
+    printf("  reference  %" PRIu64 " x %d%s%s%s%s  (%s)\n", shape->reference_rows, shape->dim,
+           shape->reference_type != LBK_DTYPE_FLOAT32 ? ", " : "",
+           shape->reference_type != LBK_DTYPE_FLOAT32 ? lbk_dtype_name(shape->reference_type)
+                                                      : "",
            shape->reference_labels ? ", labelled" : ", no labels",
            shape->reference_targets ? ", targets" : "",
            lbk_log_shown(lbk_inputs_name(job, false), shown, sizeof shown));

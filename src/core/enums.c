@@ -37,6 +37,7 @@ LBK_ENUM_DEFINE_(lbk_partition, LBK_PARTITION_LIST)
 LBK_ENUM_DEFINE_(lbk_balance, LBK_BALANCE_LIST)
 LBK_ENUM_DEFINE_(lbk_overflow, LBK_OVERFLOW_LIST)
 LBK_ENUM_DEFINE_(lbk_task, LBK_TASK_LIST)
+LBK_ENUM_DEFINE_(lbk_dtype, LBK_DTYPE_LIST)
 
 void lbk_enum_join(const lbk_enum_item *items, const char *sep, const char *last_sep, char *buf,
                    unsigned size)

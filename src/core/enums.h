@@ -105,6 +105,18 @@
     X(LBK_OVERFLOW_ERROR, "error")                                                               \
     X(LBK_OVERFLOW_TRUNCATE, "truncate")
 
+/* The width reference points are kept at (reference.type): auto is the
+ * file's own type; float32 widens every file (exactly for the others);
+ * uint8, int8 and float16 keep a file of that type at its width
+ * (docs/design.md "Compact reference points"). FLOAT32 is 0, what a zeroed
+ * dataset holds. */
+#define LBK_DTYPE_LIST(X)                                                                        \
+    X(LBK_DTYPE_FLOAT32, "float32")                                                              \
+    X(LBK_DTYPE_AUTO, "auto")                                                                    \
+    X(LBK_DTYPE_UINT8, "uint8")                                                                  \
+    X(LBK_DTYPE_INT8, "int8")                                                                    \
+    X(LBK_DTYPE_FLOAT16, "float16")
+
 /* One enumeration in the job's table form: for schema walkers and messages
  * that list the allowed names. Terminated by a NULL name. */
 typedef struct {
@@ -133,6 +145,7 @@ LBK_ENUM_DECLARE_(lbk_partition, LBK_PARTITION_LIST)
 LBK_ENUM_DECLARE_(lbk_balance, LBK_BALANCE_LIST)
 LBK_ENUM_DECLARE_(lbk_task, LBK_TASK_LIST)
 LBK_ENUM_DECLARE_(lbk_overflow, LBK_OVERFLOW_LIST)
+LBK_ENUM_DECLARE_(lbk_dtype, LBK_DTYPE_LIST)
 
 /* "a, b, c": the names of a NULL-terminated item table, for error messages
  * that tell the fix. Truncated to size. */

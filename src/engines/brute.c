@@ -46,6 +46,15 @@ static lbk_status check_params(const lbk_dataset *reference, const lbk_brute_par
     char why[128];
     LBK_FAIL_IF(params->tuning && !lbk_tuning_valid(params->tuning, why, sizeof why),
                 LBK_ERR_CONFIG, "brute engine: kernel parameter %s", why);
+    const lbk_dtype type = reference->dtype;
+    LBK_FAIL_IF(lbk_dataset_type_integer(type) && reference->dim > LBK_INT_KEY_DIM_MAX,
+                LBK_ERR_INPUT,
+                "brute engine: %s points of dimension %d: exact integer distances hold up to "
+                "dimension %d; give reference.type: float32",
+                lbk_dtype_name(type), reference->dim, LBK_INT_KEY_DIM_MAX);
+    LBK_FAIL_IF(type != LBK_DTYPE_FLOAT32 && params->metric == LBK_METRIC_COSINE, LBK_ERR_CONFIG,
+                "brute engine: cosine searches rows normalised in float32, not %s points",
+                lbk_dtype_name(type));
     return LBK_OK;
 }
 
@@ -196,13 +205,19 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
                                const lbk_brute_params *params)
 {
     LBK_TRY(lbk_brute_exact_create(&e->exact));
-    LBK_TRY(lbk_brute_prefilter_create(e, params, &e->prefilter));
-    LBK_TRY(lbk_brute_cascade_create(e, params, &e->cascade));
+    /* The bounds are float32 arithmetic on float32 rows: compact points take
+     * the exact path alone (docs/design.md "Compact reference points"). */
+    if (e->dtype == LBK_DTYPE_FLOAT32) {
+        LBK_TRY(lbk_brute_prefilter_create(e, params, &e->prefilter));
+        LBK_TRY(lbk_brute_cascade_create(e, params, &e->cascade));
+    }
     LBK_TRY(plan(e, params->memory_budget));
     LBK_TRY(upload_paths(e, reference, params));
     LBK_TRY(build_kernels(e, params->work_group_limit));
     LBK_TRY(alloc_batch(e));
-    LBK_TRY(lbk_brute_place_refs(e, reference->points, params->copy_shard));
+    LBK_TRY(lbk_brute_place_refs(
+        e, e->dtype == LBK_DTYPE_FLOAT32 ? (const void *)reference->points : reference->raw,
+        params->copy_shard));
     if (e->has_selector) {
         LBK_TRY(e->selector.prepare(e->selector.ctx, e, e->batch, e->chunk));
         /* Its own buffers, as the plan counted them. */
@@ -299,6 +314,27 @@ static lbk_status walk(lbk_brute *e, size_t p, const lbk_brute_batch *b)
     return down.declined ? walk(e, next, b) : hand_down(e, p, next, b, down.count);
 }
 
+/* Integer keys are exact only for integer queries within the points'
+ * range (every |q - r| <= 255): checked before any kernel runs. */
+static lbk_status check_int_queries(const lbk_brute *e, const float *queries, uint64_t nq)
+{
+    const float lo = e->dtype == LBK_DTYPE_UINT8 ? 0.0f : -128.0f;
+    const float hi = e->dtype == LBK_DTYPE_UINT8 ? 255.0f : 127.0f;
+    const size_t dim = (size_t)e->dim;
+    for (size_t i = 0; i < nq * dim; i++) {
+        const float v = queries[i];
+        LBK_FAIL_IF(!(v >= lo && v <= hi && v == floorf(v)), LBK_ERR_INPUT,
+                    "brute engine: a query holds %g (row %llu of its batch, column %zu): %s "
+                    "points are searched with exact integer distances, which need integer "
+                    "queries in %g..%g; give reference.type: float32",
+                    (double)v, (unsigned long long)(i / dim + 1), i % dim + 1,
+                    lbk_dtype_name(e->dtype), (double)lo, (double)hi);
+    }
+    return LBK_OK;
+}
+
+bool lbk_brute_int_keys(const lbk_brute *engine) { return engine->int_keys; }
+
 lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
                            lbk_knn_result *result)
 {
@@ -315,6 +351,8 @@ lbk_status lbk_brute_query(lbk_brute *engine, const float *queries, uint64_t nq,
         }
         return LBK_OK;
     }
+    if (engine->int_keys)
+        LBK_TRY(check_int_queries(engine, queries, nq));
     for (uint64_t off = 0, n; off < nq; off += n) {
         n = nq - off < engine->batch ? nq - off : engine->batch;
         const size_t p = next_path(engine, 0);

@@ -72,6 +72,9 @@ void lbk_brute_configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *refer
     e->metric = params->metric;
     e->dim = reference->dim;
     e->n = reference->rows;
+    e->dtype = reference->dtype;
+    e->ref_bytes = lbk_dataset_type_bytes(reference->dtype);
+    e->int_keys = lbk_dataset_type_integer(reference->dtype);
     if (params->tuning)
         e->tuning = *params->tuning;
     else
@@ -122,7 +125,7 @@ static uint64_t query_bytes(const lbk_brute *e, uint64_t rows, const lbk_brute_n
 /* The shard's rows and what the paths keep per row (norms, coarse rows). */
 uint64_t lbk_brute_resident_bytes(const lbk_brute *e, const lbk_brute_needs *needs)
 {
-    const uint64_t row_bytes = (uint64_t)e->dim * 4;
+    const uint64_t row_bytes = (uint64_t)e->dim * e->ref_bytes;
     return lbk_device_round_up(e->n, e->vrows) * (row_bytes + needs->row_bytes);
 }
 
@@ -159,7 +162,7 @@ static lbk_status plan_error(const lbk_brute *e, uint64_t budget, const char *wh
 lbk_status lbk_brute_plan(lbk_brute *e, uint64_t budget, uint64_t max_alloc,
                           const lbk_brute_needs *needs)
 {
-    const uint64_t row_bytes = (uint64_t)e->dim * 4;
+    const uint64_t row_bytes = (uint64_t)e->dim * e->ref_bytes;
     const uint64_t all = lbk_brute_resident_bytes(e, needs);
     e->resident = all <= budget / 2 && all <= max_alloc;
     const uint64_t chunk_limit = min_u64(budget / 4, max_alloc);
@@ -202,14 +205,15 @@ size_t lbk_brute_padded_rows(const lbk_brute *e, uint64_t rows)
 
 /* The shard's rows in the distance kernel's layout at dst: row-major for
  * the tiled kernel, blocked (brute_layout.h) for the blocked one. */
-static void fill_layout(const lbk_brute *e, const float *points, size_t dim, float *dst)
+static void fill_layout(const lbk_brute *e, const void *points, size_t dim, void *dst)
 {
     const size_t n = (size_t)e->n;
     if (!e->blocked) {
-        memcpy(dst, points, n * dim * sizeof *dst);
+        memcpy(dst, points, n * dim * e->ref_bytes);
         return;
     }
-    lbk_brute_layout_blocked(points, n, dim, e->vw, lbk_brute_padded_rows(e, e->n), dst);
+    lbk_brute_layout_blocked(points, n, dim, e->vw, lbk_brute_padded_rows(e, e->n), e->ref_bytes,
+                             dst);
 }
 
 /* Resident on a CPU device: laid out once in huge-page host memory that the
@@ -219,15 +223,15 @@ static void fill_layout(const lbk_brute *e, const float *points, size_t dim, flo
  * themselves where the layout is row-major); streamed: laid out into a host
  * copy that lbk_brute_chunk_refs uploads. copy_shard: copy on a CPU device
  * too (lbk_brute_params). */
-lbk_status lbk_brute_place_refs(lbk_brute *e, const float *points, bool copy_shard)
+lbk_status lbk_brute_place_refs(lbk_brute *e, const void *points, bool copy_shard)
 {
-    const size_t row_bytes = (size_t)e->dim * sizeof(float);
+    const size_t row_bytes = (size_t)e->dim * e->ref_bytes;
     const size_t bytes = lbk_brute_padded_rows(e, e->n) * row_bytes;
     const bool in_place = e->resident && lbk_device_is_cpu(e->dev) && !copy_shard;
     if (e->resident && !in_place && !e->blocked)
         return lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                                        (void *)points, "the reference shard", &e->refs);
-    float *layout = lbk_alloc_large(bytes);
+    void *layout = lbk_alloc_large(bytes);
     LBK_FAIL_IF(!layout, LBK_ERR_NOMEM,
                 "out of host memory laying out the reference shard (%.1f MiB)",
                 (double)bytes / (1024.0 * 1024.0));
@@ -353,6 +357,17 @@ lbk_status lbk_brute_alloc(lbk_brute *e, const lbk_brute_needs *needs, bool norm
     return LBK_OK;
 }
 
+/* kernels/brute.cl's LBK_REF for the shard's type. */
+static int ref_kind(lbk_dtype type)
+{
+    switch (type) {
+    case LBK_DTYPE_UINT8: return 1;
+    case LBK_DTYPE_INT8: return 2;
+    case LBK_DTYPE_FLOAT16: return 3;
+    default: return 0;
+    }
+}
+
 lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_program *program)
 {
     const uint32_t b = (uint32_t)ceil_div((uint64_t)k, limit);
@@ -364,15 +379,15 @@ lbk_status lbk_brute_compile(lbk_brute *e, int k, size_t limit, uint32_t *w, cl_
      * one vector compare (lbk_filter_row): a multiple of 16 per work-item. */
     if (*w <= BRUTE_VECTOR_FILTER_MAX_W)
         scan = (uint32_t)lbk_device_round_up(scan, 16);
-    char options[256];
+    char options[320];
     snprintf(options, sizeof options,
              "-DLBK_METRIC=%d -DLBK_K=%d -DLBK_W=%u -DLBK_B=%u -DLBK_SCAN=%u "
              "-DLBK_LX=%d -DLBK_LY=%d -DLBK_RB=%d -DLBK_QB=%d -DLBK_TD=%d -DLBK_VW=%u "
-             "-DLBK_VQB=%d -DLBK_VRB=%d -DLBK_QT=%d -DLBK_KC=%d",
+             "-DLBK_VQB=%d -DLBK_VRB=%d -DLBK_QT=%d -DLBK_KC=%d -DLBK_REF=%d",
              (int)e->metric, k, *w, b, scan, LBK_BRUTE_DIST_LX, LBK_BRUTE_DIST_LY,
              LBK_BRUTE_DIST_RB, LBK_BRUTE_DIST_QB, LBK_BRUTE_DIST_TD, e->vw,
              e->tuning.block_queries, e->tuning.block_vectors, e->tuning.tile_blocks,
-             e->tuning.slice);
+             e->tuning.slice, ref_kind(e->dtype));
     return lbk_device_program(e->dev, "brute.cl", options, program);
 }
 
@@ -498,12 +513,13 @@ lbk_status lbk_brute_chunk_refs(lbk_brute *e, uint64_t c0, cl_uint nr, cl_ulong 
     if (!e->resident) {
         /* Blocking: the previous chunk's kernels must be done with the buffer,
          * which the in-order queue guarantees, and the host copy stays valid. */
-        const size_t row_bytes = (size_t)e->dim * sizeof(float);
-        LBK_TRY(
-            lbk_device_cl_check(clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE,
-                                                     0, lbk_brute_padded_rows(e, nr) * row_bytes,
-                                                     e->host_refs + c0 * e->dim, 0, NULL, NULL),
-                                "uploading a reference chunk"));
+        const size_t row_bytes = (size_t)e->dim * e->ref_bytes;
+        LBK_TRY(lbk_device_cl_check(
+            clEnqueueWriteBuffer(lbk_device_queue(e->dev), e->refs, CL_TRUE, 0,
+                                 lbk_brute_padded_rows(e, nr) * row_bytes,
+                                 (const unsigned char *)e->host_refs + c0 * row_bytes, 0, NULL,
+                                 NULL),
+            "uploading a reference chunk"));
         *r_first = 0;
     }
     if (e->blocked)

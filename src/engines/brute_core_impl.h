@@ -54,6 +54,9 @@ struct lbk_brute {
     lbk_metric metric;
     int dim;
     uint64_t n;
+    lbk_dtype dtype;   /* the shard's points (dataset.h): float32, or compact */
+    size_t ref_bytes;  /* bytes of one reference value on the device (4, 2 or 1) */
+    bool int_keys;     /* uint8 and int8: exact integer keys, coded (lbk_int_key_code) */
     lbk_tuning tuning; /* the device's kernel parameters */
     uint32_t vw;       /* blocked kernel: lanes, the layout's rows per block */
     uint32_t vrows;    /* references per work-item: vw x block_vectors */
@@ -71,7 +74,7 @@ struct lbk_brute {
     size_t ldd;     /* distance matrix row stride */
     uint64_t batch;
     /* The shard and a batch's buffers, shared by the paths. */
-    float *host_refs; /* the shard in the device layout: streamed, or used in place */
+    void *host_refs; /* the shard in the device layout: streamed, or used in place */
     cl_mem refs, queries, dist, surv_k, surv_i, best_k, best_i;
     cl_mem scr_k, scr_i; /* sort-merge: 2 * kp2 slots per work-group */
     /* The bound's norms (lbk_brute_norms), for the prefilter and the cascade. */
@@ -170,7 +173,7 @@ lbk_status lbk_brute_plan(lbk_brute *e, uint64_t budget, uint64_t max_alloc,
                           const lbk_brute_needs *needs);
 uint64_t lbk_brute_resident_bytes(const lbk_brute *e, const lbk_brute_needs *needs);
 size_t lbk_brute_padded_rows(const lbk_brute *e, uint64_t rows);
-lbk_status lbk_brute_place_refs(lbk_brute *e, const float *points, bool copy_shard);
+lbk_status lbk_brute_place_refs(lbk_brute *e, const void *points, bool copy_shard);
 lbk_status lbk_brute_shard_norms(lbk_brute *e, const float *points, bool *ok);
 lbk_status lbk_brute_alloc(lbk_brute *e, const lbk_brute_needs *needs, bool norms);
 lbk_status lbk_brute_buffers(lbk_brute *e, const lbk_brute_buffer *want, size_t count);

@@ -9,9 +9,10 @@
 #include <stddef.h>
 
 /* Writes `padded_rows` rows (padded_rows >= n, a multiple of lanes) of dim
- * values at dst: the n row-major rows at `rows`, then zeros. Reads nothing
- * of `rows` beyond its n * dim values. */
-void lbk_brute_layout_blocked(const float *rows, size_t n, size_t dim, size_t lanes,
-                              size_t padded_rows, float *dst);
+ * values of `elem` bytes (4: float32, 2: float16, 1: uint8 and int8) at
+ * dst: the n row-major rows at `rows`, then zeros (all bits zero: 0 in each
+ * type). Reads nothing of `rows` beyond its n * dim values. */
+void lbk_brute_layout_blocked(const void *rows, size_t n, size_t dim, size_t lanes,
+                              size_t padded_rows, size_t elem, void *dst);
 
 #endif

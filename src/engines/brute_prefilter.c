@@ -55,6 +55,12 @@ float lbk_brute_prefilter_bound_c(lbk_metric metric, int dim)
     return (float)((4.0 * dim + 64.0) * ldexp(1.0, -24) * 1.05);
 }
 
+bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim)
+{
+    return !lbk_device_is_gpu(dev) && metric != LBK_METRIC_L1 && metric != LBK_METRIC_LINF &&
+           k <= PREFILTER_K_MAX && dim >= PREFILTER_MIN_DIM && dim <= PREFILTER_MAX_DIM;
+}
+
 lbk_status lbk_brute_prefilter_create(const lbk_brute *e, const lbk_brute_params *params,
                                       lbk_brute_prefilter_state **out)
 {

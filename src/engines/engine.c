@@ -36,6 +36,7 @@ struct lbk_engine_state {
     const lbk_device *dev;
     uint64_t radius_window;      /* lbk_engine_params */
     uint64_t brute_radius_evals; /* the brute engine's radius keys, every call summed */
+    lbk_dtype dtype;             /* the reference points' (dataset.h) */
 };
 
 lbk_engine lbk_engine_resolve(const lbk_engine_params *params, int dim, uint64_t reference_rows,
@@ -106,7 +107,13 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
     lbk_engine_state *state = state_new(dev, params, engine);
     if (!state)
         return LBK_ERR_NOMEM;
-    if (engine == LBK_ENGINE_BRUTE) {
+    state->dtype = reference->dtype;
+    if (engine == LBK_ENGINE_KDTREE && reference->dtype != LBK_DTYPE_FLOAT32) {
+        /* The index widens the shard before (lbk_index_compact_why). */
+        lbk_error("the k-d tree builds over float32 points, not %s; widen them first",
+                  lbk_dtype_name(reference->dtype));
+        st = LBK_ERR_CONFIG;
+    } else if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params brute = {
             .k = params->k,
             .metric = params->metric,
@@ -305,9 +312,41 @@ uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state)
     return lbk_tree_radius_max_batch(state->tree, &p);
 }
 
+/* Radius search reads float32 points (kernels/brute_radius.cl). */
+static lbk_status check_radius_points(const lbk_engine_state *state)
+{
+    LBK_FAIL_IF(state->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_CONFIG,
+                "radius search over %s points is not supported yet; give reference.type: "
+                "float32",
+                lbk_dtype_name(state->dtype));
+    return LBK_OK;
+}
+
+bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim)
+{
+    return lbk_brute_prefilter_auto(dev, metric, k, dim);
+}
+
+bool lbk_engine_int_keys(const lbk_engine_state *state)
+{
+    return state->brute && lbk_brute_int_keys(state->brute);
+}
+
+void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        if (!(list[i].key < INFINITY)) /* a pad */
+            continue;
+        const lbk_i32 k = lbk_int_key_of_code(list[i].key);
+        /* IP's zero key is -0, as the float32 path's negated sum (knn.h). */
+        list[i].key = k == 0 && lbk_knn_is_similarity(metric) ? -0.0f : (float)k;
+    }
+}
+
 lbk_status lbk_engine_radius_count(lbk_engine_state *state, const float *queries,
                                    const float *bounds, uint64_t nq, uint64_t *counts)
 {
+    LBK_TRY(check_radius_points(state));
     if (state->brute)
         return lbk_brute_radius_count(state->brute, queries, bounds, nq, counts,
                                       &state->brute_radius_evals);
@@ -379,6 +418,7 @@ lbk_status lbk_engine_radius_fill(lbk_engine_state *state, const float *queries,
                                   const float *bounds, uint64_t nq, const uint64_t *offsets,
                                   float *keys, uint32_t *rows)
 {
+    LBK_TRY(check_radius_points(state));
     if (nq == 0)
         return LBK_OK;
     if (state->brute) {

@@ -63,6 +63,16 @@ lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *para
                                   lbk_engine engine, const lbk_dataset *reference,
                                   const lbk_engine_image *image, lbk_engine_state **out);
 uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
+/* Whether the engine's result keys are exact integer keys, coded (brute
+ * force over uint8 or int8 points: lbk_brute_int_keys); their (code, id)
+ * order is the exact (key, id) order, so lists merge as any others, and a
+ * final list becomes float32 keys through lbk_engine_int_keys_decode: each
+ * the float32 rounding of its exact key (IP's zero -0), pads unchanged. */
+bool lbk_engine_int_keys(const lbk_engine_state *state);
+/* Whether brute force would search a float32 shard of this shape on `dev`
+ * faster than a compact one (lbk_brute_prefilter_auto). */
+bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim);
+void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n);
 /* `bounds` (NULL: none): per query, a key no answer needs to exceed (the
  * k-d tree returns only keys <= it, ties included, and pads; brute force
  * ignores it and returns the whole K-list). Either way merging the answer

@@ -243,6 +243,11 @@ const lbk_batch_strategy *lbk_batch_strategy_for(lbk_partition partition, lbk_me
 
 lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b)
 {
+    /* Exact integer keys travel coded through the merge; the final lists
+     * the sink sees hold their float32 keys. */
+    if (lbk_engine_int_keys(s->engine) && (s->strategy->sliced || s->root))
+        lbk_engine_int_keys_decode(s->params.metric, s->merged,
+                                   b->slice_count * (uint64_t)s->params.k);
     if (!s->strategy->sliced && !s->root) {
         if (!s->sink->every_rank)
             return LBK_OK;

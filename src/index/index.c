@@ -64,6 +64,28 @@ static lbk_status redistribute(lbk_index *s)
     return st;
 }
 
+/* Compact points (dataset.h) stay compact where the plan searches them so:
+ * brute force over row shards or replicas. Elsewhere they are widened,
+ * exactly, and rank 0 says why once. */
+static lbk_status widen_for_plan(lbk_index *s)
+{
+    const char *why =
+        s->plan.engine != LBK_ENGINE_BRUTE ? "the k-d tree builds over float32 points for now"
+        : s->plan.partition == LBK_PARTITION_SPATIAL
+            ? "the spatial partition redistributes float32 points for now"
+        : !s->params.compact_asked &&
+                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
+            ? "reference.type auto: the float32 prefilter is faster on this device for now "
+              "(name the type in reference.type to keep them compact)"
+            : NULL;
+    if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
+        return LBK_OK;
+    if (s->root)
+        lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
+                 why);
+    return lbk_dataset_widen(&s->shard);
+}
+
 static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
 {
     const double t = lbk_timer_now();
@@ -109,6 +131,7 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
     LBK_TRY(lbk_index_create_empty(comm, device, params, plan, reference_rows, reference_labels,
                                    shard, out));
     lbk_index *s = *out;
+    LBK_TRY(lbk_comm_agree(comm, widen_for_plan(s)));
     s->balance_queries = queries;
     const lbk_status st = redistribute(s); /* spatial: points to their owners */
     s->balance_queries = NULL;

@@ -80,6 +80,9 @@ typedef struct {
     uint64_t batch;          /* device.batch: queries per batch; 0 = from the memory budget */
     int groups;              /* device.groups: bubble groups per query; 0 = the default */
     uint64_t memory_mb;      /* device.memory_mb: the device budget; 0 = from the device */
+    bool compact_asked;      /* reference.type named a compact type: the points stay compact
+                              * where brute force can search them so, also where the float32
+                              * prefilter would be faster (auto widens there) */
 } lbk_index_params;
 
 /* How the work is spread: the same on every rank, with no communication,

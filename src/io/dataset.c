@@ -216,6 +216,8 @@ lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *i
                 (long long)spec->label_column + 1, spec->labels);
     LBK_TRY(probe_points(spec, info));
     LBK_FAIL_IF(info->rows == 0, LBK_ERR_INPUT, "%s: holds no rows", path);
+    LBK_TRY(lbk_dataset_file_type(path, info->format, &info->file_type));
+    LBK_TRY(lbk_dataset_resolve_type(path, spec->type, info->file_type, &info->type));
     info->has_labels = label_file || spec->label_column >= 0;
     if (label_file)
         LBK_TRY(probe_label_file(spec, info));
@@ -232,19 +234,19 @@ lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *i
 static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_info *info,
                             uint64_t lo, uint64_t hi, lbk_dataset *d)
 {
+    const lbk_dtype t = d->dtype;
+    void *out = t == LBK_DTYPE_FLOAT32 ? (void *)d->points : d->raw;
     switch (info->format) {
     case LBK_FORMAT_FVECS:
     case LBK_FORMAT_IVECS:
     case LBK_FORMAT_BVECS:
-        LBK_TRY(lbk_texmex_read(spec->path, info->format, d->dim, lo, hi, d->points, NULL));
+        LBK_TRY(lbk_texmex_read(spec->path, info->format, d->dim, lo, hi, t, out, NULL));
         break;
     case LBK_FORMAT_CSV:
         LBK_TRY(lbk_csv_read(spec, d->dim, lo, hi, d->points,
                              spec->label_column >= 0 ? d->labels : NULL));
         break;
-    case LBK_FORMAT_NPY:
-        LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, d->points, NULL));
-        break;
+    case LBK_FORMAT_NPY: LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, t, out, NULL)); break;
     case LBK_FORMAT_HDF5:
         LBK_TRY(lbk_hdf5_read(spec->path, spec->dataset, d->dim, lo, hi, d->points, NULL));
         break;
@@ -252,9 +254,9 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
     case LBK_FORMAT_U8BIN:
     case LBK_FORMAT_I8BIN:
     case LBK_FORMAT_IBIN:
-        LBK_TRY(lbk_bigann_read(spec->path, info->format, d->dim, lo, hi, d->points, NULL));
+        LBK_TRY(lbk_bigann_read(spec->path, info->format, d->dim, lo, hi, t, out, NULL));
         break;
-    default: LBK_TRY(lbk_idx_read(spec->path, d->dim, lo, hi, d->points, NULL)); break;
+    default: LBK_TRY(lbk_idx_read(spec->path, d->dim, lo, hi, t, out, NULL)); break;
     }
     if (spec->labels[0] && info->labels_format == LBK_FORMAT_HDF5)
         return lbk_hdf5_read(spec->labels, spec->labels_dataset, 1, lo, hi, NULL, d->labels);
@@ -278,8 +280,13 @@ lbk_status lbk_dataset_read(const lbk_job_input_spec *spec, uint64_t lo, uint64_
     d.rows = hi - lo;
     d.dim = info.dim;
     d.first_row = lo;
-    LBK_TRY_GOTO(st,
-                 lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim, sizeof *d.points));
+    d.dtype = info.type;
+    if (d.dtype == LBK_DTYPE_FLOAT32)
+        LBK_TRY_GOTO(
+            st, lbk_fmt_alloc((void **)&d.points, d.rows * (uint64_t)d.dim, sizeof *d.points));
+    else
+        LBK_TRY_GOTO(
+            st, lbk_fmt_alloc(&d.raw, d.rows * (uint64_t)d.dim, lbk_dataset_type_bytes(d.dtype)));
     if (info.has_labels)
         LBK_TRY_GOTO(st, lbk_fmt_alloc((void **)&d.labels, d.rows, sizeof *d.labels));
     /* An empty shard reads no rows: the probe has checked the headers. */
@@ -359,6 +366,7 @@ void lbk_dataset_free(lbk_dataset *data)
     if (!data)
         return;
     lbk_alloc_large_free(data->points);
+    lbk_alloc_large_free(data->raw);
     lbk_alloc_large_free(data->labels);
     lbk_alloc_large_free(data->ids);
     lbk_alloc_large_free(data->ids32);

@@ -15,7 +15,10 @@ typedef struct {
     uint64_t rows; /* rows held here */
     int dim;
     uint64_t first_row; /* global row index of row 0 (shards) */
-    float *points;      /* rows * dim, row-major */
+    float *points;      /* rows * dim, row-major; NULL when the rows are compact (raw) */
+    lbk_dtype dtype;    /* FLOAT32 (points), or UINT8, INT8, FLOAT16: the rows in raw */
+    void *raw;          /* rows * dim values of dtype, row-major (uint8_t, int8_t, or
+                         * IEEE binary16 bits as uint16_t); NULL for FLOAT32 */
     int32_t *labels;    /* rows, or NULL when the source has no labels */
     uint64_t *ids;      /* global row index of each row (ascending), or NULL when the
                           * rows are first_row, first_row + 1, ... (a spatial partition's
@@ -31,6 +34,24 @@ static inline uint64_t lbk_dataset_id(const lbk_dataset *data, uint64_t i)
         return data->ids32[i];
     return data->ids ? data->ids[i] : data->first_row + i;
 }
+
+/* Bytes of one value of a type (FLOAT32 4, FLOAT16 2, UINT8 and INT8 1;
+ * 0 for AUTO). */
+size_t lbk_dataset_type_bytes(lbk_dtype type);
+/* Whether the type's values are integers (UINT8, INT8): exact integer
+ * distances. */
+static inline bool lbk_dataset_type_integer(lbk_dtype type)
+{
+    return type == LBK_DTYPE_UINT8 || type == LBK_DTYPE_INT8;
+}
+/* IEEE binary16 bits to float: exact for every value (subnormals too). */
+float lbk_dataset_half_to_float(uint16_t bits);
+
+/* Compact rows (raw) widened to float32 points, in place: exact for every
+ * type, and the memory of four bytes a value (a float32 set: nothing to
+ * do). The doors that search float32 only call it (docs/design.md
+ * "Compact reference points"). */
+lbk_status lbk_dataset_widen(lbk_dataset *data);
 
 /* Resolve LBK_FORMAT_AUTO from the extension (".fvecs", ".csv", "-ubyte",
  * "-ubyte.gz", ".idx", ".txt", ".npy", ".fbin", ...: the format table of

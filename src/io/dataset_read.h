@@ -18,11 +18,22 @@ typedef struct {
     bool has_targets;         /* spec->targets or spec->target_column (task regress) */
     lbk_format format;        /* resolved (never AUTO) */
     lbk_format labels_format; /* resolved; AUTO when labels are a CSV column or absent */
+    lbk_dtype file_type;      /* the file's values: UINT8 (bvecs, u8bin, IDX ubyte, npy |u1),
+                               * INT8 (i8bin, IDX sbyte, npy |i1), FLOAT16 (npy <f2),
+                               * FLOAT32 for every other */
+    lbk_dtype type;           /* what the read keeps: spec->type resolved (never AUTO) */
 } lbk_dataset_info;
 
 lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *info);
 
-/* Read rows [lo, hi) of points and (if present) labels. Seekable formats
+/* spec->type against the file's: AUTO keeps the file's type, FLOAT32
+ * widens any, and a compact type needs a file of that type (else one line
+ * naming the file, both types and the fix). */
+lbk_status lbk_dataset_resolve_type(const char *path, lbk_dtype asked, lbk_dtype file_type,
+                                    lbk_dtype *out);
+
+/* Read rows [lo, hi) of points (at the width the probe resolved: points,
+ * or raw for a compact type) and (if present) labels. Seekable formats
  * (fvecs/ivecs/bvecs, plain IDX, npy, the big-ann files) read only those
  * bytes. Every value is
  * checked: non-finite values, truncated records, ragged rows, non-numeric

@@ -83,7 +83,8 @@ typedef struct {
     lbk_format format;
     int dim;
     uint64_t lo;
-    float *points;
+    lbk_dtype type;
+    void *points;
     int32_t *labels;
 } sink;
 
@@ -104,13 +105,14 @@ static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_
             }
             LBK_FAIL_IF(!isfinite(v), LBK_ERR_INPUT, "%s:%llu:%d: value is not finite (%g)",
                         o->path, (unsigned long long)(row + 1), j + 1, v);
-            o->points[(row - lo) * (uint64_t)dim + (uint64_t)j] = (float)v;
+            LBK_TRY(lbk_fmt_store_point(o->path, row, (uint64_t)j, v, o->type, o->points,
+                                        (row - lo) * (uint64_t)dim + (uint64_t)j));
         }
     return LBK_OK;
 }
 
 lbk_status lbk_bigann_read(const char *path, lbk_format format, int want_dim, uint64_t lo,
-                           uint64_t hi, float *points, int32_t *labels)
+                           uint64_t hi, lbk_dtype type, void *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;
     FILE *f = NULL;
@@ -118,7 +120,7 @@ lbk_status lbk_bigann_read(const char *path, lbk_format format, int want_dim, ui
     int dim = 0;
     LBK_TRY_GOTO(st, open_checked(path, format, &f, &rows, &dim));
     LBK_TRY_GOTO(st, lbk_fmt_check_dim(path, (uint64_t)dim, want_dim));
-    const sink out = {path, format, dim, lo, points, labels};
+    const sink out = {path, format, dim, lo, type, points, labels};
     st = lbk_fmt_read_records(f, path, HEADER_BYTES, (uint64_t)dim * value_bytes(format), lo, hi,
                               decode_rows, &out);
 cleanup:

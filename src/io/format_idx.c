@@ -304,6 +304,21 @@ cleanup:
     return st;
 }
 
+lbk_status lbk_idx_dtype(const char *path, lbk_dtype *type)
+{
+    lbk_status st = LBK_OK;
+    idx_stream s = {0};
+    idx_header h;
+    LBK_TRY_GOTO(st, stream_open(&s, path, false));
+    LBK_TRY_GOTO(st, read_header(&s, &h));
+    *type = h.type == IDX_U8   ? LBK_DTYPE_UINT8
+            : h.type == IDX_I8 ? LBK_DTYPE_INT8
+                               : LBK_DTYPE_FLOAT32;
+cleanup:
+    stream_close(&s);
+    return st;
+}
+
 static double decode_value(int type, const unsigned char *p)
 {
     switch (type) {
@@ -329,10 +344,16 @@ static double decode_value(int type, const unsigned char *p)
 /* n records from buf into rows [row, row + n) of the output, which starts
  * at row lo: points checked finite, labels checked non-negative. */
 static lbk_status decode_rows(const char *path, const idx_header *h, const unsigned char *buf,
-                              uint64_t row, uint64_t n, uint64_t lo, float *points,
+                              uint64_t row, uint64_t n, uint64_t lo, lbk_dtype type, void *dest,
                               int32_t *labels)
 {
     const uint64_t dim = h->dim;
+    if (!labels && type != LBK_DTYPE_FLOAT32) {
+        /* ubyte or sbyte at its own width: the bytes as they are. */
+        memcpy((unsigned char *)dest + (row - lo) * dim, buf, (size_t)(n * dim));
+        return LBK_OK;
+    }
+    float *points = dest;
     if (!labels && h->type == IDX_U8) {
         /* Bytes are always finite floats: the common image case, without
          * the per-value type switch and checks. */
@@ -352,8 +373,8 @@ static lbk_status decode_rows(const char *path, const idx_header *h, const unsig
     return LBK_OK;
 }
 
-lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
-                        int32_t *labels)
+lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, lbk_dtype type,
+                        void *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;
     idx_stream s = {0};
@@ -376,7 +397,7 @@ lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, flo
             st = LBK_ERR_INPUT;
             goto cleanup;
         }
-        LBK_TRY_GOTO(st, decode_rows(path, &h, buf, r, n, lo, points, labels));
+        LBK_TRY_GOTO(st, decode_rows(path, &h, buf, r, n, lo, type, points, labels));
         r += n;
     }
     if (stream_compressed(&s) && hi == h.rows)

@@ -37,6 +37,35 @@ static inline lbk_status lbk_fmt_store_value(const char *path, uint64_t row, uin
     return LBK_OK;
 }
 
+/* A point value decoded as v (exact: the file's values are of `type`, or
+ * type is FLOAT32) into element `at` of a points array of `type` (uint8_t,
+ * int8_t, or float; FLOAT16 stores its bits with lbk_fmt_store_half). */
+static inline lbk_status lbk_fmt_store_point(const char *path, uint64_t row, uint64_t col,
+                                             double v, lbk_dtype type, void *points, uint64_t at)
+{
+    if (type == LBK_DTYPE_UINT8) {
+        ((uint8_t *)points)[at] = (uint8_t)v;
+        return LBK_OK;
+    }
+    if (type == LBK_DTYPE_INT8) {
+        ((int8_t *)points)[at] = (int8_t)v;
+        return LBK_OK;
+    }
+    return lbk_fmt_store_value(path, row, col, v, (float *)points + at, NULL);
+}
+
+/* A binary16 value's bits into element `at` of a FLOAT16 points array:
+ * infinities and NaNs refused as a float's are. */
+static inline lbk_status lbk_fmt_store_half(const char *path, uint64_t row, uint64_t col,
+                                            uint16_t bits, void *points, uint64_t at)
+{
+    LBK_FAIL_IF((bits & 0x7c00u) == 0x7c00u, LBK_ERR_INPUT,
+                "%s:%llu:%llu: value is not a finite float16 (bits 0x%04x)", path,
+                (unsigned long long)(row + 1), (unsigned long long)(col + 1), (unsigned)bits);
+    ((uint16_t *)points)[at] = bits;
+    return LBK_OK;
+}
+
 /* ---- files ------------------------------------------------------------ */
 
 /* Missing, unreadable or a directory: "PATH: cannot open: why", LBK_ERR_INPUT. */
@@ -144,13 +173,20 @@ lbk_status lbk_fmt_parse_label(const char *path, uint64_t row, int col, const ch
 lbk_status lbk_fmt_parse_target(const char *path, uint64_t row, int col, const char *field,
                                 double *out);
 
+/* The type of a points file's values (lbk_dataset_info's file_type), from
+ * its format and, for IDX and npy, its header (dataset_type.c). */
+lbk_status lbk_dataset_file_type(const char *path, lbk_format format, lbk_dtype *out);
+
 /* ---- formats ------------------------------------------------------------ */
 
 /* fvecs / ivecs / bvecs: little-endian records "int32 dim, dim values". */
 lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
-/* Exactly one of points / ints is non-NULL; ints only for ivecs. */
+/* Exactly one of points / ints is non-NULL; ints only for ivecs. points
+ * are of `type`: FLOAT32, or UINT8 for bvecs (the readers below alike: a
+ * compact type only where the file's values are of it, lbk_dataset_info's
+ * file_type). */
 lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo, uint64_t hi,
-                           float *points, int32_t *ints);
+                           lbk_dtype type, void *points, int32_t *ints);
 /* Exactly one of points / ints is non-NULL. Float values must fit the
  * format (bvecs: integers 0..255, ivecs: int32 integers). */
 lbk_status lbk_texmex_write(const char *path, lbk_format format, const float *points,
@@ -170,16 +206,23 @@ lbk_status lbk_idx_probe(const char *path, bool labels, uint64_t *rows, int *dim
 /* Exactly one of points / labels is non-NULL; dim: the values per row the
  * caller's array holds (the probe's; 1 for labels), checked against the
  * header read now (lbk_fmt_check_dim). The npy and bigann readers alike. */
-lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
-                        int32_t *labels);
+lbk_status lbk_idx_read(const char *path, int dim, uint64_t lo, uint64_t hi, lbk_dtype type,
+                        void *points, int32_t *labels);
+/* The type of an IDX points file's values: UINT8 (ubyte), INT8 (sbyte), or
+ * FLOAT32 for every other (read widened). */
+lbk_status lbk_idx_dtype(const char *path, lbk_dtype *type);
 lbk_status lbk_idx_write_points(const char *path, const float *points, uint64_t rows, int dim);
 lbk_status lbk_idx_write_labels(const char *path, const int32_t *labels, uint64_t rows);
 
-/* NumPy .npy: points are 2-D float32/float64/uint8/int8, labels 1-D (or
+/* NumPy .npy: points are 2-D float16/float32/float64/uint8/int8 (and
+ * other integers), labels 1-D (or
  * N x 1) integers; exactly one of points / labels is non-NULL. */
 lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim);
-lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
-                        int32_t *labels);
+lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, lbk_dtype type,
+                        void *points, int32_t *labels);
+/* The type of a points file's values: UINT8 (|u1), INT8 (|i1), FLOAT16
+ * (<f2 or >f2), FLOAT32 for the others (read widened). */
+lbk_status lbk_npy_dtype(const char *path, lbk_dtype *type);
 /* Regression targets: 1-D (or N x 1) float32 or float64, read as float64,
  * every value finite. */
 lbk_status lbk_npy_targets_probe(const char *path, uint64_t *rows);
@@ -192,7 +235,7 @@ lbk_status lbk_npy_write(const char *path, const float *points, const int32_t *l
  * exactly one of points / labels (IBIN only) is non-NULL. */
 lbk_status lbk_bigann_probe(const char *path, lbk_format format, uint64_t *rows, int *dim);
 lbk_status lbk_bigann_read(const char *path, lbk_format format, int dim, uint64_t lo, uint64_t hi,
-                           float *points, int32_t *labels);
+                           lbk_dtype type, void *points, int32_t *labels);
 /* Exactly one of points / ints (IBIN only) is non-NULL; float values must fit
  * the format (U8BIN 0..255, I8BIN -128..127, IBIN int32: integers). */
 lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *points,

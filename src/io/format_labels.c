@@ -100,16 +100,17 @@ lbk_status lbk_labels_read(const char *path, lbk_format format, uint64_t lo, uin
 {
     switch (format) {
     case LBK_FORMAT_IVECS:
-        LBK_TRY(lbk_texmex_read(path, format, 1, lo, hi, NULL, labels));
+        LBK_TRY(lbk_texmex_read(path, format, 1, lo, hi, LBK_DTYPE_FLOAT32, NULL, labels));
         for (uint64_t i = 0; i < hi - lo; i++)
             LBK_FAIL_IF(labels[i] < 0, LBK_ERR_INPUT, "%s:%llu: negative label %d", path,
                         (unsigned long long)(lo + i + 1), (int)labels[i]);
         return LBK_OK;
-    case LBK_FORMAT_IDX: return lbk_idx_read(path, 1, lo, hi, NULL, labels);
+    case LBK_FORMAT_IDX: return lbk_idx_read(path, 1, lo, hi, LBK_DTYPE_FLOAT32, NULL, labels);
     case LBK_FORMAT_TEXT:
     case LBK_FORMAT_CSV: return text_read(path, format, lo, hi, labels);
-    case LBK_FORMAT_NPY: return lbk_npy_read(path, 1, lo, hi, NULL, labels);
-    case LBK_FORMAT_IBIN: return lbk_bigann_read(path, format, 1, lo, hi, NULL, labels);
+    case LBK_FORMAT_NPY: return lbk_npy_read(path, 1, lo, hi, LBK_DTYPE_FLOAT32, NULL, labels);
+    case LBK_FORMAT_IBIN:
+        return lbk_bigann_read(path, format, 1, lo, hi, LBK_DTYPE_FLOAT32, NULL, labels);
     default:
         lbk_error("%s: labels cannot be read as %s", path, lbk_format_name(format));
         return LBK_ERR_INPUT;

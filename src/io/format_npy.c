@@ -289,6 +289,21 @@ lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim
     return LBK_OK;
 }
 
+lbk_status lbk_npy_dtype(const char *path, lbk_dtype *type)
+{
+    FILE *f = NULL;
+    npy_header h;
+    const lbk_status st = open_checked(path, false, &f, &h);
+    if (f)
+        fclose(f);
+    LBK_TRY(st);
+    *type = h.kind == 'u' && h.size == 1   ? LBK_DTYPE_UINT8
+            : h.kind == 'i' && h.size == 1 ? LBK_DTYPE_INT8
+            : h.kind == 'f' && h.size == 2 ? LBK_DTYPE_FLOAT16
+                                           : LBK_DTYPE_FLOAT32;
+    return LBK_OK;
+}
+
 /* ---- values --------------------------------------------------------------- */
 
 /* IEEE binary16: every value, subnormals included, is exact in a float. */
@@ -334,7 +349,8 @@ typedef struct {
     const char *path;
     const npy_header *h;
     uint64_t lo;
-    float *points;
+    lbk_dtype type;
+    void *points;
     int32_t *labels;
 } sink;
 
@@ -344,23 +360,32 @@ static lbk_status decode_rows(const void *ctx, const unsigned char *buf, uint64_
     const uint64_t dim = o->h->shape[1], lo = o->lo;
     for (uint64_t i = 0; i < n; i++, row++)
         for (uint64_t j = 0; j < dim; j++) {
-            const double v = decode(o->h, buf + (i * dim + j) * o->h->size);
-            LBK_TRY(lbk_fmt_store_value(o->path, row, j, v,
-                                        o->points ? o->points + (row - lo) * dim + j : NULL,
-                                        o->labels ? o->labels + (row - lo) : NULL));
+            const unsigned char *p = buf + (i * dim + j) * o->h->size;
+            const uint64_t at = (row - lo) * dim + j;
+            if (o->points && o->type == LBK_DTYPE_FLOAT16) {
+                const uint16_t bits =
+                    (uint16_t)(o->h->swap ? p[0] << 8 | p[1] : p[1] << 8 | p[0]);
+                LBK_TRY(lbk_fmt_store_half(o->path, row, j, bits, o->points, at));
+                continue;
+            }
+            const double v = decode(o->h, p);
+            if (o->points)
+                LBK_TRY(lbk_fmt_store_point(o->path, row, j, v, o->type, o->points, at));
+            else
+                LBK_TRY(lbk_fmt_store_value(o->path, row, j, v, NULL, o->labels + (row - lo)));
         }
     return LBK_OK;
 }
 
-lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, float *points,
-                        int32_t *labels)
+lbk_status lbk_npy_read(const char *path, int dim, uint64_t lo, uint64_t hi, lbk_dtype type,
+                        void *points, int32_t *labels)
 {
     lbk_status st = LBK_OK;
     FILE *f = NULL;
     npy_header h;
     LBK_TRY_GOTO(st, open_checked(path, labels != NULL, &f, &h));
     LBK_TRY_GOTO(st, lbk_fmt_check_dim(path, h.shape[1], dim));
-    const sink out = {path, &h, lo, points, labels};
+    const sink out = {path, &h, lo, type, points, labels};
     st = lbk_fmt_read_records(f, path, h.data_offset, h.shape[1] * h.size, lo, hi, decode_rows,
                               &out);
 cleanup:

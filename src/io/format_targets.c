@@ -73,7 +73,7 @@ static lbk_status fvecs_read(const char *path, uint64_t lo, uint64_t hi, double 
         return LBK_OK;
     float *values = lbk_alloc_large_logged(hi - lo, sizeof *values, "targets", &st);
     if (st == LBK_OK)
-        st = lbk_texmex_read(path, LBK_FORMAT_FVECS, 1, lo, hi, values, NULL);
+        st = lbk_texmex_read(path, LBK_FORMAT_FVECS, 1, lo, hi, LBK_DTYPE_FLOAT32, values, NULL);
     for (uint64_t i = 0; st == LBK_OK && i < hi - lo; i++)
         targets[i] = values[i];
     lbk_alloc_large_free(values);

@@ -54,13 +54,19 @@ lbk_status lbk_texmex_probe(const char *path, lbk_format format, uint64_t *rows,
 
 /* Checks and converts one record; row is 1-based for messages. */
 static lbk_status decode_record(const char *path, lbk_format format, int dim, uint64_t row,
-                                const unsigned char *rec, float *points, int32_t *ints)
+                                const unsigned char *rec, lbk_dtype type, void *out,
+                                int32_t *ints)
 {
     const int32_t d = (int32_t)lbk_fmt_get_le32(rec);
     LBK_FAIL_IF(d != dim, LBK_ERR_INPUT,
                 "%s:%llu: record has dimension %d, but the first record has %d", path,
                 (unsigned long long)row, (int)d, dim);
     const unsigned char *v = rec + 4;
+    if (type == LBK_DTYPE_UINT8) { /* bvecs at its own width */
+        memcpy(out, v, (size_t)dim);
+        return LBK_OK;
+    }
+    float *points = out;
     for (int j = 0; j < dim; j++) {
         if (format == LBK_FORMAT_BVECS) {
             points[j] = (float)v[j];
@@ -88,7 +94,8 @@ typedef struct {
     lbk_format format;
     int dim;
     uint64_t lo;
-    float *points;
+    lbk_dtype type;
+    void *points;
     int32_t *ints;
 } sink;
 
@@ -99,20 +106,21 @@ static lbk_status decode_records(const void *ctx, const unsigned char *buf, uint
     const uint64_t rec = record_bytes(o->format, o->dim);
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t out = (row + i - o->lo) * (uint64_t)o->dim;
-        LBK_TRY(decode_record(o->path, o->format, o->dim, row + i + 1, buf + i * rec,
-                              o->points ? o->points + out : NULL,
-                              o->ints ? o->ints + out : NULL));
+        LBK_TRY(decode_record(
+            o->path, o->format, o->dim, row + i + 1, buf + i * rec, o->type,
+            o->points ? (char *)o->points + out * lbk_dataset_type_bytes(o->type) : NULL,
+            o->ints ? o->ints + out : NULL));
     }
     return LBK_OK;
 }
 
 lbk_status lbk_texmex_read(const char *path, lbk_format format, int dim, uint64_t lo, uint64_t hi,
-                           float *points, int32_t *ints)
+                           lbk_dtype type, void *points, int32_t *ints)
 {
     lbk_status st = LBK_OK;
     FILE *file = NULL;
     LBK_TRY_GOTO(st, lbk_fmt_open_read(path, &file));
-    const sink out = {path, format, dim, lo, points, ints};
+    const sink out = {path, format, dim, lo, type, points, ints};
     st = lbk_fmt_read_records(file, path, 0, record_bytes(format, dim), lo, hi, decode_records,
                               &out);
 cleanup:

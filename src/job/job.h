@@ -46,6 +46,8 @@ typedef struct {
     int header;                 /* CSV: -1 auto-detect, 0 no header, 1 header */
     char dataset[LBK_NAME_MAX]; /* HDF5: the points' dataset ("train"; "" = not given) */
     char labels_dataset[LBK_NAME_MAX]; /* HDF5 labels file: the labels' dataset */
+    lbk_dtype type; /* reference.type: the width the points are kept at (the query set's
+                     * is always FLOAT32: queries are read widened) */
 } lbk_job_input_spec;
 
 /* A search's ground truth: the true neighbour ids (and distances) of every

@@ -24,6 +24,8 @@ void lbk_job_defaults(lbk_job *job)
     snprintf(job->truth.neighbors_dataset, sizeof job->truth.neighbors_dataset, "neighbors");
     snprintf(job->truth.distances_dataset, sizeof job->truth.distances_dataset, "distances");
     input_defaults(&job->query);
+    job->reference.type = LBK_DTYPE_AUTO;
+    job->query.type = LBK_DTYPE_FLOAT32;
     job->synthetic.points = 100000;
     job->synthetic.queries = 10000;
     job->synthetic.dim = 16;

@@ -20,6 +20,7 @@ _Static_assert(sizeof(lbk_partition) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_balance) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_task) == sizeof(int), "enum size");
 _Static_assert(sizeof(lbk_overflow) == sizeof(int), "enum size");
+_Static_assert(sizeof(lbk_dtype) == sizeof(int), "enum size");
 
 #define SECTION_ITEM_(constant, member) {#member, LBK_SEC_##constant},
 const lbk_enum_item lbk_job_sections[] = {LBK_JOB_SECTION_LIST(SECTION_ITEM_){NULL, 0}};
@@ -93,6 +94,7 @@ const lbk_enum_item lbk_job_labels_formats[] = {
 const lbk_job_key_desc lbk_job_keys[] = {
     {LBK_SEC_TOP, "task", LBK_KEY_ENUM, offsetof(lbk_job, task), 0, 0, lbk_task_items},
     INPUT_KEYS(REFERENCE, reference)
+    KEY(REFERENCE, reference, type,          ENUM,     0,     0,         lbk_dtype_items)
     INPUT_KEYS(QUERY, query)
     TRUTH_KEYS
     /*  section    in         key            kind      min    max        items */

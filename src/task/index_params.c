@@ -38,6 +38,8 @@ void lbk_index_params_from_job(const lbk_job *job, lbk_index_params *params)
         .batch = job->device.batch,
         .groups = job->device.groups,
         .memory_mb = job->device.memory_mb,
+        .compact_asked =
+            job->reference.type != LBK_DTYPE_AUTO && job->reference.type != LBK_DTYPE_FLOAT32,
     };
 }
 

@@ -63,7 +63,7 @@ static void check_shape(size_t n, size_t dim, size_t lanes, size_t vrows)
         rows[i] = (float)(i + 1); /* never 0: a zero slot is padding */
     for (size_t i = 0; i < padded * dim; i++)
         out[i] = NAN; /* a slot the layout forgot stays NaN */
-    lbk_brute_layout_blocked(rows, n, dim, lanes, padded, out);
+    lbk_brute_layout_blocked(rows, n, dim, lanes, padded, sizeof *rows, out);
     for (size_t r = 0; r < padded; r++)
         for (size_t j = 0; j < dim; j++) {
             const size_t slot = (r / lanes) * dim * lanes + j * lanes + r % lanes;

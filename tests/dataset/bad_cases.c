@@ -431,7 +431,49 @@ static void ibin_labels(lbk_job_input_spec *s, const char *name, uint32_t dim, i
 static void ibin_labels_dim2(lbk_job_input_spec *s) { ibin_labels(s, "l2.ibin", 2, 1); }
 static void ibin_negative_label(lbk_job_input_spec *s) { ibin_labels(s, "n.ibin", 1, -3); }
 
+/* reference.type uint8 on a float file, int8 on a uint8 one. */
+static void type_uint8_on_fvecs(lbk_job_input_spec *s)
+{
+    tk_bytes w = {0};
+    fvecs_records(&w, 1, 2);
+    bytes_file(s, "ty.fvecs", &w);
+    s->type = LBK_DTYPE_UINT8;
+}
+
+static void type_int8_on_u8bin(lbk_job_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_le32(&w, 1);
+    tk_le32(&w, 2);
+    tk_u8(&w, 1);
+    tk_u8(&w, 2);
+    bytes_file(s, "ty.u8bin", &w);
+    s->type = LBK_DTYPE_INT8;
+}
+
+/* A float16 infinity read at its own width. */
+static void npy_f2_inf(lbk_job_input_spec *s)
+{
+    tk_bytes w = {0};
+    tk_npy_header(&w, 1, "{'descr': '<f2', 'fortran_order': False, 'shape': (2, 2), }");
+    const uint16_t v[4] = {0x3c00, 0x4000, 0x7c00, 0x0000};
+    for (int i = 0; i < 4; i++) {
+        tk_u8(&w, v[i] & 0xff);
+        tk_u8(&w, v[i] >> 8);
+    }
+    bytes_file(s, "inf.npy", &w);
+    s->type = LBK_DTYPE_AUTO;
+}
+
 static const bad_case bad[] = {
+    {"type_uint8_on_fvecs", type_uint8_on_fvecs, 0, 1,
+     "@/ty.fvecs: reference.type is uint8, but the file's values read as float32; give "
+     "reference.type: auto or float32"},
+    {"type_int8_on_u8bin", type_int8_on_u8bin, 0, 1,
+     "@/ty.u8bin: reference.type is int8, but the file's values read as uint8; give "
+     "reference.type: auto or float32"},
+    {"npy_f2_inf", npy_f2_inf, 0, 2,
+     "@/inf.npy:2:1: value is not a finite float16 (bits 0x7c00)"},
     {"fvecs_truncated", fvecs_truncated, 0, 1,
      "@/t.fvecs:3: truncated record (file is 37 bytes, not a multiple of the 16-byte record "
      "of dimension 3)"},
@@ -565,6 +607,7 @@ static void run_bad(const void *row)
     char *err = tk_capture_end();
     LBK_EXPECT_EQ_INT(st, LBK_ERR_INPUT);
     LBK_EXPECT_TRUE(d.points == NULL);
+    LBK_EXPECT_TRUE(d.raw == NULL);
     LBK_EXPECT_TRUE(d.labels == NULL);
     LBK_EXPECT_EQ_U64(d.rows, 0);
     char *message = expand(c->message);

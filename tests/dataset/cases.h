@@ -8,6 +8,8 @@
 
 extern const lbk_test_table tk_good_cases;
 extern const lbk_test_table tk_synthetic_cases;
+/* Compact points at their own width (compact_cases.c). */
+extern const lbk_test_table tk_compact_cases;
 /* Cosine's row normalisation (normalize_cases.c). */
 extern const lbk_test_table tk_normalize_cases;
 /* Malformed inputs (bad_cases.c); their CTest tests are dataset.bad_NAME. */

@@ -40,4 +40,14 @@ int oracle_radius(const float *ref, uint32_t n, const float *queries, uint32_t n
                   int metric, const float *radii, uint64_t *offsets, float **keys,
                   uint32_t **index);
 
+/* Exact integer kNN (uint8 and int8 points, values given as int32): keys
+ * in 64-bit, L2 sum d^2, L1 sum |d|, Linf max |d|, inner product -(sum of
+ * products), ordered by (key, index); slots beyond n: key INT64_MAX, index
+ * UINT32_MAX. Returns 0, or -1 when out of memory. */
+int64_t oracle_int_key(const int32_t *a, const int32_t *b, int dim, int metric);
+int oracle_knn_int(const int32_t *ref, uint32_t n, const int32_t *queries, uint32_t nq, int dim,
+                   int metric, int k, int64_t *keys, uint32_t *index);
+/* The float32 key an engine reports for an exact integer key. */
+float oracle_int_key_float(int64_t key, int metric);
+
 #endif

@@ -1,0 +1,326 @@
+/* The brute engine over compact points (uint8, int8, float16) against the
+ * independent host oracles: exact 64-bit integer keys for uint8 and int8
+ * (every metric but cosine, ties by index), the float32 oracle on the
+ * exactly widened values for float16. One CTest test per case name. */
+#include "brute.h"
+#include "device.h"
+#include "engine.h"
+#include "knn_oracle.h"
+#include "lbk_test.h"
+#include "log.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A set of n rows of dim values of type `type` (uint8 or int8), as the
+ * engine takes them (bytes) and as the oracle does (int32). Values come
+ * from a small range near the type's ends (many exact ties) or the whole
+ * range; every seventh row repeats one of the first five. */
+typedef struct {
+    uint32_t n;
+    int dim;
+    void *bytes;
+    int32_t *ints;
+} int_set;
+
+static void int_set_fill(int_set *s, lbk_dtype type, uint32_t n, int dim, bool wide,
+                         uint64_t seed)
+{
+    lbk_test_rng rng = LBK_TEST_RNG(seed);
+    s->n = n;
+    s->dim = dim;
+    s->bytes = malloc((size_t)n * dim + 1);
+    s->ints = malloc(((size_t)n * dim + 1) * sizeof *s->ints);
+    LBK_ASSERT_TRUE(s->bytes && s->ints, "out of memory");
+    const int lo = type == LBK_DTYPE_UINT8 ? 0 : -128;
+    for (size_t i = 0; i < (size_t)n * dim; i++) {
+        const uint32_t row = (uint32_t)(i / (size_t)dim);
+        int v;
+        if (row >= 5 && row % 7 == 0)
+            v = s->ints[(size_t)(row % 5) * dim + i % (size_t)dim];
+        else if (wide)
+            v = lo + (int)lbk_test_rng_below(&rng, 256u);
+        else /* 0..3 above the low end, or 0..3 below the high end */
+            v = (i % 2 ? lo : lo + 252) + (int)lbk_test_rng_below(&rng, 4u);
+        s->ints[i] = v;
+        if (type == LBK_DTYPE_UINT8)
+            ((uint8_t *)s->bytes)[i] = (uint8_t)v;
+        else
+            ((int8_t *)s->bytes)[i] = (int8_t)v;
+    }
+}
+
+static void int_set_free(int_set *s)
+{
+    free(s->bytes);
+    free(s->ints);
+}
+
+/* One engine configuration of a case. */
+typedef struct {
+    lbk_brute_distance distance;
+    uint64_t budget; /* 0: the device's; small: a streamed shard in chunks */
+    lbk_brute_selection selection;
+    int k;
+} config;
+
+static lbk_device *open_device(void)
+{
+    lbk_test_require_opencl();
+    lbk_device *dev = NULL;
+    const lbk_device_request req = {.type = LBK_DEVICE_ANY};
+    LBK_ASSERT_EQ_INT(lbk_device_open(&req, &dev), LBK_OK);
+    return dev;
+}
+
+/* The engine's K-lists of every query, batch by batch, as float32 keys. */
+static bool search(lbk_device *dev, const lbk_dataset *data, int metric, const config *c,
+                   const float *queries, uint32_t nq, lbk_knn_candidate *out)
+{
+    lbk_brute *engine = NULL;
+    const lbk_brute_params params = {.k = c->k,
+                                     .metric = (lbk_metric)metric,
+                                     .memory_budget = c->budget,
+                                     .distance = c->distance,
+                                     .selection = c->selection};
+    if (!LBK_EXPECT_EQ_INT(lbk_brute_create(dev, data, &params, &engine), LBK_OK))
+        return false;
+    LBK_EXPECT_TRUE(lbk_brute_int_keys(engine) == lbk_dataset_type_integer(data->dtype));
+    const uint64_t batch = lbk_brute_max_batch(engine);
+    float *keys = malloc((size_t)nq * c->k * sizeof *keys);
+    uint32_t *index = malloc((size_t)nq * c->k * sizeof *index);
+    LBK_ASSERT_TRUE(keys && index, "out of memory");
+    bool ok = true;
+    for (uint64_t off = 0; off < nq && ok; off += batch) {
+        const uint64_t n = nq - off < batch ? nq - off : batch;
+        lbk_knn_result r = {
+            .queries = n, .k = c->k, .keys = keys + off * c->k, .index = index + off * c->k};
+        ok = LBK_EXPECT_EQ_INT(lbk_brute_query(engine, queries + off * data->dim, n, &r), LBK_OK);
+    }
+    for (size_t s = 0; s < (size_t)nq * c->k; s++)
+        out[s] = (lbk_knn_candidate){keys[s], -1, index[s]};
+    if (lbk_brute_int_keys(engine))
+        lbk_engine_int_keys_decode((lbk_metric)metric, out, (uint64_t)nq * c->k);
+    free(keys);
+    free(index);
+    lbk_brute_destroy(engine);
+    return ok;
+}
+
+/* Every slot's index and float32 key bits equal the integer oracle's. */
+static void check_int(const char *what, const lbk_knn_candidate *got, const int64_t *want_k,
+                      const uint32_t *want_i, uint32_t nq, int k, int metric)
+{
+    size_t bad = 0;
+    for (size_t s = 0; s < (size_t)nq * k; s++) {
+        const float want =
+            want_i[s] == UINT32_MAX ? INFINITY : oracle_int_key_float(want_k[s], metric);
+        if (memcmp(&got[s].key, &want, sizeof want) == 0 && got[s].id == want_i[s])
+            continue;
+        if (++bad <= 5) {
+            LBK_EXPECT_EQ_U64(got[s].id, want_i[s], "%s: query %zu slot %zu", what, s / k, s % k);
+            LBK_EXPECT_EQ_FLOAT(got[s].key, want, "%s: query %zu slot %zu", what, s / k, s % k);
+        }
+    }
+    LBK_EXPECT_EQ_U64(bad, 0, "%s: slots that differ from the exact oracle", what);
+}
+
+/* Every configuration and both integer types for one metric: resident and
+ * streamed, blocked and tiled, the bubble and the sort-merge. */
+static void run_metric(int metric)
+{
+    lbk_device *dev = open_device();
+    const config configs[] = {
+        {LBK_DISTANCE_AUTO, 0, LBK_SELECTION_AUTO, 10},
+        {LBK_DISTANCE_TILED, 0, LBK_SELECTION_AUTO, 10},
+        {LBK_DISTANCE_BLOCKED, 60000, LBK_SELECTION_AUTO, 5},
+        {LBK_DISTANCE_AUTO, 0, LBK_SELECTION_SORT_MERGE, 70},
+    };
+    const lbk_dtype types[2] = {LBK_DTYPE_UINT8, LBK_DTYPE_INT8};
+    const uint32_t n = 1500, nq = 61;
+    const int dim = 37;
+    for (int t = 0; t < 2; t++)
+        for (int wide = 0; wide < 2; wide++) {
+            int_set ref, qs;
+            int_set_fill(&ref, types[t], n, dim, wide, 100u + (uint64_t)t * 2 + wide);
+            int_set_fill(&qs, types[t], nq, dim, wide, 900u + (uint64_t)t * 2 + wide);
+            /* Some queries are reference points: zero keys tie too. */
+            for (uint32_t q = 0; q < nq; q += 4)
+                memcpy(qs.ints + (size_t)q * dim, ref.ints + (size_t)(q * 13 % n) * dim,
+                       (size_t)dim * sizeof *qs.ints);
+            float *queries = malloc((size_t)nq * dim * sizeof *queries);
+            LBK_ASSERT_TRUE(queries, "out of memory");
+            for (size_t i = 0; i < (size_t)nq * dim; i++)
+                queries[i] = (float)qs.ints[i];
+            const lbk_dataset data = {.rows = n, .dim = dim, .dtype = types[t], .raw = ref.bytes};
+            for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {
+                const int k = configs[c].k;
+                int64_t *want_k = malloc((size_t)nq * k * sizeof *want_k);
+                uint32_t *want_i = malloc((size_t)nq * k * sizeof *want_i);
+                lbk_knn_candidate *got = malloc((size_t)nq * k * sizeof *got);
+                LBK_ASSERT_TRUE(want_k && want_i && got, "out of memory");
+                LBK_ASSERT_EQ_INT(
+                    oracle_knn_int(ref.ints, n, qs.ints, nq, dim, metric, k, want_k, want_i), 0);
+                char what[96];
+                snprintf(what, sizeof what, "%s %s values, configuration %zu (K = %d)",
+                         lbk_dtype_name(types[t]), wide ? "wide" : "clustered", c, k);
+                if (search(dev, &data, metric, &configs[c], queries, nq, got))
+                    check_int(what, got, want_k, want_i, nq, k, metric);
+                free(want_k);
+                free(want_i);
+                free(got);
+            }
+            free(queries);
+            int_set_free(&ref);
+            int_set_free(&qs);
+        }
+    lbk_device_close(dev);
+}
+
+static void case_l2(void) { run_metric(0); }
+static void case_l1(void) { run_metric(1); }
+static void case_linf(void) { run_metric(2); }
+static void case_ip(void) { run_metric(4); }
+
+/* 784-d uint8 rows whose squared distances to the query (all zeros) are
+ * D = 783 x 255^2 and D + 1, above 2^24, where float32 sums hold only
+ * multiples of 4: accumulated in float32 the two keys are equal and the
+ * lower index (the farther row) would come first; the exact order puts the
+ * nearer row first. Rows 0 and 1: D + 1 and D; row 2: D + 4; row 3: D +
+ * 255^2 (all 255); then the pairs again in the other order. */
+static void case_near_tie(void)
+{
+    lbk_device *dev = open_device();
+    enum { DIM = 784, N = 8 };
+    static uint8_t bytes[N * DIM];
+    static int32_t ints[N * DIM];
+    const int last[N] = {1, 0, 2, 255, 0, 1, 3, 0};
+    for (int i = 0; i < N; i++)
+        for (int j = 0; j < DIM; j++) {
+            const int v = j == DIM - 1 ? last[i] : (i == 7 ? 254 : 255);
+            bytes[i * DIM + j] = (uint8_t)v;
+            ints[i * DIM + j] = v;
+        }
+    static float queries[DIM];
+    static int32_t qints[DIM];
+    const lbk_dataset data = {.rows = N, .dim = DIM, .dtype = LBK_DTYPE_UINT8, .raw = bytes};
+    const config configs[2] = {{LBK_DISTANCE_AUTO, 0, LBK_SELECTION_AUTO, N},
+                               {LBK_DISTANCE_TILED, 0, LBK_SELECTION_AUTO, N}};
+    int64_t want_k[N];
+    uint32_t want_i[N];
+    LBK_ASSERT_EQ_INT(oracle_knn_int(ints, N, qints, 1, DIM, 0, N, want_k, want_i), 0);
+    /* The data set is what it claims: a near tie above 2^24. */
+    LBK_ASSERT_EQ_U64(want_i[0], 7);
+    LBK_ASSERT_EQ_U64(want_i[1], 1);
+    LBK_ASSERT_EQ_U64(want_i[3], 0);
+    LBK_ASSERT_TRUE(want_k[2] == 783 * 65025 && want_k[3] == want_k[2] + 1 &&
+                    want_k[2] > (1 << 24));
+    for (int c = 0; c < 2; c++) {
+        lbk_knn_candidate got[N];
+        if (search(dev, &data, 0, &configs[c], queries, 1, got))
+            check_int(c ? "near tie, tiled" : "near tie, blocked", got, want_k, want_i, 1, N, 0);
+    }
+    lbk_device_close(dev);
+}
+
+/* float16 points: the same K-lists, key bits and all, as the float32 path
+ * on the widened values, which the float32 oracle checks. */
+static void case_f16(void)
+{
+    lbk_device *dev = open_device();
+    const uint32_t n = 900, nq = 23;
+    const int dim = 19, k = 8;
+    uint16_t *half = malloc((size_t)n * dim * sizeof *half);
+    float *wide = malloc((size_t)n * dim * sizeof *wide);
+    float *queries = malloc((size_t)nq * dim * sizeof *queries);
+    LBK_ASSERT_TRUE(half && wide && queries, "out of memory");
+    lbk_test_rng rng = LBK_TEST_RNG(55);
+    for (size_t i = 0; i < (size_t)n * dim; i++) {
+        /* Normal halves of either sign, exponents -4..3, and a few ties. */
+        const uint16_t bits = (uint16_t)((lbk_test_rng_below(&rng, 2u) << 15) |
+                                         ((11u + lbk_test_rng_below(&rng, 8u)) << 10) |
+                                         lbk_test_rng_below(&rng, 4u) << 8);
+        half[i] = bits;
+        const int e = bits >> 10 & 0x1f;
+        const float v = ldexpf(1.0f + (float)(bits & 0x3ff) / 1024.0f, e - 15);
+        wide[i] = bits & 0x8000 ? -v : v;
+    }
+    for (size_t i = 0; i < (size_t)nq * dim; i++)
+        queries[i] = (float)lbk_test_rng_below(&rng, 2001u) / 1000.0f - 1.0f;
+    const int metrics[2] = {0, 4};
+    for (int m = 0; m < 2; m++) {
+        float *want_k = malloc((size_t)nq * k * sizeof *want_k);
+        uint32_t *want_i = malloc((size_t)nq * k * sizeof *want_i);
+        LBK_ASSERT_TRUE(want_k && want_i, "out of memory");
+        LBK_ASSERT_EQ_INT(oracle_knn(wide, n, queries, nq, dim, metrics[m], k, want_k, want_i),
+                          0);
+        const lbk_dataset data = {.rows = n, .dim = dim, .dtype = LBK_DTYPE_FLOAT16, .raw = half};
+        for (int tiled = 0; tiled < 2; tiled++) {
+            const config c = {tiled ? LBK_DISTANCE_TILED : LBK_DISTANCE_AUTO, 0,
+                              LBK_SELECTION_AUTO, k};
+            lbk_knn_candidate got[23 * 8];
+            if (!search(dev, &data, metrics[m], &c, queries, nq, got))
+                continue;
+            size_t bad = 0;
+            for (size_t s = 0; s < (size_t)nq * k; s++)
+                bad +=
+                    memcmp(&got[s].key, &want_k[s], sizeof(float)) != 0 || got[s].id != want_i[s];
+            LBK_EXPECT_EQ_U64(bad, 0, "float16, metric %d, %s", metrics[m],
+                              tiled ? "tiled" : "blocked");
+        }
+        free(want_k);
+        free(want_i);
+    }
+    free(half);
+    free(wide);
+    free(queries);
+    lbk_device_close(dev);
+}
+
+/* What the engine refuses, each in one line: a dimension beyond exact
+ * integer keys, cosine on compact points, and queries that are not
+ * integers within the points' range. */
+static void case_refusals(void)
+{
+    lbk_device *dev = open_device();
+    static uint8_t bytes[32768 + 1];
+    lbk_brute *engine = NULL;
+    lbk_dataset data = {.rows = 1, .dim = 32768, .dtype = LBK_DTYPE_UINT8, .raw = bytes};
+    lbk_brute_params params = {.k = 1, .metric = LBK_METRIC_L2};
+    LBK_EXPECT_EQ_INT(lbk_brute_create(dev, &data, &params, &engine), LBK_ERR_INPUT);
+    LBK_EXPECT_TRUE(engine == NULL);
+    data.dim = 4;
+    params.metric = LBK_METRIC_COSINE;
+    LBK_EXPECT_EQ_INT(lbk_brute_create(dev, &data, &params, &engine), LBK_ERR_CONFIG);
+    data.dtype = LBK_DTYPE_INT8;
+    params.metric = LBK_METRIC_L1;
+    LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &params, &engine), LBK_OK);
+    const float bad[3][4] = {{0, 1, 2, 0.5f}, {0, 128, 0, 0}, {-129, 0, 0, 0}};
+    for (int i = 0; i < 3; i++) {
+        float key;
+        uint32_t index;
+        lbk_knn_result r = {.queries = 1, .k = 1, .keys = &key, .index = &index};
+        LBK_EXPECT_EQ_INT(lbk_brute_query(engine, bad[i], 1, &r), LBK_ERR_INPUT, "query %d", i);
+    }
+    const float good[4] = {-128, 127, 0, -3};
+    float key;
+    uint32_t index;
+    lbk_knn_result r = {.queries = 1, .k = 1, .keys = &key, .index = &index};
+    LBK_EXPECT_EQ_INT(lbk_brute_query(engine, good, 1, &r), LBK_OK);
+    lbk_brute_destroy(engine);
+    lbk_device_close(dev);
+}
+
+static const lbk_test_case cases[] = {
+    {"l2", case_l2},
+    {"l1", case_l1},
+    {"linf", case_linf},
+    {"ip", case_ip},
+    {"near_tie", case_near_tie},
+    {"f16", case_f16},
+    {"refusals", case_refusals},
+};
+
+LBK_TEST_MAIN(LBK_TEST_CASES(cases))
