@@ -91,6 +91,9 @@ typedef struct {
     const float *work;   /* holder: n_work points */
     uint64_t n_work;     /* holder */
     uint64_t own_rounds; /* owner: rounds of this batch */
+    bool bound_known;    /* bound_of's last radius (its bits) and bound */
+    uint32_t bound_radius;
+    float bound;
     uint64_t *send_counts, *recv_counts, *back_counts, *send_start, *recv_start, *out_counts,
         *in_counts; /* per rank each */
     lbk_exchange_buffer buf[BUFFERS];
@@ -129,10 +132,21 @@ static uint64_t batch_row(const radius_run *r, uint64_t j)
     return lbk_index_radius_row(&at, j);
 }
 
-static float bound_of(const radius_run *r, uint64_t row)
+/* The last radius's bound is kept: a bound is a bisection over the float
+ * order (32 square roots for l2), and one radius for all, or neighbouring
+ * queries' equal radii, would repeat it for every query and work row (3 %
+ * of a search at 16 neighbours). Equal bits, equal bound. */
+static float bound_of(radius_run *r, uint64_t row)
 {
     const float radius = r->p->radii ? r->p->radii[row] : r->p->radius;
-    return lbk_radius_key_bound(r->s->params.metric, radius);
+    uint32_t bits;
+    memcpy(&bits, &radius, sizeof bits);
+    if (!r->bound_known || bits != r->bound_radius) {
+        r->bound = lbk_radius_key_bound(r->s->params.metric, radius);
+        r->bound_radius = bits;
+        r->bound_known = true;
+    }
+    return r->bound;
 }
 
 /* The key of a point to itself, in the engines' order (knn.h): 0 but for
@@ -728,7 +742,9 @@ static void round_range(const radius_run *r, uint32_t round, uint64_t *q0, uint6
 }
 
 /* The owner: the entries received, each query's placed together (counts
- * into OUT_INDPTR, relative to q0). */
+ * into OUT_INDPTR, relative to q0). Entries that came grouped by query in
+ * query order (one holder: one rank, replicas) are placed already: the
+ * buffers change places, PLACED's room becoming finish_round's scratch. */
 static lbk_status place_entries(radius_run *r, uint64_t q0, uint64_t q1, uint64_t *placed)
 {
     const int p = r->s->comm->size;
@@ -739,14 +755,17 @@ static lbk_status place_entries(radius_run *r, uint64_t q0, uint64_t q1, uint64_
     LBK_TRY(reserve(r, OUT_INDPTR, (nq + 1) * sizeof(uint64_t), "radius lists"));
     uint64_t *at = AT(r, OUT_INDPTR, uint64_t);
     memset(at, 0, (size_t)(nq + 1) * sizeof *at);
+    bool in_order = true;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t e = 0;
+        uint64_t e = 0, last = q0;
         for (int d = 0; d < p; d++)
             for (uint64_t i = 0; i < r->in_counts[d]; i++, e++) {
                 const uint64_t q = sent[r->send_start[d] + in[e].pos];
                 LBK_FAIL_IF(q < q0 || q >= q1, LBK_ERR_INTERNAL,
                             "internal: rank %d answered radius query %llu outside its round", d,
                             (unsigned long long)q);
+                in_order = in_order && q >= last;
+                last = q;
                 if (pass == 0)
                     at[q - q0 + 1]++;
                 else
@@ -755,7 +774,13 @@ static lbk_status place_entries(radius_run *r, uint64_t q0, uint64_t q1, uint64_
         if (pass == 0)
             for (uint64_t q = 0; q < nq; q++)
                 at[q + 1] += at[q];
-        else /* at[q] moved to the end of q's entries: back to the starts */
+        if (pass == 0 && in_order) {
+            const lbk_exchange_buffer room = r->buf[PLACED];
+            r->buf[PLACED] = r->buf[ENTRIES_IN];
+            r->buf[ENTRIES_IN] = room;
+            break;
+        }
+        if (pass == 1) /* at[q] moved to the end of q's entries: back to the starts */
             for (uint64_t q = nq; q > 0; q--)
                 at[q] = at[q - 1];
         at[0] = 0;
@@ -830,6 +855,24 @@ static lbk_status finish_round(radius_run *r, uint32_t round)
     return lbk_comm_agree(comm, r->sink->emit(r->sink->user, &slice));
 }
 
+/* Collective: the holders' entries to their owners. One rank is its own
+ * holder: the buffers change places instead of 24 bytes an entry copied
+ * (0.07 s of a 1 s search at 128 neighbours, 1e5 queries). */
+static lbk_status entries_back(radius_run *r, lbk_status st)
+{
+    lbk_index *s = r->s;
+    if (s->comm->size > 1)
+        return lbk_exchange_rows(s->comm, st, r->buf[ENTRIES_OUT].data, r->out_counts,
+                                 sizeof(radius_entry), &r->buf[ENTRIES_IN], r->in_counts,
+                                 &s->info.stats.bytes_sent);
+    LBK_TRY(st);
+    const lbk_exchange_buffer out = r->buf[ENTRIES_OUT];
+    r->buf[ENTRIES_OUT] = r->buf[ENTRIES_IN];
+    r->buf[ENTRIES_IN] = out;
+    r->in_counts[0] = r->out_counts[0];
+    return LBK_OK;
+}
+
 /* Collective: one round of the fill: the holders' lists to the owners,
  * then the owners' lists to the sinks. */
 static lbk_status run_round(radius_run *r, uint32_t round)
@@ -839,9 +882,7 @@ static lbk_status run_round(radius_run *r, uint32_t round)
     const lbk_status st = fill_round(r, round);
     s->info.phase[LBK_PHASE_QUERY] += lbk_timer_now() - t;
     t = lbk_timer_now();
-    LBK_TRY(lbk_exchange_rows(s->comm, st, r->buf[ENTRIES_OUT].data, r->out_counts,
-                              sizeof(radius_entry), &r->buf[ENTRIES_IN], r->in_counts,
-                              &s->info.stats.bytes_sent));
+    LBK_TRY(entries_back(r, st));
     for (int q = 0; q < s->comm->size; q++)
         s->info.stats.bytes_received +=
             q == s->comm->rank ? 0 : r->in_counts[q] * sizeof(radius_entry);
