@@ -162,8 +162,8 @@ static inline float lbk_radius_code_key(lbk_u64 code, int metric)
  * checks the lists and sorts the others (engine.c). */
 #define LBK_RADIUS_SORT_MAX 4096u
 
-/* A list at most this long is sorted by merges through a private copy
- * (2 KiB a work-item); longer ones in place (lbk_radius_sort_list). */
+/* A list at most this long is sorted through a private copy and bucket
+ * starts (3 KiB a work-item); longer ones in place (lbk_radius_sort_list). */
 #define LBK_RADIUS_SORT_PRIVATE 256u
 #define LBK_RADIUS_SORT_RUN 8u
 
