@@ -321,12 +321,18 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
     __global const float *q = queries + home * (ulong)dim;
     const float bound = bounds[home];
     tq_ball b = {0, mode == 1 ? offsets[home] : 0, w0, mode == 1 ? w1 : 0, out_codes};
+    /* The fill knows the count (the count walk's, exact): once that many
+     * points are taken, the rest of the walk finds none. It walks on past
+     * the window's end, so that its work counts do not depend on the
+     * window. */
+    const ulong end = mode == 1 ? offsets[home + 1] : 0;
+    const ulong stop = mode == 1 ? end : ULONG_MAX;
     long prev = -1, curr = 0;
     int level_dim = rotation;
     uint level = 0;
     uint nodes = 0, evals = 0;
     const tq_evals_shape shape = tq_evals_shape_of(n, bucket_level);
-    while (curr >= 0) {
+    while (curr >= 0 && b.base + b.found < stop) {
         const long parent = ((curr + 1) >> 1) - 1;
         long next = parent;
         if ((ulong)curr < n) {
@@ -371,8 +377,8 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
     }
     if (mode == 0)
         counts[home] = (uint)b.found;
-    else if (b.base >= w0 && b.base + b.found <= w1 && b.found <= LBK_RADIUS_SORT_MAX)
-        lbk_radius_sort_list(out_codes + (b.base - w0), (uint)b.found);
+    else if (b.base >= w0 && end <= w1 && end - b.base <= LBK_RADIUS_SORT_MAX)
+        lbk_radius_sort_list(out_codes + (b.base - w0), (uint)(end - b.base));
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_NODES] = nodes;
     work[home * LBK_TQ_WORK_FIELDS + LBK_TQ_WORK_EVALS] = evals;
 }

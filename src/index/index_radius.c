@@ -68,10 +68,21 @@ uint64_t lbk_index_radius_batch_row(const lbk_index_radius_run *r, uint64_t j)
     return lbk_index_radius_row(&at, j);
 }
 
-float lbk_index_radius_bound(const lbk_index_radius_run *r, uint64_t row)
+/* The last radius's bound is kept: a bound is a bisection over the float
+ * order (32 square roots for l2), and one radius for all, or neighbouring
+ * queries' equal radii, would repeat it for every query and work row (3 %
+ * of a search at 16 neighbours). Equal bits, equal bound. */
+float lbk_index_radius_bound(lbk_index_radius_run *r, uint64_t row)
 {
     const float radius = r->p->radii ? r->p->radii[row] : r->p->radius;
-    return lbk_radius_key_bound(r->s->params.metric, radius);
+    uint32_t bits;
+    memcpy(&bits, &radius, sizeof bits);
+    if (!r->bound_known || bits != r->bound_radius) {
+        r->bound = lbk_radius_key_bound(r->s->params.metric, radius);
+        r->bound_radius = bits;
+        r->bound_known = true;
+    }
+    return r->bound;
 }
 
 void lbk_index_radius_starts(const uint64_t *counts, int p, uint64_t *start)

@@ -74,6 +74,9 @@ typedef struct {
     const float *work;   /* holder: n_work points */
     uint64_t n_work;     /* holder */
     uint64_t own_rounds; /* owner: rounds of this batch */
+    bool bound_known;    /* lbk_index_radius_bound's last radius (its bits) and bound */
+    uint32_t bound_radius;
+    float bound;
     uint64_t *send_counts, *recv_counts, *back_counts, *send_start, *recv_start, *out_counts,
         *in_counts; /* per rank each */
     lbk_exchange_buffer buf[BUFFERS];
@@ -89,7 +92,7 @@ uint64_t *lbk_index_radius_own_recv(const lbk_index_radius_run *r);
 lbk_status lbk_index_radius_reserve(lbk_index_radius_run *r, int which, uint64_t bytes,
                                     const char *what);
 uint64_t lbk_index_radius_batch_row(const lbk_index_radius_run *r, uint64_t j);
-float lbk_index_radius_bound(const lbk_index_radius_run *r, uint64_t row);
+float lbk_index_radius_bound(lbk_index_radius_run *r, uint64_t row);
 void lbk_index_radius_starts(const uint64_t *counts, int p, uint64_t *start);
 uint64_t lbk_index_radius_total(const uint64_t *counts, int p);
 uint64_t lbk_index_radius_engine_chunk(const lbk_index_radius_run *r);

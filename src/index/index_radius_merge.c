@@ -71,7 +71,9 @@ static void round_range(const lbk_index_radius_run *r, uint32_t round, uint64_t 
 }
 
 /* The owner: the entries received, each query's placed together (counts
- * into OUT_INDPTR, relative to q0). */
+ * into OUT_INDPTR, relative to q0). Entries that came grouped by query in
+ * query order (one holder: one rank, replicas) are placed already: the
+ * buffers change places, PLACED's room becoming finish_round's scratch. */
 static lbk_status place_entries(lbk_index_radius_run *r, uint64_t q0, uint64_t q1,
                                 uint64_t *placed)
 {
@@ -84,14 +86,17 @@ static lbk_status place_entries(lbk_index_radius_run *r, uint64_t q0, uint64_t q
     LBK_TRY(lbk_index_radius_reserve(r, OUT_INDPTR, (nq + 1) * sizeof(uint64_t), "radius lists"));
     uint64_t *at = AT(r, OUT_INDPTR, uint64_t);
     memset(at, 0, (size_t)(nq + 1) * sizeof *at);
+    bool in_order = true;
     for (int pass = 0; pass < 2; pass++) {
-        uint64_t e = 0;
+        uint64_t e = 0, last = q0;
         for (int d = 0; d < p; d++)
             for (uint64_t i = 0; i < r->in_counts[d]; i++, e++) {
                 const uint64_t q = sent[r->send_start[d] + in[e].pos];
                 LBK_FAIL_IF(q < q0 || q >= q1, LBK_ERR_INTERNAL,
                             "internal: rank %d answered radius query %llu outside its round", d,
                             (unsigned long long)q);
+                in_order = in_order && q >= last;
+                last = q;
                 if (pass == 0)
                     at[q - q0 + 1]++;
                 else
@@ -100,7 +105,13 @@ static lbk_status place_entries(lbk_index_radius_run *r, uint64_t q0, uint64_t q
         if (pass == 0)
             for (uint64_t q = 0; q < nq; q++)
                 at[q + 1] += at[q];
-        else /* at[q] moved to the end of q's entries: back to the starts */
+        if (pass == 0 && in_order) {
+            const lbk_exchange_buffer room = r->buf[PLACED];
+            r->buf[PLACED] = r->buf[ENTRIES_IN];
+            r->buf[ENTRIES_IN] = room;
+            break;
+        }
+        if (pass == 1) /* at[q] moved to the end of q's entries: back to the starts */
             for (uint64_t q = nq; q > 0; q--)
                 at[q] = at[q - 1];
         at[0] = 0;
@@ -178,6 +189,24 @@ static lbk_status finish_round(lbk_index_radius_run *r, uint32_t round)
     return lbk_comm_agree(comm, r->sink->emit(r->sink->user, &slice));
 }
 
+/* Collective: the holders' entries to their owners. One rank is its own
+ * holder: the buffers change places instead of 24 bytes an entry copied
+ * (0.07 s of a 1 s search at 128 neighbours, 1e5 queries). */
+static lbk_status entries_back(lbk_index_radius_run *r, lbk_status st)
+{
+    lbk_index *s = r->s;
+    if (s->comm->size > 1)
+        return lbk_exchange_rows(s->comm, st, r->buf[ENTRIES_OUT].data, r->out_counts,
+                                 sizeof(lbk_index_radius_entry), &r->buf[ENTRIES_IN],
+                                 r->in_counts, &s->info.stats.bytes_sent);
+    LBK_TRY(st);
+    const lbk_exchange_buffer out = r->buf[ENTRIES_OUT];
+    r->buf[ENTRIES_OUT] = r->buf[ENTRIES_IN];
+    r->buf[ENTRIES_IN] = out;
+    r->in_counts[0] = r->out_counts[0];
+    return LBK_OK;
+}
+
 /* Collective: one round of the fill: the holders' lists to the owners,
  * then the owners' lists to the sinks. */
 lbk_status lbk_index_radius_run_round(lbk_index_radius_run *r, uint32_t round)
@@ -187,9 +216,7 @@ lbk_status lbk_index_radius_run_round(lbk_index_radius_run *r, uint32_t round)
     const lbk_status st = lbk_index_radius_fill_round(r, round);
     s->info.phase[LBK_PHASE_QUERY] += lbk_timer_now() - t;
     t = lbk_timer_now();
-    LBK_TRY(lbk_exchange_rows(s->comm, st, r->buf[ENTRIES_OUT].data, r->out_counts,
-                              sizeof(lbk_index_radius_entry), &r->buf[ENTRIES_IN], r->in_counts,
-                              &s->info.stats.bytes_sent));
+    LBK_TRY(entries_back(r, st));
     for (int q = 0; q < s->comm->size; q++)
         s->info.stats.bytes_received +=
             q == s->comm->rank ? 0 : r->in_counts[q] * sizeof(lbk_index_radius_entry);
