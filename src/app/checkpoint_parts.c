@@ -176,8 +176,11 @@ uint64_t lbk_checkpoint_rows_done(const lbk_run_state *s, uint64_t done)
     return rows < s->queries.rows ? rows : s->queries.rows;
 }
 
-/* The job as printed, without the run section (a resumed run may change
- * its interval and time limit). */
+/* The job as printed, without the keys a resumed run may change because
+ * no output byte depends on them: the run section (interval, time limit),
+ * the device section (which devices, their batch, memory, groups,
+ * threads), knn.engine (every engine gives the same bytes) and
+ * mpi.partition (the checkpoint's is kept). docs/design.md section 16. */
 char *lbk_checkpoint_canonical_job(const lbk_job *job, size_t *len)
 {
     lbk_job *copy = malloc(sizeof *copy);
@@ -188,6 +191,9 @@ char *lbk_checkpoint_canonical_job(const lbk_job *job, size_t *len)
     lbk_job defaults;
     lbk_job_defaults(&defaults);
     copy->run = defaults.run;
+    copy->device = defaults.device;
+    copy->knn.engine = defaults.knn.engine;
+    copy->mpi.partition = defaults.mpi.partition;
     FILE *f = open_memstream(&text, len);
     if (f) {
         lbk_job_print(copy, f, 0);
