@@ -208,8 +208,10 @@ lbk_status lbk_checkpoint_write_held(lbk_run_state *s)
     /* Every rank's held bytes where rank 0 reads them (a shared file
      * system's close-to-open consistency: synced before it opens them). */
     lbk_status st = LBK_OK;
-    if (s->proba_rows && fflush(s->proba_rows) != 0)
+    if (s->proba_rows && fflush(s->proba_rows) != 0) { /* a memory stream */
+        lbk_error("rank %d: out of host memory holding its probability rows", s->comm->rank);
         st = LBK_ERR_NOMEM;
+    }
     for (int h = 0; h < LBK_RUN_HELD_COUNT && st == LBK_OK; h++)
         if (s->held_fd[h] >= 0 && fdatasync(s->held_fd[h]) != 0) {
             lbk_error("rank %d: cannot sync its held %s: %s", s->comm->rank,
