@@ -383,7 +383,9 @@ static lbk_status finished_rows(lbk_run_state *s, const char *ckpt)
     qsort(all, n, sizeof *all, by_first);
     bool ok = true;
     for (uint64_t i = 0; i < n; i++) {
-        ok = ok && all[i].count > 0 && all[i].first + all[i].count <= s->shape.query_rows &&
+        /* count <= rows - first: a crafted first + count must not wrap. */
+        ok = ok && all[i].count > 0 && all[i].first < s->shape.query_rows &&
+             all[i].count <= s->shape.query_rows - all[i].first &&
              (i == 0 || all[i - 1].first + all[i - 1].count <= all[i].first);
         rows += all[i].count;
     }
@@ -567,9 +569,10 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
      * (bench/resume.sh's figure; the index is built in between). */
     s->resume_s += lbk_timer_now() - t;
     if (s->root)
-        lbk_info("%s: resuming with %" PRIu64 " of %" PRIu64 " queries done, on %d ranks "
+        lbk_info("%s: resuming with %" PRIu64 " of %" PRIu64 " queries done, on %d rank%s "
                  "(checkpoint read and checked in %.3f s)",
-                 ckpt, s->done_rows, s->shape.query_rows, s->comm->size, s->resume_s);
+                 ckpt, s->done_rows, s->shape.query_rows, s->comm->size,
+                 s->comm->size == 1 ? "" : "s", s->resume_s);
     return LBK_OK;
 }
 
