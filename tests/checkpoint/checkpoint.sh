@@ -178,8 +178,9 @@ stop_each_batch() {
 }
 case $case in
 # Stopped on NP ranks after the first batch, resumed on TO ranks with
-# another batch size and stopped again, then finished on TO ranks: the bytes of a one-shot run
-# (on NP ranks: a run's bytes do not depend on the rank count), for task
+# another batch size and stopped again, then finished on TO ranks: the
+# bytes of a one-shot run (on NP ranks: a run's bytes do not depend on the
+# rank count or the batch size), for task
 # TASK (classify, regress, graph, or hdf5: classify into HDF5 arrays),
 # whatever partition and engine the --sets ask.
 cross)
