@@ -304,8 +304,12 @@ static lbk_status extend_crcs(lbk_run_state *s, uint64_t done)
         if (i < LBK_JOB_OUTPUT_COUNT && (s->plan.owns_slice || lbk_checkpoint_is_hdf5(s, i))) {
             uint64_t skip = s->kept_len[i];
             for (uint64_t r = 0; r < n && st == LBK_OK; r++)
-                st = lbk_checkpoint_crc_rows(s, i, fd, ranges[r].first, ranges[r].count, &skip,
-                                             &s->kept_crc[i], &s->kept_len[i]);
+                if (!lbk_checkpoint_crc_rows(s, i, fd, ranges[r].first, ranges[r].count, &skip,
+                                             &s->kept_crc[i], &s->kept_len[i])) {
+                    lbk_error("rank %d: cannot read its %s back: %s", s->comm->rank,
+                              lbk_checkpoint_part_key(i), lbk_checkpoint_read_error());
+                    st = LBK_ERR_IO;
+                }
             continue;
         }
         struct stat sb;
@@ -322,7 +326,7 @@ static lbk_status extend_crcs(lbk_run_state *s, uint64_t done)
             !lbk_checkpoint_crc_bytes(fd, s->kept_len[i], len - s->kept_len[i],
                                       &s->kept_crc[i])) {
             lbk_error("rank %d: cannot read its %s back: %s", s->comm->rank,
-                      lbk_checkpoint_part_key(i), errno ? strerror(errno) : "it ended early");
+                      lbk_checkpoint_part_key(i), lbk_checkpoint_read_error());
             st = LBK_ERR_IO;
         }
         if (len > s->kept_len[i])

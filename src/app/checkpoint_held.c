@@ -3,7 +3,8 @@
  * files of its ranks' own, written by rank 0 in row order from all of them,
  * the checkpoint's streams and this run's. Each stream's rows are in row
  * order, so taking the ranges of all streams in row order reads each held
- * file once from its start. docs/design.md, "Checkpoints and resume". */
+ * file once from its start, at most OPEN_STREAMS streams' files open at a
+ * time. docs/design.md, "Checkpoints and resume". */
 #define _GNU_SOURCE
 #include "checkpoint_impl.h"
 
@@ -19,6 +20,11 @@
 
 /* Rows at a time from one range. */
 #define PIECE_ROWS 65536u
+/* Streams whose held files are open at once: every resume adds one stream
+ * per rank, so opening them all would run out of descriptors; the others
+ * are closed at their read offsets and reopened when their rows come
+ * (checkpoint.cross.spatial.p3to1 has five streams: it reopens some). */
+#define OPEN_STREAMS 4u
 
 typedef struct {
     uint64_t first, count;
@@ -71,6 +77,8 @@ static lbk_checkpoint_stream *all_streams(const lbk_run_state *s, uint64_t *n)
 
 typedef struct {
     FILE *pred, *proba;
+    off_t pred_at, proba_at;
+    uint64_t used;
 } held_files;
 
 /* The next `rows` of a stream's held files into the outputs at their
@@ -115,6 +123,51 @@ static FILE *open_held(const lbk_run_state *s, int h, uint64_t id)
     return fopen(name, "rb");
 }
 
+static void close_held(held_files *h)
+{
+    if (h->pred) {
+        h->pred_at = ftello(h->pred);
+        fclose(h->pred);
+    }
+    if (h->proba) {
+        h->proba_at = ftello(h->proba);
+        fclose(h->proba);
+    }
+    h->pred = h->proba = NULL;
+}
+
+/* Stream i's held files open at their read offsets, the least recently
+ * used stream's closed if OPEN_STREAMS are. */
+static lbk_status use_stream(lbk_run_state *s, const lbk_checkpoint_stream *m, held_files *h,
+                             uint64_t n, uint64_t i, uint64_t tick)
+{
+    h[i].used = tick;
+    if (h[i].pred || h[i].proba)
+        return LBK_OK;
+    uint64_t open = 0, oldest = n;
+    for (uint64_t j = 0; j < n; j++)
+        if (h[j].pred || h[j].proba) {
+            open++;
+            if (oldest == n || h[j].used < h[oldest].used)
+                oldest = j;
+        }
+    if (open >= OPEN_STREAMS)
+        close_held(&h[oldest]);
+    h[i].pred = open_held(s, LBK_RUN_HELD_PREDICTIONS, m[i].id);
+    h[i].proba = open_held(s, LBK_RUN_HELD_PROBABILITIES, m[i].id);
+    const bool missing =
+        (s->job->output.predictions[0] && !h[i].pred) || (s->proba_rows && !h[i].proba);
+    LBK_FAIL_IF(missing, LBK_ERR_IO,
+                "cannot open the held files of the rows from %" PRIu64 ": %s", m[i].id,
+                strerror(errno));
+    const bool lost = (h[i].pred && fseeko(h[i].pred, h[i].pred_at, SEEK_SET) != 0) ||
+                      (h[i].proba && fseeko(h[i].proba, h[i].proba_at, SEEK_SET) != 0);
+    LBK_FAIL_IF(lost, LBK_ERR_IO,
+                "cannot seek in the held files of the rows from %" PRIu64 ": %s", m[i].id,
+                strerror(errno));
+    return LBK_OK;
+}
+
 static lbk_status write_streams(lbk_run_state *s, const lbk_checkpoint_stream *m, uint64_t n)
 {
     uint64_t count = 0;
@@ -129,32 +182,20 @@ static lbk_status write_streams(lbk_run_state *s, const lbk_checkpoint_stream *m
     if (st != LBK_OK)
         lbk_error("out of host memory writing the held predictions");
     count = 0;
-    for (uint64_t i = 0; st == LBK_OK && i < n; i++) {
+    for (uint64_t i = 0; st == LBK_OK && i < n; i++)
         for (uint64_t r = 0; r < m[i].ranges; r++)
             p[count++] = (piece){m[i].range[r].first, m[i].range[r].count, (int)i};
-        h[i].pred = open_held(s, LBK_RUN_HELD_PREDICTIONS, m[i].id);
-        h[i].proba = open_held(s, LBK_RUN_HELD_PROBABILITIES, m[i].id);
-        const bool missing =
-            (s->job->output.predictions[0] && !h[i].pred) || (s->proba_rows && !h[i].proba);
-        if (missing) {
-            lbk_error("cannot open the held files of the rows from %" PRIu64 ": %s", m[i].id,
-                      strerror(errno));
-            st = LBK_ERR_IO;
-        }
-    }
     if (st == LBK_OK)
         qsort(p, count, sizeof *p, by_first);
-    for (uint64_t i = 0; st == LBK_OK && i < count; i++)
+    for (uint64_t i = 0; st == LBK_OK && i < count; i++) {
+        st = use_stream(s, m, h, n, (uint64_t)p[i].stream, i + 1);
         for (uint64_t at = 0; st == LBK_OK && at < p[i].count; at += PIECE_ROWS) {
             const uint64_t rows = p[i].count - at < PIECE_ROWS ? p[i].count - at : PIECE_ROWS;
             st = copy_rows(s, &h[p[i].stream], p[i].first + at, rows, values, &line, &cap);
         }
-    for (uint64_t i = 0; h && i < n; i++) {
-        if (h[i].pred)
-            fclose(h[i].pred);
-        if (h[i].proba)
-            fclose(h[i].proba);
     }
+    for (uint64_t i = 0; h && i < n; i++)
+        close_held(&h[i]);
     free(line);
     free(values);
     free(h);
@@ -167,8 +208,10 @@ lbk_status lbk_checkpoint_write_held(lbk_run_state *s)
     /* Every rank's held bytes where rank 0 reads them (a shared file
      * system's close-to-open consistency: synced before it opens them). */
     lbk_status st = LBK_OK;
-    if (s->proba_rows && fflush(s->proba_rows) != 0)
+    if (s->proba_rows && fflush(s->proba_rows) != 0) { /* a memory stream */
+        lbk_error("rank %d: out of host memory holding its probability rows", s->comm->rank);
         st = LBK_ERR_NOMEM;
+    }
     for (int h = 0; h < LBK_RUN_HELD_COUNT && st == LBK_OK; h++)
         if (s->held_fd[h] >= 0 && fdatasync(s->held_fd[h]) != 0) {
             lbk_error("rank %d: cannot sync its held %s: %s", s->comm->rank,

@@ -77,12 +77,16 @@ uint64_t lbk_checkpoint_stream_id(const lbk_run_state *s);
 void lbk_checkpoint_rank_slice(const lbk_run_state *s, int r, uint64_t *first, uint64_t *count);
 /* The CRC-32 of array output i's rows [first, first + count) of the query
  * file, from byte `skip` of them on, folded into *crc; *len grows by the
- * bytes read; fd the partial file (who = "rank R" for messages). */
-lbk_status lbk_checkpoint_crc_rows(const lbk_run_state *s, int i, int fd, uint64_t first,
-                                   uint64_t count, uint64_t *skip, uint32_t *crc, uint64_t *len);
+ * bytes read; fd the partial file. False as lbk_checkpoint_crc_bytes: the
+ * caller says in its one line what the read was for. */
+bool lbk_checkpoint_crc_rows(const lbk_run_state *s, int i, int fd, uint64_t first,
+                             uint64_t count, uint64_t *skip, uint32_t *crc, uint64_t *len);
 /* The CRC-32 of bytes [start, start + len) of fd folded into *crc (false:
- * the file ended early or a read failed). */
+ * a read failed, errno its cause, or the file ended early, errno 0:
+ * lbk_checkpoint_read_error says which). */
 bool lbk_checkpoint_crc_bytes(int fd, uint64_t start, uint64_t len, uint32_t *crc);
+/* Why lbk_checkpoint_crc_bytes failed, from errno. */
+const char *lbk_checkpoint_read_error(void);
 /* The merge of src's scores into dst's (state bytes each). */
 void lbk_checkpoint_merge_state(const lbk_run_state *s, unsigned char *dst,
                                 const unsigned char *src);

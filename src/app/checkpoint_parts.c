@@ -109,30 +109,39 @@ bool lbk_checkpoint_crc_bytes(int fd, uint64_t start, uint64_t len, uint32_t *cr
         const uint64_t left = len - at;
         const ssize_t n =
             pread(fd, buf, left < sizeof buf ? left : sizeof buf, (off_t)(start + at));
-        if (n <= 0)
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0) /* end of file: no errno of its own */
+                errno = 0;
             return false;
+        }
         *crc = lbk_saved_crc32(*crc, buf, (size_t)n);
         at += (uint64_t)n;
     }
     return true;
 }
 
-lbk_status lbk_checkpoint_crc_rows(const lbk_run_state *s, int i, int fd, uint64_t first,
-                                   uint64_t count, uint64_t *skip, uint32_t *crc, uint64_t *len)
+const char *lbk_checkpoint_read_error(void)
+{
+    return errno ? strerror(errno) : "it ends before the checkpointed bytes";
+}
+
+bool lbk_checkpoint_crc_rows(const lbk_run_state *s, int i, int fd, uint64_t first,
+                             uint64_t count, uint64_t *skip, uint32_t *crc, uint64_t *len)
 {
     const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
     uint64_t at, bytes;
     lbk_outputs_rows_span(s->job, &shape, i, first, count, &at, &bytes);
     if (*skip >= bytes) {
         *skip -= bytes;
-        return LBK_OK;
+        return true;
     }
-    LBK_FAIL_IF(!lbk_checkpoint_crc_bytes(fd, at + *skip, bytes - *skip, crc), LBK_ERR_IO,
-                "rank %d: cannot read the %s partial file back: %s", s->comm->rank,
-                lbk_checkpoint_part_key(i), errno ? strerror(errno) : "it ended early");
+    if (!lbk_checkpoint_crc_bytes(fd, at + *skip, bytes - *skip, crc))
+        return false;
     *len += bytes - *skip;
     *skip = 0;
-    return LBK_OK;
+    return true;
 }
 
 bool lbk_checkpoint_is_output(int i, const char *key)
@@ -176,8 +185,11 @@ uint64_t lbk_checkpoint_rows_done(const lbk_run_state *s, uint64_t done)
     return rows < s->queries.rows ? rows : s->queries.rows;
 }
 
-/* The job as printed, without the run section (a resumed run may change
- * its interval and time limit). */
+/* The job as printed, without the keys a resumed run may change because
+ * no output byte depends on them: the run section (interval, time limit),
+ * the device section (which devices, their batch, memory, groups,
+ * threads), knn.engine (every engine gives the same bytes) and
+ * mpi.partition (the checkpoint's is kept). docs/design.md section 16. */
 char *lbk_checkpoint_canonical_job(const lbk_job *job, size_t *len)
 {
     lbk_job *copy = malloc(sizeof *copy);
@@ -188,6 +200,9 @@ char *lbk_checkpoint_canonical_job(const lbk_job *job, size_t *len)
     lbk_job defaults;
     lbk_job_defaults(&defaults);
     copy->run = defaults.run;
+    copy->device = defaults.device;
+    copy->knn.engine = defaults.knn.engine;
+    copy->mpi.partition = defaults.mpi.partition;
     FILE *f = open_memstream(&text, len);
     if (f) {
         lbk_job_print(copy, f, 0);

@@ -55,6 +55,10 @@ static lbk_status verify_part(const char *ckpt, uint64_t id, const char *key, co
                 "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
                 " is missing",
                 ckpt, key, name, id);
+    LBK_FAIL_IF(S_ISDIR(sb.st_mode), LBK_ERR_INPUT,
+                "%s: --resume refused: cannot read the %s partial file %s of the rows from "
+                "%" PRIu64 ": %s",
+                ckpt, key, name, id, strerror(EISDIR));
     LBK_FAIL_IF((uint64_t)sb.st_size < start + len, LBK_ERR_INPUT,
                 "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
                 " has %lld bytes, fewer than the checkpointed %" PRIu64,
@@ -62,8 +66,13 @@ static lbk_status verify_part(const char *ckpt, uint64_t id, const char *key, co
     const int fd = open(name, O_RDONLY | O_CLOEXEC);
     LBK_FAIL_IF(fd < 0, LBK_ERR_IO, "%s: cannot open %s: %s", ckpt, name, strerror(errno));
     uint32_t c = 0;
-    lbk_checkpoint_crc_bytes(fd, start, len, &c);
+    const bool read = lbk_checkpoint_crc_bytes(fd, start, len, &c);
+    const char *why = read ? "" : lbk_checkpoint_read_error();
     close(fd);
+    LBK_FAIL_IF(!read, LBK_ERR_INPUT,
+                "%s: --resume refused: cannot read the %s partial file %s of the rows from "
+                "%" PRIu64 ": %s",
+                ckpt, key, name, id, why);
     LBK_FAIL_IF(c != crc, LBK_ERR_INPUT,
                 "%s: --resume refused: the %s partial file %s of the rows from %" PRIu64
                 " differs from the checkpointed one in bytes %" PRIu64 " to %" PRIu64
@@ -374,7 +383,9 @@ static lbk_status finished_rows(lbk_run_state *s, const char *ckpt)
     qsort(all, n, sizeof *all, by_first);
     bool ok = true;
     for (uint64_t i = 0; i < n; i++) {
-        ok = ok && all[i].count > 0 && all[i].first + all[i].count <= s->shape.query_rows &&
+        /* count <= rows - first: a crafted first + count must not wrap. */
+        ok = ok && all[i].count > 0 && all[i].first < s->shape.query_rows &&
+             all[i].count <= s->shape.query_rows - all[i].first &&
              (i == 0 || all[i - 1].first + all[i - 1].count <= all[i].first);
         rows += all[i].count;
     }
@@ -453,12 +464,17 @@ static lbk_status verify_stream_part(const lbk_run_state *s, const char *ckpt,
                 ckpt, key, name, m->id);
     uint64_t skip = 0, len = 0;
     uint32_t crc = 0;
-    lbk_status st = LBK_OK;
-    for (uint64_t r = 0; r < m->ranges && st == LBK_OK; r++)
-        st = lbk_checkpoint_crc_rows(s, i, fd, m->range[r].first, m->range[r].count, &skip, &crc,
-                                     &len);
+    bool read = true;
+    for (uint64_t r = 0; r < m->ranges && read; r++)
+        read = lbk_checkpoint_crc_rows(s, i, fd, m->range[r].first, m->range[r].count, &skip,
+                                       &crc, &len);
+    const char *why = read ? "" : lbk_checkpoint_read_error();
     close(fd);
-    LBK_FAIL_IF(st != LBK_OK || len != m->len[i] || crc != m->crc[i], LBK_ERR_INPUT,
+    LBK_FAIL_IF(!read, LBK_ERR_INPUT,
+                "%s: --resume refused: cannot read the %s partial file %s in the rows from "
+                "%" PRIu64 ": %s",
+                ckpt, key, name, m->id, why);
+    LBK_FAIL_IF(len != m->len[i] || crc != m->crc[i], LBK_ERR_INPUT,
                 "%s: --resume refused: the %s partial file %s differs in the rows from %" PRIu64
                 " (%" PRIu64 " bytes, CRC-32 %08" PRIx32 "; checkpoint %" PRIu64 ", %08" PRIx32
                 ")",
@@ -553,9 +569,10 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
      * (bench/resume.sh's figure; the index is built in between). */
     s->resume_s += lbk_timer_now() - t;
     if (s->root)
-        lbk_info("%s: resuming with %" PRIu64 " of %" PRIu64 " queries done, on %d ranks "
+        lbk_info("%s: resuming with %" PRIu64 " of %" PRIu64 " queries done, on %d rank%s "
                  "(checkpoint read and checked in %.3f s)",
-                 ckpt, s->done_rows, s->shape.query_rows, s->comm->size, s->resume_s);
+                 ckpt, s->done_rows, s->shape.query_rows, s->comm->size,
+                 s->comm->size == 1 ? "" : "s", s->resume_s);
     return LBK_OK;
 }
 

@@ -55,10 +55,16 @@ static lbk_status vote_slice(lbk_run_state *s, const lbk_index_slice *b, const i
         const lbk_votes_labels out = {predictions + at, rows ? s->proba : NULL,
                                       truth ? truth + at : NULL, &s->confusion};
         LBK_TRY(lbk_votes_classify(&v, b->lists + at * (uint64_t)v.stride, n, &out));
-        for (uint64_t q = 0; rows && q < n; q++)
-            lbk_outputs_print_probabilities(
-                rows, lbk_run_rows_global(s, b->first + b->slice_first + at + q, NULL),
-                s->proba + q * (uint64_t)s->classes, s->classes);
+        /* The global row once per run of consecutive ones, not per row. */
+        uint64_t g = 0, run = 0;
+        for (uint64_t q = 0; rows && q < n; q++, g++, run--) {
+            if (run == 0) {
+                g = lbk_run_rows_global(s, b->first + b->slice_first + at + q, &run);
+                run += run == 0; /* past the rows (never): looked up row by row */
+            }
+            lbk_outputs_print_probabilities(rows, g, s->proba + q * (uint64_t)s->classes,
+                                            s->classes);
+        }
     }
     return LBK_OK;
 }

@@ -177,9 +177,10 @@ stop_each_batch() {
     resume_all --set run.max_hours=0.0000001 "$@"
 }
 case $case in
-# Stopped on NP ranks after the first batch, resumed on TO ranks and
-# stopped again, then finished on TO ranks: the bytes of a one-shot run
-# (on NP ranks: a run's bytes do not depend on the rank count), for task
+# Stopped on NP ranks after the first batch, resumed on TO ranks with
+# another batch size and stopped again, then finished on TO ranks: the
+# bytes of a one-shot run (on NP ranks: a run's bytes do not depend on the
+# rank count or the batch size), for task
 # TASK (classify, regress, graph, or hdf5: classify into HDF5 arrays),
 # whatever partition and engine the --sets ask.
 cross)
@@ -204,7 +205,8 @@ cross)
     one_shot "$@"
     stop=(--set run.max_hours=0.0000001)
     expect_exit 3 run "${ck[@]}" "${stop[@]}" "$@"
-    np=$to expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@"
+    # Another batch size too: not in the job's hash (no byte depends on it).
+    np=$to expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@" --set device.batch=7
     np=$to expect_exit 0 run --resume "${ck[@]}" "$@"
     same ;;
 owned)

@@ -92,7 +92,7 @@ grep -q "resuming with [0-9]* of $queries queries done" job.out ||
     fail "the restart did not resume from the checkpoint"
 if [ "$mode" = resize ]; then
     [ -n "$resized" ] || fail "the requeued job was never seen pending"
-    grep -q "resuming with [0-9]* of $queries queries done, on 1 ranks" job.out ||
+    grep -q "resuming with [0-9]* of $queries queries done, on 1 rank " job.out ||
         fail "the restart did not resume on 1 rank"
 fi
 [ ! -e batch/ck ] && [ ! -e batch/ck.prev ] || fail "checkpoint left after the finished job"
