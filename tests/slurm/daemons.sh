@@ -1,6 +1,15 @@
 # Sourced by the private SLURM clusters (tests/slurm/slurm_harness.sh,
 # tests/multihost/slurm_cluster.sh).
-#
+
+# LBK_SLURM_REQUEUE_WAIT=S: a requeued job may start again after about S
+# seconds instead of SLURM's 2-3 minutes. The wait is the job credentials'
+# lifetime (cred_expire, default 120 s), after which only the scheduler's
+# periodic pass (sched_interval, default 60 s) starts the job.
+# slurm_requeue_auth: what AuthInfo then adds; slurm_requeue_sched: the
+# slurm.conf line. Both print nothing without LBK_SLURM_REQUEUE_WAIT.
+slurm_requeue_auth() { echo "${LBK_SLURM_REQUEUE_WAIT:+,cred_expire=$LBK_SLURM_REQUEUE_WAIT}"; }
+slurm_requeue_sched() { echo "${LBK_SLURM_REQUEUE_WAIT:+SchedulerParameters=sched_interval=2}"; }
+
 # slurm_stop_daemons PID...: stop the daemons these pids name (the ones the
 # cluster started, in start order: munged, slurmctld, slurmd...), last
 # first and one at a time, each by SIGTERM and, after 5 s, SIGKILL; nothing
