@@ -106,7 +106,7 @@ grep -q "start 1 on .* with ${LBK_LAUNCHER:-srun}," job.out ||
 grep -q "lbknn stopped with a checkpoint: requeueing" job.out || fail "no stop with exit 3"
 grep -q "resuming with [0-9]* of $queries queries done" job.out ||
     fail "the restart did not resume from the checkpoint"
-if [ "$mode" = resize ]; then
+if [ "$mode" = resize ] || [ "$mode" = nodes ]; then
     [ -n "$resized" ] || fail "the requeued job was never seen pending"
     grep -q "resuming with [0-9]* of $queries queries done, on 1 rank " job.out ||
         fail "the restart did not resume on 1 rank"
