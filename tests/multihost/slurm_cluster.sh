@@ -68,7 +68,7 @@ echo "$! munged" >>"$LBK_STATE/root-pids"
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # FirstJobId=$base: job ids of their own (tests/slurm/slurm_harness.sh says why).
 # LBK_SLURM_REQUEUE_WAIT: a requeued job's shorter wait (tests/slurm/daemons.sh).
-base=$((20000 + ($$ % 20000) * 2))
+base=$(slurm_port_base $$)
 while ! port_free "$base"; do base=$((base + 2)); done
 ctl=$(hostname -s)
 hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //' -e 's/ UpTime=.*//')
@@ -140,6 +140,7 @@ done
 
 idle=0
 for _ in $(seq 150); do
+    slurm_controller_alive "${pids[1]}" || break
     idle=$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
     [ "$idle" -eq "$LBK_HOSTS" ] && break
     sleep 0.2

@@ -50,7 +50,7 @@ pids+=($!)
 port_free() {
     [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
-base=$((20000 + ($$ % 20000) * 2))
+base=$(slurm_port_base $$)
 while ! port_free "$base" || ! port_free $((base + 1)); do base=$((base + 2)); done
 
 node=$(hostname -s)
@@ -113,6 +113,7 @@ pids+=($!)
 
 state=""
 for _ in $(seq 150); do
+    slurm_controller_alive "${pids[1]}" || break
     state=$(sinfo -h -n "$node" -o %T 2>/dev/null | head -n 1)
     [ "$state" = idle ] && break
     sleep 0.2
