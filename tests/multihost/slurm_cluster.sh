@@ -67,7 +67,8 @@ echo "$! munged" >>"$LBK_STATE/root-pids"
 # own (the same port number on every host, as on a real cluster).
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # FirstJobId=$base: job ids of their own (tests/slurm/slurm_harness.sh says why).
-base=$((20000 + ($$ % 20000) * 2))
+# LBK_SLURM_REQUEUE_WAIT: a requeued job's shorter wait (tests/slurm/daemons.sh).
+base=$(slurm_port_base $$)
 while ! port_free "$base"; do base=$((base + 2)); done
 ctl=$(hostname -s)
 hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //' -e 's/ UpTime=.*//')
@@ -84,7 +85,7 @@ SlurmdPort=$((base + 1))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$sock
+AuthInfo=socket=$sock$(slurm_requeue_auth)
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
@@ -102,6 +103,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 SchedulerType=sched/builtin
+$(slurm_requeue_sched)
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
@@ -138,6 +140,7 @@ done
 
 idle=0
 for _ in $(seq 150); do
+    slurm_controller_alive "${pids[1]}" || break
     idle=$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)
     [ "$idle" -eq "$LBK_HOSTS" ] && break
     sleep 0.2
@@ -149,11 +152,19 @@ if [ "$idle" -ne "$LBK_HOSTS" ]; then
     exit 1
 fi
 
+# $dir/job-env, sourced before an sbatch: what the jobs' ranks need from
+# the environment sbatch exports (TCP between the ranks on the cluster's
+# subnet, each host's own /tmp).
+cat >"$dir/job-env" <<ENV
+export TMPDIR=/tmp OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=$LBK_NET.0/24 \\
+    OMPI_MCA_oob_tcp_if_include=$LBK_NET.0/24 PMIX_MCA_ptl_tcp_if_include=$LBK_NET.0/24
+ENV
+
 # The MPIEXEC wrapper: `-n NP PROGRAM run ARGS...` as a batch job of the
 # GPU script itself on all nodes, NP / nodes tasks each. The options are the
 # ones a site adapts on the command line (the cores per task: these nodes
-# have 2); the CPU device, TCP between the ranks on the cluster's subnet and
-# the ranks' own /tmp come through the environment sbatch exports.
+# have 2); the CPU device and job-env come through the environment sbatch
+# exports.
 cat >"$dir/mpiexec" <<WRAP
 #!/bin/bash
 [ "\$1" = -n ] && [ "\$4" = run ] || { echo "slurm mpiexec: usage: -n NP PROGRAM run ARGS..." >&2; exit 2; }
@@ -161,10 +172,9 @@ np=\$2 program=\$3
 shift 4
 work=\${TMPDIR:-/tmp}
 out=\$(mktemp "\$work/lbk-job.XXXXXX")
-TMPDIR=/tmp LBKNN=\$program LBK_DEVICE_TYPE=cpu OMPI_MCA_btl=tcp,self \\
-    OMPI_MCA_btl_tcp_if_include=$LBK_NET.0/24 OMPI_MCA_oob_tcp_if_include=$LBK_NET.0/24 \\
-    PMIX_MCA_ptl_tcp_if_include=$LBK_NET.0/24 \\
-    timeout 150 sbatch --wait --time=3 --nodes=$LBK_HOSTS --ntasks-per-node=\$((np / $LBK_HOSTS)) \\
+source "$dir/job-env"
+LBKNN=\$program LBK_DEVICE_TYPE=cpu timeout 150 sbatch --wait --time=3 --nodes=$LBK_HOSTS \\
+    --ntasks-per-node=\$((np / $LBK_HOSTS)) \\
     --cpus-per-task=1 --output="\$out" --chdir="\$work" \\
     "$here/../../jobs/multi-node-gpu.sbatch" "\$@"
 rc=\$?

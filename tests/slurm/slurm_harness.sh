@@ -50,20 +50,14 @@ pids+=($!)
 port_free() {
     [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ] && ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
-base=$((20000 + ($$ % 20000) * 2))
+base=$(slurm_port_base $$)
 while ! port_free "$base" || ! port_free $((base + 1)); do base=$((base + 2)); done
 
 node=$(hostname -s)
 # FirstJobId=$base: SLURM's PMIx plugin makes /tmp/spmix_appdir_UID_JOB.STEP,
 # so two clusters at once (two build trees' tests) that both number their
 # first job 1 collided there ("File exists", the step never launched).
-# LBK_SLURM_REQUEUE_WAIT=S: a requeued job may start again after about S
-# seconds instead of SLURM's 2-3 minutes. The wait is the job credentials'
-# lifetime (cred_expire, default 120 s), after which only the scheduler's
-# periodic pass (sched_interval, default 60 s) starts the job.
-requeue_wait=${LBK_SLURM_REQUEUE_WAIT:-}
-cred_expire=${requeue_wait:+,cred_expire=$requeue_wait}
-sched_params=${requeue_wait:+SchedulerParameters=sched_interval=2}
+# LBK_SLURM_REQUEUE_WAIT: a requeued job's shorter wait (daemons.sh).
 # The node's real CPU and memory counts, as slurmd itself sees them.
 hw=$(slurmd -C | head -n 1 | sed -e 's/^NodeName=[^ ]* //')
 # MinJobAge=4: `sbatch --wait` sleeps 2 s, then 4 times longer while that
@@ -79,7 +73,7 @@ SlurmdPort=$((base + 1))
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket=$sock$cred_expire
+AuthInfo=socket=$sock$(slurm_requeue_auth)
 CredType=cred/munge
 StateSaveLocation=$dir/state
 SlurmdSpoolDir=$dir/spool/%n
@@ -97,7 +91,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 ReturnToService=2
 SchedulerType=sched/builtin
-$sched_params
+$(slurm_requeue_sched)
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
@@ -119,6 +113,7 @@ pids+=($!)
 
 state=""
 for _ in $(seq 150); do
+    slurm_controller_alive "${pids[1]}" || break
     state=$(sinfo -h -n "$node" -o %T 2>/dev/null | head -n 1)
     [ "$state" = idle ] && break
     sleep 0.2
