@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | cross TO TASK | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
+# CASE: max_hours | owned | cross TO TASK | usr1_cross TO TASK | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -278,6 +278,55 @@ report)
         fail "no checkpoint time and count in the report: $(grep -A12 '^timings_s' r.yaml)"
     ;;
 usr1) signal_case USR1 3 "$@" ;;
+# Stopped by SIGUSR1 to one rank (the last: any rank's stop stops all)
+# mid-run on NP ranks, then resumed on TO ranks: the one-shot run's bytes.
+# TASK: classify (the job's queries) or graph (the reference set's own).
+# The signal comes once the rank catches SIGUSR1 and a batch is in the
+# partial files, not after run.checkpoint_s: the stop writes its own
+# checkpoint, and a run of a few batches' worth more is long enough.
+usr1_cross)
+    to=$1 task=$2
+    shift 2
+    if [ "$task" = graph ]; then
+        sed -i 's/^output:.*/task: graph\noutput: {graph: g.npz, neighbors: nb.npy, distances: d.fvecs}/' job.yaml
+        outs="g.npz nb.npy d.fvecs"
+        part=nb.npy.lbknn-partial
+        mid=(--set synthetic.points=60000 --set knn.engine=kdtree --set device.batch=100)
+    else
+        part=pred.csv.lbknn-partial
+        mid=(--set synthetic.queries=150000 --set device.batch=100)
+    fi
+    echo "SIGUSR1 on $np ranks, resume on $to"
+    one_shot "${mid[@]}" "$@"
+    if [ "$np" -eq 1 ]; then
+        "$bin" run job.yaml -q "${ck[@]}" "${mid[@]}" "$@" >out.txt 2>err.txt &
+    else
+        "$mpiexec" -np "$np" "$bin" run job.yaml -q "${ck[@]}" "${mid[@]}" "$@" >out.txt 2>err.txt &
+    fi
+    pid=$! rank=$pid
+    # The last rank's pid: mpirun's child whose environment names it.
+    for _ in $(seq 600); do
+        [ "$np" -eq 1 ] && break
+        for c in $(pgrep -P "$pid"); do
+            grep -qzx "OMPI_COMM_WORLD_RANK=$((np - 1))" "/proc/$c/environ" 2>/dev/null && rank=$c
+        done
+        [ "$rank" != "$pid" ] && break
+        sleep 0.05
+    done
+    [ "$rank" != "$pid" ] || [ "$np" -eq 1 ] || fail "no rank $((np - 1)) among mpirun's children"
+    wait_usr1_caught "$rank" || fail "rank $((np - 1)) never caught SIGUSR1"
+    for _ in $(seq 600); do [ -s "$part" ] && break; sleep 0.02; done
+    [ -s "$part" ] || fail "no batch in $part"
+    delay=$((RANDOM % 100))
+    echo "SIGUSR1 to rank $((np - 1)) ${delay} ms after its first batch"
+    sleep "$(printf '0.%03d' "$delay")"
+    kill -USR1 "$rank"
+    wait "$pid"
+    rc=$?
+    [ $rc -eq 3 ] || { cat out.txt err.txt >&2; fail "exit $rc, expected 3"; }
+    [ -e ck ] || fail "no checkpoint after the stop"
+    np=$to expect_exit 0 run --resume "${ck[@]}" "${mid[@]}" "$@"
+    same ;;
 # What a user does: `kill -USR1` to mpirun's pid, with the setting the
 # user guide gives (HWLOC_COMPONENTS=-opencl) and without what the test gate
 # leaves behind: PoCL, opened by the gate, sets HWLOC_PLUGINS_PATH=/dev/null,
