@@ -15,7 +15,8 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
                         int dim, __global const float *queries, ulong nq,
                         __global const float *bounds, int metric, int mode, int first_chunk,
                         int last_chunk, __global uint *found, __global const ulong *offsets,
-                        ulong w0, ulong w1, __global ulong *out_codes)
+                        ulong w0, ulong w1, __global ulong *out_codes, int filtered,
+                        __global const float *lower, ulong ldd)
 {
     const ulong q = get_global_id(0);
     if (q >= nq)
@@ -26,7 +27,10 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
     const float bound = bounds[q];
     uint n = first_chunk ? 0u : found[q];
     const ulong base = mode == 1 ? offsets[q] : 0;
+    __global const float *low = lower + q * ldd;
     for (uint i = 0; i < nr; i++) {
+        if (filtered && low[i] > bound)
+            continue;
         const ulong b = first + i;
         /* Dimension j of buffer row b is at start + j * stride. */
         const ulong start = vw ? (b / vw) * (ulong)dim * vw + b % vw : b * (ulong)dim;
