@@ -8,8 +8,8 @@ medians:
 
 Fashion-MNIST's 60000 training images (784-d float32, pixels / 255) as the
 references, the first N test images as queries, one radius whose mean
-count is M (bisection over each query's 4 M smallest float64
-distances). lbknn: `lbknn run job.yaml`, task radius, knn.engine
+count is M (bisection over each query's 4 M smallest float64 distances,
+a count capped there). lbknn: `lbknn run job.yaml`, task radius, knn.engine
 brute, one rank; its search is the report's (the sum of its search
 phases). The engine has the prefilter (and so the filter) only for K <= 64
 (brute_prefilter.c), so knn.k: 10 runs the filtered path and knn.k: 100
@@ -53,7 +53,7 @@ def radius_for(x, q, mean):
         d2 = (b * b).sum(1)[:, None] + xn[None, :] - 2.0 * b @ x64.T
         near.append(np.sort(np.partition(d2, keep, axis=1)[:, :keep], axis=1))
     near = np.sqrt(np.maximum(np.concatenate(near), 0))
-    lo, hi = 0.0, float(near[:, -1].min())
+    lo, hi = 0.0, float(near[:, -1].max())
     for _ in range(50):
         mid = (lo + hi) / 2
         c = (near <= mid).sum(1).mean()

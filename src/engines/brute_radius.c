@@ -117,6 +117,8 @@ static lbk_status walk_chunks(radius_state *rs, uint64_t count, cl_int mode, cl_
                                                            &rs->local, 0, NULL, NULL),
                                     "launching the brute radius kernel"));
     }
+    if (rs->filtered) /* the bound kernels' events, released with their times */
+        lbk_brute_finish(e);
     return LBK_OK;
 }
 
