@@ -414,6 +414,7 @@ static void run_radius(const void *row)
                                      .distance = LBK_DISTANCE_BLOCKED,
                                      .prefilter = LBK_PREFILTER_ON,
                                      .copy_shard = true}};
+    cl_mem after[sizeof bps / sizeof bps[0]][PLACEHOLDERS];
     for (size_t b = 0; b < sizeof bps / sizeof bps[0]; b++) {
         lbk_brute *engine = NULL;
         uint64_t evals = 0;
@@ -426,7 +427,11 @@ static void run_radius(const void *row)
             LBK_OK);
         radius_compare(counts, keys, rows, want_off, want_k, want_i);
         lbk_brute_destroy(engine);
+        /* The next engine's buffers on fresh ids too (see PLACEHOLDERS). */
+        hold_released_ids(dev, after[b]);
     }
+    for (size_t b = 0; b < sizeof bps / sizeof bps[0]; b++)
+        release_ids(after[b]);
     release_ids(held);
     release_ids(held2);
     lbk_device_close(dev);
