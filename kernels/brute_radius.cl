@@ -15,7 +15,8 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
                         int dim, __global const float *queries, ulong nq,
                         __global const float *bounds, int metric, int mode, int first_chunk,
                         int last_chunk, __global uint *found, __global const ulong *offsets,
-                        ulong w0, ulong w1, __global ulong *out_codes)
+                        ulong w0, ulong w1, __global ulong *out_codes, int filtered,
+                        __global const float *lower, ulong ldd)
 {
     const ulong q = get_global_id(0);
     if (q >= nq)
@@ -26,11 +27,24 @@ __kernel void br_radius(__global const float *refs, uint vw, ulong first, uint n
     const float bound = bounds[q];
     uint n = first_chunk ? 0u : found[q];
     const ulong base = mode == 1 ? offsets[q] : 0;
+    __global const float *low = lower + q * ldd;
+    /* Dimension j of buffer row first + i is at start + j * stride: row by
+     * row, lane by lane in a block (`first` is a block's first row), with
+     * no division (Oclgrind's uninitialised-value check cannot follow the
+     * `freeze` LLVM gives a division and remainder by vw). */
+    const ulong stride = vw ? vw : 1;
+    ulong block_start = first * (ulong)dim;
+    uint lane = 0;
     for (uint i = 0; i < nr; i++) {
-        const ulong b = first + i;
-        /* Dimension j of buffer row b is at start + j * stride. */
-        const ulong start = vw ? (b / vw) * (ulong)dim * vw + b % vw : b * (ulong)dim;
-        const ulong stride = vw ? vw : 1;
+        const ulong start = block_start + lane;
+        if (vw == 0) {
+            block_start += (ulong)dim;
+        } else if (++lane == vw) {
+            lane = 0;
+            block_start += (ulong)dim * vw;
+        }
+        if (filtered && low[i] > bound)
+            continue;
         float s = 0.0f;
         for (int j = 0; j < dim; j++)
             s = lbk_key_step(s, x[j], refs[start + (ulong)j * stride], metric);

@@ -1,9 +1,11 @@
 /* Radius search on the brute engine's shard (brute.h, lbk_brute_radius_*):
  * kernels/brute_radius.cl over the chunks the kNN paths use, resident or
- * streamed. */
+ * streamed, filtered by the prefilter's lower bounds where the engine has
+ * them. */
 #include "brute.h"
 
 #include "brute_core_impl.h"
+#include "brute_prefilter_impl.h"
 #include "device_cl.h"
 #include "log.h"
 #include "radius_window.h"
@@ -24,6 +26,7 @@ typedef struct {
     cl_mem qbuf, bbuf, nbuf, fbuf, kbuf;
     uint64_t batch, window;
     size_t local;
+    cl_int filtered; /* this batch's lower bounds are in e->dist */
 } radius_state;
 
 static lbk_status state_open(radius_state *rs, uint64_t window)
@@ -66,6 +69,19 @@ static void state_close(radius_state *rs)
         clReleaseKernel(rs->kernel);
 }
 
+/* The prefilter's lower bounds of the chunk's keys into e->dist (queries
+ * and norms uploaded by `upload`); the in-order queue runs them before the
+ * radius kernel reads them. */
+static lbk_status lower_bounds(radius_state *rs, cl_uint nb, cl_uint nr, cl_ulong block_first,
+                               cl_ulong norm_first)
+{
+    lbk_brute *e = rs->e;
+    const lbk_brute_bound_rows rows = {
+        e->queries, e->qnorm,        e->refs,
+        e->rnorm,   (cl_uint)e->dim, lbk_brute_prefilter_bound_c(e->metric, e->dim)};
+    return lbk_brute_prefilter_bound(e, e->prefilter, &rows, nb, nr, block_first, norm_first);
+}
+
 /* Every chunk of the shard through the kernel for `count` queries, their
  * running counts starting from zero at the first chunk: mode 0 counts, mode 1 writes the flat
  * positions [w0, w1). */
@@ -78,30 +94,55 @@ static lbk_status walk_chunks(radius_state *rs, uint64_t count, cl_int mode, cl_
     const cl_int dim = e->dim, metric = (cl_int)e->metric;
     const cl_ulong nq = count;
     const size_t global = lbk_device_round_up((size_t)count, rs->local);
+    /* Without bounds the kernel reads no `lower`: any buffer will do. */
+    const cl_mem lower = rs->filtered ? e->dist : rs->bbuf;
+    const cl_ulong ldd = rs->filtered ? e->ldd : 0;
     for (uint64_t c0 = 0; c0 < e->n; c0 += e->chunk) {
         const cl_uint nr = (cl_uint)(e->n - c0 < e->chunk ? e->n - c0 : e->chunk);
         const cl_uint row0 = (cl_uint)c0;
         const cl_int first_chunk = c0 == 0, last_chunk = c0 + nr == e->n;
         cl_ulong first;
         LBK_TRY(lbk_brute_chunk_refs(e, c0, nr, &first));
+        if (rs->filtered)
+            LBK_TRY(lower_bounds(rs, (cl_uint)count, nr, first, c0 / e->vw));
         if (e->blocked)
             first *= e->vw; /* chunk_refs counts blocks for the blocked kernels */
         LBK_TRY(LBK_KERNEL_ARGS(rs->kernel, LBK_ARG(e->refs), LBK_ARG(vw), LBK_ARG(first),
                                 LBK_ARG(nr), LBK_ARG(row0), LBK_ARG(dim), LBK_ARG(rs->qbuf),
                                 LBK_ARG(nq), LBK_ARG(rs->bbuf), LBK_ARG(metric), LBK_ARG(mode),
                                 LBK_ARG(first_chunk), LBK_ARG(last_chunk), LBK_ARG(rs->nbuf),
-                                LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf)));
+                                LBK_ARG(rs->fbuf), LBK_ARG(w0), LBK_ARG(w1), LBK_ARG(rs->kbuf),
+                                LBK_ARG(rs->filtered), LBK_ARG(lower), LBK_ARG(ldd)));
         LBK_TRY(lbk_device_cl_check(clEnqueueNDRangeKernel(queue, rs->kernel, 1, NULL, &global,
                                                            &rs->local, 0, NULL, NULL),
                                     "launching the brute radius kernel"));
     }
+    if (rs->filtered) /* the bound kernels' events, released with their times */
+        lbk_brute_finish(e);
     return LBK_OK;
 }
 
+/* The batch's queries and bounds; where the engine has the prefilter and
+ * the batch's norms suit its bound arithmetic, the queries and their norms
+ * for the lower bounds too (else the batch goes unfiltered, as the kNN
+ * prefilter declines it). */
 static lbk_status upload(radius_state *rs, const float *queries, const float *bounds,
                          uint64_t count)
 {
-    cl_command_queue queue = lbk_device_queue(rs->e->dev);
+    lbk_brute *e = rs->e;
+    cl_command_queue queue = lbk_device_queue(e->dev);
+    rs->filtered =
+        e->prefilter && lbk_brute_norms(e, queries, (size_t)count, (size_t)e->dim, e->host_qnorm);
+    if (rs->filtered) {
+        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
+                                                         (size_t)count * (size_t)e->dim * 4,
+                                                         queries, 0, NULL, NULL),
+                                    "uploading radius queries for their bounds"));
+        LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->qnorm, CL_FALSE, 0,
+                                                         (size_t)count * 4, e->host_qnorm, 0,
+                                                         NULL, NULL),
+                                    "uploading radius query norms"));
+    }
     LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, rs->qbuf, CL_FALSE, 0,
                                                      (size_t)(count * (uint64_t)rs->e->dim * 4),
                                                      queries, 0, NULL, NULL),

@@ -363,7 +363,8 @@ static void radius_compare(const uint64_t *counts, float *keys, uint32_t *rows,
 }
 
 /* The tree's tq_radius and the brute engine's br_radius (row-major, the
- * shard streamed in chunks), count then fill through windows of 5 entries,
+ * shard streamed in chunks; blocked, filtered by the prefilter's bounds),
+ * count then fill through windows of 5 entries,
  * so that lists are cut across launches. */
 static void run_radius(const void *row)
 {
@@ -401,20 +402,36 @@ static void run_radius(const void *row)
     cl_mem held2[PLACEHOLDERS];
     hold_released_ids(dev, held2);
 
-    const lbk_brute_params bp = {.k = 1,
-                                 .metric = (lbk_metric)c->metric,
-                                 .memory_budget = 8 << 10,
-                                 .distance = LBK_DISTANCE_TILED,
-                                 .copy_shard = true};
-    lbk_brute *engine = NULL;
-    uint64_t evals = 0;
-    LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &bp, &engine), LBK_OK);
-    LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, n, "the budget must force chunks");
-    LBK_EXPECT_EQ_INT(lbk_brute_radius_count(engine, q, bounds, NQ, counts, &evals), LBK_OK);
-    LBK_EXPECT_EQ_INT(
-        lbk_brute_radius_fill(engine, q, bounds, NQ, want_off, 5, keys, rows, &evals), LBK_OK);
-    radius_compare(counts, keys, rows, want_off, want_k, want_i);
-    lbk_brute_destroy(engine);
+    /* Then blocked with the prefilter: the bound kernel's lower bounds
+     * filter br_radius's rows. */
+    const lbk_brute_params bps[] = {{.k = 1,
+                                     .metric = (lbk_metric)c->metric,
+                                     .memory_budget = 8 << 10,
+                                     .distance = LBK_DISTANCE_TILED,
+                                     .copy_shard = true},
+                                    {.k = 1,
+                                     .metric = (lbk_metric)c->metric,
+                                     .distance = LBK_DISTANCE_BLOCKED,
+                                     .prefilter = LBK_PREFILTER_ON,
+                                     .copy_shard = true}};
+    cl_mem after[sizeof bps / sizeof bps[0]][PLACEHOLDERS];
+    for (size_t b = 0; b < sizeof bps / sizeof bps[0]; b++) {
+        lbk_brute *engine = NULL;
+        uint64_t evals = 0;
+        LBK_ASSERT_EQ_INT(lbk_brute_create(dev, &data, &bps[b], &engine), LBK_OK);
+        if (bps[b].memory_budget)
+            LBK_EXPECT_U64(lbk_brute_chunk_rows(engine), <, n, "the budget must force chunks");
+        LBK_EXPECT_EQ_INT(lbk_brute_radius_count(engine, q, bounds, NQ, counts, &evals), LBK_OK);
+        LBK_EXPECT_EQ_INT(
+            lbk_brute_radius_fill(engine, q, bounds, NQ, want_off, 5, keys, rows, &evals),
+            LBK_OK);
+        radius_compare(counts, keys, rows, want_off, want_k, want_i);
+        lbk_brute_destroy(engine);
+        /* The next engine's buffers on fresh ids too (see PLACEHOLDERS). */
+        hold_released_ids(dev, after[b]);
+    }
+    for (size_t b = 0; b < sizeof bps / sizeof bps[0]; b++)
+        release_ids(after[b]);
     release_ids(held);
     release_ids(held2);
     lbk_device_close(dev);

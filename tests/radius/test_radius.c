@@ -214,6 +214,11 @@ static void make_data(const radius_row *c, case_data *d)
     printf("seed %llu\n", (unsigned long long)seed);
     fill_points(d->ref, c->n, c->dim, c->data, seed);
     fill_points(d->queries, c->nq, c->dim, c->data == DUPS ? UNIFORM : c->data, seed + 1);
+    /* Where the brute engine filters by the prefilter's lower bounds
+     * (dim >= 16): a zero row, which query 0 copies, has lower bound 0
+     * exactly at its radius 0 (key bound 0), a tie the filter must keep. */
+    if (c->dim >= 16 && c->n)
+        memset(d->ref, 0, (size_t)c->dim * sizeof *d->ref);
     /* Some queries are reference points: zero keys, and their duplicates. */
     for (uint32_t q = 0; c->n && q < c->nq; q += 5)
         memcpy(d->queries + (size_t)q * c->dim, d->ref + (size_t)(q * 13u % c->n) * c->dim,
@@ -448,6 +453,22 @@ static const radius_row engine_cases[] = {
     {"linf_two_levels", LINF, 17, 21, 3, GRID, ALL_, 0, 0, RR},
     {"l2_one_point", L2, 1, 14, 3, UNIFORM, ALL_ | TILED, 0, 0, RR},
     {"l2_empty", L2, 0, 14, 3, UNIFORM, ALL_ | TILED, 0, 0, RR},
+    /* The brute engine's filter by the prefilter's lower bounds (64-d:
+     * the blocked layout with the prefilter; the row-major one without):
+     * points on the sphere (radius_of's last case), duplicates, a zero
+     * row at r = 0, a streamed shard with windows. */
+    {"l2_dim64", L2, 1500, 140, 64, UNIFORM, BRUTE | TILED, 0, 0, RR},
+    {"l2_dim64_duplicates", L2, 1500, 140, 64, DUPS, BRUTE, 0, 0, RR},
+    {"cosine_dim64", COS, 1500, 140, 64, UNIFORM, BRUTE | TILED, 0, 0, RR},
+    {"ip_dim64", IP, 1500, 140, 64, UNIFORM, BRUTE | TILED, 0, 0, RR},
+    {"l2_dim64_streamed", L2, 3001, 70, 64, UNIFORM, BRUTE, 300000, 97, RR},
+};
+
+/* Fashion-MNIST's shape, every filtered metric. */
+static const radius_row slow_cases[] = {
+    {"l2_dim784", L2, 6000, 280, 784, UNIFORM, BRUTE | TILED, 0, 0, RR},
+    {"cosine_dim784", COS, 6000, 280, 784, DUPS, BRUTE, 0, 0, RR},
+    {"ip_dim784", IP, 6000, 280, 784, UNIFORM, BRUTE, 0, 0, RR},
 };
 
 static const lbk_test_case unit_cases[] = {
@@ -457,4 +478,5 @@ static const lbk_test_case unit_cases[] = {
     {"of_double", of_double},
 };
 
-LBK_TEST_MAIN(LBK_TEST_CASES(unit_cases), LBK_TEST_ROWS(engine_cases, run_engines))
+LBK_TEST_MAIN(LBK_TEST_CASES(unit_cases), LBK_TEST_ROWS(engine_cases, run_engines),
+              LBK_TEST_ROWS(slow_cases, run_engines))
