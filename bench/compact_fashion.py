@@ -11,7 +11,6 @@ term and sum is an integer below 2^53), ties by id.
 Runs the three in one process tree, one after the other, so their ratios
 are side by side under the same load; prints one line each."""
 import argparse
-import gzip
 import os
 import subprocess
 import sys
@@ -20,14 +19,7 @@ import time
 
 import numpy as np
 
-
-def read_idx(path):
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    rank = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(rank)]
-    arr = np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * rank)
-    return arr.reshape(dims[0], -1) if rank > 1 else arr
+from fashion_peers import read_idx  # the same IDX reader as the float32 peers
 
 
 def read_vecs(path, dtype):

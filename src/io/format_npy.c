@@ -276,14 +276,20 @@ static lbk_status open_checked(const char *path, bool labels, FILE **f, npy_head
     return check_size(*f, path, h);
 }
 
-lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim)
+/* The checked header alone, the file closed again. */
+static lbk_status header_of(const char *path, bool labels, npy_header *h)
 {
     FILE *f = NULL;
-    npy_header h;
-    const lbk_status st = open_checked(path, labels, &f, &h);
+    const lbk_status st = open_checked(path, labels, &f, h);
     if (f)
         fclose(f);
-    LBK_TRY(st);
+    return st;
+}
+
+lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim)
+{
+    npy_header h;
+    LBK_TRY(header_of(path, labels, &h));
     *rows = h.shape[0];
     *dim = (int)h.shape[1];
     return LBK_OK;
@@ -291,12 +297,8 @@ lbk_status lbk_npy_probe(const char *path, bool labels, uint64_t *rows, int *dim
 
 lbk_status lbk_npy_dtype(const char *path, lbk_dtype *type)
 {
-    FILE *f = NULL;
     npy_header h;
-    const lbk_status st = open_checked(path, false, &f, &h);
-    if (f)
-        fclose(f);
-    LBK_TRY(st);
+    LBK_TRY(header_of(path, false, &h));
     *type = h.kind == 'u' && h.size == 1   ? LBK_DTYPE_UINT8
             : h.kind == 'i' && h.size == 1 ? LBK_DTYPE_INT8
             : h.kind == 'f' && h.size == 2 ? LBK_DTYPE_FLOAT16
