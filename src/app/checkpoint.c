@@ -239,6 +239,11 @@ static lbk_status render(const lbk_run_state *s, unsigned char *all, char **text
     }
     lbk_checkpoint_identity_lines(s, lbk_saved_crc32(0, job, job_len), f);
     fprintf(f, "partition %d\n", (int)s->plan.partition);
+    /* Compact points' keys are exact where float32's round: a resume must
+     * search at the same width (knn.engine, not hashed, may widen them). */
+    const lbk_dtype points = lbk_index_points_type(s->index);
+    if (points != LBK_DTYPE_FLOAT32)
+        fprintf(f, "points %s\n", lbk_dtype_name(points));
     const lbk_outputs_shape shape = lbk_checkpoint_shape(s);
     for (int i = 0; i < LBK_JOB_OUTPUT_COUNT; i++)
         if (lbk_checkpoint_is_hdf5(s, i) && lbk_checkpoint_output_path(s->job, i)[0])

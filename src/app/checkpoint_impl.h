@@ -38,7 +38,9 @@ typedef struct {
 /* What a resumed run's checkpoint held (every rank: rank 0's broadcast). */
 struct lbk_checkpoint_kept {
     int partition;
-    uint64_t done; /* finished rows */
+    lbk_dtype points; /* the type the reference points were searched at ("points"
+                       * line; none: float32, as every older checkpoint's) */
+    uint64_t done;    /* finished rows */
     uint64_t text_offset, proba_offset;
     uint64_t hdf5_offset[LBK_JOB_OUTPUT_COUNT]; /* an HDF5 array's rows' start */
     lbk_checkpoint_stream whole;                /* whole files (plans that do not own slices) */

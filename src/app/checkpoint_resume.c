@@ -331,6 +331,15 @@ static bool parse_progress(struct lbk_checkpoint_kept *k, const char *at)
     size_t len;
     const char *line = next_line(&at, &len);
     bool ok = sscanf(line, "partition %d", &k->partition) == 1;
+    k->points = LBK_DTYPE_FLOAT32;
+    if (ok && strncmp(at, "points ", 7) == 0) {
+        char name[32] = "";
+        line = next_line(&at, &len);
+        ok = len - 7 < sizeof name;
+        if (ok)
+            memcpy(name, line + 7, len - 7);
+        ok = ok && lbk_dtype_parse(name, &k->points) && k->points != LBK_DTYPE_AUTO;
+    }
     while (ok && strncmp(at, "hdf5 ", 5) == 0) {
         char key[64];
         uint64_t offset;
@@ -548,7 +557,16 @@ lbk_status lbk_checkpoint_restore(lbk_run_state *s, bool resume)
     const struct lbk_checkpoint_kept *k = s->resumed;
     memcpy(s->kept_hdf5_offset, k->hdf5_offset, sizeof s->kept_hdf5_offset);
     lbk_status st = LBK_OK;
-    if (k->state_bytes != lbk_checkpoint_state_bytes(s)) {
+    const lbk_dtype points = lbk_index_points_type(s->index);
+    if (k->points != points) {
+        /* Every rank has both types: each refuses, rank 0 says so. */
+        if (s->root)
+            lbk_error("%s: --resume refused: the checkpointed run searched %s reference points, "
+                      "this one searches them as %s (resume with the checkpoint's knn.engine "
+                      "and device)",
+                      ckpt, lbk_dtype_name(k->points), lbk_dtype_name(points));
+        st = LBK_ERR_INPUT;
+    } else if (k->state_bytes != lbk_checkpoint_state_bytes(s)) {
         lbk_error("%s: --resume refused: the checkpoint's scores are unreadable", ckpt);
         st = LBK_ERR_INPUT;
     } else if (s->root) {

@@ -84,8 +84,7 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
 static lbk_status read_inputs(lbk_run_state *s)
 {
     const char *widen = lbk_inputs_compact_why(s->job);
-    if (s->root && widen && s->shape.reference_type != LBK_DTYPE_FLOAT32 &&
-        s->index_mode != LBK_RUN_INDEX_LOAD)
+    if (s->root && widen && s->shape.reference_type != LBK_DTYPE_FLOAT32)
         lbk_info("%s reference points widened to float32: %s",
                  lbk_dtype_name(s->shape.reference_type), widen);
     uint64_t lo = 0, rows = s->shape.reference_rows;

@@ -17,8 +17,11 @@ static lbk_status saved_shape(lbk_run_state *s, const char *m)
     uint64_t rows = 0;
     int dim = 0;
     bool labels = false, targets = false;
+    lbk_dtype type = LBK_DTYPE_FLOAT32;
     LBK_TRY(lbk_index_saved_shape(m, s->job->index.path, &rows, &dim, &labels, &targets));
+    LBK_TRY(lbk_index_saved_type(m, s->job->index.path, &type));
     LBK_TRY(lbk_inputs_probe_queries(s->job, rows, dim, &s->shape));
+    s->shape.reference_type = type;
     s->shape.reference_labels = labels && s->job->task == LBK_TASK_CLASSIFY;
     s->shape.reference_targets = targets && s->job->task == LBK_TASK_REGRESS;
     return LBK_OK;
@@ -57,7 +60,8 @@ lbk_status lbk_run_index_probe(lbk_run_state *s, bool build_only)
     }
     char *m = NULL;
     LBK_TRY(lbk_saved_manifest_read(job->index.path, &m));
-    if (!lbk_index_saved_fits(m, job->index.path, &s->index_params, job->index.rebuild)) {
+    if (!lbk_index_saved_fits(m, job->index.path, &s->index_params, job->index.rebuild) ||
+        !lbk_index_saved_type_fits(m, job->index.path, job->reference.type, job->index.rebuild)) {
         free(m);
         return job->index.rebuild ? lbk_inputs_probe(job, &s->shape) : LBK_ERR_CONFIG;
     }
@@ -83,6 +87,11 @@ lbk_status lbk_run_index_read(lbk_run_state *s)
     LBK_TRY(lbk_index_saved_read(s->job->index.path, s->index_manifest, s->comm, &s->index_params,
                                  &s->plan, s->shape.dim, s->shape.reference_rows,
                                  s->shape.reference_labels, targets, &s->shard, &s->index_saved));
+    /* A compact index loaded by a job that searches float32 (a self search
+     * or a radius task over an index a search saved): widened as a fresh
+     * run of the job widens its reading (read_inputs says why). */
+    if (lbk_inputs_compact_why(s->job))
+        LBK_TRY(lbk_dataset_widen(&s->shard));
     if (targets)
         s->targets =
             lbk_index_saved_take_targets(s->index_saved, &s->targets_first, &s->targets_rows);

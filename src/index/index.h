@@ -126,8 +126,12 @@ void lbk_index_destroy(lbk_index *index);
 /* A saved index (index_store.c, docs/design.md "A saved index"): each
  * rank's part of a built index in a directory, and a manifest of what it
  * was made for and of every file's size and CRC32 (saved.h). The
- * format version: raised whenever a file's layout changes. */
-#define LBK_INDEX_SAVED_FORMAT 1
+ * format version: raised whenever a file's layout changes. An index of
+ * float32 points keeps format 1's layout and number (an older lbknn loads
+ * it); compact points (uint8, int8, float16 rows at their own width) are
+ * format 2. Both load. */
+#define LBK_INDEX_SAVED_FORMAT 2
+#define LBK_INDEX_SAVED_FORMAT_FLOAT32 1
 
 /* What the client adds to a save: the manifest's note of where the points
  * came from, and (task regress) this rank's targets of the rows
@@ -154,6 +158,19 @@ lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char 
  * is said in one line naming it: an error, or (`rebuild`) information. */
 bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_index_params *params,
                           bool rebuild);
+
+/* The type the saved points are stored and searched at (format 1: float32). */
+lbk_status lbk_index_saved_type(const char *manifest, const char *dir, lbk_dtype *type);
+/* Whether the saved points' type fits reference.type `asked`: AUTO takes
+ * any, a named type only its own (float32 included: a compact index is not
+ * widened on load, a float32 one not narrowed). A mismatch is one line
+ * naming both, as lbk_index_saved_fits says its items. */
+bool lbk_index_saved_type_fits(const char *manifest, const char *dir, lbk_dtype asked,
+                               bool rebuild);
+
+/* The type the index holds its points at: the shard's after the plan's
+ * widening (what a saved index and a checkpoint record). */
+lbk_dtype lbk_index_points_type(const lbk_index *index);
 
 /* The saved reference set's shape. */
 lbk_status lbk_index_saved_shape(const char *manifest, const char *dir, uint64_t *rows, int *dim,

@@ -97,11 +97,12 @@ lbk_status lbk_index_part_tree_rows(const char *dir, const char *manifest, int r
  * from the reference file: rows [first, first + rows) of the even split,
  * with their labels when `labels` and, where `targets` is not NULL, their
  * targets (*targets, from *targets_first). `tree`: the parts hold k-d
- * trees (else the brute engine's rows). `prep`: this rank's status so far,
+ * trees (else the brute engine's rows, of `type`: the shard's rows are of
+ * it too). `prep`: this rank's status so far,
  * agreed before the exchange. */
 lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *manifest,
                                   const lbk_comm *comm, int parts, bool tree, int dim,
-                                  uint64_t reference_rows, bool labels, lbk_dataset *shard,
-                                  double **targets, uint64_t *targets_first);
+                                  lbk_dtype type, uint64_t reference_rows, bool labels,
+                                  lbk_dataset *shard, double **targets, uint64_t *targets_first);
 
 #endif

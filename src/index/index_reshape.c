@@ -9,7 +9,9 @@
  * read once, by one rank (rank r' reads the parts of the even split of P
  * over P'), and every row then goes to the rank whose shard holds it, in
  * one exchange of (id, label, point) records, and lands at its row. The
- * targets are read where the rows they cover overlap this rank's. */
+ * targets are read where the rows they cover overlap this rank's. Rows
+ * move at the saved type's width (float32, or compact: a brute index of
+ * uint8, int8 or float16 rows); a tree's points are float32. */
 #include "index_impl.h"
 
 #include "alloc_large.h"
@@ -27,10 +29,23 @@
 typedef struct {
     uint64_t rows;
     int dim;
-    float *points;
+    size_t row_bytes;      /* dim values of the saved type */
+    unsigned char *points; /* rows * row_bytes */
     uint64_t *ids;
     int32_t *labels; /* NULL: no labels asked */
 } parts_block;
+
+/* The shard's rows as bytes, whatever their type. */
+static unsigned char *shard_rows(lbk_dataset *shard)
+{
+    return shard->dtype == LBK_DTYPE_FLOAT32 ? (unsigned char *)shard->points
+                                             : (unsigned char *)shard->raw;
+}
+
+static size_t shard_row_bytes(const lbk_dataset *shard)
+{
+    return (size_t)shard->dim * lbk_dataset_type_bytes(shard->dtype);
+}
 
 /* Part r's global ids into ids[0 .. n): its ids file, or its rows from
  * first_row on. */
@@ -81,13 +96,13 @@ static lbk_status read_tree_points(const char *dir, const char *m, int r, uint64
 static lbk_status read_whole_part(const char *dir, const char *m, int r, bool tree, uint64_t n,
                                   uint64_t at, parts_block *b)
 {
-    const uint64_t d = (uint64_t)b->dim;
+    const uint64_t row = b->row_bytes;
     LBK_TRY(read_ids(dir, m, r, n, b->ids + at));
     if (b->labels)
         LBK_TRY(lbk_index_part_read(dir, m, r, "labels", b->labels + at, n * 4));
     if (tree)
-        return read_tree_points(dir, m, r, n, b->dim, b->points + at * d);
-    return lbk_index_part_read(dir, m, r, "points", b->points + at * d, n * d * 4);
+        return read_tree_points(dir, m, r, n, b->dim, (float *)(b->points + at * row));
+    return lbk_index_part_read(dir, m, r, "points", b->points + at * row, n * row);
 }
 
 static void block_free(parts_block *b)
@@ -109,8 +124,7 @@ static lbk_status read_block(const char *dir, const char *m, int first, int coun
     }
     lbk_status st = LBK_OK;
     b->rows = rows;
-    b->points =
-        lbk_alloc_large_logged(rows * (uint64_t)b->dim + 1, sizeof(float), "saved points", &st);
+    b->points = lbk_alloc_large_logged(rows + 1, b->row_bytes, "saved points", &st);
     if (st == LBK_OK)
         b->ids = lbk_alloc_large_logged(rows + 1, 8, "saved ids", &st);
     if (st == LBK_OK && labels)
@@ -126,7 +140,7 @@ static lbk_status read_block(const char *dir, const char *m, int first, int coun
 }
 
 /* A record of the exchange: the row's global id, its label, its point. */
-static size_t record_bytes(int dim) { return 8 + 4 + (size_t)dim * 4; }
+static size_t record_bytes(size_t row_bytes) { return 8 + 4 + row_bytes; }
 
 /* The block's rows as records, grouped by the rank whose shard holds them
  * (counts[r] for rank r, in block order within each). */
@@ -134,7 +148,7 @@ static lbk_status pack_block(const lbk_comm *comm, const parts_block *b, uint64_
                              uint64_t *counts, unsigned char **pack)
 {
     const int p = comm->size;
-    const size_t rec = record_bytes(b->dim), point = (size_t)b->dim * 4;
+    const size_t rec = record_bytes(b->row_bytes), point = b->row_bytes;
     uint64_t *starts = malloc(((size_t)p + 1) * sizeof *starts);
     uint64_t *cursor = calloc((size_t)p, sizeof *cursor);
     lbk_status st = starts && cursor ? LBK_OK : LBK_ERR_NOMEM;
@@ -153,7 +167,7 @@ static lbk_status pack_block(const lbk_comm *comm, const parts_block *b, uint64_
             const int32_t label = b->labels ? b->labels[i] : -1;
             memcpy(at, &b->ids[i], 8);
             memcpy(at + 8, &label, 4);
-            memcpy(at + 12, b->points + i * (uint64_t)b->dim, point);
+            memcpy(at + 12, b->points + i * point, point);
         }
     }
     free(starts);
@@ -166,7 +180,8 @@ static lbk_status pack_block(const lbk_comm *comm, const parts_block *b, uint64_
 static lbk_status place_records(const char *dir, const unsigned char *recv, uint64_t n,
                                 lbk_dataset *shard)
 {
-    const size_t rec = record_bytes(shard->dim), point = (size_t)shard->dim * 4;
+    const size_t point = shard_row_bytes(shard), rec = record_bytes(point);
+    unsigned char *rows = shard_rows(shard);
     lbk_status st = LBK_OK;
     unsigned char *seen =
         lbk_alloc_large_logged(shard->rows + 1, 1, "the saved rows' check", &st);
@@ -186,7 +201,7 @@ static lbk_status place_records(const char *dir, const unsigned char *recv, uint
         seen[row] = 1;
         if (shard->labels)
             memcpy(&shard->labels[row], at + 8, 4);
-        memcpy(shard->points + row * (uint64_t)shard->dim, at + 12, point);
+        memcpy(rows + row * point, at + 12, point);
     }
     if (st == LBK_OK && n != shard->rows) {
         lbk_error("%s: saved index: its parts hold %" PRIu64 " of this rank's %" PRIu64 " rows",
@@ -219,8 +234,9 @@ static lbk_status exchange_rows(const lbk_comm *comm, const char *dir, parts_blo
      * (lbk_exchange_rows_own_placed) would save only its own share of the
      * pack and needs the receive offsets before the counts are exchanged. */
     block_free(b);
-    LBK_TRY_GOTO(st, lbk_exchange_rows(comm, st, pack, counts, record_bytes(shard->dim), &recv,
-                                       recv_counts, &sent));
+    LBK_TRY_GOTO(st,
+                 lbk_exchange_rows(comm, st, pack, counts, record_bytes(shard_row_bytes(shard)),
+                                   &recv, recv_counts, &sent));
     for (size_t r = 0; r < p; r++)
         n += recv_counts[r];
     st = place_records(dir, recv.data, n, shard);
@@ -322,7 +338,8 @@ static bool row_shards(const char *m, int parts, uint64_t total)
 static lbk_status read_shard_rows(const char *dir, const char *m, int parts, bool tree,
                                   lbk_dataset *shard)
 {
-    const uint64_t lo = shard->first_row, hi = lo + shard->rows, d = (uint64_t)shard->dim;
+    const uint64_t lo = shard->first_row, hi = lo + shard->rows;
+    const size_t row = shard_row_bytes(shard);
     for (int r = 0; r < parts; r++) {
         uint64_t first = 0, n = 0;
         LBK_TRY(lbk_index_part_u64(dir, m, r, "first_row", &first));
@@ -333,11 +350,11 @@ static lbk_status read_shard_rows(const char *dir, const char *m, int parts, boo
         if (shard->labels)
             LBK_TRY(read_row_range(dir, m, r, "labels", n, 4, a - first, b - a,
                                    shard->labels + (a - lo)));
-        float *dest = shard->points + (a - lo) * d;
+        unsigned char *dest = shard_rows(shard) + (a - lo) * row;
         if (tree)
-            LBK_TRY(read_tree_range(dir, m, r, n, shard->dim, a - first, b - a, dest));
+            LBK_TRY(read_tree_range(dir, m, r, n, shard->dim, a - first, b - a, (float *)dest));
         else
-            LBK_TRY(read_row_range(dir, m, r, "points", n, d * 4, a - first, b - a, dest));
+            LBK_TRY(read_row_range(dir, m, r, "points", n, row, a - first, b - a, dest));
     }
     return LBK_OK;
 }
@@ -369,16 +386,27 @@ static lbk_status read_shard_targets(const char *dir, const char *m, int parts, 
 
 lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *manifest,
                                   const lbk_comm *comm, int parts, bool tree, int dim,
-                                  uint64_t reference_rows, bool labels, lbk_dataset *shard,
-                                  double **targets, uint64_t *targets_first)
+                                  lbk_dtype type, uint64_t reference_rows, bool labels,
+                                  lbk_dataset *shard, double **targets, uint64_t *targets_first)
 {
     uint64_t first = 0, rows = 0, part_first = 0, part_count = 0;
     lbk_row_split_range(reference_rows, comm->size, comm->rank, &first, &rows);
-    *shard = (lbk_dataset){.rows = rows, .dim = dim, .first_row = first};
+    *shard = (lbk_dataset){.rows = rows, .dim = dim, .first_row = first, .dtype = type};
     lbk_status st = prep;
+    if (st == LBK_OK && tree && type != LBK_DTYPE_FLOAT32) {
+        lbk_error("%s: saved index: a k-d tree of %s points (this lbknn saves trees of float32 "
+                  "points only)",
+                  dir, lbk_dtype_name(type));
+        st = LBK_ERR_INPUT;
+    }
+    void *points = NULL;
     if (st == LBK_OK)
-        shard->points = lbk_alloc_large_logged(rows * (uint64_t)dim + 1, sizeof(float),
-                                               "the reference shard", &st);
+        points =
+            lbk_alloc_large_logged(rows + 1, shard_row_bytes(shard), "the reference shard", &st);
+    if (type == LBK_DTYPE_FLOAT32)
+        shard->points = points;
+    else
+        shard->raw = points;
     if (st == LBK_OK && labels)
         shard->labels = lbk_alloc_large_logged(rows + 1, 4, "reference labels", &st);
     if (row_shards(manifest, parts, reference_rows)) {
@@ -386,7 +414,7 @@ lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *
             st = read_shard_rows(dir, manifest, parts, tree, shard);
     } else {
         lbk_row_split_range((uint64_t)parts, comm->size, comm->rank, &part_first, &part_count);
-        parts_block b = {.dim = dim};
+        parts_block b = {.dim = dim, .row_bytes = shard_row_bytes(shard)};
         if (st == LBK_OK)
             st = read_block(dir, manifest, (int)part_first, (int)part_count, tree, labels, &b);
         st = exchange_rows(comm, dir, &b, reference_rows, st, shard);

@@ -87,11 +87,19 @@ static lbk_status save_rank(const lbk_index *s, const char *dir, char *lines, si
     const uint64_t n = s->shard.rows, dim = (uint64_t)s->shape.dim;
     char key[64];
     LBK_TRY(save_rows(s, dir, lines, size, used));
+    const lbk_dataset *d = &s->shard;
     lbk_engine_image image;
     lbk_status st = lbk_engine_export(s->engine, &image);
+    /* The brute engine's rows at their own width (float32, or compact). */
     if (st == LBK_OK && !image.has_tree)
-        st = lbk_saved_write(dir, rank_name(key, sizeof key, r, "points"), s->shard.points,
-                             n * dim * 4, lines, size, used);
+        st = lbk_saved_write(dir, rank_name(key, sizeof key, r, "points"),
+                             d->dtype == LBK_DTYPE_FLOAT32 ? (const void *)d->points : d->raw,
+                             n * dim * lbk_dataset_type_bytes(d->dtype), lines, size, used);
+    if (st == LBK_OK && image.has_tree && d->dtype != LBK_DTYPE_FLOAT32) {
+        lbk_error("internal: a k-d tree over %s points has no saved form yet",
+                  lbk_dtype_name(d->dtype));
+        st = LBK_ERR_INTERNAL;
+    }
     if (st == LBK_OK && image.has_tree) {
         st = line(lines, size, used, rank_name(key, sizeof key, r, "tree_sort"),
                   (uint64_t)image.tree.sort_used);
@@ -120,20 +128,23 @@ static lbk_status save_rank(const lbk_index *s, const char *dir, char *lines, si
 #define HEADER_LINES 8192
 
 /* What the index was made for: the items lbk_index_saved_fits checks, and
- * the shape a load takes from it. */
+ * the shape a load takes from it. Float32 points keep format 1's layout
+ * (an older lbknn loads them); compact ones are format 2. */
 static lbk_status header(const lbk_index *s, const lbk_index_save_extra *extra, char *buf,
                          size_t size, size_t *used)
 {
-    const int w =
-        snprintf(buf, size,
-                 "# lbknn saved index (docs/design.md, \"A saved index\")\n"
-                 "format = %d\nranks = %d\nmetric = %s\nsplit = %s\nengine = %s\npartition = %s\n"
-                 "dim = %d\nreference_rows = %" PRIu64 "\nreference_labels = %d\n"
-                 "reference_targets = %d\nreference = %s\n",
-                 LBK_INDEX_SAVED_FORMAT, s->comm->size, lbk_metric_name(s->params.metric),
-                 lbk_tree_split_name(s->params.split), lbk_engine_name(s->plan.engine),
-                 lbk_partition_name(s->plan.partition), s->shape.dim, s->shape.reference_rows,
-                 s->shape.reference_labels, extra->targets_saved, extra->reference);
+    const lbk_dtype type = s->shard.dtype;
+    const int w = snprintf(
+        buf, size,
+        "# lbknn saved index (docs/design.md, \"A saved index\")\n"
+        "format = %d\nranks = %d\nmetric = %s\nsplit = %s\nengine = %s\npartition = %s\n"
+        "type = %s\ndim = %d\nreference_rows = %" PRIu64 "\nreference_labels = %d\n"
+        "reference_targets = %d\nreference = %s\n",
+        type == LBK_DTYPE_FLOAT32 ? LBK_INDEX_SAVED_FORMAT_FLOAT32 : LBK_INDEX_SAVED_FORMAT,
+        s->comm->size, lbk_metric_name(s->params.metric), lbk_tree_split_name(s->params.split),
+        lbk_engine_name(s->plan.engine), lbk_partition_name(s->plan.partition),
+        lbk_dtype_name(type), s->shape.dim, s->shape.reference_rows, s->shape.reference_labels,
+        extra->targets_saved, extra->reference);
     LBK_FAIL_IF(w < 0 || (size_t)w >= size, LBK_ERR_INTERNAL,
                 "internal: manifest header overflow");
     *used = (size_t)w;
@@ -231,8 +242,14 @@ static bool agrees(const char *dir, bool rebuild, const char *manifest, const ch
 bool lbk_index_saved_fits(const char *manifest, const char *dir, const lbk_index_params *params,
                           bool rebuild)
 {
-    char want[64];
-    snprintf(want, sizeof want, "%d", LBK_INDEX_SAVED_FORMAT);
+    /* Format 1 (float32 points) and the compact format 2 both load. */
+    char have[64] = "", want[64];
+    snprintf(want, sizeof want, "%d", LBK_INDEX_SAVED_FORMAT_FLOAT32);
+    if (lbk_saved_get(manifest, "format", have, sizeof have) && strcmp(have, want) != 0)
+        snprintf(want, sizeof want, "%d", LBK_INDEX_SAVED_FORMAT);
+    if (strcmp(have, want) != 0)
+        snprintf(want, sizeof want, "%d or %d", LBK_INDEX_SAVED_FORMAT_FLOAT32,
+                 LBK_INDEX_SAVED_FORMAT);
     if (!agrees(dir, rebuild, manifest, "format", want))
         return false;
     if (!agrees(dir, rebuild, manifest, "metric", lbk_metric_name(params->metric)) ||
@@ -268,6 +285,41 @@ lbk_status lbk_index_saved_shape(const char *manifest, const char *dir, uint64_t
     *labels = l != 0;
     *targets = t != 0;
     return LBK_OK;
+}
+
+lbk_status lbk_index_saved_type(const char *manifest, const char *dir, lbk_dtype *type)
+{
+    char format[64] = "", name[64] = "";
+    lbk_saved_get(manifest, "format", format, sizeof format);
+    const bool named = lbk_saved_get(manifest, "type", name, sizeof name);
+    /* Format 1, written before compact points, has no type line. */
+    *type = LBK_DTYPE_FLOAT32;
+    if (!named && strcmp(format, "1") == 0)
+        return LBK_OK;
+    const bool known = lbk_dtype_parse(name, type) && *type != LBK_DTYPE_AUTO;
+    LBK_FAIL_IF(!known || (*type != LBK_DTYPE_FLOAT32 && strcmp(format, "1") == 0), LBK_ERR_INPUT,
+                "%s/%s: saved index: no valid line type (format %s)", dir, LBK_SAVED_MANIFEST,
+                format);
+    return LBK_OK;
+}
+
+bool lbk_index_saved_type_fits(const char *manifest, const char *dir, lbk_dtype asked,
+                               bool rebuild)
+{
+    lbk_dtype saved = LBK_DTYPE_FLOAT32;
+    if (lbk_index_saved_type(manifest, dir, &saved) != LBK_OK)
+        return false;
+    if (asked == LBK_DTYPE_AUTO || asked == saved)
+        return true;
+    if (rebuild)
+        lbk_info("index.path: %s holds %s points, this run has reference.type %s: rebuilding it",
+                 dir, lbk_dtype_name(saved), lbk_dtype_name(asked));
+    else
+        lbk_error("index.path: %s holds %s points, this run has reference.type %s (give "
+                  "reference.type: auto or %s, run lbknn build again, or set index.rebuild: "
+                  "true)",
+                  dir, lbk_dtype_name(saved), lbk_dtype_name(asked), lbk_dtype_name(saved));
+    return false;
 }
 
 lbk_status lbk_index_manifest_share(const lbk_comm *comm, const char *dir, char **text)
@@ -366,7 +418,12 @@ static lbk_status read_rows(const char *dir, const char *manifest, int r, bool l
                 "%s: saved index: r%d.id_bits is %" PRIu64, dir, r, bits);
     lbk_status st = LBK_OK;
     const uint64_t n = d->rows;
-    d->points = lbk_alloc_large_logged(n * (uint64_t)d->dim, sizeof(float), "saved points", &st);
+    void *points = lbk_alloc_large_logged(n * (uint64_t)d->dim + 1,
+                                          lbk_dataset_type_bytes(d->dtype), "saved points", &st);
+    if (d->dtype == LBK_DTYPE_FLOAT32)
+        d->points = points;
+    else
+        d->raw = points;
     if (st == LBK_OK && bits == 32)
         d->ids32 = lbk_alloc_large_logged(n, 4, "saved ids", &st);
     if (st == LBK_OK && bits == 64)
@@ -417,12 +474,18 @@ static lbk_status read_part(const char *dir, const char *manifest, int r, int pa
 {
     LBK_TRY(read_rows(dir, manifest, r, labels, shard));
     if (plan->engine == LBK_ENGINE_KDTREE) {
+        LBK_FAIL_IF(shard->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_INPUT,
+                    "%s: saved index: a k-d tree of %s points (this lbknn saves trees of "
+                    "float32 points only)",
+                    dir, lbk_dtype_name(shard->dtype));
         saved->engine.has_tree = true;
         LBK_TRY(read_tree(dir, manifest, r, params->split == LBK_SPLIT_WIDEST, shard,
                           &saved->engine.tree));
     } else {
-        LBK_TRY(lbk_index_part_read(dir, manifest, r, "points", shard->points,
-                                    shard->rows * (uint64_t)shard->dim * 4));
+        LBK_TRY(lbk_index_part_read(
+            dir, manifest, r, "points",
+            shard->dtype == LBK_DTYPE_FLOAT32 ? (void *)shard->points : shard->raw,
+            shard->rows * (uint64_t)shard->dim * lbk_dataset_type_bytes(shard->dtype)));
     }
     if (plan->partition == LBK_PARTITION_SPATIAL) {
         saved->has_top = true;
@@ -442,6 +505,10 @@ lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk
     lbk_status st = saved ? LBK_OK : LBK_ERR_NOMEM;
     if (!saved)
         lbk_error("out of host memory for a saved index");
+    lbk_dtype type = LBK_DTYPE_FLOAT32;
+    if (st == LBK_OK)
+        st = lbk_index_saved_type(manifest, dir, &type);
+    shard->dtype = type;
     uint64_t parts = 0;
     if (!lbk_saved_get_u64(manifest, "ranks", &parts) || parts < 1 || parts > SAVED_RANKS_MAX) {
         lbk_error("%s/%s: saved index: no valid line ranks", dir, LBK_SAVED_MANIFEST);
@@ -456,8 +523,8 @@ lbk_status lbk_index_saved_read(const char *dir, const char *manifest, const lbk
                    : read_part(dir, manifest, comm->rank % (int)parts, (int)parts, params, plan,
                                reference_rows, labels, targets, shard, saved);
     st = lbk_index_reshape_read(st, dir, manifest, comm, (int)parts,
-                                plan->engine == LBK_ENGINE_KDTREE, dim, reference_rows, labels,
-                                shard, targets && saved ? &saved->targets : NULL,
+                                plan->engine == LBK_ENGINE_KDTREE, dim, type, reference_rows,
+                                labels, shard, targets && saved ? &saved->targets : NULL,
                                 saved ? &saved->targets_first : NULL);
     if (st == LBK_OK) {
         saved->rebuild = true;
@@ -502,3 +569,5 @@ lbk_status lbk_index_create_saved(const lbk_comm *comm, lbk_device *device,
     s->info.stats.points = s->shard.rows;
     return lbk_comm_agree(comm, st);
 }
+
+lbk_dtype lbk_index_points_type(const lbk_index *s) { return s->shard.dtype; }

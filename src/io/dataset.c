@@ -216,7 +216,7 @@ lbk_status lbk_dataset_probe(const lbk_job_input_spec *spec, lbk_dataset_info *i
                 (long long)spec->label_column + 1, spec->labels);
     LBK_TRY(probe_points(spec, info));
     LBK_FAIL_IF(info->rows == 0, LBK_ERR_INPUT, "%s: holds no rows", path);
-    LBK_TRY(lbk_dataset_file_type(path, info->format, &info->file_type));
+    LBK_TRY(lbk_dataset_file_type(path, spec->dataset, info->format, &info->file_type));
     LBK_TRY(lbk_dataset_resolve_type(path, spec->type, info->file_type, &info->type));
     info->has_labels = label_file || spec->label_column >= 0;
     if (label_file)
@@ -248,7 +248,7 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
         break;
     case LBK_FORMAT_NPY: LBK_TRY(lbk_npy_read(spec->path, d->dim, lo, hi, t, out, NULL)); break;
     case LBK_FORMAT_HDF5:
-        LBK_TRY(lbk_hdf5_read(spec->path, spec->dataset, d->dim, lo, hi, d->points, NULL));
+        LBK_TRY(lbk_hdf5_read(spec->path, spec->dataset, d->dim, lo, hi, t, out, NULL));
         break;
     case LBK_FORMAT_FBIN:
     case LBK_FORMAT_U8BIN:
@@ -259,7 +259,8 @@ static lbk_status read_rows(const lbk_job_input_spec *spec, const lbk_dataset_in
     default: LBK_TRY(lbk_idx_read(spec->path, d->dim, lo, hi, t, out, NULL)); break;
     }
     if (spec->labels[0] && info->labels_format == LBK_FORMAT_HDF5)
-        return lbk_hdf5_read(spec->labels, spec->labels_dataset, 1, lo, hi, NULL, d->labels);
+        return lbk_hdf5_read(spec->labels, spec->labels_dataset, 1, lo, hi, LBK_DTYPE_FLOAT32,
+                             NULL, d->labels);
     if (spec->labels[0])
         return lbk_labels_read(spec->labels, info->labels_format, lo, hi, d->labels);
     return LBK_OK;

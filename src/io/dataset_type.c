@@ -33,7 +33,8 @@ float lbk_dataset_half_to_float(uint16_t bits)
     return bits & 0x8000 ? -v : v;
 }
 
-lbk_status lbk_dataset_file_type(const char *path, lbk_format format, lbk_dtype *out)
+lbk_status lbk_dataset_file_type(const char *path, const char *dataset, lbk_format format,
+                                 lbk_dtype *out)
 {
     switch (format) {
     case LBK_FORMAT_BVECS:
@@ -41,6 +42,7 @@ lbk_status lbk_dataset_file_type(const char *path, lbk_format format, lbk_dtype 
     case LBK_FORMAT_I8BIN: *out = LBK_DTYPE_INT8; return LBK_OK;
     case LBK_FORMAT_IDX: return lbk_idx_dtype(path, out);
     case LBK_FORMAT_NPY: return lbk_npy_dtype(path, out);
+    case LBK_FORMAT_HDF5: return lbk_hdf5_dtype(path, dataset, out);
     default: *out = LBK_DTYPE_FLOAT32; return LBK_OK;
     }
 }

@@ -2,9 +2,12 @@
  * (train, test, neighbors, distances), the one to read named by the job.
  * Read with Debian's serial libhdf5: every rank opens the file read-only
  * and selects its own rows (a hyperslab), so no parallel HDF5 is needed.
- * Values pass through lbk_fmt_store_value, read as double: float64 points
- * are rounded to float32 there, and every point is checked finite as a
- * float. Result arrays are created here and filled by the outputs with
+ * uint8 and int8 points (1-byte integers) and IEEE binary16 ones are read
+ * at their own width, libhdf5 converting nothing but the byte order;
+ * widened, values pass through lbk_fmt_store_value, read as double:
+ * float64 points are rounded to float32 there, every point is checked
+ * finite as a float, and an integer that float32 does not hold exactly is
+ * refused (docs/design.md, "Compact reference points"). Result arrays are created here and filled by the outputs with
  * plain writes at the dataset's file offset (docs/design.md, "HDF5"). */
 #include "format_io.h"
 
@@ -169,9 +172,9 @@ static lbk_status check_kind(const char *path, const char *name, const h5_array 
     }
     LBK_FAIL_IF(a->ndims != 2, LBK_ERR_INPUT,
                 "%s: dataset '%s' is 1-D; points must be 2-D (rows, dimension)", path, name);
-    LBK_FAIL_IF(a->cls != H5T_FLOAT, LBK_ERR_INPUT,
-                "%s: dataset '%s' holds %s values (%zu bytes); points must be float32 or "
-                "float64",
+    LBK_FAIL_IF(a->cls != H5T_FLOAT && (a->cls != H5T_INTEGER || a->size > 4), LBK_ERR_INPUT,
+                "%s: dataset '%s' holds %s values (%zu bytes); points must be floats or "
+                "integers of at most 4 bytes",
                 path, name, class_name(a->cls), a->size);
     LBK_FAIL_IF(a->shape[1] == 0, LBK_ERR_INPUT, "%s: dataset '%s' has dimension 0", path, name);
     LBK_FAIL_IF(a->shape[1] > INT_MAX, LBK_ERR_INPUT,
@@ -191,6 +194,37 @@ lbk_status lbk_hdf5_probe(const char *path, const char *name, bool labels, uint6
         *rows = a.shape[0];
         *dim = (int)a.shape[1];
     }
+    h5_close(&a);
+    return st;
+}
+
+/* Whether a 2-byte float type is IEEE binary16 (h5py's float16): sign,
+ * 5 exponent bits biased by 15, 10 mantissa bits. */
+static bool is_half(hid_t type)
+{
+    size_t spos = 0, epos = 0, esize = 0, mpos = 0, msize = 0;
+    return H5Tget_size(type) == 2 &&
+           H5Tget_fields(type, &spos, &epos, &esize, &mpos, &msize) >= 0 && spos == 15 &&
+           epos == 10 && esize == 5 && mpos == 0 && msize == 10 && H5Tget_ebias(type) == 15;
+}
+
+static lbk_dtype array_dtype(const h5_array *a)
+{
+    if (a->cls == H5T_INTEGER && a->size == 1)
+        return H5Tget_sign(a->type) == H5T_SGN_NONE ? LBK_DTYPE_UINT8 : LBK_DTYPE_INT8;
+    if (a->cls == H5T_FLOAT && is_half(a->type))
+        return LBK_DTYPE_FLOAT16;
+    return LBK_DTYPE_FLOAT32;
+}
+
+lbk_status lbk_hdf5_dtype(const char *path, const char *name, lbk_dtype *type)
+{
+    h5_array a;
+    lbk_status st = h5_open(path, name, &a);
+    if (st == LBK_OK)
+        st = check_kind(path, name, &a, false);
+    if (st == LBK_OK)
+        *type = array_dtype(&a);
     h5_close(&a);
     return st;
 }
@@ -230,14 +264,51 @@ static lbk_status read_checked(const char *path, const char *name, const h5_arra
             st = lbk_fmt_store_value(path, row, i % dim, buf[i],
                                      points ? points + at * dim + i % dim : NULL,
                                      labels ? labels + at : NULL);
+            /* int32 values above 2^24 that float32 would round. */
+            if (st == LBK_OK && points && a->cls == H5T_INTEGER &&
+                (double)points[at * dim + i % dim] != buf[i]) {
+                lbk_error("%s:%llu:%llu: the integer %.0f of dataset '%s' is not exact in "
+                          "float32",
+                          path, (unsigned long long)(row + 1), (unsigned long long)(i % dim + 1),
+                          buf[i], name);
+                st = LBK_ERR_INPUT;
+            }
         }
     }
     lbk_alloc_large_free(buf);
     return st;
 }
 
+/* Rows [lo, hi) at their own width, straight into `points` (the file's
+ * type is `type`, lbk_dataset_resolve_type checked): 1-byte integers as
+ * they are; binary16 as bits in this host's order, each checked finite. */
+static lbk_status read_compact(const char *path, const char *name, const h5_array *a,
+                               lbk_dtype type, uint64_t lo, uint64_t hi, void *points)
+{
+    const uint64_t dim = a->shape[1];
+    LBK_FAIL_IF(array_dtype(a) != type, LBK_ERR_INPUT,
+                "%s: dataset '%s' holds no %s values now (changed while reading?)", path, name,
+                lbk_dtype_name(type));
+    if (type != LBK_DTYPE_FLOAT16)
+        return read_block(path, name, a,
+                          type == LBK_DTYPE_UINT8 ? H5T_NATIVE_UINT8 : H5T_NATIVE_INT8, lo,
+                          hi - lo, dim, points);
+    const hid_t mem = H5Tcopy(a->type);
+    lbk_status st = mem >= 0 && H5Tset_order(mem, H5T_ORDER_LE) >= 0 ? LBK_OK : LBK_ERR_INPUT;
+    if (st != LBK_OK)
+        lbk_error("%s: cannot read dataset '%s' as float16", path, name);
+    if (st == LBK_OK)
+        st = read_block(path, name, a, mem, lo, hi - lo, dim, points);
+    if (mem >= 0)
+        H5Tclose(mem);
+    const uint16_t *bits = points;
+    for (uint64_t i = 0; st == LBK_OK && i < (hi - lo) * dim; i++)
+        st = lbk_fmt_store_half(path, lo + i / dim, i % dim, bits[i], points, i);
+    return st;
+}
+
 lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t lo, uint64_t hi,
-                         float *points, int32_t *labels)
+                         lbk_dtype type, void *points, int32_t *labels)
 {
     h5_array a;
     lbk_status st = h5_open(path, name, &a);
@@ -250,7 +321,9 @@ lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t l
                   path, name, (unsigned long long)a.shape[0], (unsigned long long)hi);
         st = LBK_ERR_INPUT;
     }
-    if (st == LBK_OK)
+    if (st == LBK_OK && points && type != LBK_DTYPE_FLOAT32)
+        st = read_compact(path, name, &a, type, lo, hi, points);
+    else if (st == LBK_OK)
         st = read_checked(path, name, &a, lo, hi, points, labels);
     h5_close(&a);
     return st;

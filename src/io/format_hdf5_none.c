@@ -25,10 +25,16 @@ lbk_status lbk_hdf5_probe(const char *path, const char *name, bool labels, uint6
     return no_hdf5(path);
 }
 
-lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t lo, uint64_t hi,
-                         float *points, int32_t *labels)
+lbk_status lbk_hdf5_dtype(const char *path, const char *name, lbk_dtype *type)
 {
-    (void)name, (void)dim, (void)lo, (void)hi, (void)points, (void)labels;
+    (void)name, (void)type;
+    return no_hdf5(path);
+}
+
+lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t lo, uint64_t hi,
+                         lbk_dtype type, void *points, int32_t *labels)
+{
+    (void)name, (void)dim, (void)lo, (void)hi, (void)type, (void)points, (void)labels;
     return no_hdf5(path);
 }
 

@@ -174,8 +174,10 @@ lbk_status lbk_fmt_parse_target(const char *path, uint64_t row, int col, const c
                                 double *out);
 
 /* The type of a points file's values (lbk_dataset_info's file_type), from
- * its format and, for IDX and npy, its header (dataset_type.c). */
-lbk_status lbk_dataset_file_type(const char *path, lbk_format format, lbk_dtype *out);
+ * its format and, for IDX and npy, its header, for HDF5 its dataset
+ * `dataset`'s type (dataset_type.c). */
+lbk_status lbk_dataset_file_type(const char *path, const char *dataset, lbk_format format,
+                                 lbk_dtype *out);
 
 /* ---- formats ------------------------------------------------------------ */
 
@@ -242,13 +244,20 @@ lbk_status lbk_bigann_write(const char *path, lbk_format format, const float *po
                             const int32_t *ints, uint64_t rows, int dim);
 
 /* HDF5: the dataset `name` of the file (empty: an error listing the
- * file's datasets). Points: 2-D floats (float64 rounded to float32);
- * labels: integers, shape (N,) or (N, 1). Rows [lo, hi) are read as one
- * hyperslab per chunk. Exactly one of points / labels is non-NULL. */
+ * file's datasets). Points: 2-D floats or integers; labels: integers,
+ * shape (N,) or (N, 1). Rows [lo, hi) are read as one hyperslab per chunk
+ * (per rank: its rows only). Exactly one of points / labels is non-NULL.
+ * Points of `type` (lbk_hdf5_dtype's, or FLOAT32): uint8 and int8 as
+ * stored, float16 as its bits (each finite), float32 from any float or
+ * integer (float64 rounded; every integer checked exact in float32). */
 lbk_status lbk_hdf5_probe(const char *path, const char *name, bool labels, uint64_t *rows,
                           int *dim);
+/* The points' own type: UINT8 and INT8 for 1-byte integers, FLOAT16 for
+ * IEEE binary16, FLOAT32 for every other (widened). 8-byte integers are
+ * refused: not every value is exact in float32 nor checked so on the way. */
+lbk_status lbk_hdf5_dtype(const char *path, const char *name, lbk_dtype *type);
 lbk_status lbk_hdf5_read(const char *path, const char *name, int dim, uint64_t lo, uint64_t hi,
-                         float *points, int32_t *labels);
+                         lbk_dtype type, void *points, int32_t *labels);
 
 /* Label files: ivecs (dim 1), IDX, TEXT (one integer per line), CSV (one
  * integer per line, optional header line), NPY, IBIN (dim 1). */

@@ -4,7 +4,7 @@
 # takes) ends with outputs byte-identical (cmp) to a one-shot run; every
 # mismatch is refused with its own line and touches no file (sha256 of the
 # directory before and after). Usage: checkpoint.sh LBKNN MPIEXEC CASE NP [--set ...]
-# CASE: max_hours | owned | cross TO TASK | usr1_cross TO TASK | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
+# CASE: max_hours | owned | cross TO TASK | compact TO TYPE | usr1_cross TO TASK | regress | report | usr1 | usr1_mpirun | usr1_early | term | kill9 | refuse | refuse_held | prev | unsupported
 . "$(dirname "$0")/../expect.sh"
 bin=$1 mpiexec=$2 case=$3 np=$4
 shift 4
@@ -206,6 +206,53 @@ cross)
     stop=(--set run.max_hours=0.0000001)
     expect_exit 3 run "${ck[@]}" "${stop[@]}" "$@"
     # Another batch size too: not in the job's hash (no byte depends on it).
+    np=$to expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@" --set device.batch=7
+    np=$to expect_exit 0 run --resume "${ck[@]}" "$@"
+    same ;;
+# Compact reference points (TYPE uint8, int8 or float16, .npy, brute
+# force): stopped on NP ranks, resumed on TO with another batch size and
+# stopped again, then finished: the one-shot run's bytes. The checkpoint
+# records the points' type; a resume that searches them at another (where
+# knn.engine, not in the job hash, widens them) is refused naming both: a
+# checkpoint whose line names another type (its CRC made right) stands
+# for it.
+compact)
+    to=$1 type=$2
+    shift 2
+    /usr/bin/python3 - "$type" <<'PY' || fail "writing the data failed"
+import sys, numpy as np
+t = sys.argv[1]; r = np.random.default_rng(11); print("seed 11")
+def points(n):
+    if t == "float16":
+        return r.standard_normal((n, 24)).astype(np.float16)
+    lo, hi = (0, 256) if t == "uint8" else (-128, 128)
+    return r.integers(lo, hi, (n, 24)).astype(t)
+ref = points(900); ref[9::13] = ref[4]
+np.save("ref.npy", ref); np.save("qry.npy", points(300))
+PY
+    printf 'task: search\nreference: {path: ref.npy, type: %s}\nquery: {path: qry.npy}\nknn: {engine: brute}\n' \
+        "$type" >>job.yaml
+    sed -i '/^synthetic/d; s/^output:.*/output: {neighbors: nb.npy, distances: d.fvecs}/' job.yaml
+    outs="nb.npy d.fvecs"
+    echo "$type: stop on $np ranks, resume on $to"
+    q= one_shot "$@"
+    grep -q widened err.txt && fail "the one-shot run widened the points: $(cat err.txt)"
+    stop=(--set run.max_hours=0.0000001)
+    expect_exit 3 run "${ck[@]}" "${stop[@]}" "$@"
+    grep -qx "points $type" ck || fail "the checkpoint does not say its points are $type"
+    other=float16
+    [ "$type" = float16 ] && other=uint8
+    cp ck ck.good
+    /usr/bin/python3 -c '
+import sys, zlib; t = open("ck.good", "rb").read().split(b"\n")[:-2]
+t = [b"points " + sys.argv[1].encode() if l.startswith(b"points ") else l for l in t]
+body = b"\n".join(t) + b"\n"; open("ck", "wb").write(body + b"end %08x\n" % zlib.crc32(body))' "$other"
+    np=$to refused "the checkpointed run searched $other reference points, this one searches them as $type" \
+        run --resume "${ck[@]}" "$@"
+    mv ck.good ck
+    # reference.type is in the job hash.
+    np=$to refused "the checkpoint has \"job_hash" run --resume "${ck[@]}" "$@" \
+        --set reference.type=float32
     np=$to expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@" --set device.batch=7
     np=$to expect_exit 0 run --resume "${ck[@]}" "$@"
     same ;;

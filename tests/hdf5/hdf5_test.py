@@ -103,8 +103,11 @@ def case_missing_dataset(lbknn, mpiexec, tmp, rng):
     assert len(p.stderr.strip().splitlines()) == 1, "more than one error line:\n" + p.stderr
     p = run(lbknn, [job(tmp, ref='""')], expect_ok=False)
     assert p.returncode != 0 and "name the one to read with `dataset:`" in p.stderr, p.stderr
+    # Integer points are read (compact or widened), but for 8-byte ones.
+    write_ann(os.path.join(tmp, "ann.hdf5"), train, test, 3, ids_dtype=np.int64)
     p = run(lbknn, [job(tmp, ref="neighbors")], expect_ok=False)
-    assert p.returncode != 0 and "points must be float32 or float64" in p.stderr, p.stderr
+    want = "points must be floats or integers of at most 4 bytes"
+    assert p.returncode != 0 and want in p.stderr, p.stderr
 
 
 def case_labels(lbknn, mpiexec, tmp, rng):
@@ -223,6 +226,87 @@ def case_float16_npy(lbknn, mpiexec, tmp, rng):
     assert (dist == 0).all(), f"{(dist != 0).sum()} float16 values read wrongly"
     same = half[ids, 0].astype(np.float32) == half[:, 0].astype(np.float32)
     assert same.all(), "a query found another value"
+
+
+def exact_oracle(ref, q, k):
+    """uint8/int8 rows: squared L2 in int64 (exact), ties by id; each
+    distance the float32 square root of the float32 rounding of its key."""
+    r = ref.astype(np.int64)
+    ids = np.empty((len(q), k), np.int64)
+    dist = np.empty((len(q), k), np.float32)
+    for i, v in enumerate(q.astype(np.int64)):
+        key = ((r - v) ** 2).sum(1)
+        ids[i] = np.lexsort((np.arange(len(r)), key))[:k]
+        dist[i] = np.sqrt(key[ids[i]].astype(np.float32), dtype=np.float32)
+    return ids, dist
+
+
+def device_bytes(path):
+    """Each rank's peak_device_bytes in the report, by rank."""
+    text = open(path).read()
+    return [int(v) for v in re.findall(r"peak_device_bytes: (\d+)", text)]
+
+
+def case_compact(lbknn, mpiexec, tmp, rng):
+    """uint8, int8 and float16 datasets (h5py) read at their own width on 2
+    ranks (each its rows' hyperslab) under reference.type auto, and queries
+    of the same type (widened): the exact integer oracle (uint8, int8) or
+    float64's (float16); uint8's bytes equal a float32 run's (the keys are
+    below 2^24); the report's device bytes a compact shard's. Then int16
+    widened exactly, int32 values float32 cannot hold refused, and a named
+    type the dataset does not hold refused naming both."""
+    n, nq, d = 600, 40, 12  # d < 16: auto keeps them compact on a CPU device too
+    u8 = rng.integers(0, 256, (n, d)).astype(np.uint8)
+    u8[5::9] = u8[3]  # equal rows: ties by id
+    sets = {"uint8": (u8, rng.integers(0, 256, (nq, d)).astype(np.uint8)),
+            "int8": (rng.integers(-128, 128, (n, d)).astype(np.int8),
+                     rng.integers(-128, 128, (nq, d)).astype(np.int8)),
+            "float16": (rng.standard_normal((n, d)).astype(np.float16),
+                        rng.standard_normal((nq, d)).astype(np.float16))}
+    i16 = rng.integers(-30000, 30000, (n, d)).astype(np.int16)
+    with h5py.File(os.path.join(tmp, "ann.hdf5"), "w") as f:
+        for t, (ref, q) in sets.items():
+            f[t] = ref
+            f[t + "_q"] = q
+        f["int16"] = i16
+        f["int32"] = np.full((n, d), (1 << 24) + 1, np.int32)
+    out = lambda p: outputs_args(tmp, p) + ["--set", f"output.report={tmp}/{p}r.yaml"]
+    run(lbknn, [job(tmp, "uint8", "uint8_q"), "--set", "reference.type=float32"] + out("f32-"),
+        mpiexec, 2)
+    wide = device_bytes(os.path.join(tmp, "f32-r.yaml"))
+    for t, (ref, q) in sets.items():
+        p = run(lbknn, [job(tmp, t, t + "_q")] + out(t + "-"), mpiexec, 2)
+        assert "widened" not in p.stderr, p.stderr
+        if t == "float16":
+            ids, dist = brute(ref.astype(np.float32), q.astype(np.float32), K)
+            check_outputs(tmp, ids, dist, t + "-")
+        else:
+            ids, dist = exact_oracle(ref, q, K)
+            with h5py.File(os.path.join(tmp, t + "-d.h5"), "r") as f:
+                assert (f["distances"][:].view(np.uint32) == dist.view(np.uint32)).all(), \
+                    f"{t}: distances differ from the exact oracle"
+            with h5py.File(os.path.join(tmp, t + "-n.hdf5"), "r") as f:
+                assert (f["neighbors"][:] == ids).all(), f"{t}: ids differ from the exact oracle"
+        narrow = device_bytes(os.path.join(tmp, t + "-r.yaml"))
+        # Each rank's shard: n / 2 rows of d values, 1 or 2 bytes instead of 4.
+        saved = n // 2 * d * (4 - ref.itemsize)
+        print(f"{t}: peak device bytes per rank {narrow}, float32 {wide}")
+        assert len(narrow) == len(wide) == 2 and all(w - c >= saved for c, w in zip(narrow, wide)), \
+            f"{t}: device bytes {narrow} are not a compact shard's (float32: {wide})"
+        if t == "uint8":
+            for name in ("n.hdf5", "d.h5"):
+                a = open(os.path.join(tmp, "f32-" + name), "rb").read()
+                assert a == open(os.path.join(tmp, "uint8-" + name), "rb").read(), name
+    run(lbknn, [job(tmp, "int16", "int16")] + outputs_args(tmp, "i16-"))
+    ids, dist = brute(i16.astype(np.float32), i16.astype(np.float32), K)
+    check_outputs(tmp, ids, dist, "i16-")
+    p = run(lbknn, [job(tmp, "int32", "int16")], expect_ok=False)
+    want = "the integer 16777217 of dataset 'int32' is not exact in float32"
+    assert p.returncode == 2 and want in p.stderr, p.stderr
+    p = run(lbknn, [job(tmp, "int8", "int8_q"), "--set", "reference.type=uint8"],
+            expect_ok=False)
+    want = "reference.type is uint8, but the file's values read as int8"
+    assert p.returncode == 2 and want in p.stderr, p.stderr
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

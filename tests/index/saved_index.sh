@@ -20,13 +20,21 @@
 #            3 points, the k-d tree's row shards: built on 2 ranks, loaded
 #            on 4 (one shard empty); cmp with a plain run of one process
 #        saved_index.sh refuse LBKNN MPIEXEC CASE [FIXTURE]
-#            CASE metric|split|engine|version|corrupt|missing|dim: the
+#            CASE metric|split|engine|version|corrupt|missing|type|dim: the
 #            run exits non-zero with the case's line and writes no output;
 #            the index is a copy of FIXTURE's where FIXTURE was made (else
 #            built here)
 #        saved_index.sh fixture LBKNN MPIEXEC FIXTURE
 #            the data set and the index every refusal case starts from,
 #            made once into FIXTURE (a CTest fixture: one build, not eight)
+#        saved_index.sh compact LBKNN MPIEXEC TYPE PARTITION LOADS
+#            TYPE (uint8, int8, float16) points (.npy), brute force: built
+#            on 2 ranks at their own width (the manifest's format 2 and
+#            type, each part's file a compact row's size), loaded on each
+#            of LOADS ("1 2 3") rank counts with the reference file
+#            hidden: every output byte-identical to a fresh 2-rank run's,
+#            which equals the exact integer oracle (float64's for float16);
+#            reference.type float32 refused in one line naming both types
 #        saved_index.sh rebuild LBKNN MPIEXEC
 #            an index of 2 ranks run with 3, another tree.split and
 #            index.rebuild: true is rebuilt (outputs as a plain run's) and
@@ -231,6 +239,8 @@ if [ "$mode" = refuse ]; then
     missing)
         rm "$dir/idx/r1.tree_ids"
         expect_refusal missing "r1.tree_ids: saved index: file missing" "${build[@]}" ;;
+    type) expect_refusal type "holds float32 points, this run has reference.type uint8" \
+        "${build[@]}" --set reference.type=uint8 ;;
     dim)
         "$lbknn" generate "$dir/other" --points 100 --queries 20 --dim 4 >/dev/null || exit 1
         expect_refusal dim "queries have dimension 4 but the saved index .* has 5" \
@@ -238,6 +248,83 @@ if [ "$mode" = refuse ]; then
             --set "query.labels=$dir/other/query-labels.ivecs" ;;
     *) echo "unknown case $case"; exit 2 ;;
     esac
+    exit 0
+fi
+
+if [ "$mode" = compact ]; then
+    type=$1 partition=$2 loads=$3
+    mkdir -p "$dir/data"
+    # Equal rows (ties by id) and, for the integers, values near both ends.
+    /usr/bin/python3 - "$dir/data" "$type" <<'PY' || { echo "writing the data failed"; exit 1; }
+import sys, numpy as np
+d, t = sys.argv[1], sys.argv[2]
+r = np.random.default_rng(4242); print("seed 4242")
+def points(n):
+    if t == "float16":
+        return r.standard_normal((n, 20)).astype(np.float16)
+    lo, hi = (0, 255) if t == "uint8" else (-128, 127)
+    x = np.where(r.random((n, 20)) < 0.5, lo + r.integers(0, 6, (n, 20)), hi - r.integers(0, 6, (n, 20)))
+    return x.astype(t)
+ref, q = points(700), points(50)
+ref[7::11] = ref[2]
+q[::7] = ref[::97][: len(q[::7])]
+np.save(d + "/ref.npy", ref)
+np.save(d + "/q.npy", q)
+PY
+    job=$dir/data/job.yaml
+    printf 'task: search\nreference: {path: ref.npy, type: %s}\nquery: {path: q.npy}\nknn: {k: 6, engine: brute}\nmpi: {partition: %s}\n' \
+        "$type" "$partition" >"$job"
+    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" || { echo "build failed"; exit 1; }
+    grep -q '^format = 2$' "$dir/idx/manifest.txt" && grep -q "^type = $type$" "$dir/idx/manifest.txt" ||
+        { echo "manifest: not format 2 of $type points"; cat "$dir/idx/manifest.txt"; exit 1; }
+    width=1
+    [ "$type" = float16 ] && width=2
+    for r in 0 1; do
+        rows=$(sed -n "s/^r$r.rows = //p" "$dir/idx/manifest.txt")
+        size=$(stat -c %s "$dir/idx/r$r.points")
+        [ "$size" = $((rows * 20 * width)) ] ||
+            { echo "r$r.points: $size bytes for $rows rows of 20 $type values"; exit 1; }
+        echo "r$r.points: $rows rows x 20 x $width bytes = $size bytes (float32: $((rows * 80)))"
+    done
+    mkdir "$dir/plain"
+    "$mpiexec" -n 2 "$lbknn" run --quiet "$job" --set device.batch=64 \
+        --set "output.neighbors=$dir/plain/n.ivecs" --set "output.distances=$dir/plain/d.fvecs" ||
+        { echo "plain run failed"; exit 1; }
+    /usr/bin/python3 - "$dir" "$type" <<'PY' || { echo "the plain run differs from the oracle"; exit 1; }
+import sys, numpy as np
+d, t = sys.argv[1], sys.argv[2]
+ref, q = np.load(d + "/data/ref.npy"), np.load(d + "/data/q.npy")
+vecs = lambda p, dt: np.fromfile(p, "<i4").reshape(len(q), -1)[:, 1:].copy().view(dt)
+ids, dist = vecs(d + "/plain/n.ivecs", "<i4"), vecs(d + "/plain/d.fvecs", "<f4")
+k = ids.shape[1]
+if t == "float16":  # float32 arithmetic: float64's order, no near-ties here
+    key = ((q.astype(np.float64)[:, None] - ref.astype(np.float64)[None]) ** 2).sum(-1)
+else:  # exact integers, ties by id
+    key = ((q.astype(np.int64)[:, None] - ref.astype(np.int64)[None]) ** 2).sum(-1)
+want = np.lexsort((np.broadcast_to(np.arange(len(ref)), key.shape), key), axis=1)[:, :k]
+assert (ids == want).all(), "ids differ"
+kk = np.take_along_axis(key, want, 1)
+if t == "float16":
+    assert np.allclose(dist, np.sqrt(kk), rtol=1e-5), "distances differ"
+else:
+    assert (dist == np.sqrt(kk.astype(np.float32), dtype=np.float32)).all(), "distances differ"
+print("the plain run is the oracle's")
+PY
+    mv "$dir/data/ref.npy" "$dir/hidden.npy"
+    for p in $loads; do
+        mkdir "$dir/load$p"
+        "$mpiexec" -n "$p" "$lbknn" run "$job" "${idx[@]}" --set "output.neighbors=$dir/load$p/n.ivecs" \
+            --set "output.distances=$dir/load$p/d.fvecs" >/dev/null 2>"$dir/stderr" ||
+            { echo "run from the saved index on $p rank(s) failed"; cat "$dir/stderr"; exit 1; }
+        grep -q widened "$dir/stderr" && { echo "P=$p: the points were widened"; exit 1; }
+        for f in n.ivecs d.fvecs; do
+            cmp "$dir/plain/$f" "$dir/load$p/$f" || { echo "P=$p: $f differs"; exit 1; }
+        done
+        echo "built on 2, loaded on $p: $type $partition outputs identical to a fresh run's"
+    done
+    out=(--set "output.neighbors=$dir/n.ivecs")
+    expect_refusal type "index.path: .* holds $type points, this run has reference.type float32" \
+        --set reference.type=float32
     exit 0
 fi
 
