@@ -279,6 +279,16 @@ static lbk_status plan_self_order(lbk_index *s, bool morton)
 
 static lbk_status prepare_self(lbk_index *s, uint64_t batch_cap, bool lists, bool morton)
 {
+    /* The self search's queries are the shard's float32 rows. A compact
+     * shard comes here only from a saved index loaded by the library
+     * (`lbknn run` widens a self search's points as it reads or loads them). */
+    if (s->shard.dtype != LBK_DTYPE_FLOAT32) {
+        if (s->root)
+            lbk_error("a self search reads float32 points, and this index holds %s ones "
+                      "(build it from float32 points)",
+                      lbk_dtype_name(s->shard.dtype));
+        return LBK_ERR_CONFIG;
+    }
     LBK_TRY(plan_self_order(s, morton));
     s->self = true;
     s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, true);

@@ -15,7 +15,8 @@
 #            reference file's path pointing nowhere: outputs as a plain
 #            NP-rank run's (a saved index used to be refused on another
 #            rank count); and on 1 rank with mpi.partition: auto, which is
-#            spatial on the 2 saved ranks but shard on 1
+#            spatial on the 2 saved ranks but shard on 1; its manifest
+#            without the type line, as before compact points (format 1)
 #        saved_index.sh empty_shards LBKNN MPIEXEC
 #            3 points, the k-d tree's row shards: built on 2 ranks, loaded
 #            on 4 (one shard empty); cmp with a plain run of one process
@@ -170,6 +171,9 @@ fi
 if [ "$mode" = other_ranks ]; then
     np=$1
     [ -n "$built" ] || build_refusal_index "$data" "$dir/idx"
+    # As written before compact points: format 1 had no type line.
+    grep -q '^format = 1$' "$dir/idx/manifest.txt" && sed -i '/^type = float32$/d' "$dir/idx/manifest.txt"
+    grep -q '^type' "$dir/idx/manifest.txt" && { echo "a float32 index not in format 1"; exit 1; }
     mkdir "$dir/load" "$dir/plain"
     "$mpiexec" -n "$np" "$lbknn" run --quiet "$job" "${idx[@]}" "${refuse_build[@]}" \
         --set "reference.path=$dir/absent.fvecs" --set "output.neighbors=$dir/load/n.ivecs" \
