@@ -210,8 +210,8 @@ cross)
     np=$to expect_exit 0 run --resume "${ck[@]}" "$@"
     same ;;
 # Compact reference points (TYPE uint8, int8 or float16, .npy, brute
-# force): stopped on NP ranks, resumed on TO with another batch size and
-# stopped again, then finished: the one-shot run's bytes. The checkpoint
+# force): stopped on NP ranks, resumed on TO with another batch size to
+# the end: the one-shot run's bytes. The checkpoint
 # records the points' type; a resume that searches them at another (where
 # knn.engine, not in the job hash, widens them) is refused naming both: a
 # checkpoint whose line names another type (its CRC made right) stands
@@ -253,8 +253,7 @@ body = b"\n".join(t) + b"\n"; open("ck", "wb").write(body + b"end %08x\n" % zlib
     # reference.type is in the job hash.
     np=$to refused "the checkpoint has \"job_hash" run --resume "${ck[@]}" "$@" \
         --set reference.type=float32
-    np=$to expect_exit 3 run --resume "${ck[@]}" "${stop[@]}" "$@" --set device.batch=7
-    np=$to expect_exit 0 run --resume "${ck[@]}" "$@"
+    np=$to expect_exit 0 run --resume "${ck[@]}" "$@" --set device.batch=7
     same ;;
 owned)
     file_inputs label_column
