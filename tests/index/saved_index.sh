@@ -35,7 +35,9 @@
 #            of LOADS ("1 2 3") rank counts with the reference file
 #            hidden: every output byte-identical to a fresh 2-rank run's,
 #            which equals the exact integer oracle (float64's for float16);
-#            reference.type float32 refused in one line naming both types
+#            reference.type float32 refused in one line naming both types;
+#            task graph from the index widens the loaded points, as a fresh
+#            graph run widens what it reads: the same graph
 #        saved_index.sh rebuild LBKNN MPIEXEC
 #            an index of 2 ranks run with 3, another tree.split and
 #            index.rebuild: true is rebuilt (outputs as a plain run's) and
@@ -314,7 +316,20 @@ else:
     assert (dist == np.sqrt(kk.astype(np.float32), dtype=np.float32)).all(), "distances differ"
 print("the plain run is the oracle's")
 PY
+    # A self search (task graph) searches float32 points: a fresh run widens
+    # them as it reads them, a run from the index as it loads them.
+    graph=(--set task=graph --set query.path= --set "output.graph=$dir/plain/g.npz")
+    "$mpiexec" -n 2 "$lbknn" run --quiet "$job" --set device.batch=64 "${graph[@]}" ||
+        { echo "plain graph run failed"; exit 1; }
     mv "$dir/data/ref.npy" "$dir/hidden.npy"
+    mkdir "$dir/graph"
+    "$mpiexec" -n 2 "$lbknn" run "$job" "${idx[@]}" "${graph[@]/plain/graph}" >/dev/null \
+        2>"$dir/stderr" || { echo "graph run from the index failed"; cat "$dir/stderr"; exit 1; }
+    grep -q "$type reference points widened to float32: a self search" "$dir/stderr" ||
+        { echo "the graph run from the index did not say it widened"; cat "$dir/stderr"; exit 1; }
+    cmp "$dir/plain/g.npz" "$dir/graph/g.npz" || { echo "the graph from the index differs"; exit 1; }
+    rm "$dir/plain/g.npz"
+    echo "task graph from the $type index (widened on load): the fresh run's graph"
     for p in $loads; do
         mkdir "$dir/load$p"
         "$mpiexec" -n "$p" "$lbknn" run "$job" "${idx[@]}" --set "output.neighbors=$dir/load$p/n.ivecs" \
