@@ -108,10 +108,12 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
     if (!state)
         return LBK_ERR_NOMEM;
     state->dtype = reference->dtype;
-    if (engine == LBK_ENGINE_KDTREE && reference->dtype != LBK_DTYPE_FLOAT32) {
-        /* The index widens the shard before (lbk_index_compact_why). */
-        lbk_error("the k-d tree builds over float32 points, not %s; widen them first",
-                  lbk_dtype_name(reference->dtype));
+    if (engine == LBK_ENGINE_KDTREE && lbk_dataset_type_integer(reference->dtype) &&
+        reference->dim > LBK_KDTREE_INT_DIM_MAX) {
+        /* The index widens such a shard before (widen_for_plan). */
+        lbk_error("the k-d tree's keys over %s points are exact up to %d dimensions, not %d; "
+                  "widen them first",
+                  lbk_dtype_name(reference->dtype), LBK_KDTREE_INT_DIM_MAX, reference->dim);
         st = LBK_ERR_CONFIG;
     } else if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params brute = {
@@ -330,6 +332,14 @@ bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, 
 bool lbk_engine_int_keys(const lbk_engine_state *state)
 {
     return state->brute && lbk_brute_int_keys(state->brute);
+}
+
+const char *lbk_engine_compact_why(lbk_engine engine, lbk_dtype type, int dim)
+{
+    if (engine == LBK_ENGINE_KDTREE && lbk_dataset_type_integer(type) &&
+        dim > LBK_KDTREE_INT_DIM_MAX)
+        return "the k-d tree's float32 keys are exact integers up to 258 dimensions";
+    return NULL;
 }
 
 void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n)

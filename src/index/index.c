@@ -65,15 +65,17 @@ static lbk_status redistribute(lbk_index *s)
 }
 
 /* Compact points (dataset.h) stay compact where the plan searches them so:
- * brute force over row shards or replicas. Elsewhere they are widened,
- * exactly, and rank 0 says why once. */
+ * brute force over row shards or replicas, the k-d tree (uint8 and int8 up
+ * to its exact dimension). Elsewhere they are widened, exactly, and rank 0
+ * says why once. */
 static lbk_status widen_for_plan(lbk_index *s)
 {
+    const char *engine_why = lbk_engine_compact_why(s->plan.engine, s->shard.dtype, s->shape.dim);
     const char *why =
-        s->plan.engine != LBK_ENGINE_BRUTE ? "the k-d tree builds over float32 points for now"
+        engine_why ? engine_why
         : s->plan.partition == LBK_PARTITION_SPATIAL
             ? "the spatial partition redistributes float32 points for now"
-        : !s->params.compact_asked &&
+        : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
                 lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "
               "(name the type in reference.type to keep them compact)"
