@@ -334,12 +334,15 @@ bool lbk_engine_int_keys(const lbk_engine_state *state)
     return state->brute && lbk_brute_int_keys(state->brute);
 }
 
-const char *lbk_engine_compact_why(lbk_engine engine, lbk_dtype type, int dim)
+const char *lbk_engine_compact_why(lbk_engine engine, bool spatial, lbk_dtype type, int dim)
 {
-    if (engine == LBK_ENGINE_KDTREE && lbk_dataset_type_integer(type) &&
-        dim > LBK_KDTREE_INT_DIM_MAX)
+    if (!lbk_dataset_type_integer(type) || dim <= LBK_KDTREE_INT_DIM_MAX)
+        return NULL;
+    if (engine == LBK_ENGINE_KDTREE)
         return "the k-d tree's float32 keys are exact integers up to 258 dimensions";
-    return NULL;
+    return spatial ? "the spatial partition's float32 box keys are exact integers up to 258 "
+                     "dimensions"
+                   : NULL;
 }
 
 void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n)

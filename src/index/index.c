@@ -65,16 +65,15 @@ static lbk_status redistribute(lbk_index *s)
 }
 
 /* Compact points (dataset.h) stay compact where the plan searches them so:
- * brute force over row shards or replicas, the k-d tree (uint8 and int8 up
- * to its exact dimension). Elsewhere they are widened, exactly, and rank 0
+ * brute force and the k-d tree (uint8 and int8 up to its exact dimension),
+ * over any partition (the spatial one moves them at their own width). Elsewhere they are widened, exactly, and rank 0
  * says why once. */
 static lbk_status widen_for_plan(lbk_index *s)
 {
-    const char *engine_why = lbk_engine_compact_why(s->plan.engine, s->shard.dtype, s->shape.dim);
+    const char *engine_why = lbk_engine_compact_why(
+        s->plan.engine, s->plan.partition == LBK_PARTITION_SPATIAL, s->shard.dtype, s->shape.dim);
     const char *why =
         engine_why ? engine_why
-        : s->plan.partition == LBK_PARTITION_SPATIAL
-            ? "the spatial partition redistributes float32 points for now"
         : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
                 lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "
