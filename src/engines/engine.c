@@ -259,9 +259,10 @@ void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)
     lbk_kdtree_stats stats;
     lbk_kdtree_get_stats(state->tree, &stats);
     snprintf(buf, size,
-             "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64 "}",
+             "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64
+             ", held_bytes: %" PRIu64 "}",
              stats.levels, lbk_tree_sort_name(stats.sort_used), stats.build_s,
-             stats.peak_device_bytes);
+             stats.peak_device_bytes, lbk_kdtree_bytes(state->tree));
 }
 
 void lbk_engine_destroy(lbk_engine_state *state)
