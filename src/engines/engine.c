@@ -315,10 +315,11 @@ uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state)
     return lbk_tree_radius_max_batch(state->tree, &p);
 }
 
-/* Radius search reads float32 points (kernels/brute_radius.cl). */
+/* Brute force's radius search reads float32 points (kernels/brute_radius.cl);
+ * the tree's walks read compact ones as its kNN does. */
 static lbk_status check_radius_points(const lbk_engine_state *state)
 {
-    LBK_FAIL_IF(state->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_CONFIG,
+    LBK_FAIL_IF(state->brute && state->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_CONFIG,
                 "radius search over %s points is not supported yet; give reference.type: "
                 "float32",
                 lbk_dtype_name(state->dtype));

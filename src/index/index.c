@@ -74,6 +74,8 @@ static lbk_status widen_for_plan(lbk_index *s)
         s->plan.engine, s->plan.partition == LBK_PARTITION_SPATIAL, s->shard.dtype, s->shape.dim);
     const char *why =
         engine_why ? engine_why
+        : s->params.radius && s->plan.engine == LBK_ENGINE_BRUTE
+            ? "brute force's radius search reads float32 points for now"
         : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
                 lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "

@@ -17,6 +17,9 @@ exact ties by id abound. For each group of PLAN ("default" or "full") it runs
     byte-identical neighbours and distances;
   - no compact run says it widened the points, and the tree's held device
     bytes are those of points at their own width.
+Then task radius with the k-d tree (uint8, and in full int8 and float16):
+the graph and counts over the compact points, on row shards and under the
+spatial partition, are byte-identical to the run over the widened points.
 """
 import os
 import re
@@ -155,6 +158,36 @@ def write_set(d, t, dim, seed):
     return ref, q, job
 
 
+def radius_group(lbknn, mpiexec, d, t, dim, seed, ranks):
+    ref, q, job = write_set(d, t, dim, seed)
+    first = None
+    for i, (partition, np_) in enumerate([("shard", 1)] + ranks):
+        out = os.path.join(d, "radius_%s_%d" % (t, i))
+        cmd = [lbknn, "run", job, "--set", "task=radius", "--set", "knn.radius=3",
+               "--set", "knn.engine=kdtree", "--set", "mpi.partition=" + partition,
+               "--set", "output.graph=" + out + ".npz", "--set", "output.counts=" + out + ".npy",
+               "--set", "output.report=" + out + ".yaml"]
+        if i == 0:
+            cmd += ["--set", "reference.type=float32"]
+        if np_ > 1:
+            cmd = [mpiexec, "-n", str(np_)] + cmd
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            fail("%s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
+        if i > 0 and "widened" in p.stderr:
+            fail("radius: the points were widened: " + p.stderr)
+        with open(out + ".npz", "rb") as f, open(out + ".npy", "rb") as g:
+            got = (f.read(), g.read())
+        name = "radius %s %d-d, kdtree %s on %d ranks" % (t, dim, partition, np_)
+        if first is None:
+            first = got
+            print("ok  %s (widened)" % name)
+        elif got != first:
+            fail("%s: graph or counts differ from the widened run's" % name)
+        else:
+            print("ok  %s (byte-identical)" % name)
+
+
 def main():
     lbknn, mpiexec, plan = sys.argv[1], sys.argv[2], sys.argv[3]
     groups = DEFAULT if plan == "default" else FULL
@@ -203,6 +236,10 @@ def main():
                     print("    tree held_bytes %s (%s points: %d)" % (
                         held.group(1), t, N * dim * value))
                 print("ok  %s (byte-identical)" % name)
+        radius_group(lbknn, mpiexec, d, "uint8", 3, 7, [("shard", 1), ("spatial", 2)])
+        if plan != "default":
+            radius_group(lbknn, mpiexec, d, "int8", 4, 8, [("shard", 2), ("spatial", 3)])
+            radius_group(lbknn, mpiexec, d, "float16", 2, 9, [("shard", 1), ("spatial", 4)])
 
 
 if __name__ == "__main__":
