@@ -17,9 +17,9 @@ exact ties by id abound. For each group of PLAN ("default" or "full") it runs
     byte-identical neighbours and distances;
   - no compact run says it widened the points, and the tree's held device
     bytes are those of points at their own width.
-Then task radius with the k-d tree (uint8, and in full int8 and float16):
-the graph and counts over the compact points, on row shards and under the
-spatial partition, are byte-identical to the run over the widened points.
+Then tasks radius, graph and radius_graph (default: one type each; full:
+every type, both engines, every partition): the graph (and counts) over
+the compact points are byte-identical to the run over the widened points.
 """
 import os
 import re
@@ -158,15 +158,20 @@ def write_set(d, t, dim, seed):
     return ref, q, job
 
 
-def radius_group(lbknn, mpiexec, d, t, dim, seed, ranks):
+def widened_group(lbknn, mpiexec, d, task, t, dim, seed, runs):
+    """task radius, graph or radius_graph: the first run over the widened
+    points, then (engine, partition, ranks) runs over the compact ones."""
     ref, q, job = write_set(d, t, dim, seed)
     first = None
-    for i, (partition, np_) in enumerate([("shard", 1)] + ranks):
-        out = os.path.join(d, "radius_%s_%d" % (t, i))
-        cmd = [lbknn, "run", job, "--set", "task=radius", "--set", "knn.radius=3",
-               "--set", "knn.engine=kdtree", "--set", "mpi.partition=" + partition,
-               "--set", "output.graph=" + out + ".npz", "--set", "output.counts=" + out + ".npy",
+    for i, (engine, partition, np_) in enumerate([("kdtree", "shard", 1)] + runs):
+        out = os.path.join(d, "%s_%s_%d" % (task, t, i))
+        cmd = [lbknn, "run", job, "--set", "task=" + task, "--set", "knn.engine=" + engine,
+               "--set", "mpi.partition=" + partition, "--set", "output.graph=" + out + ".npz",
                "--set", "output.report=" + out + ".yaml"]
+        if task != "graph":
+            cmd += ["--set", "knn.radius=3", "--set", "output.counts=" + out + ".npy"]
+        if task != "radius":
+            cmd += ["--set", "query.path="]
         if i == 0:
             cmd += ["--set", "reference.type=float32"]
         if np_ > 1:
@@ -174,16 +179,19 @@ def radius_group(lbknn, mpiexec, d, t, dim, seed, ranks):
         p = subprocess.run(cmd, capture_output=True, text=True)
         if p.returncode != 0:
             fail("%s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
-        if i > 0 and "widened" in p.stderr:
-            fail("radius: the points were widened: " + p.stderr)
-        with open(out + ".npz", "rb") as f, open(out + ".npy", "rb") as g:
-            got = (f.read(), g.read())
-        name = "radius %s %d-d, kdtree %s on %d ranks" % (t, dim, partition, np_)
+        # brute force's radius search widens (its kernels read float32)
+        if i > 0 and "widened" in p.stderr and not (engine == "brute" and task != "graph"):
+            fail("%s: the points were widened: %s" % (task, p.stderr))
+        got = []
+        for ext in (".npz", ".npy") if task != "graph" else (".npz",):
+            with open(out + ext, "rb") as f:
+                got.append(f.read())
+        name = "%s %s %d-d, %s %s on %d ranks" % (task, t, dim, engine, partition, np_)
         if first is None:
             first = got
             print("ok  %s (widened)" % name)
         elif got != first:
-            fail("%s: graph or counts differ from the widened run's" % name)
+            fail("%s: outputs differ from the widened run's" % name)
         else:
             print("ok  %s (byte-identical)" % name)
 
@@ -236,10 +244,17 @@ def main():
                     print("    tree held_bytes %s (%s points: %d)" % (
                         held.group(1), t, N * dim * value))
                 print("ok  %s (byte-identical)" % name)
-        radius_group(lbknn, mpiexec, d, "uint8", 3, 7, [("shard", 1), ("spatial", 2)])
+        tree = [("kdtree", "shard", 1), ("kdtree", "spatial", 2)]
+        widened_group(lbknn, mpiexec, d, "radius", "uint8", 3, 7, tree)
+        widened_group(lbknn, mpiexec, d, "graph", "int8", 3, 8,
+                      [("kdtree", "shard", 2), ("kdtree", "spatial", 3), ("brute", "spatial", 2)])
+        widened_group(lbknn, mpiexec, d, "radius_graph", "uint8", 4, 9, [("kdtree", "spatial", 2)])
         if plan != "default":
-            radius_group(lbknn, mpiexec, d, "int8", 4, 8, [("shard", 2), ("spatial", 3)])
-            radius_group(lbknn, mpiexec, d, "float16", 2, 9, [("shard", 1), ("spatial", 4)])
+            more = tree + [("kdtree", "shard", 3), ("kdtree", "replicate", 2),
+                           ("brute", "shard", 2), ("brute", "spatial", 3)]
+            for task in ("radius", "graph", "radius_graph"):
+                for g, t in enumerate(("uint8", "int8", "float16")):
+                    widened_group(lbknn, mpiexec, d, task, t, 2 + 3 * g, 20 + g, more)
 
 
 if __name__ == "__main__":
