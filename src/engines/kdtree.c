@@ -633,6 +633,7 @@ lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk
     tree->dim = image->dim;
     tree->split = image->split_dims ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
     tree->rotation = image->split_dims ? 0 : image->rotation;
+    tree->dtype = LBK_DTYPE_FLOAT32; /* an image holds float32 points (kdtree.h) */
     tree->stats.sort_used = image->sort_used;
     tree->stats.levels = lbk_kdtree_levels(n);
     const cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;

@@ -40,7 +40,6 @@ void lbk_index_params_from_job(const lbk_job *job, lbk_index_params *params)
         .memory_mb = job->device.memory_mb,
         .compact_asked =
             job->reference.type != LBK_DTYPE_AUTO && job->reference.type != LBK_DTYPE_FLOAT32,
-        .radius = lbk_job_radius_task(job) || lbk_job_radius_votes(job),
     };
 }
 
