@@ -6,19 +6,79 @@
  * integer compare orders by (key, row). The list is in global memory, not a
  * private array, so K is not bounded by registers or stack. */
 
-static inline float tq_key(__global const float *q, __global const float *r, int dim, int metric)
+/* The tree's points at their own width (LBK_TREE_REF, set by
+ * lbk_tree_buckets_program_options): float32, uint8, int8, or float16 as
+ * binary16 bits read by vload_half. Every such value converts to float
+ * exactly, so the walk's float arithmetic is the widened points', bit for
+ * bit (docs/design.md, "Compact reference points"). */
+#define LBK_TREE_F32 0
+#define LBK_TREE_U8 1
+#define LBK_TREE_I8 2
+#define LBK_TREE_F16 3
+#ifndef LBK_TREE_REF
+#define LBK_TREE_REF LBK_TREE_F32
+#endif
+#if LBK_TREE_REF == LBK_TREE_U8
+typedef uchar tq_ref;
+#define tq_load(p, i) ((float)(p)[i])
+#define tq_load8(d, p) convert_float8(vload8(d, p))
+#define TQ_SPARE 0
+#elif LBK_TREE_REF == LBK_TREE_I8
+typedef char tq_ref;
+#define tq_load(p, i) ((float)(p)[i])
+#define tq_load8(d, p) convert_float8(vload8(d, p))
+#define TQ_SPARE 0
+#elif LBK_TREE_REF == LBK_TREE_F16
+typedef ushort tq_ref;
+#define tq_load(p, i) vload_half(i, (__global const half *)(p))
+#define tq_load8(d, p) vload_half8(d, (__global const half *)(p))
+#define TQ_SPARE 0x7c00 /* +inf */
+#else
+typedef float tq_ref;
+#define tq_load(p, i) (p)[i]
+#define tq_load8(d, p) vload8(d, p)
+#define TQ_SPARE LBK_INFINITY
+#endif
+/* An integer type has no infinity: a spare bucket lane's key is finite, and
+ * the lane is skipped by its id instead. */
+#define TQ_INT_REF (LBK_TREE_REF == LBK_TREE_U8 || LBK_TREE_REF == LBK_TREE_I8)
+
+#if LBK_TREE_REF != LBK_TREE_F32
+/* The build sorts float32 copies of the points (exact), and the built tree
+ * goes back to the points' own width (exact: every value came from it). */
+__kernel void tq_widen(__global const tq_ref *in, ulong count, __global float *out)
+{
+    const ulong g = get_global_id(0);
+    if (g < count)
+        out[g] = tq_load(in, g);
+}
+
+__kernel void tq_narrow(__global const float *in, ulong count, __global tq_ref *out)
+{
+    const ulong g = get_global_id(0);
+    if (g >= count)
+        return;
+#if LBK_TREE_REF == LBK_TREE_F16
+    vstore_half(in[g], g, (__global half *)out);
+#else
+    out[g] = (tq_ref)in[g];
+#endif
+}
+#endif
+
+static inline float tq_key(__global const float *q, __global const tq_ref *r, int dim, int metric)
 {
     float s = 0.0f;
     /* One loop per metric, so the metric is not tested per dimension. */
     if (metric == LBK_KERNEL_METRIC_L2) {
         for (int j = 0; j < dim; j++)
-            s = lbk_key_step(s, q[j], r[j], LBK_KERNEL_METRIC_L2);
+            s = lbk_key_step(s, q[j], tq_load(r, j), LBK_KERNEL_METRIC_L2);
     } else if (metric == LBK_KERNEL_METRIC_L1) {
         for (int j = 0; j < dim; j++)
-            s = lbk_key_step(s, q[j], r[j], LBK_KERNEL_METRIC_L1);
+            s = lbk_key_step(s, q[j], tq_load(r, j), LBK_KERNEL_METRIC_L1);
     } else {
         for (int j = 0; j < dim; j++)
-            s = lbk_key_step(s, q[j], r[j], LBK_KERNEL_METRIC_LINF);
+            s = lbk_key_step(s, q[j], tq_load(r, j), LBK_KERNEL_METRIC_LINF);
     }
     return s;
 }
@@ -56,9 +116,9 @@ static inline bool tq_visit_far(float delta, int metric, ulong worst)
  * Spare lanes hold +inf coordinates and LBK_NO_INDEX: their packed
  * candidate is the pad, which no list takes. One work-item per bucket
  * lane (two tiles' worth). */
-__kernel void tq_bucket_layout(__global const float *tree, __global const uint *ids, ulong n,
-                               int dim, uint bucket_level, ulong twos, __global float *bucket_pts,
-                               __global uint *bucket_ids)
+__kernel void tq_bucket_layout(__global const tq_ref *tree, __global const uint *ids, ulong n,
+                               int dim, uint bucket_level, ulong twos,
+                               __global tq_ref *bucket_pts, __global uint *bucket_ids)
 {
     const ulong g = get_global_id(0), buckets = (ulong)1 << bucket_level;
     if (g >= buckets * 2 * LBK_TREE_TILE_LANES)
@@ -73,10 +133,10 @@ __kernel void tq_bucket_layout(__global const float *tree, __global const uint *
     const bool present = depth < LBK_TREE_BUCKET_LEVELS && x < n;
     const ulong tile = lbk_tq_tile_start(b, twos) + j / LBK_TREE_TILE_LANES;
     const ulong lane = j % LBK_TREE_TILE_LANES;
-    __global float *dst = bucket_pts + tile * (ulong)dim * LBK_TREE_TILE_LANES + lane;
+    __global tq_ref *dst = bucket_pts + tile * (ulong)dim * LBK_TREE_TILE_LANES + lane;
     for (int d = 0; d < dim; d++)
         dst[(ulong)d * LBK_TREE_TILE_LANES] =
-            present ? tree[x * (ulong)dim + (ulong)d] : LBK_INFINITY;
+            present ? tree[x * (ulong)dim + (ulong)d] : (tq_ref)TQ_SPARE;
     bucket_ids[tile * LBK_TREE_TILE_LANES + lane] = present ? ids[x] : LBK_NO_INDEX;
 }
 
@@ -86,7 +146,7 @@ LBK_DEFINE_KEY_STEP(tq_key_step8, float8)
  * time; only the lanes whose key is at or below the K-th's can enter the
  * list (packed order is key order first), and a loop over their bits has
  * no branch per lane. */
-static inline ulong tq_bucket(__global const float *bucket_pts, __global const uint *bucket_ids,
+static inline ulong tq_bucket(__global const tq_ref *bucket_pts, __global const uint *bucket_ids,
                               int dim, __global const float *q, int metric, long s,
                               uint bucket_level, ulong twos, __global ulong *list, int k,
                               ulong worst)
@@ -94,14 +154,14 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
     const ulong b = (ulong)s + 1 - ((ulong)1 << bucket_level);
     const ulong first = lbk_tq_tile_start(b, twos), end = first + (b < twos ? 2 : 1);
     for (ulong t = first; t < end; t++) {
-        __global const float *tp = bucket_pts + t * (ulong)dim * LBK_TREE_TILE_LANES;
+        __global const tq_ref *tp = bucket_pts + t * (ulong)dim * LBK_TREE_TILE_LANES;
         float8 key = (float8)(0.0f);
         if (metric == LBK_KERNEL_METRIC_L2) {
             for (int d = 0; d < dim; d++)
-                key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), LBK_KERNEL_METRIC_L2);
+                key = tq_key_step8(key, (float8)(q[d]), tq_load8(d, tp), LBK_KERNEL_METRIC_L2);
         } else {
             for (int d = 0; d < dim; d++)
-                key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), metric);
+                key = tq_key_step8(key, (float8)(q[d]), tq_load8(d, tp), metric);
         }
         /* The lanes' bits straight from the vector compare: a compare of
          * the stored keys read them back as a vector, which waited on the
@@ -119,6 +179,10 @@ static inline ulong tq_bucket(__global const float *bucket_pts, __global const u
         while (bits) {
             const uint j = 31u - clz(bits & (0u - bits));
             bits &= bits - 1u;
+#if TQ_INT_REF
+            if (ti[j] == LBK_NO_INDEX)
+                continue;
+#endif
             worst = tq_insert(list, k, lbk_pack(keys[j], ti[j]), worst);
         }
     }
@@ -164,11 +228,11 @@ static inline uint tq_bucket_evals(const tq_evals_shape *s, long curr)
  * neighbourhood, and the far nodes of the descent fail one compare instead
  * of being sorted into a list they leave again (about 15 % less time, 1e5
  * queries over 1e6 points). */
-__kernel void tq_knn(__global const float *tree, __global const uint *ids,
+__kernel void tq_knn(__global const tq_ref *tree, __global const uint *ids,
                      __global const uchar *split_dims, int has_dims, int rotation, ulong n,
                      int dim, __global const float *queries, __global const uint *order, ulong nq,
                      int k, int metric, uint bucket_level, ulong twos,
-                     __global const float *bucket_pts, __global const uint *bucket_ids,
+                     __global const tq_ref *bucket_pts, __global const uint *bucket_ids,
                      __global ulong *lists, __global float *out_keys, __global uint *out_index,
                      __global uint *work, __global const float *bounds, int has_bounds)
 {
@@ -212,9 +276,9 @@ __kernel void tq_knn(__global const float *tree, __global const uint *ids,
                 nodes++;
                 evals += tq_bucket_evals(&shape, curr);
             } else {
-                __global const float *node = tree + (ulong)curr * (ulong)dim;
+                __global const tq_ref *node = tree + (ulong)curr * (ulong)dim;
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
-                const float delta = q[sd] - node[sd];
+                const float delta = q[sd] - tq_load(node, sd);
                 const long close_child = 2 * curr + (delta < 0.0f ? 1 : 2);
                 const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
                 if (from_parent) {
@@ -271,7 +335,7 @@ static inline void tq_ball_take(tq_ball *b, float key, uint row)
 }
 
 /* A bucket's points inside the ball; spare lanes (LBK_NO_INDEX) never are. */
-static inline void tq_ball_bucket(__global const float *bucket_pts,
+static inline void tq_ball_bucket(__global const tq_ref *bucket_pts,
                                   __global const uint *bucket_ids, int dim,
                                   __global const float *q, int metric, long s, uint bucket_level,
                                   ulong twos, float bound, tq_ball *b)
@@ -279,10 +343,10 @@ static inline void tq_ball_bucket(__global const float *bucket_pts,
     const ulong bk = (ulong)s + 1 - ((ulong)1 << bucket_level);
     const ulong first = lbk_tq_tile_start(bk, twos), end = first + (bk < twos ? 2 : 1);
     for (ulong t = first; t < end; t++) {
-        __global const float *tp = bucket_pts + t * (ulong)dim * LBK_TREE_TILE_LANES;
+        __global const tq_ref *tp = bucket_pts + t * (ulong)dim * LBK_TREE_TILE_LANES;
         float8 key = (float8)(0.0f);
         for (int d = 0; d < dim; d++)
-            key = tq_key_step8(key, (float8)(q[d]), vload8(d, tp), metric);
+            key = tq_key_step8(key, (float8)(q[d]), tq_load8(d, tp), metric);
         uint bits = (key.s0 <= bound ? 1u : 0u) | (key.s1 <= bound ? 2u : 0u) |
                     (key.s2 <= bound ? 4u : 0u) | (key.s3 <= bound ? 8u : 0u) |
                     (key.s4 <= bound ? 16u : 0u) | (key.s5 <= bound ? 32u : 0u) |
@@ -301,11 +365,11 @@ static inline void tq_ball_bucket(__global const float *bucket_pts,
     }
 }
 
-__kernel void tq_radius(__global const float *tree, __global const uint *ids,
+__kernel void tq_radius(__global const tq_ref *tree, __global const uint *ids,
                         __global const uchar *split_dims, int has_dims, int rotation, ulong n,
                         int dim, __global const float *queries, __global const uint *order,
                         ulong nq, int metric, uint bucket_level, ulong twos,
-                        __global const float *bucket_pts, __global const uint *bucket_ids,
+                        __global const tq_ref *bucket_pts, __global const uint *bucket_ids,
                         __global const float *bounds, int mode, __global uint *counts,
                         __global const ulong *offsets, ulong w0, ulong w1,
                         __global ulong *out_codes, __global uint *work)
@@ -343,9 +407,9 @@ __kernel void tq_radius(__global const float *tree, __global const uint *ids,
                 nodes++;
                 evals += tq_bucket_evals(&shape, curr);
             } else {
-                __global const float *node = tree + (ulong)curr * (ulong)dim;
+                __global const tq_ref *node = tree + (ulong)curr * (ulong)dim;
                 const int sd = has_dims ? (int)split_dims[curr] : level_dim;
-                const float delta = q[sd] - node[sd];
+                const float delta = q[sd] - tq_load(node, sd);
                 const long close_child = 2 * curr + (delta < 0.0f ? 1 : 2);
                 const long far_child = 2 * curr + (delta < 0.0f ? 2 : 1);
                 if (from_parent) {

@@ -256,10 +256,6 @@ const char *lbk_inputs_compact_why(const lbk_job *job)
 {
     if (job->knn.metric == LBK_METRIC_COSINE)
         return "cosine normalises the rows in float32";
-    if (lbk_job_self_search(job))
-        return "a self search's queries are the points themselves, searched as float32";
-    if (lbk_job_radius_task(job) || lbk_job_radius_votes(job))
-        return "radius search reads float32 points for now";
     return NULL;
 }
 

@@ -78,8 +78,10 @@ lbk_status lbk_run_rows_read(const lbk_run_state *s, uint64_t v, uint64_t count,
 {
     uint64_t lo, hi;
     span(s, v, count, &lo, &hi);
-    /* A graph searched as queries reads its reference rows. */
+    /* A graph searched as queries reads its reference rows, and searches
+     * them as float32 queries (compact ones widened, exactly). */
     LBK_TRY(lbk_inputs_read_rows(s->job, !s->graph_queries, lo, hi, out));
+    LBK_TRY(lbk_dataset_widen(out));
     if (hi - lo == count)
         return LBK_OK;
     compact(s, v, count, lo, (char *)out->points, (size_t)out->dim * sizeof *out->points);

@@ -103,10 +103,22 @@ static lbk_status decomposer_alloc(decomposer *d, const lbk_decompose_shard *in,
     return LBK_OK;
 }
 
+/* Value `at` of the shard's row-major points, float32 or compact. */
+static inline float coord(const lbk_decompose_shard *in, uint64_t at)
+{
+    return in->value_of ? in->value_of(in->raw, at) : in->points[at];
+}
+
+/* Bytes of one point as it moves. */
+static size_t point_bytes(const lbk_decompose_shard *in)
+{
+    return (size_t)in->dim * (in->value_of ? in->value_bytes : sizeof(float));
+}
+
 static uint32_t point_image(const decomposer *d, uint64_t i, int g)
 {
     return lbk_toptree_order_image(
-        d->in->points[i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]]);
+        coord(d->in, i * (uint64_t)d->in->dim + (uint64_t)d->split_dim[g]));
 }
 
 /* Where this round's digit sits: its shift within the image, or within the
@@ -283,11 +295,11 @@ static lbk_status widest_dims(const lbk_comm *comm, decomposer *d)
         const int s = d->slot[d->node_of[i]];
         if (s < 0)
             continue;
-        const float *p = d->in->points + i * (uint64_t)dim;
         float *b = d->box + (size_t)s * per;
         for (int j = 0; j < dim; j++) {
-            b[j] = p[j] < b[j] ? p[j] : b[j];
-            b[dim + j] = -p[j] < b[dim + j] ? -p[j] : b[dim + j];
+            const float v = coord(d->in, i * (uint64_t)dim + (uint64_t)j);
+            b[j] = v < b[j] ? v : b[j];
+            b[dim + j] = -v < b[dim + j] ? -v : b[dim + j];
         }
     }
     LBK_TRY(lbk_comm_mpi_allreduce(comm, MPI_IN_PLACE, d->box, d->groups * (int)per,
@@ -485,6 +497,25 @@ static uint64_t leaf_points(const lbk_toptree *tree, int rank)
     return 0;
 }
 
+/* Compact points packed by owner, typed by width as the float32 rows are. */
+static void pack_compact(const decomposer *d, size_t row, uint64_t *cursor, unsigned char *pack)
+{
+    const lbk_decompose_shard *in = d->in;
+    const size_t values = (size_t)in->dim;
+    for (uint64_t i = 0; i < in->rows; i++) {
+        unsigned char *at = pack + cursor[d->node_of[i]]++ * row;
+        if (in->value_bytes == 2) {
+            const uint16_t *p = (const uint16_t *)in->raw + i * values;
+            for (size_t j = 0; j < values; j++)
+                ((uint16_t *)(void *)at)[j] = p[j];
+        } else {
+            const unsigned char *p = (const unsigned char *)in->raw + i * values;
+            for (size_t j = 0; j < values; j++)
+                at[j] = p[j];
+        }
+    }
+}
+
 /* One stream's rows packed by owner, ascending row order within each. */
 static void pack_stream(const decomposer *d, int which, size_t row, uint64_t *cursor,
                         unsigned char *pack)
@@ -493,7 +524,9 @@ static void pack_stream(const decomposer *d, int which, size_t row, uint64_t *cu
     /* One loop per stream with typed stores: a memcpy call of `row` bytes
      * per point took most of the exchange's time. */
     const size_t dim = (size_t)in->dim;
-    if (which == STREAM_POINTS) {
+    if (which == STREAM_POINTS && in->value_of) {
+        pack_compact(d, row, cursor, pack);
+    } else if (which == STREAM_POINTS) {
         for (uint64_t i = 0; i < in->rows; i++) {
             float *at = (float *)(void *)(pack + cursor[d->node_of[i]]++ * row);
             const float *p = in->points + i * dim;
@@ -520,7 +553,7 @@ static lbk_status move_stream(const lbk_comm *comm, const decomposer *d, int whi
                               uint64_t *recv_counts, lbk_exchange_buffer *recv,
                               uint64_t *bytes_sent)
 {
-    const size_t row = which == STREAM_POINTS ? (size_t)d->in->dim * sizeof(float)
+    const size_t row = which == STREAM_POINTS ? point_bytes(d->in)
                        : which == STREAM_IDS  ? d->id_size
                                               : sizeof(int32_t);
     uint64_t at = 0;
@@ -541,9 +574,7 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_decompose
     uint64_t *recv_counts = malloc(p * sizeof *recv_counts);
     /* One packing buffer for the three streams: each of its pages is
      * faulted in once (on this VM a fresh page costs more than the copy). */
-    const size_t widest = (size_t)d->in->dim * sizeof(float) > d->id_size
-                              ? (size_t)d->in->dim * sizeof(float)
-                              : d->id_size;
+    const size_t widest = point_bytes(d->in) > d->id_size ? point_bytes(d->in) : d->id_size;
     /* Whole 8-byte words: the streams are stored typed (8-byte ids too),
      * and guard mode ends the buffer where its size ends. */
     unsigned char *pack = lbk_alloc_large(((size_t)d->in->rows * widest + 7) / 8 * 8);
@@ -561,8 +592,7 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_decompose
     /* The arrays this rank will own, on huge pages (alloc_large.h): as
      * many rows as its leaf of the top tree holds. */
     const uint64_t owned = leaf_points(d->tree, comm->rank);
-    const size_t rows_bytes[3] = {(size_t)d->in->dim * sizeof(float), d->id_size,
-                                  sizeof(int32_t)};
+    const size_t rows_bytes[3] = {point_bytes(d->in), d->id_size, sizeof(int32_t)};
     for (int s = 0; s < streams && st == LBK_OK; s++) {
         bufs[s].capacity = (size_t)owned * rows_bytes[s];
         bufs[s].data = lbk_alloc_large(bufs[s].capacity);
@@ -580,7 +610,11 @@ static lbk_status move_points(const lbk_comm *comm, decomposer *d, lbk_decompose
     for (size_t r = 0; r < p; r++)
         out->rows += recv_counts[r];
     out->dim = d->in->dim;
-    out->points = bufs[STREAM_POINTS].data;
+    out->value_bytes = d->in->value_of ? d->in->value_bytes : sizeof(float);
+    if (d->in->value_of)
+        out->raw = bufs[STREAM_POINTS].data;
+    else
+        out->points = bufs[STREAM_POINTS].data;
     if (d->id_size == sizeof(uint32_t))
         out->ids32 = bufs[STREAM_IDS].data;
     else
@@ -616,7 +650,7 @@ static lbk_status check_owned(const lbk_comm *comm, const lbk_toptree *tree,
 
 /* Collective: every rank's count and tight box, to every rank. */
 static lbk_status gather_boxes(const lbk_comm *comm, lbk_toptree *tree,
-                               const lbk_decompose_owned *own)
+                               const lbk_decompose_owned *own, lbk_decompose_value_fn value_of)
 {
     const int dim = own->dim;
     const size_t floats = 2 * (size_t)dim, rec = sizeof(uint64_t) + floats * sizeof(float);
@@ -632,7 +666,8 @@ static lbk_status gather_boxes(const lbk_comm *comm, lbk_toptree *tree,
     }
     for (uint64_t i = 0; i < own->rows; i++)
         for (int j = 0; j < dim; j++) {
-            const float v = own->points[i * (uint64_t)dim + (uint64_t)j];
+            const uint64_t at = i * (uint64_t)dim + (uint64_t)j;
+            const float v = value_of ? value_of(own->raw, at) : own->points[at];
             box[j] = v < box[j] ? v : box[j];
             box[dim + j] = v > box[dim + j] ? v : box[dim + j];
         }
@@ -657,6 +692,7 @@ cleanup:
 void lbk_decompose_owned_free(lbk_decompose_owned *points)
 {
     lbk_alloc_large_free(points->points);
+    lbk_alloc_large_free(points->raw);
     lbk_alloc_large_free(points->ids);
     lbk_alloc_large_free(points->ids32);
     lbk_alloc_large_free(points->labels);
@@ -681,7 +717,7 @@ lbk_status lbk_decompose(const lbk_comm *comm, lbk_tree_split split,
         LBK_TRY_GOTO(st, split_level(comm, &d, level));
     LBK_TRY_GOTO(st, move_points(comm, &d, out, bytes_sent));
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, check_owned(comm, tree, out)));
-    st = gather_boxes(comm, tree, out);
+    st = gather_boxes(comm, tree, out, shard->value_of);
 cleanup:
     decomposer_free(&d);
     if (st != LBK_OK) {

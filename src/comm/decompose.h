@@ -25,15 +25,21 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A compact point value (the index's uint8, int8 or float16 rows) as a
+ * float, exactly: value `at` of the row-major array `raw`. */
+typedef float (*lbk_decompose_value_fn)(const void *raw, uint64_t at);
+
 /* Points with their global ids; labels may be NULL. */
 typedef struct {
     uint64_t rows;
     int dim;
-    float *points;   /* rows * dim */
-    uint64_t *ids;   /* rows; NULL when ids32 holds them */
-    uint32_t *ids32; /* rows, when every global id fits 32 bits: at 1e7 points on
+    float *points;      /* rows * dim; NULL when the rows are compact (raw) */
+    void *raw;          /* rows * dim values of value_bytes each (compact), or NULL */
+    size_t value_bytes; /* 4 for float32 points */
+    uint64_t *ids;      /* rows; NULL when ids32 holds them */
+    uint32_t *ids32;    /* rows, when every global id fits 32 bits: at 1e7 points on
                           2 ranks, 19 MiB less per rank through the build */
-    int32_t *labels; /* rows, or NULL */
+    int32_t *labels;    /* rows, or NULL */
 } lbk_decompose_owned;
 
 static inline uint64_t lbk_decompose_owned_id(const lbk_decompose_owned *points, uint64_t i)
@@ -48,6 +54,13 @@ typedef struct {
     uint64_t rows, first_row, total_rows;
     int dim;
     const float *points;
+    /* Compact rows instead of points where value_of is set (the same on
+     * every rank; NULL: float32): value_bytes wide, read as floats through
+     * value_of (exact), so the planes and boxes are the widened rows'; they
+     * move at their own width. */
+    const void *raw;
+    size_t value_bytes;
+    lbk_decompose_value_fn value_of;
     const int32_t *labels;
     bool has_labels;
     bool wide_ids; /* 64-bit ids even where 32 bits would hold them (tests) */

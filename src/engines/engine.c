@@ -108,10 +108,12 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
     if (!state)
         return LBK_ERR_NOMEM;
     state->dtype = reference->dtype;
-    if (engine == LBK_ENGINE_KDTREE && reference->dtype != LBK_DTYPE_FLOAT32) {
-        /* The index widens the shard before (lbk_index_compact_why). */
-        lbk_error("the k-d tree builds over float32 points, not %s; widen them first",
-                  lbk_dtype_name(reference->dtype));
+    if (engine == LBK_ENGINE_KDTREE && lbk_dataset_type_integer(reference->dtype) &&
+        reference->dim > LBK_KDTREE_INT_DIM_MAX) {
+        /* The index widens such a shard before (widen_for_plan). */
+        lbk_error("the k-d tree's keys over %s points are exact up to %d dimensions, not %d; "
+                  "widen them first",
+                  lbk_dtype_name(reference->dtype), LBK_KDTREE_INT_DIM_MAX, reference->dim);
         st = LBK_ERR_CONFIG;
     } else if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params brute = {
@@ -257,9 +259,10 @@ void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size)
     lbk_kdtree_stats stats;
     lbk_kdtree_get_stats(state->tree, &stats);
     snprintf(buf, size,
-             "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64 "}",
+             "tree: {levels: %d, sort: %s, build_s: %.6f, peak_device_bytes: %" PRIu64
+             ", held_bytes: %" PRIu64 "}",
              stats.levels, lbk_tree_sort_name(stats.sort_used), stats.build_s,
-             stats.peak_device_bytes);
+             stats.peak_device_bytes, lbk_kdtree_bytes(state->tree));
 }
 
 void lbk_engine_destroy(lbk_engine_state *state)
@@ -312,10 +315,11 @@ uint64_t lbk_engine_radius_max_batch(const lbk_engine_state *state)
     return lbk_tree_radius_max_batch(state->tree, &p);
 }
 
-/* Radius search reads float32 points (kernels/brute_radius.cl). */
+/* Brute force's radius search reads float32 points (kernels/brute_radius.cl);
+ * the tree's walks read compact ones as its kNN does. */
 static lbk_status check_radius_points(const lbk_engine_state *state)
 {
-    LBK_FAIL_IF(state->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_CONFIG,
+    LBK_FAIL_IF(state->brute && state->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_CONFIG,
                 "radius search over %s points is not supported yet; give reference.type: "
                 "float32",
                 lbk_dtype_name(state->dtype));
@@ -330,6 +334,17 @@ bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, 
 bool lbk_engine_int_keys(const lbk_engine_state *state)
 {
     return state->brute && lbk_brute_int_keys(state->brute);
+}
+
+const char *lbk_engine_compact_why(lbk_engine engine, bool spatial, lbk_dtype type, int dim)
+{
+    if (!lbk_dataset_type_integer(type) || dim <= LBK_KDTREE_INT_DIM_MAX)
+        return NULL;
+    if (engine == LBK_ENGINE_KDTREE)
+        return "the k-d tree's float32 keys are exact integers up to 258 dimensions";
+    return spatial ? "the spatial partition's float32 box keys are exact integers up to 258 "
+                     "dimensions"
+                   : NULL;
 }
 
 void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n)

@@ -73,6 +73,13 @@ bool lbk_engine_int_keys(const lbk_engine_state *state);
  * faster than a compact one (lbk_brute_prefilter_auto). */
 bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim);
 void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n);
+/* Why `engine` (under the spatial partition where `spatial`) cannot search
+ * compact points of `type` in `dim` dimensions (one line, for "widened to
+ * float32: why"), or NULL when it keeps them at their own width. For uint8
+ * and int8, the k-d tree's keys and the spatial partition's box keys are
+ * float32 sums, exact integers only up to LBK_KDTREE_INT_DIM_MAX
+ * dimensions. */
+const char *lbk_engine_compact_why(lbk_engine engine, bool spatial, lbk_dtype type, int dim);
 /* `bounds` (NULL: none): per query, a key no answer needs to exceed (the
  * k-d tree returns only keys <= it, ties included, and pads; brute force
  * ignores it and returns the whole K-list). Either way merging the answer

@@ -21,7 +21,8 @@ struct lbk_kdtree {
     int dim;
     lbk_tree_split split;
     int rotation;             /* round robin: the root's dimension */
-    cl_mem points;            /* tree order */
+    lbk_dtype dtype;          /* of the points: the shard's own (kdtree.h) */
+    cl_mem points;            /* tree order, at the dtype's width */
     cl_mem ids;               /* original shard row per node */
     cl_mem dims;              /* split dimension per node; NULL for round robin */
     lbk_tree_buckets buckets; /* the query's copy of the bottom levels */
@@ -73,7 +74,8 @@ uint64_t lbk_kdtree_build_bytes(uint64_t n, int dim, lbk_tree_split split, lbk_t
 {
     const uint64_t scratch = scratch_bytes(n, dim, split, sort);
     const uint64_t built = n * ((uint64_t)dim * sizeof(float) + 4u) +
-                           (split == LBK_SPLIT_WIDEST ? n : 0) + lbk_tree_buckets_bytes(n, dim);
+                           (split == LBK_SPLIT_WIDEST ? n : 0) +
+                           lbk_tree_buckets_bytes(n, dim, LBK_DTYPE_FLOAT32);
     return scratch > built ? scratch : built;
 }
 
@@ -132,6 +134,18 @@ lbk_status lbk_kdtree_launch(lbk_kdtree_builder *b, int k, uint64_t global, size
     return LBK_OK;
 }
 
+/* Value `at` of the shard's row-major points as a float (exact for every
+ * type). */
+static float point_value(const lbk_dataset *ref, uint64_t at)
+{
+    switch (ref->dtype) {
+    case LBK_DTYPE_UINT8: return (float)((const uint8_t *)ref->raw)[at];
+    case LBK_DTYPE_INT8: return (float)((const int8_t *)ref->raw)[at];
+    case LBK_DTYPE_FLOAT16: return lbk_dataset_half_to_float(((const uint16_t *)ref->raw)[at]);
+    default: return ref->points[at];
+    }
+}
+
 /* The world box and its widest side (ties to the highest dimension), as the
  * widest rule's starting split. */
 static lbk_status world_box(const lbk_dataset *ref, float **lo_out, float **hi_out, int *widest)
@@ -146,12 +160,12 @@ static lbk_status world_box(const lbk_dataset *ref, float **lo_out, float **hi_o
         return LBK_ERR_NOMEM;
     }
     for (int j = 0; j < dim; j++)
-        lo[j] = hi[j] = ref->points[j];
+        lo[j] = hi[j] = point_value(ref, (uint64_t)j);
     for (uint64_t i = 1; i < ref->rows; i++) {
-        const float *p = ref->points + i * (uint64_t)dim;
         for (int j = 0; j < dim; j++) {
-            lo[j] = p[j] < lo[j] ? p[j] : lo[j];
-            hi[j] = p[j] > hi[j] ? p[j] : hi[j];
+            const float v = point_value(ref, i * (uint64_t)dim + (uint64_t)j);
+            lo[j] = v < lo[j] ? v : lo[j];
+            hi[j] = v > hi[j] ? v : hi[j];
         }
     }
     float best = -INFINITY;
@@ -181,17 +195,26 @@ static void builder_release(lbk_kdtree_builder *b)
             clReleaseKernel(b->kernels[k]);
 }
 
+/* Compact points: the upload beside its float32 copy while widening, and
+ * the compact tree beside the float32 one while narrowing (build_compact). */
+static uint64_t compact_bytes(uint64_t n, int dim, lbk_dtype type)
+{
+    return type == LBK_DTYPE_FLOAT32 ? 0 : n * (uint64_t)dim * lbk_dataset_type_bytes(type);
+}
+
 static lbk_status choose_sort(const lbk_device *dev, const lbk_kdtree_params *params, uint64_t n,
-                              int dim, lbk_tree_sort *out)
+                              int dim, lbk_dtype type, lbk_tree_sort *out)
 {
     const uint64_t budget =
         params->memory_budget ? params->memory_budget : lbk_device_global_mem(dev);
     const uint64_t max_alloc = lbk_device_max_alloc(dev);
     const uint64_t largest =
         n * (uint64_t)dim * sizeof(float) > n * 8 ? n * (uint64_t)dim * sizeof(float) : n * 8;
-    const uint64_t radix = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_RADIX);
-    const uint64_t bitonic = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_BITONIC);
-    const uint64_t select = lbk_kdtree_select_bytes(n, dim);
+    const uint64_t extra = compact_bytes(n, dim, type);
+    const uint64_t radix = lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_RADIX) + extra;
+    const uint64_t bitonic =
+        lbk_kdtree_build_bytes(n, dim, params->split, LBK_SORT_BITONIC) + extra;
+    const uint64_t select = lbk_kdtree_select_bytes(n, dim) + extra;
     const bool radix_fits = radix <= budget && largest <= max_alloc;
     const bool bitonic_fits = bitonic <= budget && n * (uint64_t)dim * 4 <= max_alloc;
     const bool select_fits = select <= budget && n * (uint64_t)dim * 4 <= max_alloc;
@@ -308,7 +331,13 @@ static lbk_status builder_alloc(lbk_kdtree_builder *b, const lbk_dataset *refere
 {
     const size_t n = (size_t)b->n;
     const size_t pts_bytes = n * (size_t)b->dim * sizeof(float);
-    LBK_TRY(buf_alloc(b, &b->points, pts_bytes, reference->points, "k-d tree points"));
+    if (b->points.mem) { /* compact points widened on the device (build_compact) */
+        b->points.bytes = pts_bytes ? pts_bytes : 16;
+        b->current_bytes += b->points.bytes;
+        b->peak_bytes = b->current_bytes > b->peak_bytes ? b->current_bytes : b->peak_bytes;
+    } else {
+        LBK_TRY(buf_alloc(b, &b->points, pts_bytes, reference->points, "k-d tree points"));
+    }
     LBK_TRY(buf_alloc(b, &b->rows, n * 4, NULL, "k-d tree row ids"));
     LBK_TRY(buf_alloc(b, &b->tags, n * 4, NULL, "k-d tree tags"));
     LBK_TRY(buf_alloc(b, &b->dims, b->has_dims ? n : 0, NULL, "k-d tree split dims"));
@@ -389,13 +418,14 @@ static void print_profile(const lbk_kdtree_builder *b)
 }
 
 /* Build a non-empty tree's buffers; the tree keeps only what queries need. */
-static lbk_status build_on_device(lbk_device *dev, const lbk_dataset *reference,
+static lbk_status build_on_device(lbk_device *dev, const lbk_dataset *reference, cl_mem wide,
                                   const lbk_kdtree_params *params, lbk_tree_sort sort,
                                   lbk_kdtree *tree)
 {
     lbk_status st = LBK_OK;
     lbk_kdtree_builder b;
     memset(&b, 0, sizeof b);
+    b.points.mem = wide; /* taken over: released with the builder's on failure */
     b.sort = sort;
     float *box_lo = NULL, *box_hi = NULL;
     int first_dim = 0;
@@ -424,11 +454,11 @@ cleanup:
 }
 
 /* The select lbk_kdtree_builder (kdtree_select.h). */
-static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference,
+static lbk_status build_select(lbk_device *dev, const lbk_dataset *reference, cl_mem wide,
                                const lbk_kdtree_params *params, lbk_kdtree *tree)
 {
     lbk_kdtree_select_tree out;
-    LBK_TRY(lbk_kdtree_select_build(dev, reference, segment_max_for(dev, params),
+    LBK_TRY(lbk_kdtree_select_build(dev, reference, wide, segment_max_for(dev, params),
                                     params->rotation, params->profile, &out));
     tree->points = out.points;
     tree->ids = out.ids;
@@ -459,11 +489,102 @@ static lbk_status verify(const lbk_kdtree *tree)
 static lbk_status finish_tree(lbk_kdtree *tree)
 {
     cl_program query_program;
-    LBK_TRY(lbk_device_program_kept(tree->dev, "tree_query.cl", "", &query_program));
-    tree->bytes += lbk_tree_buckets_bytes(tree->n, tree->dim);
+    LBK_TRY(lbk_device_program_kept(tree->dev, "tree_query.cl",
+                                    lbk_tree_buckets_program_options(tree->dtype),
+                                    &query_program));
+    tree->bytes += lbk_tree_buckets_bytes(tree->n, tree->dim, tree->dtype);
     if (tree->stats.peak_device_bytes < tree->bytes)
         tree->stats.peak_device_bytes = tree->bytes;
     return LBK_OK;
+}
+
+/* One kernel of the tree's type-specific program (kernels/tree_query.cl)
+ * over `count` values: in to out. */
+static lbk_status convert_values(lbk_device *dev, lbk_dtype type, const char *name, cl_mem in,
+                                 uint64_t count, cl_mem out)
+{
+    lbk_status st = LBK_OK;
+    cl_program program;
+    cl_kernel kernel = NULL;
+    const cl_ulong ccount = count;
+    size_t local = 256, global = lbk_device_round_up((size_t)count, local);
+    LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl", lbk_tree_buckets_program_options(type),
+                                    &program));
+    LBK_TRY(lbk_device_kernel(program, name, &kernel));
+    LBK_TRY_GOTO(st, LBK_KERNEL_ARGS(kernel, LBK_ARG(in), LBK_ARG(ccount), LBK_ARG(out)));
+    LBK_TRY_GOTO(st,
+                 lbk_device_cl_check(clEnqueueNDRangeKernel(lbk_device_queue(dev), kernel, 1,
+                                                            NULL, &global, &local, 0, NULL, NULL),
+                                     name));
+    st = lbk_device_cl_check(clFinish(lbk_device_queue(dev)), name);
+cleanup:
+    clReleaseKernel(kernel);
+    return st;
+}
+
+/* Compact points: the builders sort a float32 copy made on the device (the
+ * values convert exactly, so keys and splits are the exact values'), never
+ * on the host; the compact upload is released once widened. */
+static lbk_status widen_on_device(lbk_device *dev, const lbk_dataset *reference, cl_mem *wide,
+                                  uint64_t *peak)
+{
+    const uint64_t count = reference->rows * (uint64_t)reference->dim;
+    const size_t raw_bytes = (size_t)count * lbk_dataset_type_bytes(reference->dtype);
+    cl_mem raw = NULL;
+    LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, raw_bytes,
+                              reference->raw, "k-d tree compact points", &raw));
+    lbk_status st = lbk_device_buffer(dev, CL_MEM_READ_WRITE, (size_t)count * sizeof(float), NULL,
+                                      "k-d tree points", wide);
+    if (st == LBK_OK)
+        st = convert_values(dev, reference->dtype, "tq_widen", raw, count, *wide);
+    clReleaseMemObject(raw);
+    if (st != LBK_OK && *wide) {
+        clReleaseMemObject(*wide);
+        *wide = NULL;
+    }
+    *peak = raw_bytes + count * sizeof(float);
+    return st;
+}
+
+/* The built tree's float32 points back to the shard's type, exactly. */
+static lbk_status narrow_on_device(lbk_kdtree *tree)
+{
+    const uint64_t count = tree->n * (uint64_t)tree->dim;
+    const uint64_t value = lbk_dataset_type_bytes(tree->dtype);
+    cl_mem narrow = NULL;
+    LBK_TRY(lbk_device_buffer(tree->dev, CL_MEM_READ_WRITE, (size_t)(count * value), NULL,
+                              "k-d tree points", &narrow));
+    const lbk_status st =
+        convert_values(tree->dev, tree->dtype, "tq_narrow", tree->points, count, narrow);
+    if (st != LBK_OK) {
+        clReleaseMemObject(narrow);
+        return st;
+    }
+    if (tree->stats.peak_device_bytes < tree->bytes + count * value)
+        tree->stats.peak_device_bytes = tree->bytes + count * value;
+    clReleaseMemObject(tree->points);
+    tree->points = narrow;
+    tree->bytes -= count * (sizeof(float) - value);
+    return LBK_OK;
+}
+
+/* A non-empty tree by the chosen builder; compact points through a float32
+ * copy on the device (build peak: that copy, as a float32 shard's, beside
+ * the compact upload while widening), the tree then held compact. */
+static lbk_status build_any(lbk_device *dev, const lbk_dataset *reference,
+                            const lbk_kdtree_params *params, lbk_kdtree *tree)
+{
+    cl_mem wide = NULL;
+    uint64_t widen_peak = 0;
+    if (reference->dtype != LBK_DTYPE_FLOAT32)
+        LBK_TRY(widen_on_device(dev, reference, &wide, &widen_peak));
+    if (tree->stats.sort_used == LBK_SORT_SELECT)
+        LBK_TRY(build_select(dev, reference, wide, params, tree));
+    else
+        LBK_TRY(build_on_device(dev, reference, wide, params, tree->stats.sort_used, tree));
+    if (tree->stats.peak_device_bytes < widen_peak)
+        tree->stats.peak_device_bytes = widen_peak;
+    return reference->dtype == LBK_DTYPE_FLOAT32 ? LBK_OK : narrow_on_device(tree);
 }
 
 lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
@@ -482,12 +603,12 @@ lbk_status lbk_kdtree_build(lbk_device *dev, const lbk_dataset *reference,
     tree->dim = reference->dim;
     tree->split = params->split;
     tree->rotation = params->split == LBK_SPLIT_ROUND_ROBIN ? params->rotation : 0;
-    LBK_TRY_GOTO(st, choose_sort(dev, params, n, reference->dim, &tree->stats.sort_used));
+    tree->dtype = reference->dtype;
+    LBK_TRY_GOTO(st, choose_sort(dev, params, n, reference->dim, reference->dtype,
+                                 &tree->stats.sort_used));
     tree->stats.levels = lbk_kdtree_levels(n);
-    if (n > 0 && tree->stats.sort_used == LBK_SORT_SELECT)
-        LBK_TRY_GOTO(st, build_select(dev, reference, params, tree));
-    else if (n > 0)
-        LBK_TRY_GOTO(st, build_on_device(dev, reference, params, tree->stats.sort_used, tree));
+    if (n > 0)
+        LBK_TRY_GOTO(st, build_any(dev, reference, params, tree));
     tree->stats.build_s = lbk_timer_now() - t0;
     LBK_TRY_GOTO(st, finish_tree(tree));
     if (params->verify && n > 0)
@@ -512,6 +633,7 @@ lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk
     tree->dim = image->dim;
     tree->split = image->split_dims ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
     tree->rotation = image->split_dims ? 0 : image->rotation;
+    tree->dtype = LBK_DTYPE_FLOAT32; /* an image holds float32 points (kdtree.h) */
     tree->stats.sort_used = image->sort_used;
     tree->stats.levels = lbk_kdtree_levels(n);
     const cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
@@ -540,6 +662,23 @@ void lbk_kdtree_get_stats(const lbk_kdtree *tree, lbk_kdtree_stats *stats)
     *stats = tree->stats;
 }
 
+/* Compact values read into the front of a float array, widened in place
+ * from the back (each float lies at or after its compact value). */
+static void widen_downloaded(lbk_dtype type, float *p, size_t count)
+{
+    const void *raw = p;
+    for (size_t i = count; i-- > 0;) {
+        switch (type) {
+        case LBK_DTYPE_UINT8: p[i] = (float)((const uint8_t *)raw)[i]; break;
+        case LBK_DTYPE_INT8: p[i] = (float)((const int8_t *)raw)[i]; break;
+        case LBK_DTYPE_FLOAT16:
+            p[i] = lbk_dataset_half_to_float(((const uint16_t *)raw)[i]);
+            break;
+        default: return;
+        }
+    }
+}
+
 lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
                                uint8_t **split_dims)
 {
@@ -553,8 +692,9 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
     *split_dims = NULL;
     if (n == 0)
         return LBK_OK;
-    const size_t pts_bytes = (size_t)n * (size_t)tree->dim * sizeof(float);
-    p = malloc(pts_bytes);
+    const size_t count = (size_t)n * (size_t)tree->dim;
+    const size_t pts_bytes = count * lbk_dataset_type_bytes(tree->dtype);
+    p = malloc(count * sizeof(float));
     r = malloc((size_t)n * sizeof *r);
     if (tree->dims)
         d = malloc((size_t)n);
@@ -568,6 +708,7 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
     LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0,
                                                              pts_bytes, p, 0, NULL, NULL),
                                          "downloading k-d tree points"));
+    widen_downloaded(tree->dtype, p, count);
     LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0,
                                                              (size_t)n * 4, r, 0, NULL, NULL),
                                          "downloading k-d tree ids"));
@@ -650,6 +791,7 @@ cl_mem lbk_kdtree_points(const lbk_kdtree *tree) { return tree->points; }
 cl_mem lbk_kdtree_ids(const lbk_kdtree *tree) { return tree->ids; }
 cl_mem lbk_kdtree_split_dims(const lbk_kdtree *tree) { return tree->dims; }
 int lbk_kdtree_rotation(const lbk_kdtree *tree) { return tree->rotation; }
+lbk_dtype lbk_kdtree_dtype(const lbk_kdtree *tree) { return tree->dtype; }
 uint64_t lbk_kdtree_bytes(const lbk_kdtree *tree) { return tree->bytes; }
 const lbk_tree_buckets *lbk_kdtree_buckets(const lbk_kdtree *tree) { return &tree->buckets; }
 
@@ -658,5 +800,5 @@ lbk_status lbk_kdtree_prepare_query(lbk_kdtree *tree)
     if (tree->n == 0 || tree->buckets.points)
         return LBK_OK;
     return lbk_tree_buckets_make(tree->dev, tree->points, tree->ids, tree->n, tree->dim,
-                                 &tree->buckets);
+                                 tree->dtype, &tree->buckets);
 }

@@ -16,6 +16,16 @@
 
 typedef struct lbk_kdtree lbk_kdtree;
 
+/* Compact points (uint8, int8, float16) are held at their own width and
+ * walked in float32 arithmetic on their exact float values. For uint8 and
+ * int8 (|q - r| <= 255 for queries in the points' range) every l2 partial
+ * sum is an integer of at most dim * 255^2, exact in float32 while below
+ * 2^24: 258 * 255^2 = 16,776,450 is, 259 * 255^2 is not. Up to this
+ * dimension the tree's keys are the brute engine's exact integer keys
+ * (l1 and linf are exact further out; one limit keeps the rule simple);
+ * beyond it the index widens the points and the engine refuses them. */
+#define LBK_KDTREE_INT_DIM_MAX 258
+
 typedef struct {
     lbk_tree_split split;
     /* Round robin: level l splits dimension (rotation + l) mod dim, so a
@@ -58,7 +68,8 @@ void lbk_kdtree_get_stats(const lbk_kdtree *tree, lbk_kdtree_stats *stats);
  * bytes are already in the tree's. */
 lbk_status lbk_kdtree_prepare_query(lbk_kdtree *tree);
 
-/* Copy the built tree back: points in tree order (n * dim), the original
+/* Copy the built tree back: points in tree order (n * dim, float32: compact
+ * points widened, exactly), the original
  * shard row of each node, and (widest split) each node's split dimension
  * (NULL when round-robin). Arrays are allocated by the callee, freed by the
  * caller with free(). */
@@ -90,6 +101,10 @@ lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint
                             int rotation);
 /* Round robin: the dimension of the root. */
 int lbk_kdtree_rotation(const lbk_kdtree *tree);
+/* The type the tree holds its points in: the built shard's (compact types
+ * stay compact, docs/design.md "Compact reference points"), FLOAT32 for an
+ * uploaded image. */
+lbk_dtype lbk_kdtree_dtype(const lbk_kdtree *tree);
 
 void lbk_kdtree_destroy(lbk_kdtree *tree);
 

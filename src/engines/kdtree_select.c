@@ -86,8 +86,9 @@ static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref,
 {
     const size_t pts = (size_t)b->n * (size_t)b->dim * sizeof(float);
     const size_t rows = (size_t)b->n * sizeof(uint32_t);
-    LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, pts,
-                              (void *)ref->points, "k-d tree work points", &b->work[0]));
+    if (!b->work[0])
+        LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, pts,
+                                  (void *)ref->points, "k-d tree work points", &b->work[0]));
     LBK_TRY(lbk_device_buffer(b->dev, CL_MEM_READ_WRITE, pts, NULL, "k-d tree work points",
                               &b->work[1]));
     for (int i = 0; i < 2; i++)
@@ -104,12 +105,13 @@ static lbk_status alloc_and_init(select_build *b, const lbk_dataset *ref,
         "launching kd_sel_init");
 }
 
-lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
+lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference, cl_mem wide,
                                    uint64_t segment_max, int rotation, bool profile,
                                    lbk_kdtree_select_tree *out)
 {
     lbk_status st = LBK_OK;
     select_build b = {.dev = dev,
+                      .work = {wide, NULL},
                       .queue = lbk_device_queue(dev),
                       .n = reference->rows,
                       .dim = reference->dim,

@@ -25,7 +25,10 @@ typedef struct {
 /* Device bytes a select build of n points allocates at its peak. */
 uint64_t lbk_kdtree_select_bytes(uint64_t n, int dim);
 
-lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference,
+/* `wide`: the shard's points already on the device as float32 (compact
+ * points, widened there), taken over and released by the build; NULL =
+ * upload reference->points. */
+lbk_status lbk_kdtree_select_build(lbk_device *dev, const lbk_dataset *reference, cl_mem wide,
                                    uint64_t segment_max, int rotation, bool profile,
                                    lbk_kdtree_select_tree *out);
 

@@ -93,7 +93,9 @@ static lbk_status query_open(lbk_kdtree *tree, int k, uint64_t batch, query_stat
     const uint64_t dim = (uint64_t)lbk_kdtree_dim(tree), kk = (uint64_t)k;
     cl_program program;
     qs->batch = batch;
-    LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl", "", &program));
+    LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl",
+                                    lbk_tree_buckets_program_options(lbk_kdtree_dtype(tree)),
+                                    &program));
     LBK_TRY(lbk_device_kernel(program, "tq_knn", &qs->kernel));
     LBK_TRY(query_local_size(dev, qs->kernel, &qs->local));
     LBK_TRY(lbk_device_buffer(dev, CL_MEM_READ_ONLY, (size_t)(batch * dim * 4), NULL,

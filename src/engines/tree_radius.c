@@ -83,7 +83,9 @@ static lbk_status state_open(radius_state *rs, uint64_t window)
     const uint64_t dim = (uint64_t)lbk_kdtree_dim(rs->tree), b = rs->batch;
     cl_program program;
     rs->window = window;
-    LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl", "", &program));
+    LBK_TRY(lbk_device_program_kept(dev, "tree_query.cl",
+                                    lbk_tree_buckets_program_options(lbk_kdtree_dtype(rs->tree)),
+                                    &program));
     LBK_TRY(lbk_device_kernel(program, "tq_radius", &rs->kernel));
     LBK_TRY(local_size(dev, rs->kernel, &rs->local));
     const struct {

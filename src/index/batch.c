@@ -18,18 +18,35 @@ static lbk_status broadcast_batch(lbk_index *s, lbk_batch *b)
     return lbk_comm_bcast_floats(s->comm, points, b->count * dim);
 }
 
+/* Compact rows widened a batch at a time, never the whole shard. */
+void lbk_batch_rows_as_floats(const lbk_dataset *shard, uint64_t row, uint64_t count, float *out)
+{
+    const uint64_t dim = (uint64_t)shard->dim, first = row * dim, values = count * dim;
+    if (shard->dtype == LBK_DTYPE_FLOAT32) {
+        memcpy(out, shard->points + first, (size_t)values * sizeof(float));
+        return;
+    }
+    for (uint64_t i = 0; i < values; i++)
+        out[i] = shard->dtype == LBK_DTYPE_UINT8 ? (float)((const uint8_t *)shard->raw)[first + i]
+                 : shard->dtype == LBK_DTYPE_INT8
+                     ? (float)((const int8_t *)shard->raw)[first + i]
+                     : lbk_dataset_half_to_float(((const uint16_t *)shard->raw)[first + i]);
+}
+
 const float *lbk_batch_own_points(lbk_index *s, lbk_batch *b)
 {
-    const uint64_t dim = (uint64_t)s->shape.dim;
     b->in_order = s->self_order != NULL;
     if (b->count == 0)
         return NULL;
-    if (!s->self_order)
-        return s->shard.points + b->first * dim;
+    if (!s->self_order && s->shard.dtype == LBK_DTYPE_FLOAT32)
+        return s->shard.points + b->first * (uint64_t)s->shape.dim;
+    if (!s->self_order) {
+        lbk_batch_rows_as_floats(&s->shard, b->first, b->count, s->batch_points);
+        return s->batch_points;
+    }
     for (uint64_t q = 0; q < b->count; q++)
-        memcpy(s->batch_points + q * dim,
-               s->shard.points + (uint64_t)s->self_order[b->first + q] * dim,
-               (size_t)dim * sizeof(float));
+        lbk_batch_rows_as_floats(&s->shard, s->self_order[b->first + q], 1,
+                                 s->batch_points + q * (uint64_t)s->shape.dim);
     return s->batch_points;
 }
 
@@ -50,8 +67,8 @@ static lbk_status gather_own_rows(lbk_index *s, lbk_batch *b)
     b->points = s->batch_points;
     memset(s->batch_points, 0, (size_t)(b->count * dim) * sizeof(float));
     if (hi > lo)
-        memcpy(s->batch_points + (lo - b->first) * dim, s->shard.points + (lo - held_first) * dim,
-               (size_t)((hi - lo) * dim) * sizeof(float));
+        lbk_batch_rows_as_floats(&s->shard, lo - held_first, hi - lo,
+                                 s->batch_points + (lo - b->first) * dim);
     return lbk_comm_allreduce_or_bytes(s->comm, s->batch_points, b->count * dim * sizeof(float));
 }
 

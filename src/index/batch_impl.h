@@ -81,5 +81,8 @@ lbk_status lbk_batch_emit(lbk_index *s, lbk_batch *b);
  * s->self_order) gathered into s->batch_points, which b->in_order then
  * says; NULL for an empty batch. */
 const float *lbk_batch_own_points(lbk_index *s, lbk_batch *b);
+/* `count` rows of `shard` from `row` on as float32 into out (compact rows
+ * widened, exactly): a self search's queries, a batch at a time. */
+void lbk_batch_rows_as_floats(const lbk_dataset *shard, uint64_t row, uint64_t count, float *out);
 
 #endif

@@ -55,6 +55,23 @@ static lbk_status spatial_alloc(lbk_index *s)
     return LBK_OK;
 }
 
+/* Compact values as floats (exact) for the decomposition's planes and
+ * boxes; the rows themselves move at their own width. */
+static float value_u8(const void *raw, uint64_t at) { return (float)((const uint8_t *)raw)[at]; }
+static float value_i8(const void *raw, uint64_t at) { return (float)((const int8_t *)raw)[at]; }
+static float value_f16(const void *raw, uint64_t at)
+{
+    return lbk_dataset_half_to_float(((const uint16_t *)raw)[at]);
+}
+
+static lbk_decompose_value_fn value_of(lbk_dtype type)
+{
+    return type == LBK_DTYPE_UINT8     ? value_u8
+           : type == LBK_DTYPE_INT8    ? value_i8
+           : type == LBK_DTYPE_FLOAT16 ? value_f16
+                                       : NULL;
+}
+
 /* Collective: the row shard becomes the points of this rank's box, with
  * their global ids (ascending, so the engine's (key, row) order is the
  * (key, id) order). */
@@ -69,6 +86,9 @@ static lbk_status spatial_redistribute(lbk_index *s)
                                       .total_rows = s->shape.reference_rows,
                                       .dim = s->shape.dim,
                                       .points = s->shard.points,
+                                      .raw = s->shard.raw,
+                                      .value_bytes = lbk_dataset_type_bytes(s->shard.dtype),
+                                      .value_of = value_of(s->shard.dtype),
                                       .labels = s->shard.labels,
                                       .has_labels = s->shape.reference_labels,
                                       .balance = s->balance_queries != NULL,
@@ -77,10 +97,13 @@ static lbk_status spatial_redistribute(lbk_index *s)
     lbk_decompose_owned own;
     uint64_t bytes = 0;
     LBK_TRY(lbk_decompose(s->comm, s->params.split, &view, &sp->tree, &own, &bytes));
+    const lbk_dtype dtype = s->shard.dtype;
     lbk_dataset_free(&s->shard);
     s->shard = (lbk_dataset){.rows = own.rows,
                              .dim = own.dim,
                              .points = own.points,
+                             .dtype = dtype,
+                             .raw = own.raw,
                              .labels = own.labels,
                              .ids = own.ids,
                              .ids32 = own.ids32};
@@ -273,6 +296,21 @@ static lbk_status return_lists(lbk_index *s, lbk_exchange_buffer *into, bool own
     return LBK_OK;
 }
 
+/* A list's K-th key as the float key the top tree's box keys are compared
+ * with: brute force's exact integer keys are coded (lbk_engine_int_keys),
+ * and decode to the float32 key, which is the exact integer where the
+ * index keeps integer points compact under this partition (widen_for_plan:
+ * up to LBK_KDTREE_INT_DIM_MAX dimensions, where the box keys are exact
+ * integers too). */
+static float bound_of(const lbk_index *s, const lbk_knn_candidate *kth)
+{
+    if (!lbk_engine_int_keys(s->engine))
+        return kth->key;
+    lbk_knn_candidate c = *kth;
+    lbk_engine_int_keys_decode(s->params.metric, &c, 1);
+    return c.key;
+}
+
 /* Phase 1, back: the home lists come back in the order the queries went
  * out, straight into s->merged (query q's at row[q]), where phase 2 merges
  * into them in place: no second list buffer. */
@@ -291,7 +329,7 @@ static lbk_status return_home(lbk_index *s, lbk_batch *b)
                                         "phase-1 bounds"));
     float *bound = sp->bound.data;
     for (uint64_t at = 0; at < b->count; at++)
-        bound[at] = s->merged[at * k + k - 1].key;
+        bound[at] = bound_of(s, &s->merged[at * k + k - 1]);
     return LBK_OK;
 }
 
@@ -318,7 +356,7 @@ static lbk_status search_own_points(lbk_index *s, lbk_batch *b)
     for (uint64_t q = 0; q < b->count; q++) {
         home[q] = s->comm->rank;
         row[q] = q;
-        bound[q] = s->merged[q * k + k - 1].key;
+        bound[q] = bound_of(s, &s->merged[q * k + k - 1]);
     }
     return LBK_OK;
 }

@@ -65,15 +65,18 @@ static lbk_status redistribute(lbk_index *s)
 }
 
 /* Compact points (dataset.h) stay compact where the plan searches them so:
- * brute force over row shards or replicas. Elsewhere they are widened,
- * exactly, and rank 0 says why once. */
+ * brute force and the k-d tree (uint8 and int8 up to its exact dimension),
+ * over any partition (the spatial one moves them at their own width). Elsewhere they are widened, exactly, and rank 0
+ * says why once. */
 static lbk_status widen_for_plan(lbk_index *s)
 {
+    const char *engine_why = lbk_engine_compact_why(
+        s->plan.engine, s->plan.partition == LBK_PARTITION_SPATIAL, s->shard.dtype, s->shape.dim);
     const char *why =
-        s->plan.engine != LBK_ENGINE_BRUTE ? "the k-d tree builds over float32 points for now"
-        : s->plan.partition == LBK_PARTITION_SPATIAL
-            ? "the spatial partition redistributes float32 points for now"
-        : !s->params.compact_asked &&
+        engine_why ? engine_why
+        : s->params.radius && s->plan.engine == LBK_ENGINE_BRUTE
+            ? "brute force's radius search reads float32 points for now"
+        : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
                 lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "
               "(name the type in reference.type to keep them compact)"
@@ -209,8 +212,9 @@ static lbk_status alloc_buffers(lbk_index *s, bool lists_too)
     const bool owns = s->plan.owns_slice;
     /* Rows of another rank's batch, or (self search of row shards) of
      * every rank's part of it. */
-    const bool points =
-        s->self ? s->self_order || (!s->spatial && !s->plan.replicated) : !s->root && !owns;
+    const bool points = s->self ? s->self_order || (!s->spatial && !s->plan.replicated) ||
+                                      s->shard.dtype != LBK_DTYPE_FLOAT32 /* widened per batch */
+                                : !s->root && !owns;
     if (s->buffers_for >= batch && (!points || s->batch_points) &&
         lists_too == (s->merged != NULL))
         return LBK_OK;
@@ -261,6 +265,36 @@ lbk_status lbk_index_prepare(lbk_index *s, uint64_t query_rows, uint64_t batch_c
  * rank's shard) its batches take them in Morton order, one 4-byte row each
  * (not a radius search that asks for row order: lbk_index_radius_params);
  * row shards search rows that other ranks hold, and keep row order. */
+/* The Morton order reads the first three coordinates only: of compact
+ * points, a transient float32 copy of those (at most 12 bytes a point,
+ * the order's own scratch), not of the shard. */
+static lbk_status self_morton_order(lbk_index *s)
+{
+    if (s->shard.dtype == LBK_DTYPE_FLOAT32)
+        return lbk_morton_order(s->shard.points, s->shard.rows, s->shape.dim, s->self_order);
+    const int used = s->shape.dim < 3 ? s->shape.dim : 3;
+    lbk_status st = LBK_OK;
+    float *first = lbk_alloc_large_logged(s->shard.rows * (uint64_t)used, sizeof *first,
+                                          "the self search's order keys", &st);
+    float *row = malloc((size_t)s->shape.dim * sizeof *row);
+    if (st == LBK_OK && !row) {
+        lbk_error("out of host memory for the self search's order");
+        st = LBK_ERR_NOMEM;
+    }
+    for (uint64_t i = 0; st == LBK_OK && i < s->shard.rows; i++) {
+        lbk_batch_rows_as_floats(&s->shard, i, 1, row);
+        memcpy(first + i * (uint64_t)used, row, (size_t)used * sizeof *row);
+    }
+    free(row);
+    if (st != LBK_OK) {
+        lbk_alloc_large_free(first);
+        return st;
+    }
+    st = lbk_morton_order(first, s->shard.rows, used, s->self_order);
+    lbk_alloc_large_free(first);
+    return st;
+}
+
 static lbk_status plan_self_order(lbk_index *s, bool morton)
 {
     const bool holds_all = s->spatial || s->plan.replicated || s->comm->size == 1;
@@ -272,23 +306,13 @@ static lbk_status plan_self_order(lbk_index *s, bool morton)
         s->self_order = lbk_alloc_large_logged(s->shard.rows, sizeof *s->self_order,
                                                "the self search's order", &st);
         if (st == LBK_OK)
-            st = lbk_morton_order(s->shard.points, s->shard.rows, s->shape.dim, s->self_order);
+            st = self_morton_order(s);
     }
     return lbk_comm_agree(s->comm, st);
 }
 
 static lbk_status prepare_self(lbk_index *s, uint64_t batch_cap, bool lists, bool morton)
 {
-    /* The self search's queries are the shard's float32 rows. A compact
-     * shard comes here only from a saved index loaded by the library
-     * (`lbknn run` widens a self search's points as it reads or loads them). */
-    if (s->shard.dtype != LBK_DTYPE_FLOAT32) {
-        if (s->root)
-            lbk_error("a self search reads float32 points, and this index holds %s ones "
-                      "(build it from float32 points)",
-                      lbk_dtype_name(s->shard.dtype));
-        return LBK_ERR_CONFIG;
-    }
     LBK_TRY(plan_self_order(s, morton));
     s->self = true;
     s->strategy = lbk_batch_strategy_for(s->plan.partition, s->params.merge, true);

@@ -83,6 +83,9 @@ typedef struct {
     bool compact_asked;      /* reference.type named a compact type: the points stay compact
                               * where brute force can search them so, also where the float32
                               * prefilter would be faster (auto widens there) */
+    bool radius;             /* the searches are radius searches (brute force's read float32
+                              * points: compact ones are widened for it, not for the tree);
+                              * set by `lbknn run`, not read from the options */
 } lbk_index_params;
 
 /* How the work is spread: the same on every rank, with no communication,

@@ -875,8 +875,8 @@ static void test_bucket_tiles(void)
         }
         LBK_EXPECT_EQ_U64(nodes, n, "every node above or in a bucket, n = %llu",
                           (unsigned long long)n);
-        LBK_EXPECT_EQ_U64(lbk_tree_buckets_bytes(n, 3), next * LBK_TREE_TILE_LANES * 16,
-                          "n = %llu", (unsigned long long)n);
+        LBK_EXPECT_EQ_U64(lbk_tree_buckets_bytes(n, 3, LBK_DTYPE_FLOAT32),
+                          next * LBK_TREE_TILE_LANES * 16, "n = %llu", (unsigned long long)n);
     }
 }
 
