@@ -3,6 +3,8 @@
  * (src/task's self_rows, which `lbknn run`'s task graph uses too). */
 #include "lbknn_impl.h"
 
+#include "compact.h"
+
 #include "knn.h"
 #include "log.h"
 #include "self_rows.h"
@@ -72,6 +74,7 @@ static lbk_status search_self(lbknn_index *ix, int k, int64_t *ids, float *dista
     const lbk_comm *comm = &ix->context->comm;
     const bool replicated = ix->plan.replicated;
     LBK_TRY(lbk_comm_agree(comm, checked));
+    LBK_TRY(lbk_api_widen_for(ix, LBK_COMPACT_SELF));
     if (replicated) /* the arrays meet in reductions of their own sizes */
         LBK_TRY(same_arrays(comm, ids != NULL, distances != NULL));
     lbk_self_rows g;

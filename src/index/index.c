@@ -64,9 +64,20 @@ static lbk_status redistribute(lbk_index *s)
     return st;
 }
 
+/* Compact points widened, exactly, where `why` says they must be (NULL:
+ * they stay), rank 0 saying why once. */
+static lbk_status widen_shard(lbk_index *s, const char *why)
+{
+    if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
+        return LBK_OK;
+    if (s->root)
+        lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
+                 why);
+    return lbk_dataset_widen(&s->shard);
+}
+
 /* Compact points (dataset.h) stay compact where the plan searches them so:
- * brute force over row shards or replicas. Elsewhere they are widened,
- * exactly, and rank 0 says why once. */
+ * brute force over row shards or replicas. */
 static lbk_status widen_for_plan(lbk_index *s)
 {
     const char *why =
@@ -78,12 +89,7 @@ static lbk_status widen_for_plan(lbk_index *s)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "
               "(name the type in reference.type to keep them compact)"
             : NULL;
-    if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
-        return LBK_OK;
-    if (s->root)
-        lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
-                 why);
-    return lbk_dataset_widen(&s->shard);
+    return widen_shard(s, why);
 }
 
 static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
@@ -138,6 +144,18 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
     LBK_TRY(st);
     return lbk_comm_agree(comm, build_engine(s, tuning));
 }
+
+lbk_status lbk_index_widen(lbk_index *s, const lbk_tuning *tuning, const char *why)
+{
+    if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
+        return LBK_OK;
+    LBK_TRY(lbk_comm_agree(s->comm, widen_shard(s, why)));
+    lbk_engine_destroy(s->engine);
+    s->engine = NULL;
+    return lbk_comm_agree(s->comm, build_engine(s, tuning));
+}
+
+lbk_dtype lbk_index_dtype(const lbk_index *s) { return s->shard.dtype; }
 
 void lbk_index_destroy(lbk_index *s)
 {

@@ -123,6 +123,14 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
                             const lbk_dataset *queries, lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
 
+/* Collective: a compact index's points widened to float32 and its engine
+ * built again over them, for a search that reads float32 points (`why`,
+ * said once by rank 0; NULL, or points already float32: nothing to do).
+ * Every rank's index has the same type (the build agrees on it). */
+lbk_status lbk_index_widen(lbk_index *index, const lbk_tuning *tuning, const char *why);
+/* The type this rank's points are kept at: FLOAT32, or compact. */
+lbk_dtype lbk_index_dtype(const lbk_index *index);
+
 /* A saved index (index_store.c, docs/design.md "A saved index"): each
  * rank's part of a built index in a directory, and a manifest of what it
  * was made for and of every file's size and CRC32 (saved.h). The
