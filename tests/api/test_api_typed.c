@@ -434,8 +434,104 @@ static void refusals(lbknn_context *ctx)
     lbknn_options_destroy(o);
 }
 
+/* ---- byte for byte as `lbknn run` (typed_as_run.sh) ---- */
+
+enum { CLI_N = 500, CLI_NQ = 60, CLI_DIM = 24, CLI_K = 6 };
+
+static void cli_data(int type, int8_t *ref, int8_t *queries)
+{
+    rng_state = 9;
+    for (int i = 0; i < CLI_N * CLI_DIM; i++)
+        ref[i] = (int8_t)draw(type);
+    for (int i = 0; i < CLI_NQ * CLI_DIM; i++)
+        queries[i] = (int8_t)draw(type);
+}
+
+/* A big-ann file (.u8bin, .i8bin): uint32 rows, uint32 dim, the bytes. */
+static void write_bin(const char *dir, const char *name, const int8_t *v, uint32_t rows)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    const uint32_t head[2] = {rows, CLI_DIM};
+    if (!f || fwrite(head, sizeof head, 1, f) != 1 ||
+        fwrite(v, (size_t)rows * CLI_DIM, 1, f) != 1 || fclose(f) != 0) {
+        perror(path);
+        exit(1);
+    }
+}
+
+/* The rows of a TEXMEX file of CLI_K values a row, without the counts. */
+static void read_vecs(const char *dir, const char *name, void *out)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    for (int r = 0; f && r < CLI_NQ; r++) {
+        int32_t count = 0;
+        if (fread(&count, 4, 1, f) != 1 || count != CLI_K ||
+            fread((char *)out + (size_t)r * CLI_K * 4, 4, CLI_K, f) != CLI_K) {
+            fprintf(stderr, "%s: row %d unreadable\n", path, r);
+            exit(1);
+        }
+    }
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+/* --cli-write DIR TYPE: the data; --cli-compare DIR TYPE METRIC: the
+ * typed index's lists against lbknn run's nn.ivecs and dist.fvecs. */
+static int cli(const char *mode, const char *dir, const char *type_name, const char *metric)
+{
+    const int type = strcmp(type_name, "uint8") == 0 ? U8 : I8;
+    static int8_t ref[CLI_N * CLI_DIM], queries[CLI_NQ * CLI_DIM];
+    cli_data(type, ref, queries);
+    if (strcmp(mode, "--cli-write") == 0) {
+        write_bin(dir, type == U8 ? "reference.u8bin" : "reference.i8bin", ref, CLI_N);
+        write_bin(dir, type == U8 ? "query.u8bin" : "query.i8bin", queries, CLI_NQ);
+        return 0;
+    }
+    int m = 0;
+    while (strcmp(metric_names[m], metric) != 0)
+        m++;
+    lbknn_context *ctx = NULL;
+    char error[512] = "";
+    lbknn_options *o = options(m, "brute", "auto", type_name, CLI_K);
+    lbknn_index *ix = NULL;
+    static int64_t ids[CLI_NQ * CLI_K];
+    static int32_t want_ids[CLI_NQ * CLI_K];
+    static float dist[CLI_NQ * CLI_K], want_dist[CLI_NQ * CLI_K];
+    if (lbknn_context_create(NULL, NULL, &ctx, error, sizeof error) ||
+        lbknn_index_build_typed(ctx, o, CLI_N, CLI_DIM, (lbknn_dtype)type, ref, NULL, NULL,
+                                &ix) ||
+        lbknn_index_search_typed(ix, CLI_NQ, (lbknn_dtype)type, queries, CLI_K, ids, dist)) {
+        fprintf(stderr, "library: %s%s%s\n", error, ctx ? lbknn_context_error(ctx) : "",
+                ix ? lbknn_index_error(ix) : "");
+        return 1;
+    }
+    CHECK((int)lbknn_index_dtype(ix) == type, "%s %s: not kept compact", type_name, metric);
+    read_vecs(dir, "nn.ivecs", want_ids);
+    read_vecs(dir, "dist.fvecs", want_dist);
+    for (int s = 0; s < CLI_NQ * CLI_K; s++)
+        CHECK(ids[s] == want_ids[s] && memcmp(&dist[s], &want_dist[s], 4) == 0,
+              "%s %s: query %d slot %d: library %lld %.9g, lbknn run %d %.9g", type_name, metric,
+              s / CLI_K, s % CLI_K, (long long)ids[s], (double)dist[s], want_ids[s],
+              (double)want_dist[s]);
+    lbknn_index_destroy(ix);
+    lbknn_options_destroy(o);
+    lbknn_context_destroy(ctx);
+    printf("test_api_typed %s %s: %s\n", type_name, metric,
+           failures ? "FAILED" : "the same bytes");
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && strncmp(argv[1], "--cli-", 6) == 0)
+        return cli(argv[1], argv[2], argv[3], argc > 4 ? argv[4] : "l2");
     const bool mpi = argc > 1 && strcmp(argv[1], "--mpi") == 0;
     if (mpi) {
         MPI_Init(&argc, &argv);
