@@ -21,7 +21,7 @@
  *    communicator) makes no MPI call (docs/library.md, "Threads").
  *  - Options are the job file's keys that the library uses (index,
  *    device, kernel parameters: knn.k, knn.metric, knn.engine, device.*,
- *    tree.*, tuning.*, mpi.partition, mpi.merge), set by name:
+ *    tree.*, tuning.*, mpi.partition, mpi.merge, reference.type), set by name:
  *    lbknn_options_set(o, "knn.metric", "cosine"); the same names, values
  *    and checks as a job file (configs/README.md). Any other key is
  *    refused (LBKNN_ERR_CONFIG, with a message naming the keys taken).
