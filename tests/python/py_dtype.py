@@ -57,8 +57,8 @@ def draw(dtype, shape):
 for dtype, metric, dim in [(np.uint8, "euclidean", 24), (np.int8, "manhattan", 9),
                            (np.float16, "euclidean", 16), (np.uint8, "ip", 12)]:
     name = np.dtype(dtype).name
-    X = draw(dtype, (400, dim))
-    Q = draw(dtype, (60, dim))
+    X = draw(dtype, (250, dim))
+    Q = draw(dtype, (40, dim))
     y = gen.integers(0, 3, len(X))
     est = lbknn.KNeighborsClassifier(n_neighbors=K, algorithm="brute", metric=metric,
                                      dtype=name).fit(X, y)
