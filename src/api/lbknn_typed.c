@@ -10,7 +10,6 @@
 #include "log.h"
 #include "try.h"
 
-#include <math.h>
 #include <string.h>
 
 lbk_status lbk_api_dtype(lbknn_dtype type, lbk_dtype *out)
