@@ -38,7 +38,7 @@ lbk_names_except("^format_([a-z0-9]+)(_none)?$" "^lbk_\\1_"
    lbk_npy_read, lbk_idx_write_labels, LBK_NPY_... ; so is format_<fmt>_none.c, which
    stands in for it in a build without its library (LBKNN_WITH_HDF5=OFF).")
 
-lbk_names_except("^lbknn(_index(_self|_radius_votes)?|_radius(_impl)?|_status|_impl)?$" "^(lbknn_|lbk_api_)"
+lbk_names_except("^lbknn(_index(_self|_radius_votes)?|_radius(_impl)?|_status|_impl|_typed)?$" "^(lbknn_|lbk_api_)"
   "The public C interface (src/api/lbknn.h) is lbknn_*: the names a caller's program
    links against (only those leave liblbknn.so, cmake/lbknn.map); lbk_api_begin and
    lbk_api_end frame every entry point of the api layer, with its lbk_api_call

@@ -21,7 +21,7 @@
  *    communicator) makes no MPI call (docs/library.md, "Threads").
  *  - Options are the job file's keys that the library uses (index,
  *    device, kernel parameters: knn.k, knn.metric, knn.engine, device.*,
- *    tree.*, tuning.*, mpi.partition, mpi.merge), set by name:
+ *    tree.*, tuning.*, mpi.partition, mpi.merge, reference.type), set by name:
  *    lbknn_options_set(o, "knn.metric", "cosine"); the same names, values
  *    and checks as a job file (configs/README.md). Any other key is
  *    refused (LBKNN_ERR_CONFIG, with a message naming the keys taken).
@@ -87,6 +87,17 @@ typedef enum { LBKNN_LOG_ERROR = 0, LBKNN_LOG_WARNING = 1, LBKNN_LOG_INFO = 2 } 
 /* One message, one line without its newline, as `lbknn` would print it. */
 typedef void (*lbknn_log_fn)(void *user, lbknn_log_level level, const char *message);
 
+/* The type of the values of an array of points (lbknn_index_build_typed,
+ * the _typed searches): row-major, C order, like the float32 rows of the
+ * untyped calls. FLOAT16 is IEEE binary16, passed as its 16-bit patterns
+ * (NumPy's float16, _Float16). The values are fixed. */
+typedef enum {
+    LBKNN_DTYPE_FLOAT32 = 0,
+    LBKNN_DTYPE_UINT8 = 1,
+    LBKNN_DTYPE_INT8 = 2,
+    LBKNN_DTYPE_FLOAT16 = 3,
+} lbknn_dtype;
+
 typedef struct lbknn_options lbknn_options;
 typedef struct lbknn_context lbknn_context;
 typedef struct lbknn_index lbknn_index;
@@ -120,8 +131,9 @@ lbknn_status lbknn_options_create(lbknn_options **out);
  * taken: knn.k, knn.metric, knn.engine, device.* (type, list, threads,
  * batch, groups, memory_mb), tree.* (split, sort, verify), tuning.*
  * (cache, lanes, block_queries, block_vectors, tile_blocks, slice,
- * segment_log2), mpi.partition, mpi.merge; any other key (task,
- * knn.weights, reference.*, output.*, ...: `lbknn run`'s alone) is
+ * segment_log2), mpi.partition, mpi.merge, reference.type (the width the
+ * points are kept at: lbknn_index_build_typed); any other key (task,
+ * knn.weights, reference.path, output.*, ...: `lbknn run`'s alone) is
  * LBKNN_ERR_CONFIG, "KEY: not an option of the library (it takes: ...)".
  * On error the options are unchanged. */
 lbknn_status lbknn_options_set(lbknn_options *options, const char *key, const char *value);
@@ -186,6 +198,34 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
                                int dim, const float *points, const int32_t *labels,
                                const double *targets, lbknn_index **out);
 
+/* Compact reference points (docs/design.md "Compact reference points"):
+ * lbknn_index_build with each rank's rows of `type`, kept at their own
+ * width (one byte a value for UINT8 and INT8, two for FLOAT16) on the host
+ * and the device where `lbknn run` would keep a file of that type: brute
+ * force over row shards or replicas, and not cosine. uint8 and int8 are
+ * then searched with exact integer distances (keys exact, reported as
+ * their float32 rounding, ties by id; dimension <= 32767), float16 as
+ * their exact float32 values. Elsewhere (the k-d tree, the spatial
+ * partition, cosine, and the brute engine's float32 prefilter where it is
+ * faster under reference.type auto) they are widened to float32, exactly,
+ * and rank 0 says why in one line to the log callback ("uint8 reference
+ * points widened to float32: ..."), as `lbknn run` says it. The option
+ * reference.type, as the job key: auto (the default) keeps `type` where
+ * it pays, as above; float32 widens; the name of `type` keeps them
+ * compact also where the float32 prefilter would be faster; another type
+ * is LBKNN_ERR_INPUT. Every rank passes the same type; FLOAT16 values
+ * must be finite. lbknn_index_dtype says what the index keeps.
+ * lbknn_index_build is this call with LBKNN_DTYPE_FLOAT32. */
+lbknn_status lbknn_index_build_typed(lbknn_context *context, const lbknn_options *options,
+                                     int64_t rows, int dim, lbknn_dtype type, const void *points,
+                                     const int32_t *labels, const double *targets,
+                                     lbknn_index **out);
+/* The type this index keeps its points at now: the build's type, or
+ * FLOAT32 where they were widened. A compact index is widened (once,
+ * collectively, said as above) by the first call that reads float32
+ * points: lbknn_index_search_self, the radius calls, lbknn_index_save. */
+lbknn_dtype lbknn_index_dtype(const lbknn_index *index);
+
 /* A saved index (docs/design.md section 15; the files of `lbknn build`).
  * Collective. lbknn_index_save writes each rank's part into the directory
  * `dir` (created if missing) with a manifest of what it was made for;
@@ -225,7 +265,17 @@ void lbknn_index_destroy(lbknn_index *index);
 /* Searches. Collective: every rank passes the same `queries` x dim query
  * rows (each searches a part of its own copy, or rank 0's all, as the
  * partition goes; every rank checks its copy) and gets every result.
- * 1 <= k <= knn.k. The library searches in batches of its choosing. */
+ * 1 <= k <= knn.k. The library searches in batches of its choosing.
+ *
+ * Typed queries: each call that takes query rows has a _typed twin that
+ * takes them as `type` values: FLOAT32 or the type the index was built
+ * with (lbknn_index_build_typed; another is LBKNN_ERR_USAGE). They are
+ * widened to float32 on the host (exactly, 4 bytes a value for the call)
+ * and searched as such, so the answers are those of the float32 rows of
+ * the same values. On an index that keeps uint8 or int8 points, float32
+ * query values must be integers within the type's range (0..255,
+ * -128..127; else LBKNN_ERR_INPUT naming the value), as `lbknn run`'s
+ * queries must. The untyped calls are the twins with FLOAT32. */
 
 /* The k nearest reference points of each query, nearest first in the
  * exact (key, id) order of docs/design.md §2 (the largest dot product
@@ -235,6 +285,8 @@ void lbknn_index_destroy(lbknn_index *index);
  * product for ip; +inf where ids is -1). Either array may be NULL. */
 lbknn_status lbknn_index_search(lbknn_index *index, int64_t queries, const float *points, int k,
                                 int64_t *ids, float *distances);
+lbknn_status lbknn_index_search_typed(lbknn_index *index, int64_t queries, lbknn_dtype type,
+                                      const void *points, int k, int64_t *ids, float *distances);
 
 /* The self search: the k nearest other reference points of each reference
  * point (the kNN graph of the index's own points, each point itself left
@@ -259,12 +311,19 @@ lbknn_status lbknn_index_search_self(lbknn_index *index, int k, int64_t *ids, fl
 lbknn_status lbknn_index_classify(lbknn_index *index, int64_t queries, const float *points, int k,
                                   lbknn_weights weights, double temperature, int32_t *labels,
                                   double *probabilities);
+lbknn_status lbknn_index_classify_typed(lbknn_index *index, int64_t queries, lbknn_dtype type,
+                                        const void *points, int k, lbknn_weights weights,
+                                        double temperature, int32_t *labels,
+                                        double *probabilities);
 
 /* The mean of the neighbours' targets (uniform) or their 1/distance
  * weighted mean (distance; scikit-learn's KNeighborsRegressor rules),
  * summed in neighbour order in float64; NaN where no neighbour exists. */
 lbknn_status lbknn_index_regress(lbknn_index *index, int64_t queries, const float *points, int k,
                                  lbknn_weights weights, double *values);
+lbknn_status lbknn_index_regress_typed(lbknn_index *index, int64_t queries, lbknn_dtype type,
+                                       const void *points, int k, lbknn_weights weights,
+                                       double *values);
 
 /* ---- Radius searches (docs/design.md "Radius search"). ----
  * Every reference point within distance r of each query: distance <= r in
@@ -295,6 +354,10 @@ typedef struct lbknn_radius_result lbknn_radius_result;
 lbknn_status lbknn_index_radius(lbknn_index *index, int64_t queries, const float *points,
                                 const float *radii, float radius,
                                 const lbknn_radius_options *opts, lbknn_radius_result **result);
+lbknn_status lbknn_index_radius_typed(lbknn_index *index, int64_t queries, lbknn_dtype type,
+                                      const void *points, const float *radii, float radius,
+                                      const lbknn_radius_options *opts,
+                                      lbknn_radius_result **result);
 /* The radius graph of the index's own points: each point's neighbours
  * other than itself (left out by id, as scikit-learn's
  * radius_neighbors(X=None)). `radii`: one per reference row in global
@@ -331,6 +394,12 @@ lbknn_status lbknn_index_radius_classify(lbknn_index *index, int64_t queries, co
                                          const float *radii, float radius, lbknn_weights weights,
                                          double temperature, int32_t outlier_label,
                                          int32_t *labels, double *probabilities);
+lbknn_status lbknn_index_radius_classify_typed(lbknn_index *index, int64_t queries,
+                                               lbknn_dtype type, const void *points,
+                                               const float *radii, float radius,
+                                               lbknn_weights weights, double temperature,
+                                               int32_t outlier_label, int32_t *labels,
+                                               double *probabilities);
 
 /* Radius regression (scikit-learn's RadiusNeighborsRegressor rules): the
  * mean (uniform) or 1/distance-weighted mean (distance) of the targets of
@@ -340,6 +409,11 @@ lbknn_status lbknn_index_radius_classify(lbknn_index *index, int64_t queries, co
 lbknn_status lbknn_index_radius_regress(lbknn_index *index, int64_t queries, const float *points,
                                         const float *radii, float radius, lbknn_weights weights,
                                         double *values, int64_t *empty);
+lbknn_status lbknn_index_radius_regress_typed(lbknn_index *index, int64_t queries,
+                                              lbknn_dtype type, const void *points,
+                                              const float *radii, float radius,
+                                              lbknn_weights weights, double *values,
+                                              int64_t *empty);
 
 #ifdef __cplusplus
 }

@@ -45,7 +45,9 @@ struct lbknn_index {
     char tuning_text[160];   /* lbknn_index_tuning's */
     lbk_index *index;
     lbk_index_plan plan;
-    uint64_t rows; /* over every rank */
+    lbk_dtype type; /* the points' type as built (lbknn_index_build_typed): queries are of
+                     * it or float32; lbk_index_dtype says what the index keeps now */
+    uint64_t rows;  /* over every rank */
     int dim;
     int32_t classes;     /* largest label + 1, 0 without labels */
     uint64_t first_row;  /* this rank's first global id */
@@ -84,6 +86,40 @@ lbknn_status lbk_api_end(lbk_api_call *call, lbk_status st);
  * distance (not ip). lbknn_index.c. */
 lbk_status lbk_api_check_weights(const lbknn_index *ix, lbknn_weights weights, double temperature,
                                  bool regress);
+/* ---- The typed doors (lbknn_typed.c) ---- */
+
+/* A public type as the library's; LBK_ERR_USAGE for a value that is none. */
+lbk_status lbk_api_dtype(lbknn_dtype type, lbk_dtype *out);
+
+/* The option reference.type against the type passed (ix->type): auto,
+ * float32 or that type, else LBK_ERR_INPUT. Not collective. */
+lbk_status lbk_api_check_type(const lbknn_index *ix);
+
+/* This rank's `shard->rows` points of compact `type` into `shard` (its
+ * rows, dim and first_row set): kept at their width, or widened to float32
+ * where the options say so (reference.type float32, or a metric that
+ * reads float32: lbk_compact_why, rank 0 saying why); float16 values must
+ * be finite. */
+lbk_status lbk_api_shard_compact(const lbknn_index *ix, lbk_dtype type, const void *points,
+                                 lbk_dataset *shard);
+
+/* A call's query rows as float32: `points` itself for FLOAT32, else the
+ * values of the index's build type widened (exactly) into `owned`; another
+ * type is LBK_ERR_USAGE. Not collective. Free with lbk_api_queries_free,
+ * also on failure. */
+typedef struct {
+    const float *points;
+    float *owned;
+} lbk_api_queries;
+lbk_status lbk_api_queries_widen(const lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                 const void *points, lbk_api_queries *out);
+void lbk_api_queries_free(lbk_api_queries *q);
+
+/* Collective, after the call's arguments are agreed: a compact index
+ * widened (once; lbk_index_widen) where a radius search or a save reads
+ * float32 points (lbk_index_compact_why). */
+lbk_status lbk_api_widen_for(const lbknn_index *ix, bool radius, bool save);
+
 /* The public code of a status (lbknn_status.c, from the status list). */
 lbknn_status lbk_api_status(lbk_status status);
 

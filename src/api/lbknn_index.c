@@ -37,7 +37,7 @@ static lbk_status check_finite(const char *what, const float *v, uint64_t rows, 
 
 /* What this rank passed, before anything is shared (the points' values
  * are checked as they are copied, copy_shard). */
-static lbk_status check_rows(int64_t rows, int dim, const float *points, const int32_t *labels,
+static lbk_status check_rows(int64_t rows, int dim, const void *points, const int32_t *labels,
                              const double *targets)
 {
     LBK_FAIL_IF(rows < 0, LBK_ERR_USAGE, "rows = %lld: must not be negative", (long long)rows);
@@ -96,6 +96,9 @@ static lbk_status agree_shape(lbknn_index *ix, uint64_t rows, int dim, bool *lab
     LBK_TRY(min_max(comm, (uint64_t)dim, &lo, &hi));
     LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "ranks passed rows of %llu to %llu dimensions",
                 (unsigned long long)lo, (unsigned long long)hi);
+    LBK_TRY(min_max(comm, (uint64_t)ix->type, &lo, &hi));
+    LBK_FAIL_IF(lo != hi, LBK_ERR_USAGE, "ranks passed points of different types (%s, %s)",
+                lbk_dtype_name((lbk_dtype)lo), lbk_dtype_name((lbk_dtype)hi));
     LBK_TRY(min_max_if(comm, rows > 0, *labels, &lo, &hi));
     LBK_FAIL_IF(lo < hi, LBK_ERR_USAGE, "some ranks passed labels and others none");
     *labels = hi == 1;
@@ -122,14 +125,17 @@ static lbk_status agree_shape(lbknn_index *ix, uint64_t rows, int dim, bool *lab
     return LBK_OK;
 }
 
-/* This rank's rows as the index's shard (copies: the caller keeps its own). */
-static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t *labels,
+/* This rank's rows as the index's shard (copies: the caller keeps its own),
+ * float32 or compact (lbknn_typed.c). */
+static lbk_status copy_shard(lbknn_index *ix, const void *points, const int32_t *labels,
                              const double *targets, lbk_dataset *shard)
 {
     lbk_status st = LBK_OK;
     const uint64_t n = ix->local_rows, values = n * (uint64_t)ix->dim;
+    const bool compact = ix->type != LBK_DTYPE_FLOAT32;
     *shard = (lbk_dataset){.rows = n, .dim = ix->dim, .first_row = ix->first_row};
-    shard->points = lbk_alloc_large_logged(values, sizeof(float), "reference points", &st);
+    if (!compact)
+        shard->points = lbk_alloc_large_logged(values, sizeof(float), "reference points", &st);
     if (st == LBK_OK && labels)
         shard->labels = lbk_alloc_large_logged(n, sizeof(int32_t), "reference labels", &st);
     if (st == LBK_OK && targets)
@@ -138,12 +144,16 @@ static lbk_status copy_shard(lbknn_index *ix, const float *points, const int32_t
         return st;
     ix->targets_first = ix->first_row;
     ix->targets_rows = n;
-    LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
+    if (compact)
+        LBK_TRY(lbk_api_shard_compact(ix, ix->type, points, shard));
+    else
+        LBK_TRY(copy_finite(shard->points, points, n, ix->dim));
     if (labels && n)
         memcpy(shard->labels, labels, (size_t)n * sizeof(int32_t));
     if (targets && n)
         memcpy(ix->targets, targets, (size_t)n * sizeof(double));
-    /* As `lbknn run` reads them: cosine's rows normalised once, here. */
+    /* As `lbknn run` reads them: cosine's rows normalised once, here
+     * (compact ones are widened for it). */
     if (ix->options.knn.metric == LBK_METRIC_COSINE)
         lbk_normalize_rows(shard->points, n, ix->dim);
     return LBK_OK;
@@ -212,13 +222,17 @@ static lbk_status share_rows(lbknn_index *ix)
     return st;
 }
 
-static lbk_status build(lbknn_index *ix, int64_t rows, int dim, const float *points,
-                        const int32_t *labels, const double *targets)
+static lbk_status build(lbknn_index *ix, int64_t rows, int dim, lbknn_dtype type,
+                        const void *points, const int32_t *labels, const double *targets)
 {
     const lbk_comm *comm = &ix->context->comm;
     lbk_dataset shard = {0};
-    lbk_status st = LBK_OK;
-    LBK_TRY(lbk_comm_agree(comm, check_rows(rows, dim, points, labels, targets)));
+    lbk_status st = lbk_api_dtype(type, &ix->type);
+    if (st == LBK_OK)
+        st = check_rows(rows, dim, points, labels, targets);
+    if (st == LBK_OK)
+        st = lbk_api_check_type(ix);
+    LBK_TRY(lbk_comm_agree(comm, st));
     LBK_TRY(lbk_comm_agree(comm, lbk_job_validate(&ix->options)));
     index_params(ix);
     choose_tuning(ix);
@@ -258,9 +272,10 @@ static lbk_status index_new(lbknn_context *context, const lbknn_options *options
     return LBK_OK;
 }
 
-lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
-                               int dim, const float *points, const int32_t *labels,
-                               const double *targets, lbknn_index **out)
+lbknn_status lbknn_index_build_typed(lbknn_context *context, const lbknn_options *options,
+                                     int64_t rows, int dim, lbknn_dtype type, const void *points,
+                                     const int32_t *labels, const double *targets,
+                                     lbknn_index **out)
 {
     if (!context || !out)
         return LBKNN_ERR_USAGE;
@@ -270,13 +285,21 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
     lbknn_index *ix = NULL;
     lbk_status st = index_new(context, options, &ix);
     if (st == LBK_OK)
-        st = build(ix, rows, dim, points, labels, targets);
+        st = build(ix, rows, dim, type, points, labels, targets);
     if (st == LBK_OK) {
         *out = ix;
         ix = NULL;
     }
     lbknn_index_destroy(ix);
     return lbk_api_end(&call, st);
+}
+
+lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *options, int64_t rows,
+                               int dim, const float *points, const int32_t *labels,
+                               const double *targets, lbknn_index **out)
+{
+    return lbknn_index_build_typed(context, options, rows, dim, LBKNN_DTYPE_FLOAT32, points,
+                                   labels, targets, out);
 }
 
 lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
@@ -292,7 +315,10 @@ lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
         .targets_first = ix->targets_first,
         .targets_rows = ix->targets_rows,
     };
-    return lbk_api_end(&call, lbk_index_save(ix->index, dir, &extra));
+    lbk_status st = lbk_api_widen_for(ix, false, true);
+    if (st == LBK_OK)
+        st = lbk_index_save(ix->index, dir, &extra);
+    return lbk_api_end(&call, st);
 }
 
 /* Collective: the manifest on every rank, checked on rank 0 against the
@@ -339,6 +365,7 @@ static lbk_status load(lbknn_index *ix, const char *dir)
         if (targets)
             ix->targets =
                 lbk_index_saved_take_targets(saved, &ix->targets_first, &ix->targets_rows);
+        ix->type = shard.dtype; /* queries of the saved points' type are taken too */
         st = lbk_index_create_saved(comm, ix->context->device, &ix->tuning, &ix->params,
                                     &ix->plan, ix->rows, labels, &shard, NULL, saved, &ix->index);
     }
@@ -537,16 +564,27 @@ static lbk_status use_lists(search_job *job, uint64_t first, uint64_t count,
     return LBK_OK;
 }
 
-lbknn_status lbknn_index_search(lbknn_index *ix, int64_t queries, const float *points, int k,
-                                int64_t *ids, float *distances)
+lbknn_status lbknn_index_search_typed(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                      const void *points, int k, int64_t *ids, float *distances)
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
+    lbk_api_queries q;
+    lbk_status st = lbk_api_queries_widen(ix, queries, type, points, &q);
+    if (st == LBK_OK)
+        st = check_search(ix, queries, q.points, k);
     search_job job = {.ix = ix, .k = k, .use = use_lists, .ids = ids, .distances = distances};
-    return lbk_api_end(&call,
-                       run_search(&job, queries, points, check_search(ix, queries, points, k)));
+    st = run_search(&job, queries, q.points, st);
+    lbk_api_queries_free(&q);
+    return lbk_api_end(&call, st);
+}
+
+lbknn_status lbknn_index_search(lbknn_index *ix, int64_t queries, const float *points, int k,
+                                int64_t *ids, float *distances)
+{
+    return lbknn_index_search_typed(ix, queries, LBKNN_DTYPE_FLOAT32, points, k, ids, distances);
 }
 
 /* Collective: agreed, as the votes may fail on one rank alone (memory)
@@ -583,15 +621,19 @@ lbk_status lbk_api_check_weights(const lbknn_index *ix, lbknn_weights weights, d
     return LBK_OK;
 }
 
-lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float *points, int k,
-                                  lbknn_weights weights, double temperature, int32_t *labels,
-                                  double *probabilities)
+lbknn_status lbknn_index_classify_typed(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                        const void *points, int k, lbknn_weights weights,
+                                        double temperature, int32_t *labels,
+                                        double *probabilities)
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    lbk_status st = check_search(ix, queries, points, k);
+    lbk_api_queries q;
+    lbk_status st = lbk_api_queries_widen(ix, queries, type, points, &q);
+    if (st == LBK_OK)
+        st = check_search(ix, queries, q.points, k);
     if (st == LBK_OK && ix->classes == 0) {
         lbk_error("classify: the index was built without labels");
         st = LBK_ERR_USAGE;
@@ -601,7 +643,17 @@ lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float 
     search_job job = {
         .ix = ix, .k = k, .use = use_votes, .labels = labels, .probabilities = probabilities};
     job.votes = votes_of(ix, k, weights, temperature);
-    return lbk_api_end(&call, run_search(&job, queries, points, st));
+    st = run_search(&job, queries, q.points, st);
+    lbk_api_queries_free(&q);
+    return lbk_api_end(&call, st);
+}
+
+lbknn_status lbknn_index_classify(lbknn_index *ix, int64_t queries, const float *points, int k,
+                                  lbknn_weights weights, double temperature, int32_t *labels,
+                                  double *probabilities)
+{
+    return lbknn_index_classify_typed(ix, queries, LBKNN_DTYPE_FLOAT32, points, k, weights,
+                                      temperature, labels, probabilities);
 }
 
 /* Collective: each neighbour's target, from the rank that holds it. */
@@ -615,14 +667,18 @@ static lbk_status use_targets(search_job *job, uint64_t first, uint64_t count,
     return lbk_votes_regress(v, lists, t, count, &out);
 }
 
-lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *points, int k,
-                                 lbknn_weights weights, double *values)
+lbknn_status lbknn_index_regress_typed(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                       const void *points, int k, lbknn_weights weights,
+                                       double *values)
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    lbk_status st = check_search(ix, queries, points, k);
+    lbk_api_queries q;
+    lbk_status st = lbk_api_queries_widen(ix, queries, type, points, &q);
+    if (st == LBK_OK)
+        st = check_search(ix, queries, q.points, k);
     /* Every rank knows whether the index has targets: they were agreed. */
     if (st == LBK_OK && !ix->has_targets) {
         lbk_error("regress: the index was built without targets");
@@ -636,5 +692,14 @@ lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *
         st = lbk_api_check_weights(ix, weights, 0, true);
     search_job job = {.ix = ix, .k = k, .use = use_targets, .values = values};
     job.votes = votes_of(ix, k, weights, 0);
-    return lbk_api_end(&call, run_search(&job, queries, points, st));
+    st = run_search(&job, queries, q.points, st);
+    lbk_api_queries_free(&q);
+    return lbk_api_end(&call, st);
+}
+
+lbknn_status lbknn_index_regress(lbknn_index *ix, int64_t queries, const float *points, int k,
+                                 lbknn_weights weights, double *values)
+{
+    return lbknn_index_regress_typed(ix, queries, LBKNN_DTYPE_FLOAT32, points, k, weights,
+                                     values);
 }

@@ -96,16 +96,20 @@ static lbk_status run(radius_votes *rv, int64_t queries, const float *points, co
     return st;
 }
 
-lbknn_status lbknn_index_radius_classify(lbknn_index *ix, int64_t queries, const float *points,
-                                         const float *radii, float radius, lbknn_weights weights,
-                                         double temperature, int32_t outlier_label,
-                                         int32_t *labels, double *probabilities)
+lbknn_status lbknn_index_radius_classify_typed(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                               const void *points, const float *radii,
+                                               float radius, lbknn_weights weights,
+                                               double temperature, int32_t outlier_label,
+                                               int32_t *labels, double *probabilities)
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    lbk_status st = lbk_api_radius_check(ix, queries, points, radii, radius);
+    lbk_api_queries q;
+    lbk_status st = lbk_api_queries_widen(ix, queries, type, points, &q);
+    if (st == LBK_OK)
+        st = lbk_api_radius_check(ix, queries, q.points, radii, radius);
     if (st == LBK_OK && ix->classes == 0) {
         lbk_error("radius_classify: the index was built without labels");
         st = LBK_ERR_USAGE;
@@ -121,18 +125,34 @@ lbknn_status lbknn_index_radius_classify(lbknn_index *ix, int64_t queries, const
                        .votes = {rule, ix->classes, outlier_label},
                        .labels = labels,
                        .probabilities = probabilities};
-    return lbk_api_end(&call, run(&rv, queries, points, radii, radius, st, classify_emit));
+    st = run(&rv, queries, q.points, radii, radius, st, classify_emit);
+    lbk_api_queries_free(&q);
+    return lbk_api_end(&call, st);
 }
 
-lbknn_status lbknn_index_radius_regress(lbknn_index *ix, int64_t queries, const float *points,
-                                        const float *radii, float radius, lbknn_weights weights,
-                                        double *values, int64_t *empty)
+lbknn_status lbknn_index_radius_classify(lbknn_index *ix, int64_t queries, const float *points,
+                                         const float *radii, float radius, lbknn_weights weights,
+                                         double temperature, int32_t outlier_label,
+                                         int32_t *labels, double *probabilities)
+{
+    return lbknn_index_radius_classify_typed(ix, queries, LBKNN_DTYPE_FLOAT32, points, radii,
+                                             radius, weights, temperature, outlier_label, labels,
+                                             probabilities);
+}
+
+lbknn_status lbknn_index_radius_regress_typed(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                              const void *points, const float *radii,
+                                              float radius, lbknn_weights weights, double *values,
+                                              int64_t *empty)
 {
     if (!ix)
         return LBKNN_ERR_USAGE;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    lbk_status st = lbk_api_radius_check(ix, queries, points, radii, radius);
+    lbk_api_queries q;
+    lbk_status st = lbk_api_queries_widen(ix, queries, type, points, &q);
+    if (st == LBK_OK)
+        st = lbk_api_radius_check(ix, queries, q.points, radii, radius);
     if (st == LBK_OK && !ix->has_targets) {
         lbk_error("radius_regress: the index was built without targets");
         st = LBK_ERR_USAGE;
@@ -145,8 +165,17 @@ lbknn_status lbknn_index_radius_regress(lbknn_index *ix, int64_t queries, const 
         st = lbk_api_check_weights(ix, weights, 0, true);
     const lbk_classify_rule rule = {ix->options.knn.metric, (lbk_weights)weights, 0};
     radius_votes rv = {.ix = ix, .votes = {rule, 0, -1}, .values = values};
-    st = run(&rv, queries, points, radii, radius, st, regress_emit);
+    st = run(&rv, queries, q.points, radii, radius, st, regress_emit);
+    lbk_api_queries_free(&q);
     if (empty)
         *empty = st == LBK_OK ? (int64_t)rv.empty : 0;
     return lbk_api_end(&call, st);
+}
+
+lbknn_status lbknn_index_radius_regress(lbknn_index *ix, int64_t queries, const float *points,
+                                        const float *radii, float radius, lbknn_weights weights,
+                                        double *values, int64_t *empty)
+{
+    return lbknn_index_radius_regress_typed(ix, queries, LBKNN_DTYPE_FLOAT32, points, radii,
+                                            radius, weights, values, empty);
 }

@@ -180,6 +180,7 @@ lbk_status lbk_api_radius_queries_prepare(const lbknn_index *ix, lbk_status chec
     const lbk_comm *comm = &ix->context->comm;
     *out = (lbk_api_radius_queries){0};
     LBK_TRY(lbk_comm_agree(comm, checked));
+    LBK_TRY(lbk_api_widen_for(ix, true, false));
     const uint64_t nq = (uint64_t)queries, dim = (uint64_t)ix->dim;
     LBK_TRY(same_count(comm, nq));
     out->count = nq;
@@ -458,31 +459,45 @@ static lbk_status radius_run(lbknn_index *ix, bool self, uint64_t nq, const floa
     return st;
 }
 
-static lbk_status query_radius(lbknn_index *ix, int64_t queries, const float *points,
-                               const float *radii, float radius, const lbknn_radius_options *o,
-                               lbknn_radius_result **out)
+static lbk_status query_radius(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                               const void *points, const float *radii, float radius,
+                               const lbknn_radius_options *o, lbknn_radius_result **out)
 {
-    lbk_status st = lbk_api_radius_check(ix, queries, points, radii, radius);
+    lbk_api_queries typed;
+    lbk_status st = lbk_api_queries_widen(ix, queries, type, points, &typed);
+    if (st == LBK_OK)
+        st = lbk_api_radius_check(ix, queries, typed.points, radii, radius);
     if (st == LBK_OK)
         st = check_options(o);
     lbk_api_radius_queries q;
-    st = lbk_api_radius_queries_prepare(ix, st, queries, points, &q);
+    st = lbk_api_radius_queries_prepare(ix, st, queries, typed.points, &q);
     if (st == LBK_OK)
         st = radius_run(ix, false, q.count, q.mine, radii, radius, o, 0, q.count, out);
     lbk_api_radius_queries_free(&q);
+    lbk_api_queries_free(&typed);
     return st;
 }
 
-lbknn_status lbknn_index_radius(lbknn_index *ix, int64_t queries, const float *points,
-                                const float *radii, float radius,
-                                const lbknn_radius_options *opts, lbknn_radius_result **result)
+lbknn_status lbknn_index_radius_typed(lbknn_index *ix, int64_t queries, lbknn_dtype type,
+                                      const void *points, const float *radii, float radius,
+                                      const lbknn_radius_options *opts,
+                                      lbknn_radius_result **result)
 {
     if (!ix || !result)
         return LBKNN_ERR_USAGE;
     *result = NULL;
     lbk_api_call call;
     lbk_api_begin(&call, ix->context, ix->error);
-    return lbk_api_end(&call, query_radius(ix, queries, points, radii, radius, opts, result));
+    return lbk_api_end(&call,
+                       query_radius(ix, queries, type, points, radii, radius, opts, result));
+}
+
+lbknn_status lbknn_index_radius(lbknn_index *ix, int64_t queries, const float *points,
+                                const float *radii, float radius,
+                                const lbknn_radius_options *opts, lbknn_radius_result **result)
+{
+    return lbknn_index_radius_typed(ix, queries, LBKNN_DTYPE_FLOAT32, points, radii, radius, opts,
+                                    result);
 }
 
 lbknn_status lbknn_index_radius_self(lbknn_index *ix, const float *radii, float radius,
@@ -499,6 +514,8 @@ lbknn_status lbknn_index_radius_self(lbknn_index *ix, const float *radii, float 
     if (st == LBK_OK)
         st = check_options(opts);
     st = lbk_comm_agree(comm, st);
+    if (st == LBK_OK)
+        st = lbk_api_widen_for(ix, true, false);
     if (st == LBK_OK)
         st = radius_run(ix, true, ix->rows, NULL, radii, radius, opts, ix->first_row,
                         ix->local_rows, result);

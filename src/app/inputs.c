@@ -4,6 +4,7 @@
 #include "inputs.h"
 
 #include "alloc_large.h"
+#include "compact.h"
 #include "engine_params.h"
 #include "index_params.h"
 #include "log.h"
@@ -244,19 +245,12 @@ lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, 
         LBK_TRY(lbk_dataset_read(is_query ? &job->query : &job->reference, lo, hi, out));
     /* Compact rows (reference.type) are widened, exactly, for every search
      * that does not keep them compact; queries always are. */
-    if (is_query || lbk_inputs_compact_why(job))
+    if (is_query || lbk_compact_job_why(job))
         LBK_TRY(lbk_dataset_widen(out));
     /* Once, here, for every rank and both sets: the rows every engine sees. */
     if (job->knn.metric == LBK_METRIC_COSINE)
         lbk_normalize_rows(out->points, out->rows, out->dim);
     return LBK_OK;
-}
-
-const char *lbk_inputs_compact_why(const lbk_job *job)
-{
-    if (job->knn.metric == LBK_METRIC_COSINE)
-        return "cosine normalises the rows in float32";
-    return NULL;
 }
 
 lbk_status lbk_inputs_read_targets(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,

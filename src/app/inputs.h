@@ -34,13 +34,9 @@ lbk_status lbk_inputs_probe_queries(const lbk_job *job, uint64_t reference_rows,
  * directories nor input files. */
 lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape);
 
-/* Why the job's reference points cannot stay compact (a sentence), or NULL
- * where they may (the index may still widen them for its plan). */
-const char *lbk_inputs_compact_why(const lbk_job *job);
-
 /* Rows [lo, hi) of the reference points or the queries, every value
  * checked: queries as float32, reference points at reference.type where
- * lbk_inputs_compact_why allows, else widened. */
+ * lbk_compact_job_why (compact.h) allows, else widened. */
 lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, uint64_t hi,
                                 lbk_dataset *out);
 

@@ -4,6 +4,7 @@
 #include "checkpoint.h"
 #include "classes.h"
 #include "comm_job.h"
+#include "compact.h"
 #include "device_request.h"
 #include "device_tuning.h"
 #include "index_params.h"
@@ -83,8 +84,9 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
  * where the strategy owns slices. */
 static lbk_status read_inputs(lbk_run_state *s)
 {
-    const char *widen = lbk_inputs_compact_why(s->job);
-    if (s->root && widen && s->shape.reference_type != LBK_DTYPE_FLOAT32)
+    const char *widen = lbk_compact_job_why(s->job);
+    if (s->root && widen && s->shape.reference_type != LBK_DTYPE_FLOAT32 &&
+        s->index_mode != LBK_RUN_INDEX_LOAD)
         lbk_info("%s reference points widened to float32: %s",
                  lbk_dtype_name(s->shape.reference_type), widen);
     uint64_t lo = 0, rows = s->shape.reference_rows;
@@ -644,6 +646,7 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     lbk_index_params_from_job(job, &s.index_params); /* what the index reads of the job */
     /* Not an option the library reads (its radius searches are float32). */
     s.index_params.radius = lbk_job_radius_task(job) || lbk_job_radius_votes(job);
+    s.index_params.save = job->index.path[0] != '\0';
     s.checkpoint = job->run.checkpoint[0] != '\0';
     lbk_checkpoint_handle_signal(job);
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */

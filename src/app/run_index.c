@@ -87,10 +87,15 @@ lbk_status lbk_run_index_read(lbk_run_state *s)
     LBK_TRY(lbk_index_saved_read(s->job->index.path, s->index_manifest, s->comm, &s->index_params,
                                  &s->plan, s->shape.dim, s->shape.reference_rows,
                                  s->shape.reference_labels, targets, &s->shard, &s->index_saved));
-    /* A compact index loaded by a job that searches float32 (a self search
-     * or a radius task over an index a search saved): widened as a fresh
-     * run of the job widens its reading (read_inputs says why). */
-    if (lbk_inputs_compact_why(s->job))
+    /* A compact index loaded by a job that searches float32 (brute force's
+     * radius search over an index a search saved): widened as a fresh run
+     * of the job widens it, saying why. */
+    const char *why = lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shard.dim,
+                                                 s->index_params.radius, false);
+    if (why && s->root)
+        lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
+                 why);
+    if (why)
         LBK_TRY(lbk_dataset_widen(&s->shard));
     if (targets)
         s->targets =

@@ -64,29 +64,55 @@ static lbk_status redistribute(lbk_index *s)
     return st;
 }
 
-/* Compact points (dataset.h) stay compact where the plan searches them so:
- * brute force and the k-d tree (uint8 and int8 up to its exact dimension),
- * over any partition (the spatial one moves them at their own width). Elsewhere they are widened, exactly, and rank 0
- * says why once. */
-static lbk_status widen_for_plan(lbk_index *s)
+/* Compact points widened, exactly, where `why` says they must be (NULL:
+ * they stay), rank 0 saying why once. */
+static lbk_status widen_shard(lbk_index *s, const char *why)
 {
-    const char *engine_why = lbk_engine_compact_why(
-        s->plan.engine, s->plan.partition == LBK_PARTITION_SPATIAL, s->shard.dtype, s->shape.dim);
-    const char *why =
-        engine_why ? engine_why
-        : s->params.radius && s->plan.engine == LBK_ENGINE_BRUTE
-            ? "brute force's radius search reads float32 points for now"
-        : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
-                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
-            ? "reference.type auto: the float32 prefilter is faster on this device for now "
-              "(name the type in reference.type to keep them compact)"
-            : NULL;
     if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
         return LBK_OK;
     if (s->root)
         lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
                  why);
     return lbk_dataset_widen(&s->shard);
+}
+
+/* Compact points (dataset.h) stay compact where the plan searches them so:
+ * brute force and the k-d tree (uint8 and int8 up to its exact dimension),
+ * over any partition (the spatial one moves them at their own width). Elsewhere they are widened, exactly, and rank 0
+ * says why once. */
+const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype type, int dim,
+                                       bool radius, bool save)
+{
+    if (type == LBK_DTYPE_FLOAT32)
+        return NULL;
+    const char *engine_why =
+        lbk_engine_compact_why(plan->engine, plan->partition == LBK_PARTITION_SPATIAL, type, dim);
+    if (engine_why)
+        return engine_why;
+    if (radius && plan->engine == LBK_ENGINE_BRUTE)
+        return "brute force's radius search reads float32 points for now";
+    if (save && plan->engine == LBK_ENGINE_KDTREE)
+        return "a saved k-d tree holds float32 points for now";
+    return NULL;
+}
+
+const char *lbk_index_compact_why(const lbk_index *s, bool radius, bool save)
+{
+    return lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim, radius, save);
+}
+
+static lbk_status widen_for_plan(lbk_index *s)
+{
+    const char *plan_why = lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim,
+                                                      s->params.radius, s->params.save);
+    const char *why =
+        plan_why ? plan_why
+        : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
+                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
+            ? "reference.type auto: the float32 prefilter is faster on this device for now "
+              "(name the type in reference.type to keep them compact)"
+            : NULL;
+    return widen_shard(s, why);
 }
 
 static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
@@ -141,6 +167,18 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
     LBK_TRY(st);
     return lbk_comm_agree(comm, build_engine(s, tuning));
 }
+
+lbk_status lbk_index_widen(lbk_index *s, const lbk_tuning *tuning, const char *why)
+{
+    if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
+        return LBK_OK;
+    LBK_TRY(lbk_comm_agree(s->comm, widen_shard(s, why)));
+    lbk_engine_destroy(s->engine);
+    s->engine = NULL;
+    return lbk_comm_agree(s->comm, build_engine(s, tuning));
+}
+
+lbk_dtype lbk_index_dtype(const lbk_index *s) { return s->shard.dtype; }
 
 void lbk_index_destroy(lbk_index *s)
 {

@@ -86,6 +86,8 @@ typedef struct {
     bool radius;             /* the searches are radius searches (brute force's read float32
                               * points: compact ones are widened for it, not for the tree);
                               * set by `lbknn run`, not read from the options */
+    bool save;               /* the index will be saved (a k-d tree saves float32 points:
+                              * compact ones are widened for it); set by `lbknn run` */
 } lbk_index_params;
 
 /* How the work is spread: the same on every rank, with no communication,
@@ -125,6 +127,24 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
                             uint64_t reference_rows, bool reference_labels, lbk_dataset *shard,
                             const lbk_dataset *queries, lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
+
+/* Collective: a compact index's points widened to float32 and its engine
+ * built again over them, for a search that reads float32 points (`why`,
+ * said once by rank 0; NULL, or points already float32: nothing to do).
+ * Every rank's index has the same type (the build agrees on it). */
+/* Why the plan reads compact points as float32 (brute force's radius
+ * search, a k-d tree that will be saved, uint8/int8 beyond the tree's exact
+ * dimension: lbk_engine_compact_why), or NULL. `radius` and `save` as in
+ * lbk_index_params. */
+const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype type, int dim,
+                                       bool radius, bool save);
+
+/* The same for a built index about to serve a radius search or a save. */
+const char *lbk_index_compact_why(const lbk_index *index, bool radius, bool save);
+
+lbk_status lbk_index_widen(lbk_index *index, const lbk_tuning *tuning, const char *why);
+/* The type this rank's points are kept at: FLOAT32, or compact. */
+lbk_dtype lbk_index_dtype(const lbk_index *index);
 
 /* A saved index (index_store.c, docs/design.md "A saved index"): each
  * rank's part of a built index in a directory, and a manifest of what it

@@ -19,7 +19,9 @@ const char *const lbk_index_params_option_keys[] = {
     "tuning.cache", "tuning.lanes", "tuning.block_queries", "tuning.block_vectors",
     "tuning.tile_blocks", "tuning.slice", "tuning.segment_log2",
     /* lbk_index_params_from_job */
-    "mpi.partition", "mpi.merge", NULL};
+    "mpi.partition", "mpi.merge",
+    /* lbk_index_params_from_job (compact_asked), the typed build's (lbknn_typed.c) */
+    "reference.type", NULL};
 
 void lbk_index_params_from_job(const lbk_job *job, lbk_index_params *params)
 {

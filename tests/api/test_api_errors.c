@@ -60,7 +60,7 @@ int main(void)
         char want[512];
         snprintf(want, sizeof want,
                  "%s: not an option of the library (it takes: knn.k, knn.metric, knn.engine, "
-                 "device.*, tree.*, tuning.*, mpi.partition, mpi.merge)",
+                 "device.*, tree.*, tuning.*, mpi.partition, mpi.merge, reference.type)",
                  refused[i][0]);
         char what[64];
         snprintf(what, sizeof what, "refused %s", refused[i][0]);
@@ -90,6 +90,7 @@ int main(void)
         {"tuning.segment_log2", "8"},
         {"mpi.partition", "shard"},
         {"mpi.merge", "reduce"},
+        {"reference.type", "uint8"},
     };
     lbknn_options *all = NULL;
     lbknn_options_create(&all);

@@ -92,9 +92,8 @@ static void test_readers_read_the_listed_keys(void)
         const bool taken = option_key(name);
         listed += taken;
         /* task: read for `lbknn run`'s graph (K + 1), which the library's
-         * options never ask; reference.type: read for `lbknn run`'s compact
-         * points (the library builds from float32 points, so its options
-         * never ask it); tuning.cache: read only where a cache file is
+         * options never ask; reference.type: read only where it names a compact
+         * type (another value may read as its default, auto); tuning.cache: read only where a cache file is
          * (tests/tuning: precedence, library_cache). */
         if (strcmp(name, "task") == 0 || strcmp(name, "reference.type") == 0 ||
             strcmp(name, "tuning.cache") == 0)
@@ -118,7 +117,7 @@ static void test_message(void)
     char keys[512];
     lbk_job_join_names(lbk_index_params_option_keys, keys, sizeof keys);
     LBK_EXPECT_EQ_STR(keys, "knn.k, knn.metric, knn.engine, device.*, tree.*, tuning.*, "
-                            "mpi.partition, mpi.merge");
+                            "mpi.partition, mpi.merge, reference.type");
     static const char *const some[] = {"mpi.merge",  "task",        "tree.sort",
                                        "tree.split", "tree.verify", NULL};
     lbk_job_join_names(some, keys, sizeof keys);

@@ -4,7 +4,8 @@ every rank's radius_neighbors (X given and X=None, ids global row numbers
 in rank order), radius_neighbors_graph, RadiusNeighborsClassifier's
 predictions and probabilities (with an outlier) and RadiusNeighborsRegressor's
 values (a NaN among them) equal, byte for byte, those of one process
-(comm=None) with all the rows, on both engines."""
+(comm=None) with all the rows, on both engines; so do kneighbors over
+uint8 shards (dtype='uint8')."""
 import warnings
 
 import numpy as np
@@ -90,4 +91,18 @@ check(np.array_equal(wide.predict(Q[:20]), lbknn.RadiusNeighborsClassifier(radiu
 failed = comm.allreduce(1 if lbk_pytest.failures else 0)
 if failed and rank == 0:
     print(f"{failed} rank(s) failed")
+# Compact shards (dtype='uint8': brute force keeps them at a byte a value
+# on each rank): kneighbors with uint8 and float queries, and the self
+# search (which widens the index), as one process with all the rows.
+Xu = gen.integers(0, 256, size=(N, 6)).astype(np.uint8)
+Qu = gen.integers(0, 256, size=(20, 6)).astype(np.uint8)
+whole = lbknn.NearestNeighbors(n_neighbors=4, algorithm="brute", dtype="uint8").fit(Xu)
+parts = lbknn.NearestNeighbors(n_neighbors=4, algorithm="brute", dtype="uint8",
+                               comm=comm).fit(Xu[lo:hi])
+check(parts.dtype_ == "uint8" and parts._fit_X.dtype == np.uint8, f"uint8: {parts.dtype_}")
+for q in (Qu, Qu.astype(np.float64)):
+    check(all(same(a, b) for a, b in zip(parts.kneighbors(q), whole.kneighbors(q))),
+          f"uint8 shards, {q.dtype} queries: kneighbors")
+check(all(same(a, b) for a, b in zip(parts.kneighbors(), whole.kneighbors())),
+      "uint8 shards: kneighbors()")
 finish()

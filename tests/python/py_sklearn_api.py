@@ -36,7 +36,7 @@ PAIRS = [(lbknn.KNeighborsClassifier, skn.KNeighborsClassifier),
          (lbknn.KNeighborsTransformer, skn.KNeighborsTransformer),
          (lbknn.RadiusNeighborsClassifier, skn.RadiusNeighborsClassifier),
          (lbknn.RadiusNeighborsRegressor, skn.RadiusNeighborsRegressor)]
-OWN = {"device", "comm", "temperature"}
+OWN = {"device", "comm", "temperature", "dtype"}
 
 for ours, theirs in PAIRS:
     name = ours.__name__

@@ -130,16 +130,21 @@ class _LbknnBase(BaseEstimator):
     # ---- fitting ----
 
     def _validate_queries(self, X):
-        # float32, C order: what the library reads. check_array refuses
+        # The fitted points' type (uint8, int8, float16) where X has it,
+        # else float32, C order: what the library reads. check_array refuses
         # sparse, complex, 1-D, empty and non-finite input (also values
         # that overflow float32) with scikit-learn's own messages, and a
         # number of features other than fit's.
         # (Values beyond float32's range become inf, refused below; not
         # also a RuntimeWarning.)
+        dtypes = [np.float32]
+        if self._fit_X.dtype != np.float32:
+            dtypes.append(self._fit_X.dtype)
+
         def validate():
             with np.errstate(over="ignore", invalid="ignore"):
                 return self._validate_data(X, reset=False, accept_sparse=False,
-                                           dtype=np.float32, order="C",
+                                           dtype=dtypes, order="C",
                                            force_all_finite=self._check_finite())
 
         return _agreed(self.comm, validate)
@@ -159,16 +164,27 @@ class _LbknnBase(BaseEstimator):
         # snapshot). Under MPI a shard may be empty.
         min_samples = 1 if _comm_size(self.comm) == 1 else 0
         finite = self._check_finite()
+        # dtype None/'auto': a uint8, int8 or float16 array keeps its type
+        # (the library keeps it compact where `lbknn run` would), any other
+        # becomes float32; a named type: numbers first, then converted.
+        asked = "auto" if self.dtype is None else self.dtype
+        given = getattr(X, "dtype", None)
+        if asked == "auto":
+            dtype = given if given in _lib.DTYPES else np.float32
+        else:
+            dtype = np.float32 if asked == "float32" else "numeric"
         with np.errstate(over="ignore", invalid="ignore"):
             if self._supervised is None:
-                X = self._validate_data(X, accept_sparse=False, dtype=np.float32, order="C",
+                X = self._validate_data(X, accept_sparse=False, dtype=dtype, order="C",
                                         copy=True, ensure_min_samples=min_samples,
                                         force_all_finite=finite)
             else:
                 X, y = self._validate_data(
-                    X, y, accept_sparse=False, dtype=np.float32, order="C", copy=True,
+                    X, y, accept_sparse=False, dtype=dtype, order="C", copy=True,
                     ensure_min_samples=min_samples, y_numeric=self._supervised == "targets",
                     force_all_finite=finite)
+        if asked not in ("auto", "float32"):
+            X = np.ascontiguousarray(_params.convert_points(X, asked))
         if self._supervised == "labels":
             check_classification_targets(y)
         return X, y
@@ -207,12 +223,14 @@ class _LbknnBase(BaseEstimator):
         self._lbknn_metric = metric
         self._lbknn_algorithm = self.algorithm
         self._lbknn_threads = _params.device_threads(self.n_jobs)
+        self._lbknn_dtype = "auto" if self.dtype is None else self.dtype
         self._lbknn = _Native()
         with _lib.lock:
             index = self._index(min(self._fit_k(), n_total))
         self._fit_method = _FIT_METHOD.get(index.engine, index.engine)
         self.engine_ = index.engine
         self.device_ = index.ctx.device
+        self.dtype_ = index.dtype()
         return self
 
     def _index(self, k):
@@ -229,8 +247,10 @@ class _LbknnBase(BaseEstimator):
             labels = self._y if self._supervised == "labels" else None
             targets = self._y if self._supervised == "targets" else None
             engine = _params.engine(self._lbknn_algorithm, self._lbknn_metric, k)
+            asked = "auto" if self.dtype is None else self.dtype
             native.index = _lib.Index(ctx, self._fit_X, k, self._lbknn_metric, engine,
-                                      labels=labels, targets=targets)
+                                      labels=labels, targets=targets,
+                                      reference_type=getattr(self, "_lbknn_dtype", asked))
         return native.index
 
     def _query_k(self, n_neighbors):
@@ -413,6 +433,19 @@ _SIGNATURE_DOC = """
         Ranks that share the reference points: each rank passes its own
         shard to fit; every rank passes the same queries to the other
         methods and gets every result.
+    dtype : {None, 'auto', 'float32', 'uint8', 'int8', 'float16'}, default=None
+        The type the fitted points are kept at. None or 'auto': a uint8,
+        int8 or float16 array keeps its type (1 or 2 bytes a value on the
+        host and the device where lbknn keeps it compact: brute force, not
+        cosine; uint8 and int8 with exact integer distances), any other
+        array becomes float32. A name converts X to that type and keeps it
+        compact also where lbknn's float32 prefilter would be faster;
+        values the type cannot hold (2.5 or 300 for 'uint8', 1e6 for
+        'float16') are a ValueError. dtype_ says what fit kept (a self
+        search, kneighbors(X=None), or a radius search widens it to float32
+        later, as lbknn's log says). Queries of the fitted type are passed
+        as they are, any other as float32 (uint8 and int8: integer values
+        of the type's range).
 """
 
 
@@ -435,7 +468,7 @@ class KNeighborsClassifier(_KNeighborsMixin, ClassifierMixin, _LbknnBase):
 
     def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
                  metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None,
-                 temperature=0.07):
+                 temperature=0.07, dtype=None):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.algorithm = algorithm
@@ -447,6 +480,7 @@ class KNeighborsClassifier(_KNeighborsMixin, ClassifierMixin, _LbknnBase):
         self.device = device
         self.comm = comm
         self.temperature = temperature
+        self.dtype = dtype
 
     def fit(self, X, y):
         """Fit on this rank's rows X (n_samples, n_features), or a fitted
@@ -509,7 +543,8 @@ class KNeighborsRegressor(_KNeighborsMixin, RegressorMixin, _LbknnBase):
         _sk.KNeighborsRegressor, weights=_WEIGHTS, **_params.lbknn_constraints())
 
     def __init__(self, n_neighbors=5, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None):
+                 metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None,
+                 dtype=None):
         self.n_neighbors = n_neighbors
         self.weights = weights
         self.algorithm = algorithm
@@ -520,6 +555,7 @@ class KNeighborsRegressor(_KNeighborsMixin, RegressorMixin, _LbknnBase):
         self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
+        self.dtype = dtype
 
     def fit(self, X, y):
         """Fit on this rank's rows X (n_samples, n_features), or a fitted
@@ -557,7 +593,7 @@ class NearestNeighbors(_KNeighborsMixin, RadiusNeighborsMixin, _LbknnBase):
 
     def __init__(self, *, n_neighbors=5, radius=1.0, algorithm="auto", leaf_size=30,
                  metric="minkowski", p=2, metric_params=None, n_jobs=None, device="any",
-                 comm=None):
+                 comm=None, dtype=None):
         self.n_neighbors = n_neighbors
         self.radius = radius
         self.algorithm = algorithm
@@ -568,6 +604,7 @@ class NearestNeighbors(_KNeighborsMixin, RadiusNeighborsMixin, _LbknnBase):
         self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
+        self.dtype = dtype
 
     def _fit_k(self):
         # One more than asked: kneighbors() (each point's others) searches
@@ -603,7 +640,7 @@ class KNeighborsTransformer(_FeatureNamesOut, TransformerMixin, _KNeighborsMixin
 
     def __init__(self, *, mode="distance", n_neighbors=5, algorithm="auto", leaf_size=30,
                  metric="minkowski", p=2, metric_params=None, n_jobs=None, device="any",
-                 comm=None):
+                 comm=None, dtype=None):
         self.mode = mode
         self.n_neighbors = n_neighbors
         self.algorithm = algorithm
@@ -614,6 +651,7 @@ class KNeighborsTransformer(_FeatureNamesOut, TransformerMixin, _KNeighborsMixin
         self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
+        self.dtype = dtype
 
     def _neighbours_per_row(self):
         return _check_n_neighbors(self.n_neighbors) + (self.mode == "distance")

@@ -32,6 +32,10 @@ _c_int = ctypes.c_int
 
 # lbknn_weights
 WEIGHTS = {"uniform": 0, "distance": 1, "softmax": 2}
+# lbknn_dtype: the types the library takes points and queries in.
+DTYPES = {np.dtype(np.float32): 0, np.dtype(np.uint8): 1, np.dtype(np.int8): 2,
+          np.dtype(np.float16): 3}
+_DTYPE_NAMES = {code: dtype.name for dtype, code in DTYPES.items()}
 
 _log = logging.getLogger("lbknn")
 
@@ -162,6 +166,12 @@ def _declare(lib):
             [_c_void_p, _c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_void_p, _c_void_p,
              P(_c_void_p)],
         ),
+        "lbknn_index_build_typed": (
+            _c_int,
+            [_c_void_p, _c_void_p, ctypes.c_int64, _c_int, _c_int, _c_void_p, _c_void_p,
+             _c_void_p, P(_c_void_p)],
+        ),
+        "lbknn_index_dtype": (_c_int, [_c_void_p]),
         "lbknn_index_rows": (ctypes.c_int64, [_c_void_p]),
         "lbknn_index_dim": (_c_int, [_c_void_p]),
         "lbknn_index_classes": (ctypes.c_int32, [_c_void_p]),
@@ -172,6 +182,8 @@ def _declare(lib):
         "lbknn_index_destroy": (None, [_c_void_p]),
         "lbknn_index_search": (
             _c_int, [_c_void_p, ctypes.c_int64, _c_void_p, _c_int, _c_void_p, _c_void_p]),
+        "lbknn_index_search_typed": (
+            _c_int, [_c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_int, _c_void_p, _c_void_p]),
         "lbknn_index_search_self": (_c_int, [_c_void_p, _c_int, _c_void_p, _c_void_p]),
         "lbknn_index_classify": (
             _c_int,
@@ -180,11 +192,30 @@ def _declare(lib):
         ),
         "lbknn_index_regress": (
             _c_int, [_c_void_p, ctypes.c_int64, _c_void_p, _c_int, _c_int, _c_void_p]),
+        "lbknn_index_classify_typed": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_int, _c_int, ctypes.c_double,
+             _c_void_p, _c_void_p],
+        ),
+        "lbknn_index_regress_typed": (
+            _c_int, [_c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_int, _c_int, _c_void_p]),
         # Radius searches: (index, [queries, points,] radii, radius, options, result).
         "lbknn_index_radius": (
             _c_int,
             [_c_void_p, ctypes.c_int64, _c_void_p, _c_void_p, ctypes.c_float, _c_void_p,
              P(_c_void_p)]),
+        "lbknn_index_radius_typed": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_void_p, ctypes.c_float, _c_void_p,
+             P(_c_void_p)]),
+        "lbknn_index_radius_classify_typed": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_void_p, ctypes.c_float, _c_int,
+             ctypes.c_double, ctypes.c_int32, _c_void_p, _c_void_p]),
+        "lbknn_index_radius_regress_typed": (
+            _c_int,
+            [_c_void_p, ctypes.c_int64, _c_int, _c_void_p, _c_void_p, ctypes.c_float, _c_int,
+             _c_void_p, P(ctypes.c_int64)]),
         "lbknn_index_radius_self": (
             _c_int, [_c_void_p, _c_void_p, ctypes.c_float, _c_void_p, P(_c_void_p)]),
         "lbknn_radius_result_queries": (ctypes.c_int64, [_c_void_p]),
@@ -409,10 +440,16 @@ def _ptr(a):
 
 class Index:
     """lbknn_index: reference points on the context's ranks, searchable
-    with any k up to `k`. `points` is float32, C order; `labels` int32;
-    `targets` float64 (this rank's rows)."""
+    with any k up to `k`. `points` float32, uint8, int8 or float16 (any
+    other type becomes float32), C order; `labels` int32; `targets`
+    float64 (this rank's rows). `reference_type` is the option
+    reference.type: 'auto' keeps a compact type where lbknn would,
+    'float32' widens, the points' type keeps them compact (lbknn.h,
+    lbknn_index_build_typed). Queries are of the points' type or float32
+    (another type becomes float32)."""
 
-    def __init__(self, ctx, points, k, metric, engine, labels=None, targets=None):
+    def __init__(self, ctx, points, k, metric, engine, labels=None, targets=None,
+                 reference_type="auto"):
         self._lib = lib()
         self._h = None
         self.ctx = ctx
@@ -421,13 +458,15 @@ class Index:
         options.set("knn.k", self.k)
         options.set("knn.metric", metric)
         options.set("knn.engine", engine)
-        points = _c_rows(points, np.float32)
+        options.set("reference.type", reference_type)
+        points, code = typed_rows(points)
+        self.points_dtype = points.dtype
         labels = None if labels is None else _c_rows(labels, np.int32)
         targets = None if targets is None else _c_rows(targets, np.float64)
         h = _c_void_p()
         with _lock:
-            status = self._lib.lbknn_index_build(
-                ctx._h, options._h, points.shape[0], points.shape[1], _ptr(points),
+            status = self._lib.lbknn_index_build_typed(
+                ctx._h, options._h, points.shape[0], points.shape[1], code, _ptr(points),
                 _ptr(labels), _ptr(targets), ctypes.byref(h))
             if status != OK:
                 _raise(status, ctx.error())
@@ -439,6 +478,18 @@ class Index:
         self.engine = _text(self._lib.lbknn_index_engine(h))
         self.partition = _text(self._lib.lbknn_index_partition(h))
 
+    def dtype(self):
+        """The type the index keeps its points at now ('uint8', ...,
+        'float32' where they were widened)."""
+        return _DTYPE_NAMES[int(self._lib.lbknn_index_dtype(self._h))]
+
+    def _queries(self, queries):
+        """(rows, lbknn_dtype): the points' type kept, anything else float32."""
+        q = np.asarray(queries)
+        if q.dtype != self.points_dtype:
+            return _c_rows(q, np.float32), 0
+        return typed_rows(q)
+
     def _call(self, fn, *args):
         with _lock:
             status = fn(self._h, *args)
@@ -446,11 +497,12 @@ class Index:
                 _raise(status, _text(self._lib.lbknn_index_error(self._h)))
 
     def search(self, queries, k, distances=True):
-        queries = _c_rows(queries, np.float32)
+        queries, code = self._queries(queries)
         n = queries.shape[0]
         ids = np.empty((n, k), dtype=np.int64)
         dist = np.empty((n, k), dtype=np.float32) if distances else None
-        self._call(self._lib.lbknn_index_search, n, _ptr(queries), k, _ptr(ids), _ptr(dist))
+        self._call(self._lib.lbknn_index_search_typed, n, code, _ptr(queries), k, _ptr(ids),
+                   _ptr(dist))
         return ids, dist
 
     def search_self(self, k, rows, distances=True):
@@ -462,20 +514,21 @@ class Index:
         return ids, dist
 
     def classify(self, queries, k, weights, temperature, probabilities=True):
-        queries = _c_rows(queries, np.float32)
+        queries, code = self._queries(queries)
         n = queries.shape[0]
         labels = np.empty(n, dtype=np.int32)
         proba = np.empty((n, self.classes), dtype=np.float64) if probabilities else None
-        self._call(self._lib.lbknn_index_classify, n, _ptr(queries), k, WEIGHTS[weights],
+        self._call(self._lib.lbknn_index_classify_typed, n, code, _ptr(queries), k,
+                   WEIGHTS[weights],
                    float(temperature), _ptr(labels), _ptr(proba))
         return labels, proba
 
     def regress(self, queries, k, weights):
-        queries = _c_rows(queries, np.float32)
+        queries, code = self._queries(queries)
         n = queries.shape[0]
         values = np.empty(n, dtype=np.float64)
-        self._call(self._lib.lbknn_index_regress, n, _ptr(queries), k, WEIGHTS[weights],
-                   _ptr(values))
+        self._call(self._lib.lbknn_index_regress_typed, n, code, _ptr(queries), k,
+                   WEIGHTS[weights], _ptr(values))
         return values
 
     # ---- radius searches: `radius` (a float) for every query, or `radii`
@@ -500,9 +553,9 @@ class Index:
         return indptr, indices, dist
 
     def radius(self, queries, radius, radii=None):
-        queries = _c_rows(queries, np.float32)
+        queries, code = self._queries(queries)
         radii = None if radii is None else _c_rows(radii, np.float32)
-        return self._radius_result(self._lib.lbknn_index_radius, queries.shape[0],
+        return self._radius_result(self._lib.lbknn_index_radius_typed, queries.shape[0], code,
                                    _ptr(queries), _ptr(radii), float(radius))
 
     def radius_self(self, radius, radii=None):
@@ -515,12 +568,13 @@ class Index:
     def radius_classify(self, queries, radius, radii, weights, outlier, probabilities=True):
         """The vote of every neighbour within the radius; `outlier` is the
         label of a query with none (-1: none, the label -1)."""
-        queries = _c_rows(queries, np.float32)
+        queries, code = self._queries(queries)
         radii = None if radii is None else _c_rows(radii, np.float32)
         n = queries.shape[0]
         labels = np.empty(n, dtype=np.int32)
         proba = np.empty((n, self.classes), dtype=np.float64) if probabilities else None
-        self._call(self._lib.lbknn_index_radius_classify, n, _ptr(queries), _ptr(radii),
+        self._call(self._lib.lbknn_index_radius_classify_typed, n, code, _ptr(queries),
+                   _ptr(radii),
                    float(radius), WEIGHTS[weights], 1.0, int(outlier), _ptr(labels),
                    _ptr(proba))
         return labels, proba
@@ -528,12 +582,13 @@ class Index:
     def radius_regress(self, queries, radius, radii, weights):
         """The mean target of every neighbour within the radius (NaN: none)
         and how many queries had none."""
-        queries = _c_rows(queries, np.float32)
+        queries, code = self._queries(queries)
         radii = None if radii is None else _c_rows(radii, np.float32)
         n = queries.shape[0]
         values = np.empty(n, dtype=np.float64)
         empty = ctypes.c_int64(0)
-        self._call(self._lib.lbknn_index_radius_regress, n, _ptr(queries), _ptr(radii),
+        self._call(self._lib.lbknn_index_radius_regress_typed, n, code, _ptr(queries),
+                   _ptr(radii),
                    float(radius), WEIGHTS[weights], _ptr(values), ctypes.byref(empty))
         return values, int(empty.value)
 
@@ -557,3 +612,13 @@ def _copy_out(pointer, n, dtype):
 def _c_rows(a, dtype):
     # The library reads rows in C order: anything else would be misread.
     return np.ascontiguousarray(a, dtype=dtype)
+
+
+def typed_rows(a):
+    """(rows in C order, lbknn_dtype): uint8, int8 and float16 as they
+    are, anything else as float32."""
+    a = np.asarray(a)
+    if a.dtype in DTYPES:
+        a = np.ascontiguousarray(a)
+        return a, DTYPES[a.dtype]
+    return _c_rows(a, np.float32), 0

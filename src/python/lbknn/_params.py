@@ -12,6 +12,8 @@ import math
 import numbers
 import warnings
 
+import numpy as np
+
 # lbknn's metrics (knn.metric) under scikit-learn's names and its own.
 METRICS = {
     "euclidean": "l2", "l2": "l2",
@@ -25,6 +27,9 @@ _BY_P = {1: ("l1", "manhattan"), 2: ("l2", "euclidean"), math.inf: ("linf", "che
 # ball tree is lbknn's k-d tree (brute force where the tree cannot serve).
 ALGORITHMS = ("auto", "kd_tree", "ball_tree", "brute")
 DEVICES = ("any", "cpu", "gpu")
+# dtype: None or 'auto' keeps a uint8, int8 or float16 array's type (any
+# other array is float32, as before); a name converts to that type.
+DTYPES = ("auto", "float32", "uint8", "int8", "float16")
 # What the k-d tree serves (knn.engine: kdtree): these metrics, k <= 1024.
 _TREE_METRICS = ("l1", "l2", "linf")
 _TREE_K_MAX = 1024
@@ -58,7 +63,8 @@ def lbknn_constraints(temperature=False):
     fit: mpi4py is optional) and the softmax temperature."""
     from sklearn.utils._param_validation import Interval, StrOptions
 
-    extra = {"device": [StrOptions(set(DEVICES))], "comm": "no_validation"}
+    extra = {"device": [StrOptions(set(DEVICES))], "comm": "no_validation",
+             "dtype": [StrOptions(set(DTYPES)), None]}
     if temperature:
         extra["temperature"] = [Interval(numbers.Real, 0, None, closed="neither")]
     return extra
@@ -75,6 +81,8 @@ def validate(estimator):
                          f"{estimator.algorithm!r}")
     if estimator.device not in DEVICES:
         raise ValueError(f"device must be one of {list(DEVICES)}, got {estimator.device!r}")
+    if estimator.dtype is not None and estimator.dtype not in DTYPES:
+        raise ValueError(f"dtype must be None or one of {list(DTYPES)}, got {estimator.dtype!r}")
     temperature = getattr(estimator, "temperature", 1.0)
     if (isinstance(temperature, bool) or not isinstance(temperature, numbers.Real)
             or not math.isfinite(temperature) or temperature <= 0):
@@ -138,6 +146,40 @@ def _refuse_extra_params(metric, params):
         raise ValueError(
             f"metric_params {sorted(params)} mean nothing to lbknn's {metric!r} (it takes only "
             "'p', with metric='minkowski')")
+
+
+_RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
+_FLOAT16_MAX = 65504.0
+
+
+def convert_points(X, dtype):
+    """Validated numeric X at the type `dtype` names, refusing what that
+    type cannot hold: for uint8 and int8 a value that is no integer of its
+    range, for float16 one beyond its largest finite value (others round
+    to the nearest float16, as NumPy's astype)."""
+    target = np.dtype(dtype)
+    if X.dtype == target:
+        return X
+    if dtype in _RANGES:
+        lo, hi = _RANGES[dtype]
+        if X.dtype.kind in "iub":
+            bad = (X < lo) | (X > hi)
+        else:
+            with np.errstate(invalid="ignore"):
+                bad = ~np.isfinite(X) | (X != np.round(X)) | (X < lo) | (X > hi)
+        what = f"an integer {lo} .. {hi}"
+    elif dtype == "float16":
+        with np.errstate(invalid="ignore", over="ignore"):
+            wide = X.astype(np.float64)
+            bad = ~np.isfinite(wide) | (np.abs(wide) > _FLOAT16_MAX)
+        what = f"a finite number within +-{_FLOAT16_MAX:g}"
+    else:
+        return X.astype(target)
+    if bad.any():
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"dtype={dtype!r}: X{list(at)} = {X[at].item()!r} is not {what}, so X "
+                         f"cannot be converted to {dtype}; give dtype='float32' or None")
+    return X.astype(target)
 
 
 def engine(algorithm, metric, k):

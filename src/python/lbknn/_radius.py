@@ -32,7 +32,7 @@ _RADIUS_DOC = """
         neighbour is at distance 0 only those count; a callable maps the
         object array of each query's float64 distances to weights of the
         same layout (scikit-learn's contract), applied on the host.
-    algorithm, leaf_size, p, metric, metric_params, n_jobs, device, comm :
+    algorithm, leaf_size, p, metric, metric_params, n_jobs, device, comm, dtype :
         as for lbknn.KNeighborsClassifier: how lbknn searches and on what,
         never what it finds.
 """
@@ -90,7 +90,7 @@ class RadiusNeighborsClassifier(ClassifierMixin, _RadiusBase):
 
     def __init__(self, radius=1.0, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
                  metric="minkowski", outlier_label=None, metric_params=None, n_jobs=None,
-                 device="any", comm=None):
+                 device="any", comm=None, dtype=None):
         self.radius = radius
         self.weights = weights
         self.algorithm = algorithm
@@ -102,6 +102,7 @@ class RadiusNeighborsClassifier(ClassifierMixin, _RadiusBase):
         self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
+        self.dtype = dtype
 
     def fit(self, X, y):
         """Fit on this rank's rows X (n_samples, n_features), or a fitted
@@ -217,7 +218,8 @@ class RadiusNeighborsRegressor(RegressorMixin, _RadiusBase):
         **_params.lbknn_constraints())
 
     def __init__(self, radius=1.0, *, weights="uniform", algorithm="auto", leaf_size=30, p=2,
-                 metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None):
+                 metric="minkowski", metric_params=None, n_jobs=None, device="any", comm=None,
+                 dtype=None):
         self.radius = radius
         self.weights = weights
         self.algorithm = algorithm
@@ -228,6 +230,7 @@ class RadiusNeighborsRegressor(RegressorMixin, _RadiusBase):
         self.n_jobs = n_jobs
         self.device = device
         self.comm = comm
+        self.dtype = dtype
 
     def fit(self, X, y):
         """Fit on this rank's rows X (n_samples, n_features), or a fitted
