@@ -36,8 +36,8 @@
 #            hidden: every output byte-identical to a fresh 2-rank run's,
 #            which equals the exact integer oracle (float64's for float16);
 #            reference.type float32 refused in one line naming both types;
-#            task graph from the index widens the loaded points, as a fresh
-#            graph run widens what it reads: the same graph
+#            task graph from the index keeps the loaded points compact, as
+#            a fresh graph run keeps what it reads: the same graph
 #        saved_index.sh rebuild LBKNN MPIEXEC
 #            an index of 2 ranks run with 3, another tree.split and
 #            index.rebuild: true is rebuilt (outputs as a plain run's) and
