@@ -116,9 +116,9 @@ lbk_status lbk_api_queries_widen(const lbknn_index *ix, int64_t queries, lbknn_d
 void lbk_api_queries_free(lbk_api_queries *q);
 
 /* Collective, after the call's arguments are agreed: a compact index
- * widened (once; lbk_index_widen) where a radius search or a save reads
- * float32 points (lbk_index_compact_why). */
-lbk_status lbk_api_widen_for(const lbknn_index *ix, bool radius, bool save);
+ * widened (once; lbk_index_widen) where a radius search reads float32
+ * points (lbk_index_compact_why). */
+lbk_status lbk_api_widen_for_radius(const lbknn_index *ix);
 
 /* The public code of a status (lbknn_status.c, from the status list). */
 lbknn_status lbk_api_status(lbk_status status);

@@ -315,10 +315,7 @@ lbknn_status lbknn_index_save(lbknn_index *ix, const char *dir)
         .targets_first = ix->targets_first,
         .targets_rows = ix->targets_rows,
     };
-    lbk_status st = lbk_api_widen_for(ix, false, true);
-    if (st == LBK_OK)
-        st = lbk_index_save(ix->index, dir, &extra);
-    return lbk_api_end(&call, st);
+    return lbk_api_end(&call, lbk_index_save(ix->index, dir, &extra));
 }
 
 /* Collective: the manifest on every rank, checked on rank 0 against the

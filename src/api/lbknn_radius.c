@@ -180,7 +180,7 @@ lbk_status lbk_api_radius_queries_prepare(const lbknn_index *ix, lbk_status chec
     const lbk_comm *comm = &ix->context->comm;
     *out = (lbk_api_radius_queries){0};
     LBK_TRY(lbk_comm_agree(comm, checked));
-    LBK_TRY(lbk_api_widen_for(ix, true, false));
+    LBK_TRY(lbk_api_widen_for_radius(ix));
     const uint64_t nq = (uint64_t)queries, dim = (uint64_t)ix->dim;
     LBK_TRY(same_count(comm, nq));
     out->count = nq;
@@ -515,7 +515,7 @@ lbknn_status lbknn_index_radius_self(lbknn_index *ix, const float *radii, float 
         st = check_options(opts);
     st = lbk_comm_agree(comm, st);
     if (st == LBK_OK)
-        st = lbk_api_widen_for(ix, true, false);
+        st = lbk_api_widen_for_radius(ix);
     if (st == LBK_OK)
         st = radius_run(ix, true, ix->rows, NULL, radii, radius, opts, ix->first_row,
                         ix->local_rows, result);

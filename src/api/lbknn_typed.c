@@ -123,8 +123,7 @@ void lbk_api_queries_free(lbk_api_queries *q)
     *q = (lbk_api_queries){0};
 }
 
-lbk_status lbk_api_widen_for(const lbknn_index *ix, bool radius, bool save)
+lbk_status lbk_api_widen_for_radius(const lbknn_index *ix)
 {
-    return lbk_index_widen(ix->index, &ix->tuning,
-                           lbk_index_compact_why(ix->index, radius, save));
+    return lbk_index_widen(ix->index, &ix->tuning, lbk_index_compact_why(ix->index, true));
 }

@@ -646,7 +646,6 @@ lbk_status lbk_run(const lbk_comm *comm, lbk_status load_status, lbk_job *job,
     lbk_index_params_from_job(job, &s.index_params); /* what the index reads of the job */
     /* Not an option the library reads (its radius searches are float32). */
     s.index_params.radius = lbk_job_radius_task(job) || lbk_job_radius_votes(job);
-    s.index_params.save = job->index.path[0] != '\0';
     s.checkpoint = job->run.checkpoint[0] != '\0';
     lbk_checkpoint_handle_signal(job);
     LBK_TRY_GOTO(st, lbk_comm_agree(comm, probe_inputs(&s))); /* rank 0 probes, checks */

@@ -91,7 +91,7 @@ lbk_status lbk_run_index_read(lbk_run_state *s)
      * radius search over an index a search saved): widened as a fresh run
      * of the job widens it, saying why. */
     const char *why = lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shard.dim,
-                                                 s->index_params.radius, false);
+                                                 s->index_params.radius);
     if (why && s->root)
         lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
                  why);

@@ -99,6 +99,17 @@ static lbk_status hand_over(lbk_engine_state *state, lbk_status st, lbk_engine_s
     return st;
 }
 
+/* The index widens a shard beyond the limit before (widen_for_plan). */
+static bool tree_keys_exact(const lbk_dataset *reference)
+{
+    if (!lbk_dataset_type_integer(reference->dtype) || reference->dim <= LBK_KDTREE_INT_DIM_MAX)
+        return true;
+    lbk_error("the k-d tree's keys over %s points are exact up to %d dimensions, not %d; "
+              "widen them first",
+              lbk_dtype_name(reference->dtype), LBK_KDTREE_INT_DIM_MAX, reference->dim);
+    return false;
+}
+
 lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, lbk_engine engine,
                              const lbk_dataset *reference, lbk_engine_state **out)
 {
@@ -108,12 +119,7 @@ lbk_status lbk_engine_create(lbk_device *dev, const lbk_engine_params *params, l
     if (!state)
         return LBK_ERR_NOMEM;
     state->dtype = reference->dtype;
-    if (engine == LBK_ENGINE_KDTREE && lbk_dataset_type_integer(reference->dtype) &&
-        reference->dim > LBK_KDTREE_INT_DIM_MAX) {
-        /* The index widens such a shard before (widen_for_plan). */
-        lbk_error("the k-d tree's keys over %s points are exact up to %d dimensions, not %d; "
-                  "widen them first",
-                  lbk_dtype_name(reference->dtype), LBK_KDTREE_INT_DIM_MAX, reference->dim);
+    if (engine == LBK_ENGINE_KDTREE && !tree_keys_exact(reference)) {
         st = LBK_ERR_CONFIG;
     } else if (engine == LBK_ENGINE_BRUTE) {
         const lbk_brute_params brute = {
@@ -155,8 +161,9 @@ lbk_status lbk_engine_export(const lbk_engine_state *state, lbk_engine_image *im
     image->tree.dim = lbk_kdtree_dim(state->tree);
     image->tree.sort_used = stats.sort_used;
     image->tree.rotation = lbk_kdtree_rotation(state->tree);
-    return lbk_kdtree_download(state->tree, &image->tree.points, &image->tree.ids,
-                               &image->tree.split_dims);
+    image->tree.dtype = lbk_kdtree_dtype(state->tree);
+    return lbk_kdtree_download_raw(state->tree, &image->tree.points, &image->tree.ids,
+                                   &image->tree.split_dims);
 }
 
 void lbk_engine_image_free(lbk_engine_image *image)
@@ -175,12 +182,15 @@ lbk_status lbk_engine_create_from(lbk_device *dev, const lbk_engine_params *para
     if (engine == LBK_ENGINE_BRUTE)
         return lbk_engine_create(dev, params, engine, reference, out);
     LBK_FAIL_IF(!image->has_tree || image->tree.n != reference->rows ||
-                    image->tree.dim != reference->dim,
+                    image->tree.dim != reference->dim || image->tree.dtype != reference->dtype,
                 LBK_ERR_INTERNAL, "internal: a saved k-d tree of %llu points for a shard of %llu",
                 (unsigned long long)image->tree.n, (unsigned long long)reference->rows);
+    if (!tree_keys_exact(reference))
+        return LBK_ERR_CONFIG;
     lbk_engine_state *state = state_new(dev, params, engine);
     if (!state)
         return LBK_ERR_NOMEM;
+    state->dtype = reference->dtype;
     lbk_kdtree_image tree = image->tree;
     tree.rotation = params->rotation; /* not saved: the caller knows it */
     return hand_over(state, lbk_kdtree_upload(dev, &tree, &state->tree), out);

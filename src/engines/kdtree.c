@@ -633,11 +633,11 @@ lbk_status lbk_kdtree_upload(lbk_device *dev, const lbk_kdtree_image *image, lbk
     tree->dim = image->dim;
     tree->split = image->split_dims ? LBK_SPLIT_WIDEST : LBK_SPLIT_ROUND_ROBIN;
     tree->rotation = image->split_dims ? 0 : image->rotation;
-    tree->dtype = LBK_DTYPE_FLOAT32; /* an image holds float32 points (kdtree.h) */
+    tree->dtype = image->dtype;
     tree->stats.sort_used = image->sort_used;
     tree->stats.levels = lbk_kdtree_levels(n);
     const cl_mem_flags flags = CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR;
-    const size_t pts = (size_t)n * (size_t)image->dim * sizeof(float);
+    const size_t pts = (size_t)n * (size_t)image->dim * lbk_dataset_type_bytes(image->dtype);
     if (n > 0) {
         LBK_TRY_GOTO(st, lbk_device_buffer(dev, flags, pts, image->points, "k-d tree points",
                                            &tree->points));
@@ -679,12 +679,14 @@ static void widen_downloaded(lbk_dtype type, float *p, size_t count)
     }
 }
 
-lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
-                               uint8_t **split_dims)
+/* The tree's arrays on the host; `widen`: the points as float32 (room for
+ * n * dim floats, the compact values read into its front). */
+static lbk_status download(const lbk_kdtree *tree, bool widen, void **points, uint32_t **ids,
+                           uint8_t **split_dims)
 {
     lbk_status st = LBK_OK;
     const uint64_t n = tree->n;
-    float *p = NULL;
+    void *p = NULL;
     uint32_t *r = NULL;
     uint8_t *d = NULL;
     *points = NULL;
@@ -694,7 +696,7 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
         return LBK_OK;
     const size_t count = (size_t)n * (size_t)tree->dim;
     const size_t pts_bytes = count * lbk_dataset_type_bytes(tree->dtype);
-    p = malloc(count * sizeof(float));
+    p = malloc(widen ? count * sizeof(float) : pts_bytes);
     r = malloc((size_t)n * sizeof *r);
     if (tree->dims)
         d = malloc((size_t)n);
@@ -708,7 +710,8 @@ lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t 
     LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->points, CL_TRUE, 0,
                                                              pts_bytes, p, 0, NULL, NULL),
                                          "downloading k-d tree points"));
-    widen_downloaded(tree->dtype, p, count);
+    if (widen)
+        widen_downloaded(tree->dtype, p, count);
     LBK_TRY_GOTO(st, lbk_device_cl_check(clEnqueueReadBuffer(q, tree->ids, CL_TRUE, 0,
                                                              (size_t)n * 4, r, 0, NULL, NULL),
                                          "downloading k-d tree ids"));
@@ -727,6 +730,21 @@ cleanup:
     free(r);
     free(d);
     return st;
+}
+
+lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
+                               uint8_t **split_dims)
+{
+    void *p = NULL;
+    const lbk_status st = download(tree, true, &p, ids, split_dims);
+    *points = p;
+    return st;
+}
+
+lbk_status lbk_kdtree_download_raw(const lbk_kdtree *tree, void **points, uint32_t **ids,
+                                   uint8_t **split_dims)
+{
+    return download(tree, false, points, ids, split_dims);
 }
 
 /* Checking every node against each of its ancestors is the same as checking

@@ -75,13 +75,18 @@ lbk_status lbk_kdtree_prepare_query(lbk_kdtree *tree);
  * caller with free(). */
 lbk_status lbk_kdtree_download(const lbk_kdtree *tree, float **points, uint32_t **ids,
                                uint8_t **split_dims);
+/* The same with the points at the tree's own type (lbk_kdtree_dtype), as
+ * a saved index stores them. */
+lbk_status lbk_kdtree_download_raw(const lbk_kdtree *tree, void **points, uint32_t **ids,
+                                   uint8_t **split_dims);
 
-/* A built tree as host arrays (lbk_kdtree_download's, and the sort that
+/* A built tree as host arrays (lbk_kdtree_download_raw's, and the sort that
  * built it), as a saved index keeps it. */
 typedef struct {
     uint64_t n;
     int dim;
-    float *points;       /* n * dim, tree order */
+    lbk_dtype dtype;     /* the points' type (compact types stay compact) */
+    void *points;        /* n * dim of dtype, tree order */
     uint32_t *ids;       /* n: the shard row of each node */
     uint8_t *split_dims; /* n, or NULL: round robin */
     int rotation;        /* round robin: the root's dimension (not saved: the
@@ -101,9 +106,9 @@ lbk_status lbk_kdtree_check(const float *points, uint64_t n, int dim, const uint
                             int rotation);
 /* Round robin: the dimension of the root. */
 int lbk_kdtree_rotation(const lbk_kdtree *tree);
-/* The type the tree holds its points in: the built shard's (compact types
- * stay compact, docs/design.md "Compact reference points"), FLOAT32 for an
- * uploaded image. */
+/* The type the tree holds its points in: the built shard's, or the
+ * uploaded image's (compact types stay compact, docs/design.md "Compact
+ * reference points"). */
 lbk_dtype lbk_kdtree_dtype(const lbk_kdtree *tree);
 
 void lbk_kdtree_destroy(lbk_kdtree *tree);

@@ -81,7 +81,7 @@ static lbk_status widen_shard(lbk_index *s, const char *why)
  * over any partition (the spatial one moves them at their own width). Elsewhere they are widened, exactly, and rank 0
  * says why once. */
 const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype type, int dim,
-                                       bool radius, bool save)
+                                       bool radius)
 {
     if (type == LBK_DTYPE_FLOAT32)
         return NULL;
@@ -91,20 +91,18 @@ const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype typ
         return engine_why;
     if (radius && plan->engine == LBK_ENGINE_BRUTE)
         return "brute force's radius search reads float32 points for now";
-    if (save && plan->engine == LBK_ENGINE_KDTREE)
-        return "a saved k-d tree holds float32 points for now";
     return NULL;
 }
 
-const char *lbk_index_compact_why(const lbk_index *s, bool radius, bool save)
+const char *lbk_index_compact_why(const lbk_index *s, bool radius)
 {
-    return lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim, radius, save);
+    return lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim, radius);
 }
 
 static lbk_status widen_for_plan(lbk_index *s)
 {
-    const char *plan_why = lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim,
-                                                      s->params.radius, s->params.save);
+    const char *plan_why =
+        lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim, s->params.radius);
     const char *why =
         plan_why ? plan_why
         : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&

@@ -86,8 +86,6 @@ typedef struct {
     bool radius;             /* the searches are radius searches (brute force's read float32
                               * points: compact ones are widened for it, not for the tree);
                               * set by `lbknn run`, not read from the options */
-    bool save;               /* the index will be saved (a k-d tree saves float32 points:
-                              * compact ones are widened for it); set by `lbknn run` */
 } lbk_index_params;
 
 /* How the work is spread: the same on every rank, with no communication,
@@ -133,14 +131,13 @@ void lbk_index_destroy(lbk_index *index);
  * said once by rank 0; NULL, or points already float32: nothing to do).
  * Every rank's index has the same type (the build agrees on it). */
 /* Why the plan reads compact points as float32 (brute force's radius
- * search, a k-d tree that will be saved, uint8/int8 beyond the tree's exact
- * dimension: lbk_engine_compact_why), or NULL. `radius` and `save` as in
- * lbk_index_params. */
+ * search, uint8/int8 beyond the tree's exact dimension:
+ * lbk_engine_compact_why), or NULL. `radius` as in lbk_index_params. */
 const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype type, int dim,
-                                       bool radius, bool save);
+                                       bool radius);
 
-/* The same for a built index about to serve a radius search or a save. */
-const char *lbk_index_compact_why(const lbk_index *index, bool radius, bool save);
+/* The same for a built index about to serve a radius search. */
+const char *lbk_index_compact_why(const lbk_index *index, bool radius);
 
 lbk_status lbk_index_widen(lbk_index *index, const lbk_tuning *tuning, const char *why);
 /* The type this rank's points are kept at: FLOAT32, or compact. */

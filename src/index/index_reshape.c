@@ -10,8 +10,8 @@
  * over P'), and every row then goes to the rank whose shard holds it, in
  * one exchange of (id, label, point) records, and lands at its row. The
  * targets are read where the rows they cover overlap this rank's. Rows
- * move at the saved type's width (float32, or compact: a brute index of
- * uint8, int8 or float16 rows); a tree's points are float32. */
+ * move at the saved type's width (float32, or compact: uint8, int8 or
+ * float16 rows, a brute index's or a tree's points). */
 #include "index_impl.h"
 
 #include "alloc_large.h"
@@ -28,7 +28,6 @@
 /* The parts this rank reads, one after the other in its arrays. */
 typedef struct {
     uint64_t rows;
-    int dim;
     size_t row_bytes;      /* dim values of the saved type */
     unsigned char *points; /* rows * row_bytes */
     uint64_t *ids;
@@ -73,20 +72,20 @@ static lbk_status read_ids(const char *dir, const char *m, int r, uint64_t n, ui
     return st;
 }
 
-/* A tree's points are in tree order: node i is the part's row tree_ids[i]. */
-static lbk_status read_tree_points(const char *dir, const char *m, int r, uint64_t n, int dim,
-                                   float *points)
+/* A tree's points are in tree order: node i is the part's row tree_ids[i]
+ * (row: the bytes of a row at the saved type). */
+static lbk_status read_tree_points(const char *dir, const char *m, int r, uint64_t n, size_t row,
+                                   unsigned char *points)
 {
-    const uint64_t d = (uint64_t)dim;
     lbk_status st = LBK_OK;
-    float *tree = lbk_alloc_large_logged(n * d + 1, sizeof(float), "a saved tree", &st);
+    unsigned char *tree = lbk_alloc_large_logged(n + 1, row, "a saved tree", &st);
     uint32_t *rows = st == LBK_OK ? lbk_alloc_large_logged(n + 1, 4, "a saved tree", &st) : NULL;
     if (st == LBK_OK)
-        st = lbk_index_part_read(dir, m, r, "tree_points", tree, n * d * 4);
+        st = lbk_index_part_read(dir, m, r, "tree_points", tree, n * row);
     if (st == LBK_OK)
         st = lbk_index_part_tree_rows(dir, m, r, n, rows);
     for (uint64_t i = 0; st == LBK_OK && i < n; i++)
-        memcpy(points + rows[i] * d, tree + i * d, d * 4);
+        memcpy(points + rows[i] * row, tree + i * row, row);
     lbk_alloc_large_free(tree);
     lbk_alloc_large_free(rows);
     return st;
@@ -101,7 +100,7 @@ static lbk_status read_whole_part(const char *dir, const char *m, int r, bool tr
     if (b->labels)
         LBK_TRY(lbk_index_part_read(dir, m, r, "labels", b->labels + at, n * 4));
     if (tree)
-        return read_tree_points(dir, m, r, n, b->dim, (float *)(b->points + at * row));
+        return read_tree_points(dir, m, r, n, b->row_bytes, b->points + at * row);
     return lbk_index_part_read(dir, m, r, "points", b->points + at * row, n * row);
 }
 
@@ -298,8 +297,8 @@ static void take_tree(void *user, const unsigned char *piece, uint64_t at, size_
     }
 }
 
-static lbk_status read_tree_range(const char *dir, const char *m, int r, uint64_t n, int dim,
-                                  uint64_t first, uint64_t count, float *dest)
+static lbk_status read_tree_range(const char *dir, const char *m, int r, uint64_t n, size_t row,
+                                  uint64_t first, uint64_t count, unsigned char *dest)
 {
     lbk_status st = LBK_OK;
     uint32_t *rows = lbk_alloc_large_logged(n + 1, 4, "a saved tree's rows", &st);
@@ -307,9 +306,9 @@ static lbk_status read_tree_range(const char *dir, const char *m, int r, uint64_
         st = lbk_index_part_tree_rows(dir, m, r, n, rows);
     char name[64];
     snprintf(name, sizeof name, "r%d.tree_points", r);
-    tree_take t = {(unsigned char *)dest, (size_t)dim * 4, rows, first, count};
+    tree_take t = {dest, row, rows, first, count};
     if (st == LBK_OK)
-        st = lbk_saved_read_pieces(dir, name, m, n * (uint64_t)dim * 4, take_tree, &t);
+        st = lbk_saved_read_pieces(dir, name, m, n * row, take_tree, &t);
     lbk_alloc_large_free(rows);
     return st;
 }
@@ -352,7 +351,7 @@ static lbk_status read_shard_rows(const char *dir, const char *m, int parts, boo
                                    shard->labels + (a - lo)));
         unsigned char *dest = shard_rows(shard) + (a - lo) * row;
         if (tree)
-            LBK_TRY(read_tree_range(dir, m, r, n, shard->dim, a - first, b - a, (float *)dest));
+            LBK_TRY(read_tree_range(dir, m, r, n, row, a - first, b - a, dest));
         else
             LBK_TRY(read_row_range(dir, m, r, "points", n, row, a - first, b - a, dest));
     }
@@ -393,12 +392,6 @@ lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *
     lbk_row_split_range(reference_rows, comm->size, comm->rank, &first, &rows);
     *shard = (lbk_dataset){.rows = rows, .dim = dim, .first_row = first, .dtype = type};
     lbk_status st = prep;
-    if (st == LBK_OK && tree && type != LBK_DTYPE_FLOAT32) {
-        lbk_error("%s: saved index: a k-d tree of %s points (this lbknn saves trees of float32 "
-                  "points only)",
-                  dir, lbk_dtype_name(type));
-        st = LBK_ERR_INPUT;
-    }
     void *points = NULL;
     if (st == LBK_OK)
         points =
@@ -414,7 +407,7 @@ lbk_status lbk_index_reshape_read(lbk_status prep, const char *dir, const char *
             st = read_shard_rows(dir, manifest, parts, tree, shard);
     } else {
         lbk_row_split_range((uint64_t)parts, comm->size, comm->rank, &part_first, &part_count);
-        parts_block b = {.dim = dim, .row_bytes = shard_row_bytes(shard)};
+        parts_block b = {.row_bytes = shard_row_bytes(shard)};
         if (st == LBK_OK)
             st = read_block(dir, manifest, (int)part_first, (int)part_count, tree, labels, &b);
         st = exchange_rows(comm, dir, &b, reference_rows, st, shard);

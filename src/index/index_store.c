@@ -95,17 +95,14 @@ static lbk_status save_rank(const lbk_index *s, const char *dir, char *lines, si
         st = lbk_saved_write(dir, rank_name(key, sizeof key, r, "points"),
                              d->dtype == LBK_DTYPE_FLOAT32 ? (const void *)d->points : d->raw,
                              n * dim * lbk_dataset_type_bytes(d->dtype), lines, size, used);
-    if (st == LBK_OK && image.has_tree && d->dtype != LBK_DTYPE_FLOAT32) {
-        lbk_error("internal: a k-d tree over %s points has no saved form yet",
-                  lbk_dtype_name(d->dtype));
-        st = LBK_ERR_INTERNAL;
-    }
+    /* The tree's points at the width it holds them (the shard's type). */
     if (st == LBK_OK && image.has_tree) {
         st = line(lines, size, used, rank_name(key, sizeof key, r, "tree_sort"),
                   (uint64_t)image.tree.sort_used);
         if (st == LBK_OK)
-            st = lbk_saved_write(dir, rank_name(key, sizeof key, r, "tree_points"),
-                                 image.tree.points, n * dim * 4, lines, size, used);
+            st = lbk_saved_write(
+                dir, rank_name(key, sizeof key, r, "tree_points"), image.tree.points,
+                n * dim * lbk_dataset_type_bytes(image.tree.dtype), lines, size, used);
         if (st == LBK_OK)
             st = lbk_saved_write(dir, rank_name(key, sizeof key, r, "tree_ids"), image.tree.ids,
                                  n * 4, lines, size, used);
@@ -446,22 +443,25 @@ static lbk_status read_tree(const char *dir, const char *manifest, int r, bool w
                             lbk_dataset *d, lbk_kdtree_image *t)
 {
     uint64_t sort = 0;
-    const uint64_t n = d->rows, dim = (uint64_t)d->dim;
+    const uint64_t n = d->rows, row = (uint64_t)d->dim * lbk_dataset_type_bytes(d->dtype);
     LBK_TRY(lbk_index_part_u64(dir, manifest, r, "tree_sort", &sort));
     t->n = n;
     t->dim = d->dim;
+    t->dtype = d->dtype;
     t->sort_used = (lbk_tree_sort)sort;
-    t->points = malloc(n * dim * 4 + 1);
+    t->points = malloc(n * row + 1);
     t->ids = malloc(n * 4 + 1);
     t->split_dims = widest ? malloc(n + 1) : NULL;
     LBK_FAIL_IF(!t->points || !t->ids || (widest && !t->split_dims), LBK_ERR_NOMEM,
                 "out of host memory for a saved k-d tree of %" PRIu64 " points", n);
-    LBK_TRY(lbk_index_part_read(dir, manifest, r, "tree_points", t->points, n * dim * 4));
+    LBK_TRY(lbk_index_part_read(dir, manifest, r, "tree_points", t->points, n * row));
     LBK_TRY(lbk_index_part_tree_rows(dir, manifest, r, n, t->ids));
     if (widest)
         LBK_TRY(lbk_index_part_read(dir, manifest, r, "tree_dims", t->split_dims, n));
+    unsigned char *rows = d->dtype == LBK_DTYPE_FLOAT32 ? (void *)d->points : d->raw;
+    const unsigned char *tree = t->points;
     for (uint64_t i = 0; i < n; i++)
-        memcpy(d->points + (uint64_t)t->ids[i] * dim, t->points + i * dim, dim * 4);
+        memcpy(rows + (uint64_t)t->ids[i] * row, tree + i * row, row);
     return LBK_OK;
 }
 
@@ -474,10 +474,6 @@ static lbk_status read_part(const char *dir, const char *manifest, int r, int pa
 {
     LBK_TRY(read_rows(dir, manifest, r, labels, shard));
     if (plan->engine == LBK_ENGINE_KDTREE) {
-        LBK_FAIL_IF(shard->dtype != LBK_DTYPE_FLOAT32, LBK_ERR_INPUT,
-                    "%s: saved index: a k-d tree of %s points (this lbknn saves trees of "
-                    "float32 points only)",
-                    dir, lbk_dtype_name(shard->dtype));
         saved->engine.has_tree = true;
         LBK_TRY(read_tree(dir, manifest, r, params->split == LBK_SPLIT_WIDEST, shard,
                           &saved->engine.tree));

@@ -28,10 +28,11 @@
 #        saved_index.sh fixture LBKNN MPIEXEC FIXTURE
 #            the data set and the index every refusal case starts from,
 #            made once into FIXTURE (a CTest fixture: one build, not eight)
-#        saved_index.sh compact LBKNN MPIEXEC TYPE PARTITION LOADS
-#            TYPE (uint8, int8, float16) points (.npy), brute force: built
-#            on 2 ranks at their own width (the manifest's format 2 and
-#            type, each part's file a compact row's size), loaded on each
+#        saved_index.sh compact LBKNN MPIEXEC TYPE PARTITION LOADS [ENGINE]
+#            TYPE (uint8, int8, float16) points (.npy), ENGINE (brute, the
+#            default, or kdtree): built on 2 ranks at their own width, no
+#            point widened (the manifest's format 2 and type, each part's
+#            points or tree_points a compact row's size), loaded on each
 #            of LOADS ("1 2 3") rank counts with the reference file
 #            hidden: every output byte-identical to a fresh 2-rank run's,
 #            which equals the exact integer oracle (float64's for float16);
@@ -258,7 +259,9 @@ if [ "$mode" = refuse ]; then
 fi
 
 if [ "$mode" = compact ]; then
-    type=$1 partition=$2 loads=$3
+    type=$1 partition=$2 loads=$3 engine=${4:-brute}
+    file=points
+    [ "$engine" = kdtree ] && file=tree_points
     mkdir -p "$dir/data"
     # Equal rows (ties by id) and, for the integers, values near both ends.
     /usr/bin/python3 - "$dir/data" "$type" <<'PY' || { echo "writing the data failed"; exit 1; }
@@ -278,19 +281,21 @@ np.save(d + "/ref.npy", ref)
 np.save(d + "/q.npy", q)
 PY
     job=$dir/data/job.yaml
-    printf 'task: search\nreference: {path: ref.npy, type: %s}\nquery: {path: q.npy}\nknn: {k: 6, engine: brute}\nmpi: {partition: %s}\n' \
-        "$type" "$partition" >"$job"
-    "$mpiexec" -n 2 "$lbknn" build --quiet "$job" "${idx[@]}" || { echo "build failed"; exit 1; }
+    printf 'task: search\nreference: {path: ref.npy, type: %s}\nquery: {path: q.npy}\nknn: {k: 6, engine: %s}\nmpi: {partition: %s}\n' \
+        "$type" "$engine" "$partition" >"$job"
+    "$mpiexec" -n 2 "$lbknn" build "$job" "${idx[@]}" >/dev/null 2>"$dir/stderr" ||
+        { echo "build failed"; cat "$dir/stderr"; exit 1; }
+    ! grep -q widened "$dir/stderr" || { echo "the build widened"; cat "$dir/stderr"; exit 1; }
     grep -q '^format = 2$' "$dir/idx/manifest.txt" && grep -q "^type = $type$" "$dir/idx/manifest.txt" ||
         { echo "manifest: not format 2 of $type points"; cat "$dir/idx/manifest.txt"; exit 1; }
     width=1
     [ "$type" = float16 ] && width=2
     for r in 0 1; do
         rows=$(sed -n "s/^r$r.rows = //p" "$dir/idx/manifest.txt")
-        size=$(stat -c %s "$dir/idx/r$r.points")
+        size=$(stat -c %s "$dir/idx/r$r.$file")
         [ "$size" = $((rows * 20 * width)) ] ||
-            { echo "r$r.points: $size bytes for $rows rows of 20 $type values"; exit 1; }
-        echo "r$r.points: $rows rows x 20 x $width bytes = $size bytes (float32: $((rows * 80)))"
+            { echo "r$r.$file: $size bytes for $rows rows of 20 $type values"; exit 1; }
+        echo "r$r.$file: $rows rows x 20 x $width bytes = $size bytes (float32: $((rows * 80)))"
     done
     mkdir "$dir/plain"
     "$mpiexec" -n 2 "$lbknn" run --quiet "$job" --set device.batch=64 \
@@ -339,7 +344,8 @@ PY
         for f in n.ivecs d.fvecs; do
             cmp "$dir/plain/$f" "$dir/load$p/$f" || { echo "P=$p: $f differs"; exit 1; }
         done
-        echo "built on 2, loaded on $p: $type $partition outputs identical to a fresh run's"
+        echo "built on 2, loaded on $p: $type $engine $partition outputs identical to a fresh" \
+            "run's"
     done
     out=(--set "output.neighbors=$dir/n.ivecs")
     expect_refusal type "index.path: .* holds $type points, this run has reference.type float32" \
