@@ -6,10 +6,14 @@
  * product), lists in (key, id) order. Each type, metric and engine, with
  * typed and float32 queries; a near tie above 2^24 that float32 sums would
  * order by id; classify and regress; the self and radius searches that
- * widen a compact index (and say so); the refused types and values. With
+ * widen a compact index (and say so); a compact k-d tree index saved and
+ * loaded at its type; the refused types and values. With
  * --mpi each rank passes its own shard (the cases of its own partitions).
  * Usage: test_api_typed [--mpi]; --cli-write and --cli-compare serve
  * typed_as_run.sh. */
+/* mkdtemp is POSIX 2008. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "lbknn.h"
 
 #include <math.h>
@@ -47,9 +51,11 @@ static const typed_case cases[] = {
     {F16, LINF, "kdtree", "spatial", "auto", 300, 25, 3, 6, 1},
     {U8, COSINE, "brute", "shard", "auto", 150, 20, 8, 5, 0},
     {U8, L2, "brute", "shard", "float32", 100, 20, 6, 5, 0},
+    {U8, L2, "kdtree", "spatial", "uint8", 300, 30, 4, 5, 1},
 };
 
 static int rank, ranks, failures;
+static bool use_mpi;
 #define CHECK(cond, ...)                                                                         \
     do {                                                                                         \
         if (!(cond)) {                                                                           \
@@ -218,6 +224,59 @@ static void my_rows(const typed_case *c, int *first, int *count)
     *count = all ? c->n : (int)((int64_t)c->n * (rank + 1) / ranks) - *first;
 }
 
+/* A compact k-d tree index saved and loaded (on as many ranks) keeps its
+ * type, and answers as the built one (`ids`, `dist`: its answers to the
+ * typed queries). Collective. */
+static void save_load(lbknn_context *ctx, int ci, const lbknn_options *o, lbknn_index *ix,
+                      const void *queries, const int64_t *ids, const float *dist)
+{
+    const typed_case *c = &cases[ci];
+    const size_t slots = (size_t)c->nq * (size_t)c->k;
+    char dir[256] = {0};
+    if (rank == 0) {
+        snprintf(dir, sizeof dir, "%s/lbk-api-typed-XXXXXX",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (!mkdtemp(dir))
+            dir[0] = '\0';
+    }
+    if (use_mpi)
+        MPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, MPI_COMM_WORLD);
+    CHECK(dir[0], "case %d: mkdtemp failed", ci);
+    if (!dir[0])
+        return;
+    last_info[0] = '\0';
+    lbknn_index *loaded = NULL;
+    int rc = lbknn_index_save(ix, dir);
+    CHECK(rc == LBKNN_OK, "case %d: save: %s", ci, lbknn_index_error(ix));
+    CHECK((int)lbknn_index_dtype(ix) == c->type && !strstr(last_info, "widened"),
+          "case %d: the save widened: '%s'", ci, last_info);
+    if (rc == LBKNN_OK) {
+        rc = lbknn_index_load(ctx, o, dir, &loaded);
+        CHECK(rc == LBKNN_OK, "case %d: load: %s", ci, lbknn_context_error(ctx));
+    }
+    if (loaded) {
+        CHECK((int)lbknn_index_dtype(loaded) == c->type, "case %d: loaded as %s", ci,
+              type_names[lbknn_index_dtype(loaded)]);
+        int64_t *lids = malloc(slots * sizeof *lids);
+        float *ldist = malloc(slots * sizeof *ldist);
+        rc = lbknn_index_search_typed(loaded, c->nq, (lbknn_dtype)c->type, queries, c->k, lids,
+                                      ldist);
+        CHECK(rc == LBKNN_OK, "case %d: search (loaded): %s", ci, lbknn_index_error(loaded));
+        if (rc == LBKNN_OK)
+            check_lists("loaded", ci, slots, c->k, lids, ldist, ids, dist);
+        free(lids);
+        free(ldist);
+    }
+    lbknn_index_destroy(loaded);
+    if (use_mpi)
+        MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        CHECK(system(cmd) == 0, "case %d: could not remove %s", ci, dir);
+    }
+}
+
 /* Votes of the first k neighbours, uniform, ties to the smaller label. */
 static int32_t vote(const int64_t *ids, int k)
 {
@@ -286,6 +345,8 @@ static void run_case(lbknn_context *ctx, int ci)
             check_lists(typed ? "typed queries" : "float32 queries", ci, slots, c->k, ids, dist,
                         want, want_dist);
     }
+    if (c->compact == 1 && strcmp(c->engine, "kdtree") == 0)
+        save_load(ctx, ci, o, ix, qs.packed, ids, dist);
     int32_t *pred = malloc((size_t)c->nq * sizeof *pred);
     double *mean = malloc((size_t)c->nq * sizeof *mean);
     rc = lbknn_index_classify_typed(ix, c->nq, (lbknn_dtype)c->type, qs.packed, c->k,
@@ -535,7 +596,7 @@ int main(int argc, char **argv)
 {
     if (argc >= 4 && strncmp(argv[1], "--cli-", 6) == 0)
         return cli(argv[1], argv[2], argv[3], argc > 4 ? argv[4] : "l2");
-    const bool mpi = argc > 1 && strcmp(argv[1], "--mpi") == 0;
+    const bool mpi = use_mpi = argc > 1 && strcmp(argv[1], "--mpi") == 0;
     if (mpi) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -559,10 +620,10 @@ int main(int argc, char **argv)
         return 1;
     }
     /* Under mpirun the compact cases whose ranks do something of their
-     * own: row shards (the self search's rows, the radius search) and
-     * replicas (the default run's time is short). */
+     * own: row shards (the self search's rows, the radius search),
+     * replicas and a saved spatial tree (the default run's time is short). */
     for (int ci = 0; ci < (int)(sizeof cases / sizeof *cases); ci++)
-        if (!mpi || ci == 0 || ci == 1 || ci == 5 || ci == 9)
+        if (!mpi || ci == 0 || ci == 1 || ci == 5 || ci == 9 || ci == 13)
             run_case(ctx, ci);
     if (!mpi)
         near_tie(ctx);
