@@ -223,7 +223,7 @@ lbknn_status lbknn_index_build_typed(lbknn_context *context, const lbknn_options
 /* The type this index keeps its points at now: the build's type, or
  * FLOAT32 where they were widened. A compact index is widened (once,
  * collectively, said as above) by the first call that reads float32
- * points: lbknn_index_search_self, the radius calls, lbknn_index_save. */
+ * points: brute force's radius calls. A saved and loaded index keeps it. */
 lbknn_dtype lbknn_index_dtype(const lbknn_index *index);
 
 /* A saved index (docs/design.md section 15; the files of `lbknn build`).
