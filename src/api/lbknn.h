@@ -202,12 +202,14 @@ lbknn_status lbknn_index_build(lbknn_context *context, const lbknn_options *opti
  * lbknn_index_build with each rank's rows of `type`, kept at their own
  * width (one byte a value for UINT8 and INT8, two for FLOAT16) on the host
  * and the device where `lbknn run` would keep a file of that type: brute
- * force over row shards or replicas, and not cosine. uint8 and int8 are
- * then searched with exact integer distances (keys exact, reported as
- * their float32 rounding, ties by id; dimension <= 32767), float16 as
- * their exact float32 values. Elsewhere (the k-d tree, the spatial
- * partition, cosine, and the brute engine's float32 prefilter where it is
- * faster under reference.type auto) they are widened to float32, exactly,
+ * force over any partition, the k-d tree (uint8 and int8 up to 258
+ * dimensions), every task. uint8 and int8 are then searched with exact
+ * integer distances (keys exact, reported as their float32 rounding, ties
+ * by id; dimension <= 32767), float16 as their exact float32 values.
+ * Elsewhere (cosine, brute force's radius search, uint8/int8 beyond 258
+ * dimensions for the k-d tree or the spatial partition, and the brute
+ * engine's float32 prefilter where it is faster under reference.type
+ * auto) they are widened to float32, exactly,
  * and rank 0 says why in one line to the log callback ("uint8 reference
  * points widened to float32: ..."), as `lbknn run` says it. The option
  * reference.type, as the job key: auto (the default) keeps `type` where
