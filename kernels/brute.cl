@@ -21,9 +21,10 @@
  *                       and dimensions per slice
  *   LBK_REF             the reference points' type: LBK_REF_F32 (default),
  *                       LBK_REF_U8, LBK_REF_I8 (exact int32 keys, coded:
- *                       lbk_int_key_code) or LBK_REF_F16 (vload_half, then
- *                       float32 as for float32 points); the distance kernels
- *                       only (the bound kernel is float32's alone)
+ *                       lbk_int_key_code; L2 and IP also by the dot path,
+ *                       lbk_brute_dot_blocked) or LBK_REF_F16 (vload_half,
+ *                       then float32 as for float32 points); the distance
+ *                       kernels only (the bound kernel is float32's alone)
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -235,9 +236,9 @@ inline void lbk_block_dot_slice(floatv acc[LBK_VQB][LBK_VRB], __global const flo
 
 /* The key of a dot product: L2's from the squared norms, IP's -dot (in
  * lbk_key_finishv). No int32 wraps up to LBK_INT_KEY_DIM_MAX: |q.r|,
- * |q|^2 and |r|^2 are at most dim x 255^2, |q|^2 - q.r lies in [-dim x
- * 255^2, dim x 2 x 128^2], and the sum is the exact key, at most dim x
- * 255^2. */
+ * |q|^2 and |r|^2 are at most dim x 255^2 (both in [0, dim x 255^2] for
+ * uint8), so |q|^2 - q.r lies in [-dim x 255^2, dim x 255^2], and the sum
+ * is the exact key, at most dim x 255^2. */
 inline floatv lbk_dot_keyv(const accv dot, const lbk_acc qn, const accv rn)
 {
     if (lbk_metric_negates(LBK_METRIC))
