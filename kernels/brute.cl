@@ -21,9 +21,10 @@
  *                       and dimensions per slice
  *   LBK_REF             the reference points' type: LBK_REF_F32 (default),
  *                       LBK_REF_U8, LBK_REF_I8 (exact int32 keys, coded:
- *                       lbk_int_key_code) or LBK_REF_F16 (vload_half, then
- *                       float32 as for float32 points); the distance kernels
- *                       only (the bound kernel is float32's alone)
+ *                       lbk_int_key_code; L2 and IP also by the dot path,
+ *                       lbk_brute_dot_blocked) or LBK_REF_F16 (vload_half,
+ *                       then float32 as for float32 points); the distance
+ *                       kernels only (the bound kernel is float32's alone)
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -183,6 +184,68 @@ lbk_brute_distance(__global const float *queries, const uint nq, __global const 
  * memory: on a CPU device "local memory" is ordinary cached memory. */
 #define LBK_MODE_EXACT 0
 #define LBK_MODE_BOUND 1
+#define LBK_MODE_DOT 2
+
+/* The norms of the bound (float32 rows: float) and of the dot path (uint8,
+ * int8: the exact int32 squared norms). */
+#if LBK_INT_KEYS
+typedef int lbk_norm_t;
+#else
+typedef float lbk_norm_t;
+#endif
+
+#if LBK_INT_KEYS
+/* mode DOT (uint8, int8; L2 and IP): the exact integer key from the exact
+ * dot product q.r (docs/design.md "Compact reference points"). Each product
+ * q_j r_j is an integer of magnitude at most 255^2 (uint8) or 128^2 (int8),
+ * so a float32 fused multiply-add sum over at most LBK_DOT_SPAN dimensions
+ * never leaves the integers float32 holds (|s| <= 256 x 65025 = 16,646,400
+ * and 1024 x 16384 = 2^24, both <= 2^24): every partial sum is exact in
+ * any order. Each such sum is converted (exactly) and added to int32
+ * accumulators; L2's key is then (|q|^2 - q.r) + (|r|^2 - q.r), IP's -q.r,
+ * the very integers of the exact path's steps. */
+#if LBK_REF == LBK_REF_U8
+#define LBK_DOT_SPAN 256
+#else
+#define LBK_DOT_SPAN 1024
+#endif
+#define LBK_DOT_KC (LBK_KC < LBK_DOT_SPAN ? LBK_KC : LBK_DOT_SPAN)
+#define convert_accv LBK_CAT(convert_, accv)
+#define convert_floatv LBK_CAT(convert_float, LBK_VW)
+
+/* One query block's float32 dot products over dimensions [d0, d1), d1 - d0
+ * <= LBK_DOT_SPAN, from zero. */
+inline void lbk_block_dot_slice(floatv acc[LBK_VQB][LBK_VRB], __global const float *qrow[LBK_VQB],
+                                __global const lbk_ref_t *rblk, const uint dim, const uint d0,
+                                const uint d1)
+{
+    for (uint j = d0; j < d1; j++) {
+        floatv r[LBK_VRB];
+#pragma unroll
+        for (int b = 0; b < LBK_VRB; b++)
+            r[b] = convert_floatv(vloadv(0, rblk + ((ulong)b * dim + j) * LBK_VW));
+#pragma unroll
+        for (int a = 0; a < LBK_VQB; a++) {
+            const floatv q = (floatv)(qrow[a][j]);
+#pragma unroll
+            for (int b = 0; b < LBK_VRB; b++)
+                acc[a][b] = fma(q, r[b], acc[a][b]);
+        }
+    }
+}
+
+/* The key of a dot product: L2's from the squared norms, IP's -dot (in
+ * lbk_key_finishv). No int32 wraps up to LBK_INT_KEY_DIM_MAX: |q.r|,
+ * |q|^2 and |r|^2 are at most dim x 255^2 (both in [0, dim x 255^2] for
+ * uint8), so |q|^2 - q.r lies in [-dim x 255^2, dim x 255^2], and the sum
+ * is the exact key, at most dim x 255^2. */
+inline floatv lbk_dot_keyv(const accv dot, const lbk_acc qn, const accv rn)
+{
+    if (lbk_metric_negates(LBK_METRIC))
+        return lbk_key_finishv(dot, LBK_METRIC);
+    return lbk_key_finishv(((accv)(qn)-dot) + (rn - dot), LBK_METRIC);
+}
+#endif
 
 /* Columns r0 .. r0 + LBK_VW - 1 of a distance row, those below nr. */
 inline void lbk_storev(__global float *row, const uint r0, const uint nr, const floatv key)
@@ -242,8 +305,8 @@ inline void lbk_block_slice(const int mode, accv acc[LBK_VQB][LBK_VRB],
 /* Query block s's keys (or bounds) into its distance rows. */
 inline void lbk_block_store(const int mode, accv part[LBK_VQB][LBK_VRB], const uint q0,
                             const uint nq, const uint b0, const uint nr, __global float *dist,
-                            const ulong ldd, __global const float *qnorm,
-                            __global const float *rnorm, const ulong norm_first,
+                            const ulong ldd, __global const lbk_norm_t *qnorm,
+                            __global const lbk_norm_t *rnorm, const ulong norm_first,
                             const float bound_c)
 {
     for (int a = 0; a < LBK_VQB; a++) {
@@ -257,6 +320,12 @@ inline void lbk_block_store(const int mode, accv part[LBK_VQB][LBK_VRB], const u
                 key = lbk_boundv(part[a][b], qnorm[q0 + a],
                                  vloadv(0, rnorm + (norm_first + b0 + b) * LBK_VW), bound_c);
 #endif
+#if LBK_INT_KEYS
+            if (mode == LBK_MODE_DOT)
+                key =
+                    lbk_dot_keyv(part[a][b], (lbk_acc)qnorm[q0 + a],
+                                 convert_accv(vloadv(0, rnorm + (norm_first + b0 + b) * LBK_VW)));
+#endif
             lbk_storev(row, (b0 + b) * LBK_VW, nr, key);
         }
     }
@@ -267,7 +336,7 @@ inline void lbk_block_store(const int mode, accv part[LBK_VQB][LBK_VRB], const u
 inline void lbk_blocked(const int mode, __global const float *queries, const uint nq,
                         __global const lbk_ref_t *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
-                        __global const float *qnorm, __global const float *rnorm,
+                        __global const lbk_norm_t *qnorm, __global const lbk_norm_t *rnorm,
                         const ulong norm_first, const float bound_c, const uint qt)
 {
     const uint b0 = get_global_id(0) * LBK_VRB;
@@ -277,8 +346,13 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
     const uint blocks = min(qt, (nq - first + LBK_VQB - 1) / LBK_VQB);
     __global const lbk_ref_t *rblk = refs + (block_first + b0) * dim * LBK_VW;
     accv part[LBK_QT][LBK_VQB][LBK_VRB];
-    for (uint d0 = 0; d0 < dim; d0 += LBK_KC) {
-        const uint d1 = min(d0 + (uint)LBK_KC, dim);
+#if LBK_INT_KEYS
+    const uint kc = mode == LBK_MODE_DOT ? (uint)LBK_DOT_KC : (uint)LBK_KC;
+#else
+    const uint kc = LBK_KC;
+#endif
+    for (uint d0 = 0; d0 < dim; d0 += kc) {
+        const uint d1 = min(d0 + kc, dim);
         for (uint s = 0; s < blocks; s++) {
             const uint q0 = first + s * LBK_VQB;
             __global const float *qrow[LBK_VQB];
@@ -290,6 +364,23 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                 for (int b = 0; b < LBK_VRB; b++)
                     acc[a][b] = d0 == 0 ? (accv)(0) : part[s][a][b];
             }
+#if LBK_INT_KEYS
+            if (mode == LBK_MODE_DOT) {
+                floatv dot[LBK_VQB][LBK_VRB];
+#pragma unroll
+                for (int a = 0; a < LBK_VQB; a++)
+#pragma unroll
+                    for (int b = 0; b < LBK_VRB; b++)
+                        dot[a][b] = (floatv)(0.0f);
+                lbk_block_dot_slice(dot, qrow, rblk, dim, d0, d1);
+#pragma unroll
+                for (int a = 0; a < LBK_VQB; a++)
+#pragma unroll
+                    for (int b = 0; b < LBK_VRB; b++)
+                        part[s][a][b] = acc[a][b] + convert_accv(dot[a][b]);
+                continue;
+            }
+#endif
             lbk_block_slice(mode, acc, qrow, rblk, dim, d0, d1);
 #pragma unroll
             for (int a = 0; a < LBK_VQB; a++)
@@ -311,6 +402,22 @@ __kernel void lbk_brute_distance_blocked(__global const float *queries, const ui
     lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0, 0.0f,
                 qt);
 }
+
+#if LBK_INT_KEYS
+/* The dot path's exact keys (uint8, int8; L2 and IP): qnorm and rnorm are
+ * the exact squared norms, rnorm the whole shard's (the chunk's first at
+ * block norm_first). */
+__kernel void lbk_brute_dot_blocked(__global const float *queries, const uint nq,
+                                    __global const lbk_ref_t *refs, const ulong block_first,
+                                    const uint nr, const uint dim, __global float *dist,
+                                    const ulong ldd, __global const int *qnorm,
+                                    __global const int *rnorm, const ulong norm_first,
+                                    const uint qt)
+{
+    lbk_blocked(LBK_MODE_DOT, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
+                norm_first, 0.0f, qt);
+}
+#endif
 
 #if LBK_REF == LBK_REF_F32
 /* The prefilter's lower bounds; rnorm holds the whole shard's norms, the

@@ -62,6 +62,8 @@ static lbk_status check_params(const lbk_dataset *reference, const lbk_brute_par
 static lbk_brute_needs needs(const lbk_brute *e)
 {
     lbk_brute_needs n = {.query_bytes = 0, .row_bytes = 0, .chain = e->k};
+    if (e->exact)
+        lbk_brute_exact_needs(e->exact, &n);
     if (e->prefilter)
         lbk_brute_prefilter_needs(e->prefilter, &n);
     if (e->cascade)
@@ -167,6 +169,7 @@ static lbk_status alloc_batch(lbk_brute *e)
 {
     const lbk_brute_needs n = needs(e);
     LBK_TRY(lbk_brute_alloc(e, &n, e->prefilter != NULL));
+    LBK_TRY(lbk_brute_exact_alloc(e, e->exact));
     if (e->prefilter)
         LBK_TRY(lbk_brute_prefilter_alloc(e, e->prefilter));
     if (e->cascade)
@@ -204,7 +207,7 @@ static lbk_status upload_paths(lbk_brute *e, const lbk_dataset *reference,
 static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
                                const lbk_brute_params *params)
 {
-    LBK_TRY(lbk_brute_exact_create(&e->exact));
+    LBK_TRY(lbk_brute_exact_create(e, params, &e->exact));
     /* The bounds are float32 arithmetic on float32 rows: compact points take
      * the exact path alone (docs/design.md "Compact reference points"). */
     if (e->dtype == LBK_DTYPE_FLOAT32) {
@@ -213,6 +216,8 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
     }
     LBK_TRY(plan(e, params->memory_budget));
     LBK_TRY(upload_paths(e, reference, params));
+    if (e->dtype != LBK_DTYPE_FLOAT32)
+        LBK_TRY(lbk_brute_exact_upload(e, e->exact, reference->raw));
     LBK_TRY(build_kernels(e, params->work_group_limit));
     LBK_TRY(alloc_batch(e));
     LBK_TRY(lbk_brute_place_refs(
@@ -390,7 +395,7 @@ void lbk_brute_destroy(lbk_brute *engine)
         return;
     drop_cascade(engine);
     drop_prefilter(engine);
-    lbk_brute_exact_destroy(engine->exact);
+    lbk_brute_exact_destroy(engine, engine->exact);
     for (size_t p = 0; p < LBK_BRUTE_PATHS; p++)
         free_slots(&engine->down[p]);
     lbk_brute_core_release(engine);

@@ -87,8 +87,9 @@ typedef struct {
  * Its points may be float32 or compact (dataset.h): float16 is searched as
  * float32 (vload_half); uint8 and int8 with exact integer keys, which the
  * results hold coded (lbk_brute_int_keys) up to dimension
- * LBK_INT_KEY_DIM_MAX (beyond: LBK_ERR_INPUT), by the exact path alone, and
- * never with cosine (LBK_ERR_CONFIG).
+ * LBK_INT_KEY_DIM_MAX (beyond: LBK_ERR_INPUT), by the exact path alone (L2
+ * and ip on the blocked kernel: the dot path, exact keys from dot products,
+ * unless the prefilter is OFF), and never with cosine (LBK_ERR_CONFIG).
  * With the prefilter the engine keeps reference->points for its host
  * re-rank: the caller keeps them, unchanged, until lbk_brute_destroy. */
 lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
@@ -102,9 +103,10 @@ lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
 bool lbk_brute_int_keys(const lbk_brute *engine);
 
 /* Whether a float32 shard of this shape on this device gets the prefilter
- * (and may get the cascade) by default: the exact path alone, which compact
- * shards take, is then about three times slower on a CPU (Fashion-MNIST:
- * bench/RESULTS.md), so `reference.type: auto` widens there. */
+ * (and may get the cascade) by default: compact shards are then slower on
+ * a CPU (Fashion-MNIST: the per-pair kernel about 3x, the uint8 dot path
+ * about 2x the CPU seconds; bench/RESULTS.md runs AH, AJ), so
+ * `reference.type: auto` widens there. */
 bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
 
 /* Largest query batch that fits the memory budget. */

@@ -8,6 +8,7 @@
 #include "knn_oracle.h"
 #include "lbk_test.h"
 #include "log.h"
+#include "tuning.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -76,37 +77,45 @@ static lbk_device *open_device(void)
 }
 
 /* The engine's K-lists of every query, batch by batch, as float32 keys. */
-static bool search(lbk_device *dev, const lbk_dataset *data, int metric, const config *c,
-                   const float *queries, uint32_t nq, lbk_knn_candidate *out)
+static bool search_params(lbk_device *dev, const lbk_dataset *data,
+                          const lbk_brute_params *params, const float *queries, uint32_t nq,
+                          lbk_knn_candidate *out)
 {
     lbk_brute *engine = NULL;
-    const lbk_brute_params params = {.k = c->k,
-                                     .metric = (lbk_metric)metric,
-                                     .memory_budget = c->budget,
-                                     .distance = c->distance,
-                                     .selection = c->selection};
-    if (!LBK_EXPECT_EQ_INT(lbk_brute_create(dev, data, &params, &engine), LBK_OK))
+    const int k = params->k;
+    if (!LBK_EXPECT_EQ_INT(lbk_brute_create(dev, data, params, &engine), LBK_OK))
         return false;
     LBK_EXPECT_TRUE(lbk_brute_int_keys(engine) == lbk_dataset_type_integer(data->dtype));
     const uint64_t batch = lbk_brute_max_batch(engine);
-    float *keys = malloc((size_t)nq * c->k * sizeof *keys);
-    uint32_t *index = malloc((size_t)nq * c->k * sizeof *index);
+    float *keys = malloc((size_t)nq * k * sizeof *keys);
+    uint32_t *index = malloc((size_t)nq * k * sizeof *index);
     LBK_ASSERT_TRUE(keys && index, "out of memory");
     bool ok = true;
     for (uint64_t off = 0; off < nq && ok; off += batch) {
         const uint64_t n = nq - off < batch ? nq - off : batch;
         lbk_knn_result r = {
-            .queries = n, .k = c->k, .keys = keys + off * c->k, .index = index + off * c->k};
+            .queries = n, .k = k, .keys = keys + off * k, .index = index + off * k};
         ok = LBK_EXPECT_EQ_INT(lbk_brute_query(engine, queries + off * data->dim, n, &r), LBK_OK);
     }
-    for (size_t s = 0; s < (size_t)nq * c->k; s++)
+    for (size_t s = 0; s < (size_t)nq * k; s++)
         out[s] = (lbk_knn_candidate){keys[s], -1, index[s]};
     if (lbk_brute_int_keys(engine))
-        lbk_engine_int_keys_decode((lbk_metric)metric, out, (uint64_t)nq * c->k);
+        lbk_engine_int_keys_decode(params->metric, out, (uint64_t)nq * k);
     free(keys);
     free(index);
     lbk_brute_destroy(engine);
     return ok;
+}
+
+static bool search(lbk_device *dev, const lbk_dataset *data, int metric, const config *c,
+                   const float *queries, uint32_t nq, lbk_knn_candidate *out)
+{
+    const lbk_brute_params params = {.k = c->k,
+                                     .metric = (lbk_metric)metric,
+                                     .memory_budget = c->budget,
+                                     .distance = c->distance,
+                                     .selection = c->selection};
+    return search_params(dev, data, &params, queries, nq, out);
 }
 
 /* Every slot's index and float32 key bits equal the integer oracle's. */
@@ -225,6 +234,101 @@ static void case_near_tie(void)
     lbk_device_close(dev);
 }
 
+/* The dot path (uint8 and int8, L2 and IP, the blocked kernel): exact keys
+ * from float32 dot products summed over at most 256 (uint8) or 1024 (int8)
+ * dimensions, then in int32. 255, 256 and 257 dimensions sit at uint8's
+ * span, 784 and 1000 take several (and most of int8's); the extreme rows
+ * and queries are where a longer float32 sum would leave the integers
+ * float32 holds: all 255, all 0 and 0/255 alternating, 254 (uint8), and
+ * -128, 127, -128/127 and 126 (int8). 1024-dimension slices let the
+ * kernel's own span cut the sums. Every list equals the exact oracle's and,
+ * bytes and all, the per-pair integer kernel's (prefilter off). */
+static void fill_extreme(int32_t *row, lbk_dtype type, int dim, int kind)
+{
+    const int lo = type == LBK_DTYPE_UINT8 ? 0 : -128, hi = lo + 255;
+    for (int j = 0; j < dim; j++)
+        row[j] = kind == 0 ? hi : kind == 1 ? lo : kind == 2 ? (j % 2 ? lo : hi) : hi - 1;
+}
+
+static void to_bytes(const int32_t *ints, size_t count, lbk_dtype type, void *bytes)
+{
+    for (size_t i = 0; i < count; i++) {
+        if (type == LBK_DTYPE_UINT8)
+            ((uint8_t *)bytes)[i] = (uint8_t)ints[i];
+        else
+            ((int8_t *)bytes)[i] = (int8_t)ints[i];
+    }
+}
+
+static void dot_one(lbk_device *dev, lbk_dtype type, int dim, int metric)
+{
+    const uint32_t n = 150, nq = 9;
+    const int k = 6;
+    int_set ref, qs;
+    int_set_fill(&ref, type, n, dim, true, 7000u + (uint64_t)dim * 8 + (uint64_t)metric);
+    int_set_fill(&qs, type, nq, dim, true, 8000u + (uint64_t)dim * 8 + (uint64_t)metric);
+    for (int kind = 0; kind < 4; kind++) {
+        fill_extreme(ref.ints + (size_t)kind * 37 * dim, type, dim, kind);
+        fill_extreme(qs.ints + (size_t)kind * dim, type, dim, kind);
+    }
+    memcpy(qs.ints + (size_t)4 * dim, ref.ints + (size_t)5 * dim, (size_t)dim * sizeof *qs.ints);
+    to_bytes(ref.ints, (size_t)n * dim, type, ref.bytes);
+    float *queries = malloc((size_t)nq * dim * sizeof *queries);
+    int64_t *want_k = malloc((size_t)nq * k * sizeof *want_k);
+    uint32_t *want_i = malloc((size_t)nq * k * sizeof *want_i);
+    lbk_knn_candidate *got = malloc((size_t)3 * nq * k * sizeof *got);
+    LBK_ASSERT_TRUE(queries && want_k && want_i && got, "out of memory");
+    for (size_t i = 0; i < (size_t)nq * dim; i++)
+        queries[i] = (float)qs.ints[i];
+    LBK_ASSERT_EQ_INT(oracle_knn_int(ref.ints, n, qs.ints, nq, dim, metric, k, want_k, want_i),
+                      0);
+    const lbk_dataset data = {.rows = n, .dim = dim, .dtype = type, .raw = ref.bytes};
+    lbk_tuning wide_slice;
+    lbk_tuning_derive(dev, &wide_slice);
+    wide_slice.slice = 1024;
+    const lbk_brute_params params[3] = {
+        {.k = k, .metric = (lbk_metric)metric, .distance = LBK_DISTANCE_BLOCKED},
+        {.k = k,
+         .metric = (lbk_metric)metric,
+         .distance = LBK_DISTANCE_BLOCKED,
+         .tuning = &wide_slice},
+        {.k = k,
+         .metric = (lbk_metric)metric,
+         .distance = LBK_DISTANCE_BLOCKED,
+         .prefilter = LBK_PREFILTER_OFF},
+    };
+    const char *names[3] = {"dot path", "dot path, 1024-d slices", "per-pair kernel"};
+    for (int c = 0; c < 3; c++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s %d-d %s, %s", lbk_dtype_name(type), dim,
+                 metric ? "ip" : "l2", names[c]);
+        lbk_knn_candidate *out = got + (size_t)c * nq * k;
+        if (search_params(dev, &data, &params[c], queries, nq, out))
+            check_int(what, out, want_k, want_i, nq, k, metric);
+    }
+    LBK_EXPECT_TRUE(memcmp(got, got + (size_t)2 * nq * k, (size_t)nq * k * sizeof *got) == 0,
+                    "%s %d-d: the dot path's lists are the per-pair kernel's, bytes and all",
+                    lbk_dtype_name(type), dim);
+    free(queries);
+    free(want_k);
+    free(want_i);
+    free(got);
+    int_set_free(&ref);
+    int_set_free(&qs);
+}
+
+static void case_dot(void)
+{
+    lbk_device *dev = open_device();
+    const int dims[5] = {255, 256, 257, 784, 1000};
+    const lbk_dtype types[2] = {LBK_DTYPE_UINT8, LBK_DTYPE_INT8};
+    for (int t = 0; t < 2; t++)
+        for (int d = 0; d < 5; d++)
+            for (int m = 0; m < 2; m++)
+                dot_one(dev, types[t], dims[d], m ? 4 : 0);
+    lbk_device_close(dev);
+}
+
 /* float16 points: the same K-lists, key bits and all, as the float32 path
  * on the widened values, which the float32 oracle checks. */
 static void case_f16(void)
@@ -319,6 +423,7 @@ static const lbk_test_case cases[] = {
     {"linf", case_linf},
     {"ip", case_ip},
     {"near_tie", case_near_tie},
+    {"dot", case_dot},
     {"f16", case_f16},
     {"refusals", case_refusals},
 };
