@@ -124,15 +124,15 @@ inline floatv lbk_key_finishv(const floatv s, const int metric)
 }
 #endif
 
+#if LBK_SCALED
 inline float lbk_scale_row(const float x, __global const float *rscale, const ulong row)
 {
-#if LBK_SCALED
     const ulong o = row / LBK_VW * 2 * LBK_VW + row % LBK_VW;
     return fma(x, rscale[o], x * rscale[o + LBK_VW]);
-#else
-    return x;
-#endif
 }
+#else
+#define lbk_scale_row(x, rscale, row) (x)
+#endif
 
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
  * Padding a tile with zeros in both operands adds exact zeros (and max with
@@ -162,11 +162,10 @@ lbk_brute_distance(__global const float *queries, const uint nq, __global const 
         for (uint e = lid; e < LBK_TR * LBK_TD; e += LBK_LX * LBK_LY) {
             const uint rr = e / LBK_TD, j = e % LBK_TD;
             const uint gr = r0 + rr, gj = d0 + j;
-            rt[j][rr] = (gr < nr && gj < dim) ? lbk_scale_row(lbk_ref_load(refs, (r_first + gr) *
-                                                                                      dim +
-                                                                                  gj),
-                                                              rscale, scale_first + gr)
-                                              : 0;
+            rt[j][rr] = (gr < nr && gj < dim)
+                            ? lbk_scale_row(lbk_ref_load(refs, (r_first + gr) * dim + gj), rscale,
+                                            scale_first + gr)
+                            : 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int j = 0; j < LBK_TD; j++) {
@@ -314,8 +313,8 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                         __global const lbk_ref_t *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
                         __global const float *qnorm, __global const float *rnorm,
-                        __global const float *rscale, const ulong norm_first,
-                        const float bound_c, const uint qt)
+                        __global const float *rscale, const ulong norm_first, const float bound_c,
+                        const uint qt)
 {
     const uint b0 = get_global_id(0) * LBK_VRB;
     const uint first = get_global_id(1) * qt * LBK_VQB;

@@ -34,9 +34,10 @@ lbk_status lbk_inputs_probe_queries(const lbk_job *job, uint64_t reference_rows,
  * directories nor input files. */
 lbk_status lbk_inputs_check(const lbk_job *job, const lbk_inputs_shape *shape);
 
-/* Why the job's reference points cannot stay compact (a sentence), or NULL
- * where they may (the index may still widen them for its plan). */
-const char *lbk_inputs_compact_why(const lbk_job *job);
+/* Why the job's reference points of type `type` cannot stay compact (a
+ * sentence), or NULL where they may (the index may still widen them for its
+ * plan). */
+const char *lbk_inputs_compact_why(const lbk_job *job, lbk_dtype type);
 
 /* Rows [lo, hi) of the reference points or the queries, every value
  * checked: queries as float32, reference points at reference.type where

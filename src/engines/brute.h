@@ -106,6 +106,9 @@ bool lbk_brute_int_keys(const lbk_brute *engine);
  * shards take, is then about three times slower on a CPU (Fashion-MNIST:
  * bench/RESULTS.md), so `reference.type: auto` widens there. */
 bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
+/* Whether such a float32 shard may get the L2 cascade by default, which
+ * float16 shards do not take (they take the prefilter). */
+bool lbk_brute_cascade_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
 
 /* Largest query batch that fits the memory budget. */
 uint64_t lbk_brute_max_batch(const lbk_brute *engine);

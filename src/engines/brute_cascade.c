@@ -53,6 +53,13 @@ struct lbk_brute_cascade_state {
     uint32_t *host_checks;                     /* batch: exact keys each query needed */
 };
 
+bool lbk_brute_cascade_auto(const lbk_device *dev, lbk_metric metric, int k, int dim)
+{
+    /* From K = 64 the sort-merge selects (brute_core.c), which has no cascade. */
+    return metric == LBK_METRIC_L2 && dim >= CASCADE_MIN_DIM && k < 64 &&
+           lbk_brute_prefilter_auto(dev, metric, k, dim);
+}
+
 /* Its K-list is the main program's chain length, which the sort-merge sets
  * to 1. */
 lbk_status lbk_brute_cascade_create(const lbk_brute *e, const lbk_brute_params *params,

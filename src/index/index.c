@@ -6,6 +6,7 @@
 #include "log.h"
 #include "merge.h"
 #include "morton.h"
+#include "normalize.h"
 #include "row_split.h"
 #include "timer.h"
 #include "try.h"
@@ -64,6 +65,17 @@ static lbk_status redistribute(lbk_index *s)
     return st;
 }
 
+/* reference.type auto: whether brute force searches this shard's points
+ * faster widened. float16 shards take the prefilter as float32 ones do, but
+ * not yet the L2 cascade. */
+static bool auto_widens(const lbk_index *s)
+{
+    const lbk_index_params *p = &s->params;
+    if (s->shard.dtype == LBK_DTYPE_FLOAT16)
+        return lbk_engine_float16_slower(s->device, p->metric, p->k, s->shape.dim);
+    return lbk_engine_float32_faster(s->device, p->metric, p->k, s->shape.dim);
+}
+
 /* Compact points (dataset.h) stay compact where the plan searches them so:
  * brute force over row shards or replicas. Elsewhere they are widened,
  * exactly, and rank 0 says why once. */
@@ -73,8 +85,7 @@ static lbk_status widen_for_plan(lbk_index *s)
         s->plan.engine != LBK_ENGINE_BRUTE ? "the k-d tree builds over float32 points for now"
         : s->plan.partition == LBK_PARTITION_SPATIAL
             ? "the spatial partition redistributes float32 points for now"
-        : !s->params.compact_asked &&
-                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
+        : !s->params.compact_asked && auto_widens(s)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "
               "(name the type in reference.type to keep them compact)"
             : NULL;
@@ -83,7 +94,11 @@ static lbk_status widen_for_plan(lbk_index *s)
     if (s->root)
         lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
                  why);
-    return lbk_dataset_widen(&s->shard);
+    const bool normalise = s->params.metric == LBK_METRIC_COSINE; /* as the app's float32 rows */
+    LBK_TRY(lbk_dataset_widen(&s->shard));
+    if (normalise)
+        lbk_normalize_rows(s->shard.points, s->shard.rows, s->shard.dim);
+    return LBK_OK;
 }
 
 static lbk_status build_engine(lbk_index *s, const lbk_tuning *tuning)
