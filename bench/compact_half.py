@@ -56,11 +56,11 @@ def read_vecs(path, dtype):
     return raw.reshape(-1, k + 1)[:, 1:].copy().view(dtype)
 
 
-def lbknn(binary, ref, q, tmp, type_, k, tag):
+def lbknn(binary, ref, q, tmp, type_, k, tag, metric="cosine"):
     out = os.path.join(tmp, tag)
     cmd = [binary, "run", "--set", "reference.path=" + ref, "--set", "query.path=" + q,
            "--set", "knn.engine=brute", "--set", "knn.k=%d" % k, "--set", "task=search",
-           "--set", "knn.metric=cosine", "--set", "reference.type=" + type_,
+           "--set", "knn.metric=" + metric, "--set", "reference.type=" + type_,
            "--set", "output.neighbors=" + out + ".ivecs",
            "--set", "output.distances=" + out + ".fvecs", "--set", "output.report=" + out + ".yaml"]
     t0 = time.perf_counter()
@@ -119,9 +119,14 @@ def main():
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--dir", default="")
+    ap.add_argument("--metric", default="cosine",
+                    help="cosine (the target), or l2 / ip: then no oracle check")
+    ap.add_argument("--type16", default="auto",
+                    help="reference.type of the float16 runs (auto, or float16 to keep them "
+                    "compact where auto widens)")
     a = ap.parse_args()
-    print("seed %d: %d x %d float16 (.npy <f2), %d float32 queries, cosine, K = %d"
-          % (a.seed, a.n, a.dim, a.queries, a.k))
+    print("seed %d: %d x %d float16 (.npy <f2), %d float32 queries, %s, K = %d"
+          % (a.seed, a.n, a.dim, a.queries, a.metric, a.k))
     with tempfile.TemporaryDirectory() as tmp:
         d = a.dir or tmp
         os.makedirs(d, exist_ok=True)
@@ -133,11 +138,12 @@ def main():
         small = os.path.join(tmp, "warm.npy")
         np.save(small, np.load(ref, mmap_mode="r")[:4096])
         for type_ in ("auto", "float32"):
-            lbknn(a.lbknn, small, q, tmp, type_, a.k, "warm_" + type_)
+            lbknn(a.lbknn, small, q, tmp, type_, a.k, "warm_" + type_, a.metric)
         runs = {"auto": [], "float32": []}
         for r in range(a.repeats):
             for type_ in ("auto", "float32"):  # interleaved: the same load for both
-                res = lbknn(a.lbknn, ref, q, tmp, type_, a.k, "%s_%d" % (type_, r))
+                asked = a.type16 if type_ == "auto" else type_
+                res = lbknn(a.lbknn, ref, q, tmp, asked, a.k, "%s_%d" % (type_, r), a.metric)
                 runs[type_].append(res)
                 print("  %-7s #%d  end to end %7.2f s  cpu %7.2f s  search %7.2f s  peak rss "
                       "%7.1f MiB  peak device %7.1f MiB%s  %s"
@@ -148,7 +154,7 @@ def main():
         same = all(open(x["out"] + e, "rb").read() == open(f[0]["out"] + e, "rb").read()
                    for x in h for e in (".ivecs", ".fvecs"))
         ids = read_vecs(h[0]["out"] + ".ivecs", "<i4").astype(np.int64)
-        eq, near, bad = oracle_check(ref, q, ids, a.k)
+        eq, near, bad = oracle_check(ref, q, ids, a.k) if a.metric == "cosine" else (0, 0, 0)
         med = lambda rs, key: sorted(x[key] for x in rs)[len(rs) // 2]
         mn = lambda rs, key: min(x[key] for x in rs)
         print("float16 / float32: search %.3f (min %.2f / %.2f s), end to end %.3f (min %.2f / "
