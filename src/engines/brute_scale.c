@@ -81,7 +81,10 @@ static bool all_factors(lbk_brute *e, const uint16_t *rows, float *x, uint64_t *
 
 lbk_status lbk_brute_scale_shard(lbk_brute *e, const uint16_t *rows)
 {
-    const size_t bytes = 2 * lbk_brute_padded_rows(e, e->n) * sizeof *e->host_rscale;
+    /* Whole blocks of vw rows, also where the layout is row-major (tiled)
+     * and its rows are not padded. */
+    const size_t blocks = ((size_t)e->n + e->vw - 1) / e->vw;
+    const size_t bytes = 2 * blocks * e->vw * sizeof *e->host_rscale;
     e->host_rscale = lbk_alloc_large(bytes); /* the core frees it */
     float *x = malloc((size_t)e->dim * sizeof *x);
     uint64_t row = 0;
