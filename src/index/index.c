@@ -86,8 +86,11 @@ static lbk_status widen_for_plan(lbk_index *s)
         : s->plan.partition == LBK_PARTITION_SPATIAL
             ? "the spatial partition redistributes float32 points for now"
         : !s->params.compact_asked && auto_widens(s)
-            ? "reference.type auto: the float32 prefilter is faster on this device for now "
-              "(name the type in reference.type to keep them compact)"
+            ? (s->shard.dtype == LBK_DTYPE_FLOAT16
+                   ? "reference.type auto: the float32 L2 cascade may be faster on this device "
+                     "for now (name the type in reference.type to keep them compact)"
+                   : "reference.type auto: the float32 prefilter is faster on this device for "
+                     "now (name the type in reference.type to keep them compact)")
             : NULL;
     if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
         return LBK_OK;
