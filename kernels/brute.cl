@@ -23,8 +23,10 @@
  *                       LBK_REF_U8, LBK_REF_I8 (exact int32 keys, coded:
  *                       lbk_int_key_code; L2 and IP also by the dot path,
  *                       lbk_brute_dot_blocked) or LBK_REF_F16 (vload_half,
- *                       then float32 as for float32 points); the distance
- *                       kernels only (the bound kernel is float32's alone)
+ *                       then float32 as for float32 points; the prefilter's
+ *                       bound kernel too). Cosine over float16 (LBK_SCALED)
+ *                       normalises each value on the fly with its row's
+ *                       factors (lbk_scale_row)
  *
  * Candidates are ordered by lbk_candidate_less (lbk_shared.h): (key, index),
  * pads (+inf, LBK_NO_INDEX) last. */
@@ -48,6 +50,16 @@
 #define LBK_REF LBK_REF_F32
 #endif
 #define LBK_INT_KEYS (LBK_REF == LBK_REF_U8 || LBK_REF == LBK_REF_I8)
+/* Cosine over float16 points: the rows stay as read, and each value x of row
+ * r becomes fma(x, hi_r, x * lo_r), which src/engines/brute_scale.c checked
+ * at set-up to equal the normaliser's (float)(x / |r|) for every value of
+ * the row (docs/design.md "Compact reference points"). rscale holds, per
+ * block of LBK_VW rows, their hi then their lo factors. */
+#if LBK_REF == LBK_REF_F16 && LBK_METRIC == LBK_KERNEL_METRIC_COSINE
+#define LBK_SCALED 1
+#else
+#define LBK_SCALED 0
+#endif
 
 /* The references' storage type, and a value or LBK_VW lanes of them as the
  * accumulators' type (lbk_acc, accv): int for uint8 and int8 (exact), float
@@ -113,6 +125,16 @@ inline floatv lbk_key_finishv(const floatv s, const int metric)
 }
 #endif
 
+#if LBK_SCALED
+inline float lbk_scale_row(const float x, __global const float *rscale, const ulong row)
+{
+    const ulong o = row / LBK_VW * 2 * LBK_VW + row % LBK_VW;
+    return fma(x, rscale[o], x * rscale[o + LBK_VW]);
+}
+#else
+#define lbk_scale_row(x, rscale, row) (x)
+#endif
+
 /* dist[q * ldd + r] = key(query q, reference r_first + r) for q < nq, r < nr.
  * Padding a tile with zeros in both operands adds exact zeros (and max with
  * 0 is a no-op, and so is a 0 * 0 product), so the dimension tail needs no
@@ -120,7 +142,7 @@ inline floatv lbk_key_finishv(const floatv s, const int metric)
 __kernel __attribute__((reqd_work_group_size(LBK_LX, LBK_LY, 1))) void
 lbk_brute_distance(__global const float *queries, const uint nq, __global const lbk_ref_t *refs,
                    const ulong r_first, const uint nr, const uint dim, __global float *dist,
-                   const ulong ldd)
+                   const ulong ldd, __global const float *rscale, const ulong scale_first)
 {
     __local lbk_acc qt[LBK_TQ][LBK_TD];
     __local lbk_acc rt[LBK_TD][LBK_TR];
@@ -141,7 +163,10 @@ lbk_brute_distance(__global const float *queries, const uint nq, __global const 
         for (uint e = lid; e < LBK_TR * LBK_TD; e += LBK_LX * LBK_LY) {
             const uint rr = e / LBK_TD, j = e % LBK_TD;
             const uint gr = r0 + rr, gj = d0 + j;
-            rt[j][rr] = (gr < nr && gj < dim) ? lbk_ref_load(refs, (r_first + gr) * dim + gj) : 0;
+            rt[j][rr] = (gr < nr && gj < dim)
+                            ? lbk_scale_row(lbk_ref_load(refs, (r_first + gr) * dim + gj), rscale,
+                                            scale_first + gr)
+                            : 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int j = 0; j < LBK_TD; j++) {
@@ -266,7 +291,7 @@ inline void lbk_storev(__global float *row, const uint r0, const uint nr, const 
  * norms in qnorm/rnorm, for IP and COSINE -q.r - c |q| |r| with norms. The
  * dot product's error, and the exact key's own rounding, are covered by c
  * (see src/engines/brute.c, prefilter_bound). */
-#if LBK_REF == LBK_REF_F32
+#if !LBK_INT_KEYS
 inline floatv lbk_boundv(const floatv dot, const float qn, const floatv rn, const float bound_c)
 {
     if (lbk_metric_negates(LBK_METRIC))
@@ -276,22 +301,39 @@ inline floatv lbk_boundv(const floatv dot, const float qn, const floatv rn, cons
 }
 #endif
 
-/* One query block's accumulators over dimensions [d0, d1). */
-inline void lbk_block_slice(const int mode, accv acc[LBK_VQB][LBK_VRB],
-                            __global const float *qrow[LBK_VQB], __global const lbk_ref_t *rblk,
-                            const uint dim, const uint d0, const uint d1)
+/* One query block's accumulators over dimensions [d0, d1). sblk: the
+ * blocks' row factors (LBK_SCALED), applied to exact keys only: the bound
+ * scales the dot product once (lbk_block_store). Always inlined: PoCL left
+ * the float16 variant a call, its accumulators in memory, at half the
+ * speed of the float32 one. */
+__attribute__((always_inline)) inline void
+lbk_block_slice(const int mode, accv acc[LBK_VQB][LBK_VRB], __global const float *qrow[LBK_VQB],
+                __global const lbk_ref_t *rblk, __global const float *sblk, const uint dim,
+                const uint d0, const uint d1)
 {
+#if LBK_SCALED
+    floatv hi[LBK_VRB], lo[LBK_VRB];
+    for (int b = 0; b < LBK_VRB; b++) {
+        hi[b] = vloadv(0, sblk + (ulong)b * 2 * LBK_VW);
+        lo[b] = vloadv(0, sblk + ((ulong)b * 2 + 1) * LBK_VW);
+    }
+#endif
     for (uint j = d0; j < d1; j++) {
         accv r[LBK_VRB];
 #pragma unroll
-        for (int b = 0; b < LBK_VRB; b++)
+        for (int b = 0; b < LBK_VRB; b++) {
             r[b] = lbk_ref_loadv(rblk + ((ulong)b * dim + j) * LBK_VW);
+#if LBK_SCALED
+            if (mode == LBK_MODE_EXACT)
+                r[b] = fma(r[b], hi[b], r[b] * lo[b]);
+#endif
+        }
 #pragma unroll
         for (int a = 0; a < LBK_VQB; a++) {
             const lbk_acc q = LBK_ACC_OF(qrow[a][j]);
 #pragma unroll
             for (int b = 0; b < LBK_VRB; b++) {
-#if LBK_REF == LBK_REF_F32
+#if !LBK_INT_KEYS
                 if (mode == LBK_MODE_BOUND)
                     acc[a][b] = fma((floatv)(q), r[b], acc[a][b]);
                 else
@@ -306,8 +348,8 @@ inline void lbk_block_slice(const int mode, accv acc[LBK_VQB][LBK_VRB],
 inline void lbk_block_store(const int mode, accv part[LBK_VQB][LBK_VRB], const uint q0,
                             const uint nq, const uint b0, const uint nr, __global float *dist,
                             const ulong ldd, __global const lbk_norm_t *qnorm,
-                            __global const lbk_norm_t *rnorm, const ulong norm_first,
-                            const float bound_c)
+                            __global const lbk_norm_t *rnorm, __global const float *rscale,
+                            const ulong norm_first, const float bound_c)
 {
     for (int a = 0; a < LBK_VQB; a++) {
         if (q0 + a >= nq)
@@ -315,10 +357,15 @@ inline void lbk_block_store(const int mode, accv part[LBK_VQB][LBK_VRB], const u
         __global float *row = dist + (ulong)(q0 + a) * ldd;
         for (int b = 0; b < LBK_VRB; b++) {
             floatv key = lbk_key_finishv(part[a][b], LBK_METRIC);
-#if LBK_REF == LBK_REF_F32
-            if (mode == LBK_MODE_BOUND)
-                key = lbk_boundv(part[a][b], qnorm[q0 + a],
+#if !LBK_INT_KEYS
+            if (mode == LBK_MODE_BOUND) {
+                floatv dot = part[a][b];
+#if LBK_SCALED
+                dot = dot * vloadv(0, rscale + (norm_first + b0 + b) * 2 * LBK_VW);
+#endif
+                key = lbk_boundv(dot, qnorm[q0 + a],
                                  vloadv(0, rnorm + (norm_first + b0 + b) * LBK_VW), bound_c);
+            }
 #endif
 #if LBK_INT_KEYS
             if (mode == LBK_MODE_DOT)
@@ -337,7 +384,8 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                         __global const lbk_ref_t *refs, const ulong block_first, const uint nr,
                         const uint dim, __global float *dist, const ulong ldd,
                         __global const lbk_norm_t *qnorm, __global const lbk_norm_t *rnorm,
-                        const ulong norm_first, const float bound_c, const uint qt)
+                        __global const float *rscale, const ulong norm_first, const float bound_c,
+                        const uint qt)
 {
     const uint b0 = get_global_id(0) * LBK_VRB;
     const uint first = get_global_id(1) * qt * LBK_VQB;
@@ -381,7 +429,8 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
                 continue;
             }
 #endif
-            lbk_block_slice(mode, acc, qrow, rblk, dim, d0, d1);
+            lbk_block_slice(mode, acc, qrow, rblk, rscale + (norm_first + b0) * 2 * LBK_VW, dim,
+                            d0, d1);
 #pragma unroll
             for (int a = 0; a < LBK_VQB; a++)
 #pragma unroll
@@ -391,16 +440,17 @@ inline void lbk_blocked(const int mode, __global const float *queries, const uin
     }
     for (uint s = 0; s < blocks; s++)
         lbk_block_store(mode, part[s], first + s * LBK_VQB, nq, b0, nr, dist, ldd, qnorm, rnorm,
-                        norm_first, bound_c);
+                        rscale, norm_first, bound_c);
 }
 
 __kernel void lbk_brute_distance_blocked(__global const float *queries, const uint nq,
                                          __global const lbk_ref_t *refs, const ulong block_first,
                                          const uint nr, const uint dim, __global float *dist,
-                                         const ulong ldd, const uint qt)
+                                         const ulong ldd, const uint qt,
+                                         __global const float *rscale, const ulong norm_first)
 {
-    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, 0, 0.0f,
-                qt);
+    lbk_blocked(LBK_MODE_EXACT, queries, nq, refs, block_first, nr, dim, dist, ldd, 0, 0, rscale,
+                norm_first, 0.0f, qt);
 }
 
 #if LBK_INT_KEYS
@@ -414,23 +464,24 @@ __kernel void lbk_brute_dot_blocked(__global const float *queries, const uint nq
                                     __global const int *rnorm, const ulong norm_first,
                                     const uint qt)
 {
-    lbk_blocked(LBK_MODE_DOT, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
+    lbk_blocked(LBK_MODE_DOT, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm, 0,
                 norm_first, 0.0f, qt);
 }
 #endif
 
-#if LBK_REF == LBK_REF_F32
-/* The prefilter's lower bounds; rnorm holds the whole shard's norms, the
- * chunk's first at block norm_first (refs may hold only the chunk). */
+#if !LBK_INT_KEYS
+/* The prefilter's lower bounds; rnorm (and rscale) hold the whole shard's,
+ * the chunk's first at block norm_first (refs may hold only the chunk). */
 __kernel void lbk_brute_bound_blocked(__global const float *queries, const uint nq,
-                                      __global const float *refs, const ulong block_first,
+                                      __global const lbk_ref_t *refs, const ulong block_first,
                                       const uint nr, const uint dim, __global float *dist,
                                       const ulong ldd, __global const float *qnorm,
                                       __global const float *rnorm, const ulong norm_first,
-                                      const float bound_c, const uint qt)
+                                      const float bound_c, const uint qt,
+                                      __global const float *rscale)
 {
     lbk_blocked(LBK_MODE_BOUND, queries, nq, refs, block_first, nr, dim, dist, ldd, qnorm, rnorm,
-                norm_first, bound_c, qt);
+                rscale, norm_first, bound_c, qt);
 }
 #endif
 

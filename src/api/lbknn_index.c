@@ -154,7 +154,7 @@ static lbk_status copy_shard(lbknn_index *ix, const void *points, const int32_t 
         memcpy(ix->targets, targets, (size_t)n * sizeof(double));
     /* As `lbknn run` reads them: cosine's rows normalised once, here
      * (compact ones are widened for it). */
-    if (ix->options.knn.metric == LBK_METRIC_COSINE)
+    if (ix->options.knn.metric == LBK_METRIC_COSINE && shard->dtype == LBK_DTYPE_FLOAT32)
         lbk_normalize_rows(shard->points, n, ix->dim);
     return LBK_OK;
 }

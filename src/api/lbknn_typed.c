@@ -72,7 +72,7 @@ lbk_status lbk_api_shard_compact(const lbknn_index *ix, lbk_dtype type, const vo
     if (type == LBK_DTYPE_FLOAT16)
         LBK_TRY(check_half("points", shard->raw, n, shard->dim));
     /* As `lbknn run` reads a file of the type: float32 widens quietly. */
-    const char *why = lbk_compact_why(ix->options.knn.metric);
+    const char *why = lbk_compact_why(ix->options.knn.metric, type);
     if (asked != LBK_DTYPE_FLOAT32 && why && ix->context->comm.rank == 0)
         lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(type), why);
     if (asked == LBK_DTYPE_FLOAT32 || why)

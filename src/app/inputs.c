@@ -245,10 +245,13 @@ lbk_status lbk_inputs_read_rows(const lbk_job *job, bool is_query, uint64_t lo, 
         LBK_TRY(lbk_dataset_read(is_query ? &job->query : &job->reference, lo, hi, out));
     /* Compact rows (reference.type) are widened, exactly, for every search
      * that does not keep them compact; queries always are. */
-    if (is_query || lbk_compact_job_why(job))
+    if (is_query || lbk_compact_job_why(job, out->dtype))
         LBK_TRY(lbk_dataset_widen(out));
-    /* Once, here, for every rank and both sets: the rows every engine sees. */
-    if (job->knn.metric == LBK_METRIC_COSINE)
+    /* Once, here, for every rank and both sets: the rows every engine sees.
+     * float16 rows kept compact are normalised on the fly by brute force,
+     * to these values bit for bit (src/engines/brute_scale.h); the index
+     * normalises them here too if it widens them after all. */
+    if (job->knn.metric == LBK_METRIC_COSINE && out->dtype == LBK_DTYPE_FLOAT32)
         lbk_normalize_rows(out->points, out->rows, out->dim);
     return LBK_OK;
 }

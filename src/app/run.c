@@ -84,7 +84,7 @@ static lbk_status read_targets(lbk_run_state *s, uint64_t lo, uint64_t hi)
  * where the strategy owns slices. */
 static lbk_status read_inputs(lbk_run_state *s)
 {
-    const char *widen = lbk_compact_job_why(s->job);
+    const char *widen = lbk_compact_job_why(s->job, s->shape.reference_type);
     if (s->root && widen && s->shape.reference_type != LBK_DTYPE_FLOAT32 &&
         s->index_mode != LBK_RUN_INDEX_LOAD)
         lbk_info("%s reference points widened to float32: %s",

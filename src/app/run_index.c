@@ -1,6 +1,7 @@
 #include "run_index.h"
 
 #include "log.h"
+#include "normalize.h"
 #include "saved.h"
 #include "timer.h"
 #include "try.h"
@@ -90,13 +91,16 @@ lbk_status lbk_run_index_read(lbk_run_state *s)
     /* A compact index loaded by a job that searches float32 (brute force's
      * radius search over an index a search saved): widened as a fresh run
      * of the job widens it, saying why. */
-    const char *why = lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shard.dim,
-                                                 s->index_params.radius);
+    const char *why = lbk_index_plan_compact_why(&s->plan, s->job->knn.metric, s->shard.dtype,
+                                                 s->shard.dim, s->index_params.radius);
     if (why && s->root)
         lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
                  why);
-    if (why)
+    if (why) {
         LBK_TRY(lbk_dataset_widen(&s->shard));
+        if (s->job->knn.metric == LBK_METRIC_COSINE) /* as read_rows normalises float32 rows */
+            lbk_normalize_rows(s->shard.points, s->shard.rows, s->shard.dim);
+    }
     if (targets)
         s->targets =
             lbk_index_saved_take_targets(s->index_saved, &s->targets_first, &s->targets_rows);

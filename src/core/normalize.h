@@ -15,5 +15,9 @@
 #include <stdint.h>
 
 void lbk_normalize_rows(float *points, uint64_t rows, int dim);
+/* n of one row as above (0 for a zero row): each x_j becomes
+ * (float)((double)x_j / n). Brute force over float16 points reproduces
+ * these values on the fly from it (src/engines/brute_scale.c). */
+double lbk_normalize_norm(const float *x, int dim);
 
 #endif

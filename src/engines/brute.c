@@ -8,6 +8,7 @@
 #include "brute_core_impl.h"
 #include "brute_exact_impl.h"
 #include "brute_prefilter_impl.h"
+#include "brute_scale.h"
 #include "device_cl.h"
 #include "lbk_shared.h"
 #include "log.h"
@@ -52,7 +53,8 @@ static lbk_status check_params(const lbk_dataset *reference, const lbk_brute_par
                 "brute engine: %s points of dimension %d: exact integer distances hold up to "
                 "dimension %d; give reference.type: float32",
                 lbk_dtype_name(type), reference->dim, LBK_INT_KEY_DIM_MAX);
-    LBK_FAIL_IF(type != LBK_DTYPE_FLOAT32 && params->metric == LBK_METRIC_COSINE, LBK_ERR_CONFIG,
+    LBK_FAIL_IF(lbk_dataset_type_integer(type) && params->metric == LBK_METRIC_COSINE,
+                LBK_ERR_CONFIG,
                 "brute engine: cosine searches rows normalised in float32, not %s points",
                 lbk_dtype_name(type));
     return LBK_OK;
@@ -68,6 +70,8 @@ static lbk_brute_needs needs(const lbk_brute *e)
         lbk_brute_prefilter_needs(e->prefilter, &n);
     if (e->cascade)
         lbk_brute_cascade_needs(e, e->cascade, &n);
+    if (e->scaled)
+        n.row_bytes += 8; /* cosine's row factors (brute_scale.h) */
     return n;
 }
 
@@ -180,6 +184,11 @@ static lbk_status alloc_batch(lbk_brute *e)
     return LBK_OK;
 }
 
+static const void *shard_rows(const lbk_brute *e, const lbk_dataset *reference)
+{
+    return e->dtype == LBK_DTYPE_FLOAT32 ? (const void *)reference->points : reference->raw;
+}
+
 /* The prefilter's and the cascade's shard data, each dropped where the data
  * does not suit it (the cascade also with the prefilter). A plan made with
  * the cascade is made again without it; one made with a prefilter alone
@@ -190,7 +199,7 @@ static lbk_status upload_paths(lbk_brute *e, const lbk_dataset *reference,
     const bool planned_cascade = e->cascade != NULL;
     bool ok = true;
     if (e->prefilter)
-        LBK_TRY(lbk_brute_prefilter_upload(e, e->prefilter, reference->points, &ok));
+        LBK_TRY(lbk_brute_prefilter_upload(e, e->prefilter, shard_rows(e, reference), &ok));
     if (!ok)
         drop_prefilter(e);
     if (e->cascade && !e->prefilter)
@@ -208,21 +217,23 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
                                const lbk_brute_params *params)
 {
     LBK_TRY(lbk_brute_exact_create(e, params, &e->exact));
-    /* The bounds are float32 arithmetic on float32 rows: compact points take
-     * the exact path alone (docs/design.md "Compact reference points"). */
-    if (e->dtype == LBK_DTYPE_FLOAT32) {
+    /* The bounds are float32 arithmetic on float32 values: float16 rows
+     * convert exactly; integer rows take the exact keys alone (the dot path
+     * or the per-pair kernel); the cascade is float32's alone
+     * (docs/design.md "Compact reference points"). */
+    if (!e->int_keys)
         LBK_TRY(lbk_brute_prefilter_create(e, params, &e->prefilter));
+    if (e->dtype == LBK_DTYPE_FLOAT32)
         LBK_TRY(lbk_brute_cascade_create(e, params, &e->cascade));
-    }
     LBK_TRY(plan(e, params->memory_budget));
+    if (e->scaled)
+        LBK_TRY(lbk_brute_scale_shard(e, reference->raw));
     LBK_TRY(upload_paths(e, reference, params));
     if (e->dtype != LBK_DTYPE_FLOAT32)
         LBK_TRY(lbk_brute_exact_upload(e, e->exact, reference->raw));
     LBK_TRY(build_kernels(e, params->work_group_limit));
     LBK_TRY(alloc_batch(e));
-    LBK_TRY(lbk_brute_place_refs(
-        e, e->dtype == LBK_DTYPE_FLOAT32 ? (const void *)reference->points : reference->raw,
-        params->copy_shard));
+    LBK_TRY(lbk_brute_place_refs(e, shard_rows(e, reference), params->copy_shard));
     if (e->has_selector) {
         LBK_TRY(e->selector.prepare(e->selector.ctx, e, e->batch, e->chunk));
         /* Its own buffers, as the plan counted them. */

@@ -85,13 +85,16 @@ typedef struct {
 
 /* Upload the reference shard (may be empty: then every result slot is a pad).
  * Its points may be float32 or compact (dataset.h): float16 is searched as
- * float32 (vload_half); uint8 and int8 with exact integer keys, which the
+ * float32 (vload_half), with the prefilter, cosine's rows as given
+ * (normalised on the fly, bit for bit as lbk_normalize_rows would:
+ * brute_scale.h); uint8 and int8 with exact integer keys, which the
  * results hold coded (lbk_brute_int_keys) up to dimension
  * LBK_INT_KEY_DIM_MAX (beyond: LBK_ERR_INPUT), by the exact path alone (L2
  * and ip on the blocked kernel: the dot path, exact keys from dot products,
  * unless the prefilter is OFF), and never with cosine (LBK_ERR_CONFIG).
- * With the prefilter the engine keeps reference->points for its host
- * re-rank: the caller keeps them, unchanged, until lbk_brute_destroy. */
+ * With the prefilter the engine keeps reference->points (float16:
+ * reference->raw) for its host re-rank: the caller keeps them, unchanged,
+ * until lbk_brute_destroy. */
 lbk_status lbk_brute_create(lbk_device *dev, const lbk_dataset *reference,
                             const lbk_brute_params *params, lbk_brute **out);
 
@@ -108,6 +111,9 @@ bool lbk_brute_int_keys(const lbk_brute *engine);
  * about 2x the CPU seconds; bench/RESULTS.md runs AH, AJ), so
  * `reference.type: auto` widens there. */
 bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
+/* Whether such a float32 shard may get the L2 cascade by default, which
+ * float16 shards do not take (they take the prefilter). */
+bool lbk_brute_cascade_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
 
 /* Largest query batch that fits the memory budget. */
 uint64_t lbk_brute_max_batch(const lbk_brute *engine);

@@ -53,6 +53,13 @@ struct lbk_brute_cascade_state {
     uint32_t *host_checks;                     /* batch: exact keys each query needed */
 };
 
+bool lbk_brute_cascade_auto(const lbk_device *dev, lbk_metric metric, int k, int dim)
+{
+    /* From K = 64 the sort-merge selects (brute_core.c), which has no cascade. */
+    return metric == LBK_METRIC_L2 && dim >= CASCADE_MIN_DIM && k < 64 &&
+           lbk_brute_prefilter_auto(dev, metric, k, dim);
+}
+
 /* Its K-list is the main program's chain length, which the sort-merge sets
  * to 1. */
 lbk_status lbk_brute_cascade_create(const lbk_brute *e, const lbk_brute_params *params,
@@ -279,8 +286,8 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
         LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, up[i].mem, CL_FALSE, 0,
                                                          up[i].bytes, up[i].host, 0, NULL, NULL),
                                     "uploading a cascade batch"));
-    const lbk_brute_bound_rows coarse = {c->queries_c, c->qnorm_c, c->refs_c,
-                                         c->rnorm_c,   dc,         c->c};
+    const lbk_brute_bound_rows coarse = {c->queries_c, c->qnorm_c, c->refs_c, c->rnorm_c,
+                                         dc,           c->c,       NULL};
     LBK_TRY(lbk_brute_prefilter_bound(e, e->prefilter, &coarse, nb, nr, 0, 0));
     LBK_TRY(LBK_KERNEL_ARGS(c->kernel, LBK_ARG(e->queries), LBK_ARG(dim), LBK_ARG(c->rows),
                             LBK_ARG(nr), LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(c->qeps),

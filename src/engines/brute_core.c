@@ -4,6 +4,7 @@
 
 #include "alloc_large.h"
 #include "brute_layout.h"
+#include "brute_scale.h"
 #include "brute_select.h"
 #include "device_cl.h"
 #include "log.h"
@@ -75,6 +76,7 @@ void lbk_brute_configure(lbk_brute *e, lbk_device *dev, const lbk_dataset *refer
     e->dtype = reference->dtype;
     e->ref_bytes = lbk_dataset_type_bytes(reference->dtype);
     e->int_keys = lbk_dataset_type_integer(reference->dtype);
+    e->scaled = reference->dtype == LBK_DTYPE_FLOAT16 && params->metric == LBK_METRIC_COSINE;
     if (params->tuning)
         e->tuning = *params->tuning;
     else
@@ -290,12 +292,17 @@ bool lbk_brute_norms(const lbk_brute *e, const float *x, size_t rows, size_t dim
 /* On the device for the bound and on the host for the settle proofs; far
  * from overflow the bound arithmetic is safe, beyond it the exact path runs
  * instead. */
-lbk_status lbk_brute_shard_norms(lbk_brute *e, const float *points, bool *ok)
+lbk_status lbk_brute_shard_norms(lbk_brute *e, const void *points, bool *ok)
 {
     const size_t rows = lbk_brute_padded_rows(e, e->n);
+    bool nomem = false;
     e->host_rnorm = calloc(rows, sizeof *e->host_rnorm);
     LBK_FAIL_IF(!e->host_rnorm, LBK_ERR_NOMEM, "out of host memory for the reference norms");
-    *ok = lbk_brute_norms(e, points, e->n, (size_t)e->dim, e->host_rnorm);
+    /* float16: the norms of the rows as float32 (brute_scale.h). */
+    *ok = e->dtype == LBK_DTYPE_FLOAT16
+              ? lbk_brute_scale_norms(e, points, e->host_rnorm, &nomem)
+              : lbk_brute_norms(e, points, e->n, (size_t)e->dim, e->host_rnorm);
+    LBK_FAIL_IF(nomem, LBK_ERR_NOMEM, "out of host memory for the reference norms");
     if (!*ok) {
         free(e->host_rnorm);
         e->host_rnorm = NULL;
@@ -600,7 +607,7 @@ void lbk_brute_core_release(lbk_brute *e)
     if (e->refs)
         clFinish(lbk_device_queue(e->dev));
     cl_mem mems[] = {e->refs,  e->queries, e->dist,   e->surv_k, e->surv_i, e->scr_k,
-                     e->scr_i, e->best_k,  e->best_i, e->rnorm,  e->qnorm};
+                     e->scr_i, e->best_k,  e->best_i, e->rnorm,  e->qnorm,  e->rscale};
     lbk_brute_release(e, NULL, 0, mems, sizeof mems / sizeof mems[0]);
     for (size_t i = 0; i < e->event_count; i++)
         clReleaseEvent(e->events[i].event);
@@ -610,4 +617,5 @@ void lbk_brute_core_release(lbk_brute *e)
     lbk_alloc_large_free(e->host_refs);
     free(e->host_rnorm);
     free(e->host_qnorm);
+    lbk_alloc_large_free(e->host_rscale);
 }

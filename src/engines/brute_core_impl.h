@@ -81,6 +81,10 @@ struct lbk_brute {
     float *host_rnorm; /* padded rows: every shard row's */
     float *host_qnorm; /* batch */
     cl_mem rnorm, qnorm;
+    /* Cosine over float16 (brute_scale.h): each row's factors, else NULL. */
+    bool scaled;
+    float *host_rscale;
+    cl_mem rscale;
     /* The paths' own parts (NULL: the path is off) and their hand-down buffers. */
     lbk_brute_exact_state *exact;
     lbk_brute_prefilter_state *prefilter;
@@ -174,7 +178,7 @@ lbk_status lbk_brute_plan(lbk_brute *e, uint64_t budget, uint64_t max_alloc,
 uint64_t lbk_brute_resident_bytes(const lbk_brute *e, const lbk_brute_needs *needs);
 size_t lbk_brute_padded_rows(const lbk_brute *e, uint64_t rows);
 lbk_status lbk_brute_place_refs(lbk_brute *e, const void *points, bool copy_shard);
-lbk_status lbk_brute_shard_norms(lbk_brute *e, const float *points, bool *ok);
+lbk_status lbk_brute_shard_norms(lbk_brute *e, const void *points, bool *ok);
 lbk_status lbk_brute_alloc(lbk_brute *e, const lbk_brute_needs *needs, bool norms);
 lbk_status lbk_brute_buffers(lbk_brute *e, const lbk_brute_buffer *want, size_t count);
 

@@ -191,14 +191,17 @@ static lbk_status exact_chunk(lbk_brute *e, const lbk_brute_exact_state *x, cl_u
         LBK_TRY(lbk_brute_blocked_launch(e, x->dist, nb, nr, qt));
     } else if (e->blocked) {
         const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
+        const cl_ulong norm_first = c0 / e->vw;
         LBK_TRY(LBK_KERNEL_ARGS(x->dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
-                                LBK_ARG(ldd), LBK_ARG(qt)));
+                                LBK_ARG(ldd), LBK_ARG(qt), LBK_ARG(e->rscale),
+                                LBK_ARG(norm_first)));
         LBK_TRY(lbk_brute_blocked_launch(e, x->dist, nb, nr, qt));
     } else {
+        const cl_ulong scale_first = c0;
         LBK_TRY(LBK_KERNEL_ARGS(x->dist, LBK_ARG(e->queries), LBK_ARG(nb), LBK_ARG(e->refs),
                                 LBK_ARG(r_first), LBK_ARG(nr), LBK_ARG(dim), LBK_ARG(e->dist),
-                                LBK_ARG(ldd)));
+                                LBK_ARG(ldd), LBK_ARG(e->rscale), LBK_ARG(scale_first)));
         LBK_TRY(lbk_brute_launch(e, x->dist, LBK_BRUTE_EVENT_DISTANCE,
                                  ceil_div(nr, LBK_BRUTE_DIST_TR) * LBK_BRUTE_DIST_LX,
                                  ceil_div(nb, LBK_BRUTE_DIST_TQ) * LBK_BRUTE_DIST_LY,

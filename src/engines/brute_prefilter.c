@@ -55,6 +55,18 @@ float lbk_brute_prefilter_bound_c(lbk_metric metric, int dim)
     return (float)((4.0 * dim + 64.0) * ldexp(1.0, -24) * 1.05);
 }
 
+/* Cosine over float16 (brute_scale.h): the bound kernel sums q_j x_j over
+ * the rows as read and multiplies the sum by hi once, where the exact keys
+ * use r_j = fl(x_j / n) (the normaliser's). Against sum q_j r_j that adds
+ * at most u (each r_j = x_j / n (1 + d_j), |d_j| <= u + 2^-53), u + 2^-53
+ * (hi = 1/n (1 + e)) and u (the product's rounding), times sum |q_j r_j|
+ * <= S, to a(r)'s error: 4 u more than the constant above covers. */
+float lbk_brute_prefilter_scaled_c(int dim)
+{
+    const double u = ldexp(1.0, -24), n = dim;
+    return (float)((2.0 * n * u / (1.0 - n * u) + 20.0 * u) * 1.01);
+}
+
 bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim)
 {
     return !lbk_device_is_gpu(dev) && metric != LBK_METRIC_L1 && metric != LBK_METRIC_LINF &&
@@ -75,7 +87,8 @@ lbk_status lbk_brute_prefilter_create(const lbk_brute *e, const lbk_brute_params
     lbk_brute_prefilter_state *p = calloc(1, sizeof *p);
     LBK_FAIL_IF(!p, LBK_ERR_NOMEM, "out of host memory creating the brute engine");
     p->kp = e->k + (e->k > 8 ? e->k : 8);
-    p->bound_c = lbk_brute_prefilter_bound_c(e->metric, e->dim);
+    p->bound_c = e->scaled ? lbk_brute_prefilter_scaled_c(e->dim)
+                           : lbk_brute_prefilter_bound_c(e->metric, e->dim);
     *out = p;
     return LBK_OK;
 }
@@ -89,18 +102,23 @@ void lbk_brute_prefilter_needs(const lbk_brute_prefilter_state *p, lbk_brute_nee
     needs->chain = p->kp;
 }
 
-/* The re-rank reads the caller's rows, which outlive the engine. */
+/* The re-rank reads the caller's rows, which outlive the engine (float16:
+ * as read, with cosine's row factors). */
 lbk_status lbk_brute_prefilter_upload(lbk_brute *e, lbk_brute_prefilter_state *p,
-                                      const float *points, bool *ok)
+                                      const void *points, bool *ok)
 {
     LBK_TRY(lbk_brute_shard_norms(e, points, ok));
+    const bool half = e->dtype == LBK_DTYPE_FLOAT16;
     if (*ok)
         p->rerank = (lbk_rerank){.metric = e->metric,
                                  .k = e->k,
                                  .kp = p->kp,
                                  .dim = e->dim,
                                  .bound_c = p->bound_c,
-                                 .rows = points,
+                                 .rows = half ? NULL : points,
+                                 .half_rows = half ? points : NULL,
+                                 .rscale = e->host_rscale,
+                                 .vw = e->vw,
                                  .rnorm = e->host_rnorm};
     return LBK_OK;
 }
@@ -156,10 +174,11 @@ lbk_status lbk_brute_prefilter_bound(lbk_brute *e, const lbk_brute_prefilter_sta
 {
     const cl_uint qt = lbk_brute_blocked_tile(e, nb, nr);
     const cl_ulong ldd = e->ldd;
-    LBK_TRY(LBK_KERNEL_ARGS(
-        p->bound, LBK_ARG(rows->queries), LBK_ARG(nb), LBK_ARG(rows->refs), LBK_ARG(block_first),
-        LBK_ARG(nr), LBK_ARG(rows->dim), LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(rows->qnorm),
-        LBK_ARG(rows->rnorm), LBK_ARG(norm_first), LBK_ARG(rows->c), LBK_ARG(qt)));
+    LBK_TRY(LBK_KERNEL_ARGS(p->bound, LBK_ARG(rows->queries), LBK_ARG(nb), LBK_ARG(rows->refs),
+                            LBK_ARG(block_first), LBK_ARG(nr), LBK_ARG(rows->dim),
+                            LBK_ARG(e->dist), LBK_ARG(ldd), LBK_ARG(rows->qnorm),
+                            LBK_ARG(rows->rnorm), LBK_ARG(norm_first), LBK_ARG(rows->c),
+                            LBK_ARG(qt), LBK_ARG(rows->rscale)));
     return lbk_brute_blocked_launch(e, p->bound, nb, nr, qt);
 }
 
@@ -170,8 +189,8 @@ static lbk_status candidates(lbk_brute *e, const lbk_brute_prefilter_state *p,
 {
     cl_command_queue queue = lbk_device_queue(e->dev);
     const cl_uint nb = (cl_uint)nq;
-    const lbk_brute_bound_rows rows = {e->queries, e->qnorm,        e->refs,
-                                       e->rnorm,   (cl_uint)e->dim, p->bound_c};
+    const lbk_brute_bound_rows rows = {e->queries,      e->qnorm,   e->refs,  e->rnorm,
+                                       (cl_uint)e->dim, p->bound_c, e->rscale};
     LBK_TRY(lbk_device_cl_check(clEnqueueWriteBuffer(queue, e->queries, CL_FALSE, 0,
                                                      nq * (size_t)e->dim * sizeof(float), queries,
                                                      0, NULL, NULL),

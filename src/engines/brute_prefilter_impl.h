@@ -17,7 +17,7 @@ lbk_status lbk_brute_prefilter_create(const lbk_brute *e, const lbk_brute_params
                                       lbk_brute_prefilter_state **out);
 void lbk_brute_prefilter_needs(const lbk_brute_prefilter_state *p, lbk_brute_needs *needs);
 lbk_status lbk_brute_prefilter_upload(lbk_brute *e, lbk_brute_prefilter_state *p,
-                                      const float *points, bool *ok);
+                                      const void *points, bool *ok);
 lbk_status lbk_brute_prefilter_kernels(lbk_brute *e, lbk_brute_prefilter_state *p,
                                        lbk_brute_fit *fit);
 lbk_status lbk_brute_prefilter_alloc(lbk_brute *e, lbk_brute_prefilter_state *p);
@@ -28,6 +28,8 @@ extern const lbk_brute_path lbk_brute_prefilter_path;
 /* The bound's constant c for `dim` dimensions (the proof is at its
  * definition). */
 float lbk_brute_prefilter_bound_c(lbk_metric metric, int dim);
+/* Its c for cosine over float16 rows scaled on the fly (brute_scale.h). */
+float lbk_brute_prefilter_scaled_c(int dim);
 
 /* The bound kernel (lbk_brute_bound_blocked) into the distance matrix, over
  * nb queries x nr rows: the full rows (prefilter) or the coarse ones
@@ -37,6 +39,7 @@ typedef struct {
     cl_mem queries, qnorm, refs, rnorm;
     cl_uint dim;
     cl_float c;
+    cl_mem rscale; /* cosine over float16: the rows' factors (brute_scale.h) */
 } lbk_brute_bound_rows;
 lbk_status lbk_brute_prefilter_bound(lbk_brute *e, const lbk_brute_prefilter_state *p,
                                      const lbk_brute_bound_rows *rows, cl_uint nb, cl_uint nr,

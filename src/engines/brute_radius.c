@@ -78,7 +78,8 @@ static lbk_status lower_bounds(radius_state *rs, cl_uint nb, cl_uint nr, cl_ulon
     lbk_brute *e = rs->e;
     const lbk_brute_bound_rows rows = {
         e->queries, e->qnorm,        e->refs,
-        e->rnorm,   (cl_uint)e->dim, lbk_brute_prefilter_bound_c(e->metric, e->dim)};
+        e->rnorm,   (cl_uint)e->dim, lbk_brute_prefilter_bound_c(e->metric, e->dim),
+        e->rscale};
     return lbk_brute_prefilter_bound(e, e->prefilter, &rows, nb, nr, block_first, norm_first);
 }
 

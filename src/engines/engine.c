@@ -341,6 +341,11 @@ bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, 
     return lbk_brute_prefilter_auto(dev, metric, k, dim);
 }
 
+bool lbk_engine_float16_slower(const lbk_device *dev, lbk_metric metric, int k, int dim)
+{
+    return lbk_brute_cascade_auto(dev, metric, k, dim);
+}
+
 bool lbk_engine_int_keys(const lbk_engine_state *state)
 {
     return state->brute && lbk_brute_int_keys(state->brute);

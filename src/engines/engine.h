@@ -72,6 +72,9 @@ bool lbk_engine_int_keys(const lbk_engine_state *state);
 /* Whether brute force would search a float32 shard of this shape on `dev`
  * faster than a compact one (lbk_brute_prefilter_auto). */
 bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim);
+/* The same for a float16 shard (lbk_brute_cascade_auto): float16 takes the
+ * prefilter, not the cascade. */
+bool lbk_engine_float16_slower(const lbk_device *dev, lbk_metric metric, int k, int dim);
 void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n);
 /* Why `engine` (under the spatial partition where `spatial`) cannot search
  * compact points of `type` in `dim` dimensions (one line, for "widened to

@@ -1,5 +1,6 @@
 #include "rerank.h"
 
+#include "brute_scale.h"
 #include "lbk_shared.h"
 
 #include <math.h>
@@ -38,8 +39,30 @@ static bool settled(const lbk_rerank *r, float qn, const float *ck, const uint32
     return ck[r->kp - 1] > upper[r->k - 1];
 }
 
+/* A float16 row's key: each value converted exactly, and normalised as the
+ * float32 path's rows are where the metric is cosine. */
+static float half_key(const lbk_rerank *r, const float *q, uint32_t i)
+{
+    const uint16_t *row = r->half_rows + (uint64_t)i * (uint64_t)r->dim;
+    float hi = 1.0f, lo = 0.0f;
+    if (r->rscale) {
+        const size_t o = (size_t)(i / r->vw) * 2 * r->vw + i % r->vw;
+        hi = r->rscale[o];
+        lo = r->rscale[o + r->vw];
+    }
+    float s = 0.0f;
+    for (int j = 0; j < r->dim; j++) {
+        const float x = lbk_brute_scale_half(row[j]);
+        s = lbk_key_step(s, q[j], r->rscale ? lbk_brute_scale_apply(x, hi, lo) : x,
+                         (int)r->metric);
+    }
+    return lbk_key_finish(s, (int)r->metric);
+}
+
 static float exact_key(const lbk_rerank *r, const float *q, uint32_t i)
 {
+    if (r->half_rows)
+        return half_key(r, q, i);
     const float *row = r->rows + (uint64_t)i * (uint64_t)r->dim;
     float s = 0.0f;
     for (int j = 0; j < r->dim; j++)

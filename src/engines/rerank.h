@@ -21,9 +21,12 @@
 typedef struct {
     lbk_metric metric;
     int k, kp, dim;
-    float bound_c;      /* the bound's constant (lbk_brute_prefilter_bound_c) */
-    const float *rows;  /* the shard, row-major (the caller's points) */
-    const float *rnorm; /* the bound's norm of every shard row */
+    float bound_c;             /* the bound's constant (lbk_brute_prefilter_bound_c) */
+    const float *rows;         /* the shard, row-major (the caller's points), or */
+    const uint16_t *half_rows; /* a float16 shard's (binary16 bits), with */
+    const float *rscale;       /* cosine's row factors (brute_scale.h) or NULL, */
+    uint32_t vw;               /* in blocks of vw rows */
+    const float *rnorm;        /* the bound's norm of every shard row */
 } lbk_rerank;
 
 /* q: the query's row and its bound norm qn; ck/ci: its K' candidates,

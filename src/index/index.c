@@ -6,6 +6,7 @@
 #include "log.h"
 #include "merge.h"
 #include "morton.h"
+#include "normalize.h"
 #include "row_split.h"
 #include "timer.h"
 #include "try.h"
@@ -64,8 +65,20 @@ static lbk_status redistribute(lbk_index *s)
     return st;
 }
 
+/* reference.type auto: whether brute force searches this shard's points
+ * faster widened. float16 shards take the prefilter as float32 ones do, but
+ * not yet the L2 cascade. */
+static bool auto_widens(const lbk_index *s)
+{
+    const lbk_index_params *p = &s->params;
+    if (s->shard.dtype == LBK_DTYPE_FLOAT16)
+        return lbk_engine_float16_slower(s->device, p->metric, p->k, s->shape.dim);
+    return lbk_engine_float32_faster(s->device, p->metric, p->k, s->shape.dim);
+}
+
 /* Compact points widened, exactly, where `why` says they must be (NULL:
- * they stay), rank 0 saying why once. */
+ * they stay), rank 0 saying why once; cosine's rows normalised as the
+ * app's float32 rows are. */
 static lbk_status widen_shard(lbk_index *s, const char *why)
 {
     if (s->shard.dtype == LBK_DTYPE_FLOAT32 || !why)
@@ -73,18 +86,26 @@ static lbk_status widen_shard(lbk_index *s, const char *why)
     if (s->root)
         lbk_info("%s reference points widened to float32: %s", lbk_dtype_name(s->shard.dtype),
                  why);
-    return lbk_dataset_widen(&s->shard);
+    const bool normalise = s->params.metric == LBK_METRIC_COSINE; /* as the app's float32 rows */
+    LBK_TRY(lbk_dataset_widen(&s->shard));
+    if (normalise)
+        lbk_normalize_rows(s->shard.points, s->shard.rows, s->shard.dim);
+    return LBK_OK;
 }
 
 /* Compact points (dataset.h) stay compact where the plan searches them so:
  * brute force and the k-d tree (uint8 and int8 up to its exact dimension),
- * over any partition (the spatial one moves them at their own width). Elsewhere they are widened, exactly, and rank 0
- * says why once. */
-const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype type, int dim,
-                                       bool radius)
+ * over any partition (the spatial one moves them at their own width).
+ * Elsewhere they are widened, exactly, and rank 0 says why once. */
+const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_metric metric,
+                                       lbk_dtype type, int dim, bool radius)
 {
     if (type == LBK_DTYPE_FLOAT32)
         return NULL;
+    /* Only brute force normalises compact (float16) rows on the fly. */
+    if (metric == LBK_METRIC_COSINE &&
+        (plan->engine != LBK_ENGINE_BRUTE || plan->partition == LBK_PARTITION_SPATIAL))
+        return "cosine over the k-d tree or the spatial partition reads normalised float32 rows";
     const char *engine_why =
         lbk_engine_compact_why(plan->engine, plan->partition == LBK_PARTITION_SPATIAL, type, dim);
     if (engine_why)
@@ -96,19 +117,22 @@ const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype typ
 
 const char *lbk_index_compact_why(const lbk_index *s, bool radius)
 {
-    return lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim, radius);
+    return lbk_index_plan_compact_why(&s->plan, s->params.metric, s->shard.dtype, s->shape.dim,
+                                      radius);
 }
 
 static lbk_status widen_for_plan(lbk_index *s)
 {
-    const char *plan_why =
-        lbk_index_plan_compact_why(&s->plan, s->shard.dtype, s->shape.dim, s->params.radius);
+    const char *plan_why = lbk_index_plan_compact_why(&s->plan, s->params.metric, s->shard.dtype,
+                                                      s->shape.dim, s->params.radius);
     const char *why =
         plan_why ? plan_why
-        : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked &&
-                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
-            ? "reference.type auto: the float32 prefilter is faster on this device for now "
-              "(name the type in reference.type to keep them compact)"
+        : s->plan.engine == LBK_ENGINE_BRUTE && !s->params.compact_asked && auto_widens(s)
+            ? (s->shard.dtype == LBK_DTYPE_FLOAT16
+                   ? "reference.type auto: the float32 L2 cascade may be faster on this device "
+                     "for now (name the type in reference.type to keep them compact)"
+                   : "reference.type auto: the float32 prefilter is faster on this device for "
+                     "now (name the type in reference.type to keep them compact)")
             : NULL;
     return widen_shard(s, why);
 }

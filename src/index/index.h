@@ -126,19 +126,21 @@ lbk_status lbk_index_create(const lbk_comm *comm, lbk_device *device, const lbk_
                             const lbk_dataset *queries, lbk_index **out);
 void lbk_index_destroy(lbk_index *index);
 
-/* Collective: a compact index's points widened to float32 and its engine
- * built again over them, for a search that reads float32 points (`why`,
- * said once by rank 0; NULL, or points already float32: nothing to do).
- * Every rank's index has the same type (the build agrees on it). */
 /* Why the plan reads compact points as float32 (brute force's radius
- * search, uint8/int8 beyond the tree's exact dimension:
- * lbk_engine_compact_why), or NULL. `radius` as in lbk_index_params. */
-const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_dtype type, int dim,
-                                       bool radius);
+ * search; cosine over the k-d tree or the spatial partition, which read
+ * the rows' values as they are; uint8/int8 beyond the tree's exact
+ * dimension: lbk_engine_compact_why), or NULL. `radius` as in
+ * lbk_index_params. */
+const char *lbk_index_plan_compact_why(const lbk_index_plan *plan, lbk_metric metric,
+                                       lbk_dtype type, int dim, bool radius);
 
 /* The same for a built index about to serve a radius search. */
 const char *lbk_index_compact_why(const lbk_index *index, bool radius);
 
+/* Collective: a compact index's points widened to float32 and its engine
+ * built again over them, for a search that reads float32 points (`why`,
+ * said once by rank 0; NULL, or points already float32: nothing to do).
+ * Every rank's index has the same type (the build agrees on it). */
 lbk_status lbk_index_widen(lbk_index *index, const lbk_tuning *tuning, const char *why);
 /* The type this rank's points are kept at: FLOAT32, or compact. */
 lbk_dtype lbk_index_dtype(const lbk_index *index);

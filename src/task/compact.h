@@ -9,12 +9,13 @@
 #include "enums.h"
 #include "job.h"
 
-/* Why points searched with `metric` are read as float32 (one sentence,
- * said after "... reference points widened to float32: "), or NULL where
- * they may stay compact; the plan's reasons are lbk_index_plan_compact_why's. */
-const char *lbk_compact_why(lbk_metric metric);
+/* Why points of `type` searched with `metric` are read as float32 (one
+ * sentence, said after "... reference points widened to float32: "), or
+ * NULL where they may stay compact; the plan's reasons are
+ * lbk_index_plan_compact_why's. */
+const char *lbk_compact_why(lbk_metric metric, lbk_dtype type);
 
 /* The same for a job. */
-const char *lbk_compact_job_why(const lbk_job *job);
+const char *lbk_compact_job_why(const lbk_job *job, lbk_dtype type);
 
 #endif
