@@ -459,7 +459,10 @@ static void report_partition(FILE *f, const lbk_report *r)
                 i, st->points, st->queries_phase1, st->queries_phase2, st->queries_owned,
                 st->bytes_sent, st->bytes_received, st->distance_evals, st->nodes_visited,
                 st->queries_answered, st->peak_rss_bytes);
-        fprintf(f, "%" PRIu64 "}\n", st->peak_device_bytes);
+        fprintf(f,
+                "%" PRIu64 ", reference_device_bytes: %" PRIu64 ", reference_host_bytes: %" PRIu64
+                "}\n",
+                st->peak_device_bytes, st->reference_device_bytes, st->reference_host_bytes);
     }
 }
 

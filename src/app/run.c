@@ -438,6 +438,8 @@ static lbk_status gather_rank_stats(lbk_run_state *s)
     s->stats.peak_rss_bytes = peak_rss_bytes(&from_proc);
     s->stats.peak_rss_vmhwm = from_proc;
     s->stats.peak_device_bytes = lbk_index_peak_device_bytes(s->index);
+    lbk_index_reference_bytes(s->index, &s->stats.reference_device_bytes,
+                              &s->stats.reference_host_bytes);
     LBK_TRY(lbk_comm_allgather_bytes(s->comm, &s->stats, s->rank_stats, (int)sizeof s->stats));
     if (!info->spatial)
         return LBK_OK;

@@ -277,6 +277,8 @@ uint64_t lbk_brute_chunk_rows(const lbk_brute *engine) { return engine->chunk; }
 
 uint64_t lbk_brute_peak_device_bytes(const lbk_brute *engine) { return engine->device_peak; }
 
+uint64_t lbk_brute_reference_bytes(const lbk_brute *engine) { return engine->refs_bytes; }
+
 /* The first path from p on that takes batches now: the exact path, last,
  * always does. */
 static size_t next_path(const lbk_brute *e, size_t p)

@@ -128,6 +128,9 @@ uint64_t lbk_brute_chunk_rows(const lbk_brute *engine);
  * shard's buffer may be host memory used in place; it counts all the
  * same). */
 uint64_t lbk_brute_peak_device_bytes(const lbk_brute *engine);
+/* The device bytes of the reference rows' buffer at their width (the whole
+ * shard, laid out, where it is resident; else one chunk of it). */
+uint64_t lbk_brute_reference_bytes(const lbk_brute *engine);
 
 /* Any nq: batches larger than the max batch are split internally. `result`
  * is allocated by the caller (queries >= nq, k = params.k). */

@@ -230,6 +230,7 @@ lbk_status lbk_brute_place_refs(lbk_brute *e, const void *points, bool copy_shar
     const size_t row_bytes = (size_t)e->dim * e->ref_bytes;
     const size_t bytes = lbk_brute_padded_rows(e, e->n) * row_bytes;
     const bool in_place = e->resident && lbk_device_is_cpu(e->dev) && !copy_shard;
+    e->refs_bytes = e->resident ? bytes : lbk_brute_padded_rows(e, e->chunk) * row_bytes;
     if (e->resident && !in_place && !e->blocked)
         return lbk_brute_device_buffer(e, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
                                        (void *)points, "the reference shard", &e->refs);

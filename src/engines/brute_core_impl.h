@@ -98,6 +98,7 @@ struct lbk_brute {
      * and lbk_brute_release, so a part dropped after its upload (the
      * cascade) counts until it is gone. */
     uint64_t device_bytes, device_peak;
+    uint64_t refs_bytes; /* the reference rows' buffer: the shard, or its chunk */
 };
 
 /* A batch as a path gets it: nq query rows, and where their K-lists go. */

@@ -228,6 +228,13 @@ void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work)
     work->nodes_visited = state->brute ? 0 : state->tree_work.nodes_visited;
 }
 
+uint64_t lbk_engine_reference_bytes(const lbk_engine_state *state)
+{
+    if (state && state->brute)
+        return lbk_brute_reference_bytes(state->brute);
+    return state && state->tree ? lbk_kdtree_bytes(state->tree) : 0;
+}
+
 uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query)
 {
     if (state && state->brute)

@@ -133,6 +133,10 @@ void lbk_engine_work_of(const lbk_engine_state *state, lbk_engine_work *work);
  * brute force: the most its buffers held at once (lbk_brute_peak_device_bytes);
  * 0 before a build or for an empty shard. */
 uint64_t lbk_engine_peak_device_bytes(const lbk_engine_state *state, uint64_t largest_query);
+/* The device bytes the reference points take, at their width: brute
+ * force's rows buffer (lbk_brute_reference_bytes), the k-d tree's held
+ * arrays (points, ids, splits, bucket copy); 0 before a build. */
+uint64_t lbk_engine_reference_bytes(const lbk_engine_state *state);
 /* Extra lines for the report, e.g. tree peak memory; may be empty. */
 void lbk_engine_describe(const lbk_engine_state *state, char *buf, size_t size);
 void lbk_engine_destroy(lbk_engine_state *state);

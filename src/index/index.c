@@ -453,3 +453,11 @@ uint64_t lbk_index_peak_device_bytes(const lbk_index *s)
 {
     return lbk_engine_peak_device_bytes(s->engine, s->info.largest_search);
 }
+
+void lbk_index_reference_bytes(const lbk_index *s, uint64_t *device, uint64_t *host)
+{
+    *device = lbk_engine_reference_bytes(s->engine);
+    const bool rows = s->shard.points || s->shard.raw;
+    *host = rows ? s->shard.rows * (uint64_t)s->shard.dim * lbk_dataset_type_bytes(s->shard.dtype)
+                 : 0;
+}

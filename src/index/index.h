@@ -55,6 +55,9 @@ typedef struct {
     uint64_t peak_rss_bytes;    /* the process's own: VmHWM, else getrusage's ru_maxrss */
     uint64_t peak_rss_vmhwm;    /* 1: peak_rss_bytes is VmHWM; 0: ru_maxrss (no /proc) */
     uint64_t peak_device_bytes; /* the engine's buffers at their peak; 0 = none (no points) */
+    uint64_t reference_device_bytes; /* the reference points on the device, at their width
+                                      * (lbk_engine_reference_bytes) */
+    uint64_t reference_host_bytes;   /* the shard's rows in host memory, at their width */
 } lbk_index_rank_stats;
 
 /* The spatial partition's numbers (this rank's until its client reduces
@@ -392,5 +395,8 @@ const lbk_index_info *lbk_index_info_of(const lbk_index *index);
  * device bytes. */
 void lbk_index_describe(const lbk_index *index, char *buf, size_t size);
 uint64_t lbk_index_peak_device_bytes(const lbk_index *index);
+/* This rank's reference points' bytes at their width: on the device (the
+ * engine's) and the shard's rows on the host. */
+void lbk_index_reference_bytes(const lbk_index *index, uint64_t *device, uint64_t *host);
 
 #endif

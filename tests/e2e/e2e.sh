@@ -496,13 +496,13 @@ os.execv(sys.argv[1], sys.argv[1:])
         fail "peak_rss_bytes ${rss:-missing} is not lbknn's own (the parent's: $parent)"
     # The brute engine's device bytes: at least the shard's 1000 x 3 floats,
     # at most the budget its plan was given (device.memory_mb).
-    dev=$(sed -n 's/^  - {rank: 0, .*peak_device_bytes: \([0-9]*\)}$/\1/p' out/r.yaml)
+    dev=$(sed -n 's/^  - {rank: 0, .*peak_device_bytes: \([0-9]*\),.*}$/\1/p' out/r.yaml)
     [ -n "$dev" ] && [ "$dev" -ge 12000 ] && [ "$dev" -le $((16 << 20)) ] ||
         fail "brute force's peak_device_bytes ${dev:-missing} is not in [12000, 16 MiB]"
     # The k-d tree too: at least its points, and at most the budget.
     expect_exit 0 "$LBKNN" run data/job.yaml --quiet --set knn.engine=kdtree \
         --set device.memory_mb=16 --set output.report=out/t.yaml
-    dev=$(sed -n 's/^  - {rank: 0, .*peak_device_bytes: \([0-9]*\)}$/\1/p' out/t.yaml)
+    dev=$(sed -n 's/^  - {rank: 0, .*peak_device_bytes: \([0-9]*\),.*}$/\1/p' out/t.yaml)
     [ -n "$dev" ] && [ "$dev" -ge 12000 ] && [ "$dev" -le $((16 << 20)) ] ||
         fail "the k-d tree's peak_device_bytes ${dev:-missing} is not in [12000, 16 MiB]"
     ;;

@@ -241,10 +241,10 @@ def exact_oracle(ref, q, k):
     return ids, dist
 
 
-def device_bytes(path):
-    """Each rank's peak_device_bytes in the report, by rank."""
+def device_bytes(path, field="peak_device_bytes"):
+    """Each rank's `field` (peak_device_bytes) in the report, by rank."""
     text = open(path).read()
-    return [int(v) for v in re.findall(r"peak_device_bytes: (\d+)", text)]
+    return [int(v) for v in re.findall(field + r": (\d+)", text)]
 
 
 def case_compact(lbknn, mpiexec, tmp, rng):
@@ -273,7 +273,7 @@ def case_compact(lbknn, mpiexec, tmp, rng):
     out = lambda p: outputs_args(tmp, p) + ["--set", f"output.report={tmp}/{p}r.yaml"]
     run(lbknn, [job(tmp, "uint8", "uint8_q"), "--set", "reference.type=float32"] + out("f32-"),
         mpiexec, 2)
-    wide = device_bytes(os.path.join(tmp, "f32-r.yaml"))
+    wide = device_bytes(os.path.join(tmp, "f32-r.yaml"), "reference_device_bytes")
     for t, (ref, q) in sets.items():
         p = run(lbknn, [job(tmp, t, t + "_q")] + out(t + "-"), mpiexec, 2)
         assert "widened" not in p.stderr, p.stderr
@@ -287,11 +287,15 @@ def case_compact(lbknn, mpiexec, tmp, rng):
                     f"{t}: distances differ from the exact oracle"
             with h5py.File(os.path.join(tmp, t + "-n.hdf5"), "r") as f:
                 assert (f["neighbors"][:] == ids).all(), f"{t}: ids differ from the exact oracle"
-        narrow = device_bytes(os.path.join(tmp, t + "-r.yaml"))
-        # Each rank's shard: n / 2 rows of d values, 1 or 2 bytes instead of 4.
-        saved = n // 2 * d * (4 - ref.itemsize)
-        print(f"{t}: peak device bytes per rank {narrow}, float32 {wide}")
-        assert len(narrow) == len(wide) == 2 and all(w - c >= saved for c, w in zip(narrow, wide)), \
+        narrow = device_bytes(os.path.join(tmp, t + "-r.yaml"), "reference_device_bytes")
+        host = device_bytes(os.path.join(tmp, t + "-r.yaml"), "reference_host_bytes")
+        # Each rank's shard: n / 2 rows of d values, 1 or 2 bytes instead of
+        # 4; on the device laid out in blocks of rows (a few zero rows more).
+        print(f"{t}: reference device bytes per rank {narrow}, float32 {wide}; host {host}")
+        assert host == [n // 2 * d * ref.itemsize] * 2, f"{t}: host bytes {host}"
+        assert len(narrow) == len(wide) == 2 and \
+            all(c * 4 == w * ref.itemsize and c >= n // 2 * d * ref.itemsize
+                for c, w in zip(narrow, wide)), \
             f"{t}: device bytes {narrow} are not a compact shard's (float32: {wide})"
         if t == "uint8":
             for name in ("n.hdf5", "d.h5"):

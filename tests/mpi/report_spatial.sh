@@ -25,7 +25,7 @@ stats='^  - {rank: [0-2], points: \([0-9]*\), queries_phase1: \([0-9]*\), '
 stats+='queries_phase2: \([0-9]*\), queries_owned: \([0-9]*\), bytes_sent: [0-9]*, '
 stats+='bytes_received: [0-9]*, distance_evals: [1-9][0-9]*, nodes_visited: [1-9][0-9]*, '
 stats+='queries_answered: [0-9]*, '
-stats+='peak_rss_bytes: [1-9][0-9]*, peak_device_bytes: [1-9][0-9]*}$'
+stats+='peak_rss_bytes: [1-9][0-9]*, peak_device_bytes: [1-9][0-9]*, reference_device_bytes: [1-9][0-9]*, reference_host_bytes: [1-9][0-9]*}$'
 [ "$(grep -c "$stats" "$dir/r.yaml")" -eq 3 ] ||
     { echo "want 3 rank_stats lines:"; sed -n '/^rank_stats:/,/^[a-z]/p' "$dir/r.yaml"; status=1; }
 sum() { sed -n "s/$stats/\\$1/p" "$dir/r.yaml" | awk '{ s += $1 } END { print s + 0 }'; }
