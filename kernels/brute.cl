@@ -878,17 +878,14 @@ lbk_cascade_exact(__global const float *queries, const uint dim, __global const 
 #if LBK_INT_KEYS
 /* The integer L2 cascade (uint8, int8; src/engines/brute_icascade.c,
  * docs/design.md "Compact reference points"). Coarse rows are the integer
- * sums of groups of at most 4 dimensions (uint8: 0..1020, int8: -512..508),
- * held as floats (exact). By Cauchy-Schwarz |G| sum_G d_j^2 >= (sum_G d_j)^2,
- * so C4 = sum_g (Q_g - R_g)^2 <= 4 D for the exact squared distance D: every
- * quantity below is an exact integer, no rounding term anywhere. */
-#if LBK_REF == LBK_REF_U8
-/* |Q_g R_g| <= 1020^2 = 1,040,400: 16 terms stay within 16,646,400 < 2^24. */
-#define LBK_ICASC_SPAN 16
-#else
-/* |Q_g R_g| <= 512^2 = 262,144: 64 terms stay within 2^24. */
+ * sums of groups of at most 4 dimensions of the values centred (uint8 values
+ * less 128, int8 as they are: -128..127), so in -512..508, held as floats
+ * (exact). By Cauchy-Schwarz |G| sum_G d_j^2 >= (sum_G d_j)^2, so C4 =
+ * sum_g (Q_g - R_g)^2 <= 4 D for the exact squared distance D (the shift
+ * cancels in Q_g - R_g): every quantity below is an exact integer, no
+ * rounding term anywhere. |Q_g R_g| <= 512^2 = 262,144, so 64 terms stay
+ * within 2^24, which float32 holds. */
 #define LBK_ICASC_SPAN 64
-#endif
 
 /* One query block's coarse dot products over [d0, d1), in float32 spans of
  * at most LBK_ICASC_SPAN (every partial sum an integer float32 holds, so
@@ -928,7 +925,8 @@ inline void lbk_icasc_slice(accv acc[LBK_VQB][LBK_VRB], __global const float *qr
 
 /* C4 = (|Q|^2 - Q.R) + (|R|^2 - Q.R) of a query block, as int32 into its
  * rows (int bits in the distance buffer). No int32 wraps for dimensions up
- * to 8192: |Q|^2, |R|^2, |Q.R| <= 2048 x 1020^2 = 2,130,739,200 < 2^31. */
+ * to 8192: |Q|^2, |R|^2, |Q.R| <= 2048 x 512^2 = 2^29, each bracket within
+ * 2^30, and the sum is C4 <= 4 D <= 4 x 8192 x 255^2 = 2,130,739,200. */
 inline void lbk_icasc_store(accv part[LBK_VQB][LBK_VRB], const uint q0, const uint nq,
                             const uint b0, const uint nr, __global int *out, const ulong ldd,
                             __global const int *qnorm, __global const int *rnorm)
@@ -1038,10 +1036,7 @@ inline int lbk_icasc_key(__global const float *q, __global const lbk_ref_t *r, c
 #define LBK_ICASC_KP (LBK_K + (LBK_K > 8 ? LBK_K : 8))
 
 /* 4 kth as the threshold on C4 (INT_MAX while the list is not full). */
-inline int lbk_icasc_threshold(const int kth)
-{
-    return kth > INT_MAX / 4 ? INT_MAX : 4 * kth;
-}
+inline int lbk_icasc_threshold(const int kth) { return kth > INT_MAX / 4 ? INT_MAX : 4 * kth; }
 
 /* Work-item q: the K best of the rows its coarse bounds cannot exclude.
  * The rows of the K' smallest C4 get exact keys first; then every row with
@@ -1051,9 +1046,8 @@ inline int lbk_icasc_threshold(const int kth)
  * and reports max_checks + 1 (the host sends it down the dot path). */
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
 lbk_icasc_exact(__global const float *queries, const uint dim, __global const lbk_ref_t *rows,
-                const uint nr, __global const int *coarse, const ulong ldd,
-                const uint max_checks, __global float *best_k, __global uint *best_i,
-                __global uint *checks)
+                const uint nr, __global const int *coarse, const ulong ldd, const uint max_checks,
+                __global float *best_k, __global uint *best_i, __global uint *checks)
 {
     const uint q = get_global_id(0);
     __global const float *qrow = queries + (ulong)q * dim;
@@ -1121,8 +1115,7 @@ lbk_icasc_exact(__global const float *queries, const uint dim, __global const lb
     }
     checks[q] = p < nr ? max_checks + 1 : min(done, max_checks);
     for (int s = 0; s < LBK_K; s++) {
-        best_k[(ulong)q * LBK_K + s] =
-            bi[s] == LBK_NO_INDEX ? INFINITY : lbk_int_key_code(bk[s]);
+        best_k[(ulong)q * LBK_K + s] = bi[s] == LBK_NO_INDEX ? INFINITY : lbk_int_key_code(bk[s]);
         best_i[(ulong)q * LBK_K + s] = bi[s];
     }
 }

@@ -49,7 +49,7 @@ lbk_status lbk_brute_icascade_create(const lbk_brute *e, const lbk_brute_params 
     const bool dot =
         lbk_brute_exact_dot(e->dev, e->dtype, e->metric, params->distance, params->prefilter);
     const bool on = dot && e->int_keys && e->metric == LBK_METRIC_L2 && !e->sort_select &&
-                    e->dim <= LBK_ICASCADE_DIM_MAX &&
+                    e->dim <= LBK_BRUTE_ICASCADE_DIM_MAX &&
                     (params->prefilter == LBK_PREFILTER_CASCADE ||
                      (params->prefilter == LBK_PREFILTER_AUTO && e->dim >= ICASCADE_MIN_DIM &&
                       lbk_device_is_cpu(e->dev)));
@@ -113,16 +113,19 @@ static lbk_status choose_groups(const lbk_brute *e, lbk_brute_icascade_state *c,
     return st;
 }
 
-/* A row's coarse values (integer group sums) into out[g * stride], and
- * their squared norm: at most dc x 1020^2, an int32 up to
- * LBK_ICASCADE_DIM_MAX. */
+/* A row's coarse values (integer group sums of the centred values: uint8
+ * less 128, so every value in -128..127 and every sum in -512..508) into
+ * out[g * stride], and their squared norm: at most dc x 512^2 <= 2^29 up to
+ * LBK_BRUTE_ICASCADE_DIM_MAX. The same shift for queries and rows cancels in
+ * every difference Q_g - R_g. */
 static int32_t coarsen(const lbk_brute *e, const lbk_brute_icascade_state *c, const float *qrow,
                        const void *raw, size_t row, int32_t *sums, float *out, size_t stride)
 {
     const size_t d = (size_t)e->dim;
+    const int32_t shift = e->dtype == LBK_DTYPE_UINT8 ? 128 : 0;
     memset(sums, 0, (size_t)c->dc * sizeof *sums);
     for (size_t j = 0; j < d; j++)
-        sums[c->group_of[j]] += qrow ? (int32_t)qrow[j] : value_at(e, raw, row * d + j);
+        sums[c->group_of[j]] += (qrow ? (int32_t)qrow[j] : value_at(e, raw, row * d + j)) - shift;
     int64_t norm = 0;
     for (size_t g = 0; g < (size_t)c->dc; g++) {
         out[g * stride] = (float)sums[g];

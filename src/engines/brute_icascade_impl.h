@@ -9,10 +9,10 @@
 
 #include <stdbool.h>
 
-/* Up to this dimension no int32 of the integer cascade wraps: a coarse
- * row's squared norm is at most ceil(dim / 4) x 1020^2 = 2,130,739,200 at
- * 8192 (docs/design.md "Compact reference points"). */
-#define LBK_ICASCADE_DIM_MAX 8192
+/* Up to this dimension no int32 of the integer cascade wraps: C4 <= 4 D <=
+ * 4 x 8192 x 255^2 = 2,130,739,200 < 2^31 (docs/design.md "Compact
+ * reference points"). */
+#define LBK_BRUTE_ICASCADE_DIM_MAX 8192
 
 /* Its part, in the order of the engine's set-up, as the float32 cascade's
  * (brute_cascade_impl.h): created where it applies (*out NULL elsewhere);

@@ -2,7 +2,7 @@
  * K-lists against the independent exact integer oracle and, bytes and all,
  * the dot path's (prefilter on: no cascade), on smooth clustered rows (the
  * cascade settles them), wide random rows (most queries capped, down to the
- * dot path), dimensions whose coarse rows cross the float32 spans (17 and
+ * dot path), dimensions whose coarse rows cross the float32 spans of 64 (65 and
  * 196 coarse dimensions), the 784-d near tie above 2^24, and rows at
  * exactly C4 = 4 kth (the boundary the threshold must keep). */
 #include "brute.h"
@@ -156,7 +156,7 @@ static void case_oracle(void)
 {
     lbk_device *dev = open_device();
     const lbk_dtype types[2] = {LBK_DTYPE_UINT8, LBK_DTYPE_INT8};
-    const int dims[3] = {64, 68, 784};
+    const int dims[3] = {64, 260, 784};
     const uint32_t n = 1200, nq = 48;
     for (int t = 0; t < 2; t++)
         for (int d = 0; d < 3; d++)
