@@ -27,6 +27,10 @@
 #define ICASCADE_MIN_CAPTURE 0.5
 #define ICASCADE_SAMPLE 256
 
+/* K from which the selection is the sort-merge (brute_core.c), which the
+ * cascade does not run with. */
+#define ICASCADE_K_LIMIT 64
+
 struct lbk_brute_icascade_state {
     bool forced, off, probed;
     uint64_t seen, capped;
@@ -64,6 +68,13 @@ lbk_status lbk_brute_icascade_create(const lbk_brute *e, const lbk_brute_params 
                                    : ICASCADE_MIN_CHECKS);
     *out = c;
     return LBK_OK;
+}
+
+bool lbk_brute_icascade_auto(const lbk_device *dev, lbk_dtype type, lbk_metric metric, int k,
+                             int dim)
+{
+    return lbk_device_is_cpu(dev) && lbk_dataset_type_integer(type) && metric == LBK_METRIC_L2 &&
+           k < ICASCADE_K_LIMIT && dim >= ICASCADE_MIN_DIM && dim <= LBK_BRUTE_ICASCADE_DIM_MAX;
 }
 
 /* Per query the coarse row, its norm and count; per row the coarse row,

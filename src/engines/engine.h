@@ -70,8 +70,11 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
  * the float32 rounding of its exact key (IP's zero -0), pads unchanged. */
 bool lbk_engine_int_keys(const lbk_engine_state *state);
 /* Whether brute force would search a float32 shard of this shape on `dev`
- * faster than a compact one (lbk_brute_prefilter_auto). */
-bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim);
+ * faster than a compact one of `type`: where the float32 prefilter applies
+ * (lbk_brute_prefilter_auto) and, for uint8 and int8, the integer cascade
+ * does not (lbk_brute_icascade_auto). */
+bool lbk_engine_float32_faster(const lbk_device *dev, lbk_dtype type, lbk_metric metric, int k,
+                               int dim);
 void lbk_engine_int_keys_decode(lbk_metric metric, lbk_knn_candidate *list, uint64_t n);
 /* `bounds` (NULL: none): per query, a key no answer needs to exceed (the
  * k-d tree returns only keys <= it, ties included, and pads; brute force

@@ -74,7 +74,8 @@ static lbk_status widen_for_plan(lbk_index *s)
         : s->plan.partition == LBK_PARTITION_SPATIAL
             ? "the spatial partition redistributes float32 points for now"
         : !s->params.compact_asked &&
-                lbk_engine_float32_faster(s->device, s->params.metric, s->params.k, s->shape.dim)
+                lbk_engine_float32_faster(s->device, s->shard.dtype, s->params.metric,
+                                          s->params.k, s->shape.dim)
             ? "reference.type auto: the float32 prefilter is faster on this device for now "
               "(name the type in reference.type to keep them compact)"
             : NULL;
