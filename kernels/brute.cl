@@ -1038,6 +1038,39 @@ inline int lbk_icasc_key(__global const float *q, __global const lbk_ref_t *r, c
 /* 4 kth as the threshold on C4 (INT_MAX while the list is not full). */
 inline int lbk_icasc_threshold(const int kth) { return kth > INT_MAX / 4 ? INT_MAX : 4 * kth; }
 
+/* The rows of the K' smallest C4 of a query's row (any of equal values)
+ * into ci; their count (fewer where nr < K'). Every C4 is below INT_MAX (at
+ * most 4 x 8192 x 255^2), so the pads fill first; a block of 16 with none
+ * below the K'-th is skipped. */
+inline uint lbk_icasc_candidates(__global const int *crow, const uint nr, uint *ci)
+{
+    int ck[LBK_ICASC_KP];
+    for (int c = 0; c < LBK_ICASC_KP; c++) {
+        ck[c] = INT_MAX;
+        ci[c] = LBK_NO_INDEX;
+    }
+    for (uint p = 0; p < nr; p += 16) {
+        if (p + 16 <= nr && !any(vload16(0, crow + p) < (int16)(ck[LBK_ICASC_KP - 1])))
+            continue;
+        for (uint l = 0; l < 16 && p + l < nr; l++) {
+            const int v = crow[p + l];
+            if (!(v < ck[LBK_ICASC_KP - 1]))
+                continue;
+            int t = LBK_ICASC_KP - 1;
+            for (; t > 0 && v < ck[t - 1]; t--) {
+                ck[t] = ck[t - 1];
+                ci[t] = ci[t - 1];
+            }
+            ck[t] = v;
+            ci[t] = p + l;
+        }
+    }
+    uint cands = 0;
+    while (cands < LBK_ICASC_KP && ci[cands] != LBK_NO_INDEX)
+        cands++;
+    return cands;
+}
+
 /* Work-item q: the K best of the rows its coarse bounds cannot exclude.
  * The rows of the K' smallest C4 get exact keys first; then every row with
  * C4 <= 4 kth (kth the running K-th exact key; ties kept) gets its exact
@@ -1058,34 +1091,10 @@ lbk_icasc_exact(__global const float *queries, const uint dim, __global const lb
         bk[s] = INT_MAX;
         bi[s] = LBK_NO_INDEX;
     }
-    int ck[LBK_ICASC_KP];
     uint ci[LBK_ICASC_KP];
-    for (int c = 0; c < LBK_ICASC_KP; c++) {
-        ck[c] = INT_MAX;
-        ci[c] = LBK_NO_INDEX;
-    }
-    /* Every C4 is below INT_MAX (at most 4 x 8192 x 255^2), so the pads
-     * fill first; a block of 16 with none below the K'-th is skipped. */
-    for (uint p = 0; p < nr; p += 16) {
-        if (p + 16 <= nr && !any(vload16(0, crow + p) < (int16)(ck[LBK_ICASC_KP - 1])))
-            continue;
-        for (uint l = 0; l < 16 && p + l < nr; l++) {
-            const int v = crow[p + l];
-            if (!(v < ck[LBK_ICASC_KP - 1]))
-                continue;
-            int t = LBK_ICASC_KP - 1;
-            for (; t > 0 && v < ck[t - 1]; t--) {
-                ck[t] = ck[t - 1];
-                ci[t] = ci[t - 1];
-            }
-            ck[t] = v;
-            ci[t] = p + l;
-        }
-    }
-    uint cands = 0;
-    for (; cands < LBK_ICASC_KP && ci[cands] != LBK_NO_INDEX; cands++)
-        lbk_icasc_insert(lbk_icasc_key(qrow, rows + (ulong)ci[cands] * dim, dim), ci[cands], bk,
-                         bi);
+    const uint cands = lbk_icasc_candidates(crow, nr, ci);
+    for (uint c = 0; c < cands; c++)
+        lbk_icasc_insert(lbk_icasc_key(qrow, rows + (ulong)ci[c] * dim, dim), ci[c], bk, bi);
     int t = lbk_icasc_threshold(bk[LBK_K - 1]);
     uint done = 0, p = 0;
     for (; p < nr && done <= max_checks; p += 16) {
