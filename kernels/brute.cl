@@ -1052,7 +1052,7 @@ inline uint lbk_icasc_candidates(__global const int *crow, const uint nr, uint *
     for (uint p = 0; p < nr; p += 16) {
         if (p + 16 <= nr && !any(vload16(0, crow + p) < (int16)(ck[LBK_ICASC_KP - 1])))
             continue;
-        for (uint l = 0; l < 16 && p + l < nr; l++) {
+        for (uint l = 0; l < min(16u, nr - p); l++) {
             const int v = crow[p + l];
             if (!(v < ck[LBK_ICASC_KP - 1]))
                 continue;
@@ -1108,7 +1108,7 @@ lbk_icasc_exact(__global const float *queries, const uint dim, __global const lb
             for (uint l = 0; l < 16; l++)
                 lanes[l] = p + l < nr ? crow[p + l] : INT_MAX;
         }
-        for (uint l = 0; l < 16 && p + l < nr; l++) {
+        for (uint l = 0; l < min(16u, nr - p); l++) {
             if (!(lanes[l] <= t))
                 continue;
             bool ranked = false;

@@ -229,6 +229,8 @@ static void case_ties(void)
         LBK_ASSERT_TRUE(want_i[0] == 0 && want_k[0] == 64 && want_k[4] == 64 && want_i[4] == 18,
                         "the boundary set is what it claims");
         check_all(dev, "C4 = 4 kth", types[t], ref, N, q, 1, DIM, 5);
+        /* K above the rows: pads after the three rows' keys. */
+        check_all(dev, "K above rows", types[t], ref, 3, q, 1, DIM, 5);
     }
     enum { NDIM = 784, NN = 8 };
     static int32_t near[NN * NDIM], nq[NDIM];
