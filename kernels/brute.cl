@@ -925,3 +925,258 @@ lbk_cascade_exact(__global const float *queries, const uint dim, __global const 
     }
 }
 #endif
+
+#if LBK_INT_KEYS
+/* The integer L2 cascade (uint8, int8; src/engines/brute_icascade.c,
+ * docs/design.md "Compact reference points"). Coarse rows are the integer
+ * sums of groups of at most 4 dimensions of the values centred (uint8 values
+ * less 128, int8 as they are: -128..127), so in -512..508, held as floats
+ * (exact). By Cauchy-Schwarz |G| sum_G d_j^2 >= (sum_G d_j)^2, so C4 =
+ * sum_g (Q_g - R_g)^2 <= 4 D for the exact squared distance D (the shift
+ * cancels in Q_g - R_g): every quantity below is an exact integer, no
+ * rounding term anywhere. |Q_g R_g| <= 512^2 = 262,144, so 64 terms stay
+ * within 2^24, which float32 holds. */
+#define LBK_ICASC_SPAN 64
+
+/* One query block's coarse dot products over [d0, d1), in float32 spans of
+ * at most LBK_ICASC_SPAN (every partial sum an integer float32 holds, so
+ * exact in any order), each span converted and added in int32. */
+inline void lbk_icasc_slice(accv acc[LBK_VQB][LBK_VRB], __global const float *qrow[LBK_VQB],
+                            __global const float *rblk, const uint dc, const uint d0,
+                            const uint d1)
+{
+    for (uint s0 = d0; s0 < d1; s0 += LBK_ICASC_SPAN) {
+        const uint s1 = min(s0 + LBK_ICASC_SPAN, d1);
+        floatv dot[LBK_VQB][LBK_VRB];
+#pragma unroll
+        for (int a = 0; a < LBK_VQB; a++)
+#pragma unroll
+            for (int b = 0; b < LBK_VRB; b++)
+                dot[a][b] = (floatv)(0.0f);
+        for (uint j = s0; j < s1; j++) {
+            floatv r[LBK_VRB];
+#pragma unroll
+            for (int b = 0; b < LBK_VRB; b++)
+                r[b] = vloadv(0, rblk + ((ulong)b * dc + j) * LBK_VW);
+#pragma unroll
+            for (int a = 0; a < LBK_VQB; a++) {
+                const floatv q = (floatv)(qrow[a][j]);
+#pragma unroll
+                for (int b = 0; b < LBK_VRB; b++)
+                    dot[a][b] = fma(q, r[b], dot[a][b]);
+            }
+        }
+#pragma unroll
+        for (int a = 0; a < LBK_VQB; a++)
+#pragma unroll
+            for (int b = 0; b < LBK_VRB; b++)
+                acc[a][b] += convert_accv(dot[a][b]);
+    }
+}
+
+/* C4 = (|Q|^2 - Q.R) + (|R|^2 - Q.R) of a query block, as int32 into its
+ * rows (int bits in the distance buffer). No int32 wraps for dimensions up
+ * to 8192: |Q|^2, |R|^2, |Q.R| <= 2048 x 512^2 = 2^29, each bracket within
+ * 2^30, and the sum is C4 <= 4 D <= 4 x 8192 x 255^2 = 2,130,739,200. */
+inline void lbk_icasc_store(accv part[LBK_VQB][LBK_VRB], const uint q0, const uint nq,
+                            const uint b0, const uint nr, __global int *out, const ulong ldd,
+                            __global const int *qnorm, __global const int *rnorm)
+{
+    for (int a = 0; a < LBK_VQB; a++) {
+        if (q0 + a >= nq)
+            break;
+        __global int *row = out + (ulong)(q0 + a) * ldd;
+        for (int b = 0; b < LBK_VRB; b++) {
+            const accv c4 = ((accv)(qnorm[q0 + a]) - part[a][b]) +
+                            (vloadv(0, rnorm + (b0 + b) * LBK_VW) - part[a][b]);
+            const uint r0 = (b0 + b) * LBK_VW;
+            if (r0 + LBK_VW <= nr) {
+                vstorev(c4, 0, row + r0);
+                continue;
+            }
+            int lanes[LBK_VW];
+            vstorev(c4, 0, lanes);
+            for (uint l = 0; l < LBK_VW && r0 + l < nr; l++)
+                row[r0 + l] = lanes[l];
+        }
+    }
+}
+
+/* The coarse bounds C4 of nq coarse queries against the whole coarse shard
+ * (blocked layout, dc dimensions), work-items as lbk_blocked's. */
+__kernel void lbk_icasc_coarse(__global const float *queries, const uint nq,
+                               __global const float *refs, const uint nr, const uint dc,
+                               __global int *out, const ulong ldd, __global const int *qnorm,
+                               __global const int *rnorm, const uint qt)
+{
+    const uint b0 = get_global_id(0) * LBK_VRB;
+    const uint first = get_global_id(1) * qt * LBK_VQB;
+    if (first >= nq || b0 * LBK_VW >= nr)
+        return;
+    const uint blocks = min(qt, (nq - first + LBK_VQB - 1) / LBK_VQB);
+    __global const float *rblk = refs + (ulong)b0 * dc * LBK_VW;
+    accv part[LBK_QT][LBK_VQB][LBK_VRB];
+    for (uint d0 = 0; d0 < dc; d0 += LBK_KC) {
+        const uint d1 = min(d0 + (uint)LBK_KC, dc);
+        for (uint s = 0; s < blocks; s++) {
+            const uint q0 = first + s * LBK_VQB;
+            __global const float *qrow[LBK_VQB];
+            accv acc[LBK_VQB][LBK_VRB];
+#pragma unroll
+            for (int a = 0; a < LBK_VQB; a++) {
+                qrow[a] = queries + (ulong)min(q0 + a, nq - 1) * dc;
+#pragma unroll
+                for (int b = 0; b < LBK_VRB; b++)
+                    acc[a][b] = d0 == 0 ? (accv)(0) : part[s][a][b];
+            }
+            lbk_icasc_slice(acc, qrow, rblk, dc, d0, d1);
+#pragma unroll
+            for (int a = 0; a < LBK_VQB; a++)
+#pragma unroll
+                for (int b = 0; b < LBK_VRB; b++)
+                    part[s][a][b] = acc[a][b];
+        }
+    }
+    for (uint s = 0; s < blocks; s++)
+        lbk_icasc_store(part[s], first + s * LBK_VQB, nq, b0, nr, out, ldd, qnorm, rnorm);
+}
+
+/* K-list entries: (exact key, index), ascending, pads (INT_MAX, LBK_NO_INDEX). */
+inline bool lbk_icasc_less(const int k, const uint i, const int k2, const uint i2)
+{
+    return k < k2 || (k == k2 && i < i2);
+}
+
+inline void lbk_icasc_insert(const int key, const uint index, int *bk, uint *bi)
+{
+    if (!lbk_icasc_less(key, index, bk[LBK_K - 1], bi[LBK_K - 1]))
+        return;
+    int t = LBK_K - 1;
+    while (t > 0 && lbk_icasc_less(key, index, bk[t - 1], bi[t - 1]))
+        t--;
+    if (t > 0 && bi[t - 1] == index)
+        return;
+    for (int s = LBK_K - 1; s > t; s--) {
+        bk[s] = bk[s - 1];
+        bi[s] = bi[s - 1];
+    }
+    bk[t] = key;
+    bi[t] = index;
+}
+
+/* The exact squared distance of a query and a row-major row: int32 sums
+ * (exact, so in any order; at most dim x 255^2). */
+inline int lbk_icasc_key(__global const float *q, __global const lbk_ref_t *r, const uint dim)
+{
+    int16 acc = (int16)(0);
+    uint j = 0;
+    for (; j + 16 <= dim; j += 16) {
+        const int16 d = convert_int16(vload16(0, q + j)) - convert_int16(vload16(0, r + j));
+        acc += d * d;
+    }
+    int s = acc.s0 + acc.s1 + acc.s2 + acc.s3 + acc.s4 + acc.s5 + acc.s6 + acc.s7 + acc.s8 +
+            acc.s9 + acc.sa + acc.sb + acc.sc + acc.sd + acc.se + acc.sf;
+    for (; j < dim; j++) {
+        const int d = (int)q[j] - (int)r[j];
+        s += d * d;
+    }
+    return s;
+}
+
+/* K' as the float32 cascade has it. */
+#define LBK_ICASC_KP (LBK_K + (LBK_K > 8 ? LBK_K : 8))
+
+/* 4 kth as the threshold on C4 (INT_MAX while the list is not full). */
+inline int lbk_icasc_threshold(const int kth) { return kth > INT_MAX / 4 ? INT_MAX : 4 * kth; }
+
+/* The rows of the K' smallest C4 of a query's row (any of equal values)
+ * into ci; their count (fewer where nr < K'). Every C4 is below INT_MAX (at
+ * most 4 x 8192 x 255^2), so the pads fill first; a block of 16 with none
+ * below the K'-th is skipped. */
+inline uint lbk_icasc_candidates(__global const int *crow, const uint nr, uint *ci)
+{
+    int ck[LBK_ICASC_KP];
+    for (int c = 0; c < LBK_ICASC_KP; c++) {
+        ck[c] = INT_MAX;
+        ci[c] = LBK_NO_INDEX;
+    }
+    for (uint p = 0; p < nr; p += 16) {
+        if (p + 16 <= nr && !any(vload16(0, crow + p) < (int16)(ck[LBK_ICASC_KP - 1])))
+            continue;
+        for (uint l = 0; l < min(16u, nr - p); l++) {
+            const int v = crow[p + l];
+            if (!(v < ck[LBK_ICASC_KP - 1]))
+                continue;
+            int t = LBK_ICASC_KP - 1;
+            for (; t > 0 && v < ck[t - 1]; t--) {
+                ck[t] = ck[t - 1];
+                ci[t] = ci[t - 1];
+            }
+            ck[t] = v;
+            ci[t] = p + l;
+        }
+    }
+    uint cands = 0;
+    while (cands < LBK_ICASC_KP && ci[cands] != LBK_NO_INDEX)
+        cands++;
+    return cands;
+}
+
+/* Work-item q: the K best of the rows its coarse bounds cannot exclude.
+ * The rows of the K' smallest C4 get exact keys first; then every row with
+ * C4 <= 4 kth (kth the running K-th exact key; ties kept) gets its exact
+ * key: a row with C4 > 4 kth has D >= C4 / 4 > kth and can never enter, and
+ * kth only decreases. A query needing more than max_checks exact keys stops
+ * and reports max_checks + 1 (the host sends it down the dot path). */
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+lbk_icasc_exact(__global const float *queries, const uint dim, __global const lbk_ref_t *rows,
+                const uint nr, __global const int *coarse, const ulong ldd, const uint max_checks,
+                __global float *best_k, __global uint *best_i, __global uint *checks)
+{
+    const uint q = get_global_id(0);
+    __global const float *qrow = queries + (ulong)q * dim;
+    __global const int *crow = coarse + (ulong)q * ldd;
+    int bk[LBK_K];
+    uint bi[LBK_K];
+    for (int s = 0; s < LBK_K; s++) {
+        bk[s] = INT_MAX;
+        bi[s] = LBK_NO_INDEX;
+    }
+    uint ci[LBK_ICASC_KP];
+    const uint cands = lbk_icasc_candidates(crow, nr, ci);
+    for (uint c = 0; c < cands; c++)
+        lbk_icasc_insert(lbk_icasc_key(qrow, rows + (ulong)ci[c] * dim, dim), ci[c], bk, bi);
+    int t = lbk_icasc_threshold(bk[LBK_K - 1]);
+    uint done = 0, p = 0;
+    for (; p < nr && done <= max_checks; p += 16) {
+        int lanes[16];
+        if (p + 16 <= nr) {
+            const int16 v = vload16(0, crow + p);
+            if (!any(v <= (int16)(t)))
+                continue;
+            vstore16(v, 0, lanes);
+        } else {
+            for (uint l = 0; l < 16; l++)
+                lanes[l] = p + l < nr ? crow[p + l] : INT_MAX;
+        }
+        for (uint l = 0; l < min(16u, nr - p); l++) {
+            if (!(lanes[l] <= t))
+                continue;
+            bool ranked = false;
+            for (uint c = 0; c < cands; c++)
+                ranked |= ci[c] == p + l;
+            if (ranked)
+                continue;
+            done++;
+            lbk_icasc_insert(lbk_icasc_key(qrow, rows + (ulong)(p + l) * dim, dim), p + l, bk,
+                             bi);
+            t = lbk_icasc_threshold(bk[LBK_K - 1]);
+        }
+    }
+    checks[q] = p < nr ? max_checks + 1 : min(done, max_checks);
+    for (int s = 0; s < LBK_K; s++) {
+        best_k[(ulong)q * LBK_K + s] = bi[s] == LBK_NO_INDEX ? INFINITY : lbk_int_key_code(bk[s]);
+        best_i[(ulong)q * LBK_K + s] = bi[s];
+    }
+}
+#endif

@@ -7,6 +7,7 @@
 #include "brute_cascade_impl.h"
 #include "brute_core_impl.h"
 #include "brute_exact_impl.h"
+#include "brute_icascade_impl.h"
 #include "brute_prefilter_impl.h"
 #include "brute_scale.h"
 #include "device_cl.h"
@@ -24,6 +25,7 @@
  * applies, never back up; the exact path, last, applies always and settles
  * every query. */
 static const lbk_brute_path *const paths[LBK_BRUTE_PATHS] = {
+    &lbk_brute_icascade_path,
     &lbk_brute_cascade_path,
     &lbk_brute_prefilter_path,
     &lbk_brute_exact_path,
@@ -72,6 +74,8 @@ static lbk_brute_needs needs(const lbk_brute *e)
         lbk_brute_cascade_needs(e, e->cascade, &n);
     if (e->scaled)
         n.row_bytes += 8; /* cosine's row factors (brute_scale.h) */
+    if (e->icascade)
+        lbk_brute_icascade_needs(e, e->icascade, &n);
     return n;
 }
 
@@ -85,6 +89,8 @@ static void drop_cascade(lbk_brute *e)
 {
     lbk_brute_cascade_destroy(e, e->cascade);
     e->cascade = NULL;
+    lbk_brute_icascade_destroy(e, e->icascade);
+    e->icascade = NULL;
 }
 
 /* Residency, chunk and batch from the budget. The cascade only where its
@@ -95,7 +101,7 @@ static lbk_status plan(lbk_brute *e, uint64_t memory_budget)
 {
     const uint64_t budget = memory_budget ? memory_budget : lbk_device_global_mem(e->dev) / 2;
     const uint64_t max_alloc = lbk_device_max_alloc(e->dev);
-    if (e->cascade) {
+    if (e->cascade || e->icascade) {
         const lbk_brute_needs with = needs(e);
         const uint64_t all = lbk_brute_resident_bytes(e, &with);
         if (all <= budget / 2 && all <= max_alloc) {
@@ -120,6 +126,8 @@ static lbk_status build_attempt(lbk_brute *e, lbk_brute_fit *fit)
         LBK_TRY(lbk_brute_prefilter_kernels(e, e->prefilter, fit));
     if (e->cascade)
         LBK_TRY(lbk_brute_cascade_kernels(e, e->cascade, fit));
+    if (e->icascade)
+        LBK_TRY(lbk_brute_icascade_kernels(e, e->icascade, fit));
     return lbk_brute_dist_fits(e, fit->dist);
 }
 
@@ -178,6 +186,8 @@ static lbk_status alloc_batch(lbk_brute *e)
         LBK_TRY(lbk_brute_prefilter_alloc(e, e->prefilter));
     if (e->cascade)
         LBK_TRY(lbk_brute_cascade_alloc(e, e->cascade));
+    if (e->icascade)
+        LBK_TRY(lbk_brute_icascade_alloc(e, e->icascade));
     for (size_t p = 0; p + 1 < LBK_BRUTE_PATHS; p++)
         if (paths[p]->applies(e))
             LBK_TRY(alloc_slots(e, &e->down[p], paths[p]->name));
@@ -196,7 +206,7 @@ static const void *shard_rows(const lbk_brute *e, const lbk_dataset *reference)
 static lbk_status upload_paths(lbk_brute *e, const lbk_dataset *reference,
                                const lbk_brute_params *params)
 {
-    const bool planned_cascade = e->cascade != NULL;
+    const bool planned_cascade = e->cascade != NULL || e->icascade != NULL;
     bool ok = true;
     if (e->prefilter)
         LBK_TRY(lbk_brute_prefilter_upload(e, e->prefilter, shard_rows(e, reference), &ok));
@@ -209,7 +219,13 @@ static lbk_status upload_paths(lbk_brute *e, const lbk_dataset *reference,
             lbk_brute_cascade_upload(e, e->cascade, reference->points, params->copy_shard, &ok));
     if (e->cascade && !ok)
         drop_cascade(e);
-    return planned_cascade && !e->cascade ? plan(e, params->memory_budget) : LBK_OK;
+    if (e->icascade)
+        LBK_TRY(
+            lbk_brute_icascade_upload(e, e->icascade, reference->raw, params->copy_shard, &ok));
+    if (e->icascade && !ok)
+        drop_cascade(e);
+    return planned_cascade && !e->cascade && !e->icascade ? plan(e, params->memory_budget)
+                                                          : LBK_OK;
 }
 
 /* Everything a non-empty shard needs on the device. */
@@ -225,6 +241,8 @@ static lbk_status set_up_shard(lbk_brute *e, const lbk_dataset *reference,
         LBK_TRY(lbk_brute_prefilter_create(e, params, &e->prefilter));
     if (e->dtype == LBK_DTYPE_FLOAT32)
         LBK_TRY(lbk_brute_cascade_create(e, params, &e->cascade));
+    if (e->int_keys)
+        LBK_TRY(lbk_brute_icascade_create(e, params, &e->icascade));
     LBK_TRY(plan(e, params->memory_budget));
     if (e->scaled)
         LBK_TRY(lbk_brute_scale_shard(e, reference->raw));

@@ -109,11 +109,18 @@ bool lbk_brute_int_keys(const lbk_brute *engine);
  * (and may get the cascade) by default: compact shards are then slower on
  * a CPU (Fashion-MNIST: the per-pair kernel about 3x, the uint8 dot path
  * about 2x the CPU seconds; bench/RESULTS.md runs AH, AJ), so
- * `reference.type: auto` widens there. */
+ * `reference.type: auto` widens there, but for uint8 and int8 where the
+ * integer cascade applies (lbk_brute_icascade_auto). */
 bool lbk_brute_prefilter_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
 /* Whether such a float32 shard may get the L2 cascade by default, which
  * float16 shards do not take (they take the prefilter). */
 bool lbk_brute_cascade_auto(const lbk_device *dev, lbk_metric metric, int k, int dim);
+/* Whether the integer cascade would search a uint8 or int8 shard of this
+ * shape on `dev` (l2, K < 64, dimension 64 .. 8192, a CPU device; the data
+ * and the memory plan may still decline it): there a compact shard is no
+ * slower than the float32 path (bench/RESULTS.md, run AK). */
+bool lbk_brute_icascade_auto(const lbk_device *dev, lbk_dtype type, lbk_metric metric, int k,
+                             int dim);
 
 /* Largest query batch that fits the memory budget. */
 uint64_t lbk_brute_max_batch(const lbk_brute *engine);

@@ -28,11 +28,12 @@
 #define LBK_BRUTE_DIST_TQ (LBK_BRUTE_DIST_LY * LBK_BRUTE_DIST_QB)
 
 /* The rows of brute.c's path table. */
-#define LBK_BRUTE_PATHS 3
+#define LBK_BRUTE_PATHS 4
 
 typedef struct lbk_brute_exact_state lbk_brute_exact_state;         /* brute_exact.c */
 typedef struct lbk_brute_prefilter_state lbk_brute_prefilter_state; /* brute_prefilter.c */
 typedef struct lbk_brute_cascade_state lbk_brute_cascade_state;     /* brute_cascade.c */
+typedef struct lbk_brute_icascade_state lbk_brute_icascade_state;   /* brute_icascade.c */
 
 typedef struct {
     cl_event event;
@@ -89,6 +90,7 @@ struct lbk_brute {
     lbk_brute_exact_state *exact;
     lbk_brute_prefilter_state *prefilter;
     lbk_brute_cascade_state *cascade;
+    lbk_brute_icascade_state *icascade; /* uint8, int8 */
     lbk_brute_slots down[LBK_BRUTE_PATHS];
     lbk_brute_timed_event *events;
     size_t event_count, event_cap;

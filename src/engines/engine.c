@@ -343,9 +343,11 @@ static lbk_status check_radius_points(const lbk_engine_state *state)
     return LBK_OK;
 }
 
-bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim)
+bool lbk_engine_float32_faster(const lbk_device *dev, lbk_dtype type, lbk_metric metric, int k,
+                               int dim)
 {
-    return lbk_brute_prefilter_auto(dev, metric, k, dim);
+    return lbk_brute_prefilter_auto(dev, metric, k, dim) &&
+           !lbk_brute_icascade_auto(dev, type, metric, k, dim);
 }
 
 bool lbk_engine_float16_slower(const lbk_device *dev, lbk_metric metric, int k, int dim)

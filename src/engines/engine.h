@@ -70,8 +70,11 @@ uint64_t lbk_engine_max_batch(const lbk_engine_state *state);
  * the float32 rounding of its exact key (IP's zero -0), pads unchanged. */
 bool lbk_engine_int_keys(const lbk_engine_state *state);
 /* Whether brute force would search a float32 shard of this shape on `dev`
- * faster than a compact one (lbk_brute_prefilter_auto). */
-bool lbk_engine_float32_faster(const lbk_device *dev, lbk_metric metric, int k, int dim);
+ * faster than a compact one of `type`: where the float32 prefilter applies
+ * (lbk_brute_prefilter_auto) and, for uint8 and int8, the integer cascade
+ * does not (lbk_brute_icascade_auto). */
+bool lbk_engine_float32_faster(const lbk_device *dev, lbk_dtype type, lbk_metric metric, int k,
+                               int dim);
 /* The same for a float16 shard (lbk_brute_cascade_auto): float16 takes the
  * prefilter, not the cascade. */
 bool lbk_engine_float16_slower(const lbk_device *dev, lbk_metric metric, int k, int dim);

@@ -73,7 +73,7 @@ static bool auto_widens(const lbk_index *s)
     const lbk_index_params *p = &s->params;
     if (s->shard.dtype == LBK_DTYPE_FLOAT16)
         return lbk_engine_float16_slower(s->device, p->metric, p->k, s->shape.dim);
-    return lbk_engine_float32_faster(s->device, p->metric, p->k, s->shape.dim);
+    return lbk_engine_float32_faster(s->device, s->shard.dtype, p->metric, p->k, s->shape.dim);
 }
 
 /* Compact points widened, exactly, where `why` says they must be (NULL:
