@@ -683,6 +683,28 @@ lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i, cons
                    best_k + out, best_i + out, pk, px, qk, qx, &qn, &thr_k, &thr_i);
 }
 
+/* NAME(key, index, bk, bi): (key, index) into the ascending K-list bk/bi
+ * of KEY_T keys, ordered by LESS ((key, index) order), unless it is not
+ * among the K smallest or already held (a candidate met again in a scan):
+ * the float32 cascade's lists and the integer cascade's. */
+#define LBK_DEFINE_LIST_INSERT(NAME, KEY_T, LESS)                                                \
+    inline void NAME(const KEY_T key, const uint index, KEY_T *bk, uint *bi)                     \
+    {                                                                                            \
+        if (!LESS(key, index, bk[LBK_K - 1], bi[LBK_K - 1]))                                     \
+            return;                                                                              \
+        int t = LBK_K - 1;                                                                       \
+        while (t > 0 && LESS(key, index, bk[t - 1], bi[t - 1]))                                  \
+            t--;                                                                                 \
+        if (t > 0 && bi[t - 1] == index)                                                         \
+            return;                                                                              \
+        for (int s = LBK_K - 1; s > t; s--) {                                                    \
+            bk[s] = bk[s - 1];                                                                   \
+            bi[s] = bi[s - 1];                                                                   \
+        }                                                                                        \
+        bk[t] = key;                                                                             \
+        bi[t] = index;                                                                           \
+    }
+
 #if LBK_REF == LBK_REF_F32 /* the cascade is float32's alone */
 /* The L2 cascade (src/engines/cascade.h): work-item q finds the K best of
  * the rows its coarse bounds cannot exclude. First its K' candidates (the
@@ -706,24 +728,7 @@ lbk_bubble_final(__global const float *surv_k, __global const uint *surv_i, cons
               x[o[12] + j], x[o[13] + j], x[o[14] + j], x[o[15] + j])
 #define LBK_GATHER LBK_CAT(LBK_GATHER, LBK_VW)
 
-/* (key, index) into the ascending K-list unless it is not among the K
- * smallest or already held (a candidate met again in the scan). */
-inline void lbk_list_insert(const float key, const uint index, float *bk, uint *bi)
-{
-    if (!lbk_candidate_less(key, index, bk[LBK_K - 1], bi[LBK_K - 1]))
-        return;
-    int t = LBK_K - 1;
-    while (t > 0 && lbk_candidate_less(key, index, bk[t - 1], bi[t - 1]))
-        t--;
-    if (t > 0 && bi[t - 1] == index)
-        return;
-    for (int s = LBK_K - 1; s > t; s--) {
-        bk[s] = bk[s - 1];
-        bi[s] = bi[s - 1];
-    }
-    bk[t] = key;
-    bi[t] = index;
-}
+LBK_DEFINE_LIST_INSERT(lbk_list_insert, float, lbk_candidate_less)
 
 /* The exact keys of rows ids[0 .. m) (m <= LBK_VW) into the K-list. */
 inline void lbk_cascade_flush(__global const float *q, __global const float *rows, const uint dim,
@@ -1047,22 +1052,7 @@ inline bool lbk_icasc_less(const int k, const uint i, const int k2, const uint i
     return k < k2 || (k == k2 && i < i2);
 }
 
-inline void lbk_icasc_insert(const int key, const uint index, int *bk, uint *bi)
-{
-    if (!lbk_icasc_less(key, index, bk[LBK_K - 1], bi[LBK_K - 1]))
-        return;
-    int t = LBK_K - 1;
-    while (t > 0 && lbk_icasc_less(key, index, bk[t - 1], bi[t - 1]))
-        t--;
-    if (t > 0 && bi[t - 1] == index)
-        return;
-    for (int s = LBK_K - 1; s > t; s--) {
-        bk[s] = bk[s - 1];
-        bi[s] = bi[s - 1];
-    }
-    bk[t] = key;
-    bi[t] = index;
-}
+LBK_DEFINE_LIST_INSERT(lbk_icasc_insert, int, lbk_icasc_less)
 
 /* The exact squared distance of a query and a row-major row: int32 sums
  * (exact, so in any order; at most dim x 255^2). */

@@ -35,15 +35,13 @@
 #define CASCADE_MIN_CAPTURE 0.5
 
 struct lbk_brute_cascade_state {
-    bool forced;           /* LBK_PREFILTER_CASCADE: whatever the data */
-    bool off;              /* set after a batch where most queries needed the prefilter */
-    bool probed;           /* the first (short) batch has run */
-    uint64_t seen, capped; /* queries through it, and of them capped */
-    int dc;                /* dimensions of the coarse rows */
-    float c, c_full;       /* the bound's constants for dc and all dimensions */
+    bool forced;     /* LBK_PREFILTER_CASCADE: whatever the data */
+    bool probed;     /* the first (short) batch has run */
+    int dc;          /* dimensions of the coarse rows */
+    float c, c_full; /* the bound's constants for dc and all dimensions */
     float slope;
     double largest_rnorm; /* max |r|^2 over the shard */
-    uint32_t max_checks;
+    lbk_brute_cascade_cap cap;
     cl_kernel kernel;
     cl_mem refs_c, rnorm_c, rows; /* the coarse shard, its norms, the row-major shard */
     cl_mem queries_c, qnorm_c, qeps, checks; /* batch */
@@ -79,9 +77,7 @@ lbk_status lbk_brute_cascade_create(const lbk_brute *e, const lbk_brute_params *
     c->c = lbk_brute_prefilter_bound_c(LBK_METRIC_L2, c->dc);
     c->c_full = lbk_brute_prefilter_bound_c(LBK_METRIC_L2, e->dim);
     c->slope = lbk_cascade_slope(e->dim);
-    c->max_checks = (uint32_t)(e->n / CASCADE_CHECK_DIVISOR > CASCADE_MIN_CHECKS
-                                   ? e->n / CASCADE_CHECK_DIVISOR
-                                   : CASCADE_MIN_CHECKS);
+    c->cap = lbk_brute_cascade_cap_for(e->n);
     *out = c;
     return LBK_OK;
 }
@@ -268,7 +264,7 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
     cl_command_queue queue = lbk_device_queue(e->dev);
     const uint64_t nq = b->nq;
     const cl_uint nb = (cl_uint)nq, nr = (cl_uint)e->n, dc = (cl_uint)c->dc;
-    const cl_uint dim = (cl_uint)e->dim, max_checks = c->max_checks;
+    const cl_uint dim = (cl_uint)e->dim, max_checks = c->cap.max_checks;
     const cl_ulong ldd = e->ldd;
     const cl_float slope = c->slope, c_full = c->c_full;
     const struct {
@@ -302,25 +298,28 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
                                "reading the cascade's counts");
 }
 
-/* The queries that hit the cap go down to the prefilter path; when they
- * were most of the queries so far, the rest of the run skips the cascade. */
-static void hand_down_capped(lbk_brute *e, lbk_brute_cascade_state *c, uint64_t nq,
-                             lbk_brute_handoff *down)
+lbk_brute_cascade_cap lbk_brute_cascade_cap_for(uint64_t n)
+{
+    const uint64_t most = n / CASCADE_CHECK_DIVISOR;
+    return (lbk_brute_cascade_cap){
+        .max_checks = (uint32_t)(most > CASCADE_MIN_CHECKS ? most : CASCADE_MIN_CHECKS)};
+}
+
+void lbk_brute_cascade_hand_down(lbk_brute *e, lbk_brute_cascade_cap *cap, const uint32_t *checks,
+                                 uint64_t nq, lbk_brute_handoff *down)
 {
     for (uint64_t q = 0; q < nq; q++) {
-        down->flags[q] = c->host_checks[q] > c->max_checks;
+        down->flags[q] = checks[q] > cap->max_checks;
         down->count += down->flags[q];
         if (!down->flags[q])
-            e->timing.cascade_checked_rows += c->host_checks[q];
+            e->timing.cascade_checked_rows += checks[q];
     }
     e->timing.cascade_queries += nq;
     e->timing.cascade_fallback_queries += down->count;
-    /* Over every cascade batch so far, so that one short batch (the last
-     * of a job) cannot decide alone. */
-    c->seen += nq;
-    c->capped += down->count;
-    if (2 * c->capped > c->seen)
-        c->off = true;
+    cap->seen += nq;
+    cap->capped += down->count;
+    if (2 * cap->capped > cap->seen)
+        cap->off = true;
 }
 
 /* Rows too large for the bound arithmetic: the whole batch declined, as on
@@ -342,11 +341,11 @@ static lbk_status run(lbk_brute *e, const lbk_brute_batch *b, lbk_brute_handoff 
     lbk_brute_finish(e);
     if (st != LBK_OK)
         return st;
-    hand_down_capped(e, c, nq, down);
+    lbk_brute_cascade_hand_down(e, &c->cap, c->host_checks, nq, down);
     return LBK_OK;
 }
 
-static bool applies(const lbk_brute *e) { return e->cascade && !e->cascade->off; }
+static bool applies(const lbk_brute *e) { return e->cascade && !e->cascade->cap.off; }
 
 /* The engine's first cascade batch is a short probe of the data. */
 static uint64_t batch_limit(lbk_brute *e, uint64_t n)

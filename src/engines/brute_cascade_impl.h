@@ -25,4 +25,22 @@ void lbk_brute_cascade_destroy(lbk_brute *e, lbk_brute_cascade_state *c);
 
 extern const lbk_brute_path lbk_brute_cascade_path;
 
+/* The cap both cascades share (the float32 one and the integer one,
+ * brute_icascade.c): a query that would need more than max_checks exact
+ * keys goes down to the next path, and once most queries through the
+ * cascade so far did (over every batch, so that one short batch cannot
+ * decide alone), the rest of the run skips it. */
+typedef struct {
+    uint32_t max_checks;   /* max(256, n / 16) */
+    uint64_t seen, capped; /* queries through it, and of them capped */
+    bool off;
+} lbk_brute_cascade_cap;
+
+/* The cap for a shard of n rows. */
+lbk_brute_cascade_cap lbk_brute_cascade_cap_for(uint64_t n);
+/* One batch's capped queries flagged in `down` (checks[q] exact keys each),
+ * the others' checks counted in the engine's timing. */
+void lbk_brute_cascade_hand_down(lbk_brute *e, lbk_brute_cascade_cap *cap, const uint32_t *checks,
+                                 uint64_t nq, lbk_brute_handoff *down);
+
 #endif

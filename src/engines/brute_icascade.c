@@ -9,6 +9,7 @@
 #include "brute_icascade_impl.h"
 
 #include "alloc_large.h"
+#include "brute_cascade_impl.h"
 #include "brute_exact_impl.h"
 #include "cascade.h"
 #include "log.h"
@@ -18,12 +19,11 @@
 #include <string.h>
 
 /* As the float32 cascade's (brute_cascade.c): from dimension 64 on CPU
- * devices, a short first batch, the cap on checks per query, the capture
- * the data must keep in its coarse rows. */
+ * devices, a short first batch, the capture the data must keep in its
+ * coarse rows; the cap on checks per query is the one they share
+ * (lbk_brute_cascade_cap). */
 #define ICASCADE_MIN_DIM 64
 #define ICASCADE_PROBE_QUERIES 64
-#define ICASCADE_MIN_CHECKS 256
-#define ICASCADE_CHECK_DIVISOR 16
 #define ICASCADE_MIN_CAPTURE 0.5
 #define ICASCADE_SAMPLE 256
 
@@ -32,10 +32,9 @@
 #define ICASCADE_K_LIMIT 64
 
 struct lbk_brute_icascade_state {
-    bool forced, off, probed;
-    uint64_t seen, capped;
+    bool forced, probed;
+    lbk_brute_cascade_cap cap;
     int dc;
-    uint32_t max_checks;
     cl_kernel coarse, exact;
     cl_mem refs_c, rnorm_c, rows; /* coarse shard, its norms, the row-major shard */
     cl_mem queries_c, qnorm_c, checks;
@@ -63,9 +62,7 @@ lbk_status lbk_brute_icascade_create(const lbk_brute *e, const lbk_brute_params 
     LBK_FAIL_IF(!c, LBK_ERR_NOMEM, "out of host memory creating the brute engine");
     c->forced = params->prefilter == LBK_PREFILTER_CASCADE;
     c->dc = lbk_cascade_dim(e->dim);
-    c->max_checks = (uint32_t)(e->n / ICASCADE_CHECK_DIVISOR > ICASCADE_MIN_CHECKS
-                                   ? e->n / ICASCADE_CHECK_DIVISOR
-                                   : ICASCADE_MIN_CHECKS);
+    c->cap = lbk_brute_cascade_cap_for(e->n);
     *out = c;
     return LBK_OK;
 }
@@ -254,7 +251,7 @@ static lbk_status icascade_device(lbk_brute *e, const lbk_brute_icascade_state *
     cl_command_queue queue = lbk_device_queue(e->dev);
     const uint64_t nq = b->nq;
     const cl_uint nb = (cl_uint)nq, nr = (cl_uint)e->n, dc = (cl_uint)c->dc;
-    const cl_uint dim = (cl_uint)e->dim, max_checks = c->max_checks;
+    const cl_uint dim = (cl_uint)e->dim, max_checks = c->cap.max_checks;
     const cl_ulong ldd = e->ldd;
     const struct {
         cl_mem mem;
@@ -285,25 +282,6 @@ static lbk_status icascade_device(lbk_brute *e, const lbk_brute_icascade_state *
                                "reading the cascade's counts");
 }
 
-/* As the float32 cascade: capped queries go down; when most so far were,
- * the rest of the run skips the cascade. */
-static void hand_down_capped(lbk_brute *e, lbk_brute_icascade_state *c, uint64_t nq,
-                             lbk_brute_handoff *down)
-{
-    for (uint64_t q = 0; q < nq; q++) {
-        down->flags[q] = c->host_checks[q] > c->max_checks;
-        down->count += down->flags[q];
-        if (!down->flags[q])
-            e->timing.cascade_checked_rows += c->host_checks[q];
-    }
-    e->timing.cascade_queries += nq;
-    e->timing.cascade_fallback_queries += down->count;
-    c->seen += nq;
-    c->capped += down->count;
-    if (2 * c->capped > c->seen)
-        c->off = true;
-}
-
 /* The queries are integers within the points' range (checked before any
  * path runs), so their (int32_t) values are exact. */
 static lbk_status run(lbk_brute *e, const lbk_brute_batch *b, lbk_brute_handoff *down)
@@ -319,11 +297,11 @@ static lbk_status run(lbk_brute *e, const lbk_brute_batch *b, lbk_brute_handoff 
     lbk_brute_finish(e);
     if (st != LBK_OK)
         return st;
-    hand_down_capped(e, c, b->nq, down);
+    lbk_brute_cascade_hand_down(e, &c->cap, c->host_checks, b->nq, down);
     return LBK_OK;
 }
 
-static bool applies(const lbk_brute *e) { return e->icascade && !e->icascade->off; }
+static bool applies(const lbk_brute *e) { return e->icascade && !e->icascade->cap.off; }
 
 static uint64_t batch_limit(lbk_brute *e, uint64_t n)
 {
