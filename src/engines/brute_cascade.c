@@ -35,8 +35,6 @@
 #define CASCADE_MIN_CAPTURE 0.5
 
 struct lbk_brute_cascade_state {
-    bool forced;     /* LBK_PREFILTER_CASCADE: whatever the data */
-    bool probed;     /* the first (short) batch has run */
     int dc;          /* dimensions of the coarse rows */
     float c, c_full; /* the bound's constants for dc and all dimensions */
     float slope;
@@ -72,12 +70,11 @@ lbk_status lbk_brute_cascade_create(const lbk_brute *e, const lbk_brute_params *
         return LBK_OK;
     lbk_brute_cascade_state *c = calloc(1, sizeof *c);
     LBK_FAIL_IF(!c, LBK_ERR_NOMEM, "out of host memory creating the brute engine");
-    c->forced = params->prefilter == LBK_PREFILTER_CASCADE;
     c->dc = lbk_cascade_dim(e->dim);
     c->c = lbk_brute_prefilter_bound_c(LBK_METRIC_L2, c->dc);
     c->c_full = lbk_brute_prefilter_bound_c(LBK_METRIC_L2, e->dim);
     c->slope = lbk_cascade_slope(e->dim);
-    c->cap = lbk_brute_cascade_cap_for(e->n);
+    c->cap = lbk_brute_cascade_cap_for(e->n, params);
     *out = c;
     return LBK_OK;
 }
@@ -91,10 +88,8 @@ void lbk_brute_cascade_needs(const lbk_brute *e, const lbk_brute_cascade_state *
     needs->row_bytes += (uint64_t)c->dc * 4 + 4 + (uint64_t)e->dim * 4;
 }
 
-/* A host array for a buffer: used in place on a CPU device (no copy by the
- * runtime), copied elsewhere or with copy_shard. */
-static lbk_status host_buffer(lbk_brute *e, const void *host, size_t bytes, bool copy,
-                              const char *what, cl_mem *out)
+lbk_status lbk_brute_cascade_host_buffer(lbk_brute *e, const void *host, size_t bytes, bool copy,
+                                         const char *what, cl_mem *out)
 {
     const bool in_place = lbk_device_is_cpu(e->dev) && !copy;
     return lbk_brute_device_buffer(
@@ -135,22 +130,20 @@ static void coarse_norms(const lbk_brute *e, const lbk_brute_cascade_state *c, f
     }
 }
 
-/* The groups (group_of), and whether the data suits the cascade: unless
- * forced, its coarse rows must keep CASCADE_MIN_CAPTURE of the distances. */
-static lbk_status choose_groups(const lbk_brute *e, lbk_brute_cascade_state *c,
-                                const float *points, bool *ok)
+lbk_status lbk_brute_cascade_groups(const lbk_brute *e, const lbk_brute_cascade_cap *cap,
+                                    const float *rows, size_t m, int **group_of, bool *ok)
 {
-    const size_t dc = (size_t)c->dc;
-    c->group_of = malloc((size_t)e->dim * sizeof *c->group_of);
+    const size_t dc = (size_t)lbk_cascade_dim(e->dim);
+    *group_of = malloc((size_t)e->dim * sizeof **group_of);
     int *perm = malloc(dc * LBK_CASCADE_GROUP * sizeof *perm);
     float *scratch = malloc(2 * dc * sizeof *scratch);
-    const bool have = c->group_of && perm && scratch;
-    const lbk_status st = have ? lbk_cascade_grouping(points, e->n, e->dim, perm) : LBK_OK;
+    const bool have = *group_of && perm && scratch;
+    const lbk_status st = have ? lbk_cascade_grouping(rows, m, e->dim, perm) : LBK_OK;
     *ok = false;
     if (have && st == LBK_OK) {
-        lbk_cascade_group_of(perm, e->dim, c->group_of);
-        *ok = c->forced || lbk_cascade_capture(points, e->n, e->dim, c->group_of, scratch) >=
-                               CASCADE_MIN_CAPTURE;
+        lbk_cascade_group_of(perm, e->dim, *group_of);
+        *ok = cap->forced ||
+              lbk_cascade_capture(rows, m, e->dim, *group_of, scratch) >= CASCADE_MIN_CAPTURE;
     }
     free(perm);
     free(scratch);
@@ -184,7 +177,7 @@ static lbk_status coarse_shard(const lbk_brute *e, lbk_brute_cascade_state *c,
 lbk_status lbk_brute_cascade_upload(lbk_brute *e, lbk_brute_cascade_state *c, const float *points,
                                     bool copy_shard, bool *ok)
 {
-    LBK_TRY(choose_groups(e, c, points, ok));
+    LBK_TRY(lbk_brute_cascade_groups(e, &c->cap, points, e->n, &c->group_of, ok));
     if (!*ok)
         return LBK_OK;
     const size_t rows = lbk_brute_padded_rows(e, e->n), dc = (size_t)c->dc;
@@ -199,14 +192,14 @@ lbk_status lbk_brute_cascade_upload(lbk_brute *e, lbk_brute_cascade_state *c, co
     for (uint64_t i = 0; i < e->n; i++)
         if (e->host_rnorm[i] > c->largest_rnorm)
             c->largest_rnorm = e->host_rnorm[i];
-    LBK_TRY(host_buffer(e, c->host_refs_c, rows * dc * sizeof(float), copy_shard,
-                        "the coarse shard", &c->refs_c));
+    LBK_TRY(lbk_brute_cascade_host_buffer(e, c->host_refs_c, rows * dc * sizeof(float),
+                                          copy_shard, "the coarse shard", &c->refs_c));
     if (!lbk_device_is_cpu(e->dev) || copy_shard) { /* the buffer holds a copy */
         lbk_alloc_large_free(c->host_refs_c);
         c->host_refs_c = NULL;
     }
-    return host_buffer(e, points, (size_t)e->n * (size_t)e->dim * sizeof(float), copy_shard,
-                       "the row-major shard", &c->rows);
+    return lbk_brute_cascade_host_buffer(e, points, (size_t)e->n * (size_t)e->dim * sizeof(float),
+                                         copy_shard, "the row-major shard", &c->rows);
 }
 
 /* From the main program: its K-list is the chain K. */
@@ -298,11 +291,20 @@ static lbk_status cascade_device(lbk_brute *e, const lbk_brute_cascade_state *c,
                                "reading the cascade's counts");
 }
 
-lbk_brute_cascade_cap lbk_brute_cascade_cap_for(uint64_t n)
+lbk_brute_cascade_cap lbk_brute_cascade_cap_for(uint64_t n, const lbk_brute_params *params)
 {
     const uint64_t most = n / CASCADE_CHECK_DIVISOR;
     return (lbk_brute_cascade_cap){
+        .forced = params->prefilter == LBK_PREFILTER_CASCADE,
         .max_checks = (uint32_t)(most > CASCADE_MIN_CHECKS ? most : CASCADE_MIN_CHECKS)};
+}
+
+uint64_t lbk_brute_cascade_probe(lbk_brute_cascade_cap *cap, uint64_t n)
+{
+    if (cap->probed)
+        return n;
+    cap->probed = true;
+    return n < CASCADE_PROBE_QUERIES ? n : CASCADE_PROBE_QUERIES;
 }
 
 void lbk_brute_cascade_hand_down(lbk_brute *e, lbk_brute_cascade_cap *cap, const uint32_t *checks,
@@ -350,10 +352,7 @@ static bool applies(const lbk_brute *e) { return e->cascade && !e->cascade->cap.
 /* The engine's first cascade batch is a short probe of the data. */
 static uint64_t batch_limit(lbk_brute *e, uint64_t n)
 {
-    if (e->cascade->probed)
-        return n;
-    e->cascade->probed = true;
-    return n < CASCADE_PROBE_QUERIES ? n : CASCADE_PROBE_QUERIES;
+    return lbk_brute_cascade_probe(&e->cascade->cap, n);
 }
 
 const lbk_brute_path lbk_brute_cascade_path = {"cascade", applies, batch_limit, run};

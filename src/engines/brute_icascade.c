@@ -19,12 +19,10 @@
 #include <string.h>
 
 /* As the float32 cascade's (brute_cascade.c): from dimension 64 on CPU
- * devices, a short first batch, the capture the data must keep in its
- * coarse rows; the cap on checks per query is the one they share
- * (lbk_brute_cascade_cap). */
+ * devices; the data check, the probe and the cap are the control they
+ * share (lbk_brute_cascade_cap). The data check reads a widened sample of
+ * the rows lbk_cascade_grouping and lbk_cascade_capture would take. */
 #define ICASCADE_MIN_DIM 64
-#define ICASCADE_PROBE_QUERIES 64
-#define ICASCADE_MIN_CAPTURE 0.5
 #define ICASCADE_SAMPLE 256
 
 /* K from which the selection is the sort-merge (brute_core.c), which the
@@ -32,7 +30,6 @@
 #define ICASCADE_K_LIMIT 64
 
 struct lbk_brute_icascade_state {
-    bool forced, probed;
     lbk_brute_cascade_cap cap;
     int dc;
     cl_kernel coarse, exact;
@@ -60,9 +57,8 @@ lbk_status lbk_brute_icascade_create(const lbk_brute *e, const lbk_brute_params 
         return LBK_OK;
     lbk_brute_icascade_state *c = calloc(1, sizeof *c);
     LBK_FAIL_IF(!c, LBK_ERR_NOMEM, "out of host memory creating the brute engine");
-    c->forced = params->prefilter == LBK_PREFILTER_CASCADE;
     c->dc = lbk_cascade_dim(e->dim);
-    c->cap = lbk_brute_cascade_cap_for(e->n);
+    c->cap = lbk_brute_cascade_cap_for(e->n, params);
     *out = c;
     return LBK_OK;
 }
@@ -88,36 +84,20 @@ static int value_at(const lbk_brute *e, const void *raw, size_t i)
     return e->dtype == LBK_DTYPE_UINT8 ? ((const uint8_t *)raw)[i] : ((const int8_t *)raw)[i];
 }
 
-/* The groups from a widened sample of rows (the rows lbk_cascade_grouping
- * and lbk_cascade_capture would take of the widened shard), and whether the
- * data suits the cascade. */
+/* The groups and the data check from a widened sample of the rows. */
 static lbk_status choose_groups(const lbk_brute *e, lbk_brute_icascade_state *c, const void *raw,
                                 bool *ok)
 {
-    const size_t n = (size_t)e->n, d = (size_t)e->dim, dc = (size_t)c->dc;
+    const size_t n = (size_t)e->n, d = (size_t)e->dim;
     const size_t m = n < ICASCADE_SAMPLE ? n : ICASCADE_SAMPLE;
-    c->group_of = malloc(d * sizeof *c->group_of);
-    int *perm = malloc(dc * LBK_CASCADE_GROUP * sizeof *perm);
-    float *scratch = malloc(2 * dc * sizeof *scratch);
     float *sample = malloc(m * d * sizeof *sample);
-    const bool have = c->group_of && perm && scratch && sample;
-    lbk_status st = LBK_OK;
     *ok = false;
-    if (have) {
-        for (size_t i = 0; i < m; i++)
-            for (size_t j = 0; j < d; j++)
-                sample[i * d + j] = (float)value_at(e, raw, (i * n / m) * d + j);
-        st = lbk_cascade_grouping(sample, m, e->dim, perm);
-    }
-    if (have && st == LBK_OK) {
-        lbk_cascade_group_of(perm, e->dim, c->group_of);
-        *ok = c->forced || lbk_cascade_capture(sample, m, e->dim, c->group_of, scratch) >=
-                               ICASCADE_MIN_CAPTURE;
-    }
-    free(perm);
-    free(scratch);
+    LBK_FAIL_IF(!sample, LBK_ERR_NOMEM, "out of host memory grouping dimensions for the cascade");
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < d; j++)
+            sample[i * d + j] = (float)value_at(e, raw, (i * n / m) * d + j);
+    const lbk_status st = lbk_brute_cascade_groups(e, &c->cap, sample, m, &c->group_of, ok);
     free(sample);
-    LBK_FAIL_IF(!have, LBK_ERR_NOMEM, "out of host memory grouping dimensions for the cascade");
     return st;
 }
 
@@ -165,15 +145,6 @@ static lbk_status coarse_shard(const lbk_brute *e, lbk_brute_icascade_state *c, 
     return LBK_OK;
 }
 
-static lbk_status host_buffer(lbk_brute *e, const void *host, size_t bytes, bool copy,
-                              const char *what, cl_mem *out)
-{
-    const bool in_place = lbk_device_is_cpu(e->dev) && !copy;
-    return lbk_brute_device_buffer(
-        e, CL_MEM_READ_ONLY | (in_place ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR), bytes,
-        (void *)host, what, out);
-}
-
 lbk_status lbk_brute_icascade_upload(lbk_brute *e, lbk_brute_icascade_state *c, const void *raw,
                                      bool copy_shard, bool *ok)
 {
@@ -189,14 +160,14 @@ lbk_status lbk_brute_icascade_upload(lbk_brute *e, lbk_brute_icascade_state *c, 
                                     rows * sizeof *norms, norms, "the coarse norms", &c->rnorm_c);
     free(norms);
     LBK_TRY(st);
-    LBK_TRY(host_buffer(e, c->host_refs_c, rows * dc * sizeof(float), copy_shard,
-                        "the coarse shard", &c->refs_c));
+    LBK_TRY(lbk_brute_cascade_host_buffer(e, c->host_refs_c, rows * dc * sizeof(float),
+                                          copy_shard, "the coarse shard", &c->refs_c));
     if (!lbk_device_is_cpu(e->dev) || copy_shard) {
         lbk_alloc_large_free(c->host_refs_c);
         c->host_refs_c = NULL;
     }
-    return host_buffer(e, raw, (size_t)e->n * (size_t)e->dim * e->ref_bytes, copy_shard,
-                       "the row-major shard", &c->rows);
+    return lbk_brute_cascade_host_buffer(e, raw, (size_t)e->n * (size_t)e->dim * e->ref_bytes,
+                                         copy_shard, "the row-major shard", &c->rows);
 }
 
 lbk_status lbk_brute_icascade_kernels(lbk_brute *e, lbk_brute_icascade_state *c,
@@ -305,10 +276,7 @@ static bool applies(const lbk_brute *e) { return e->icascade && !e->icascade->ca
 
 static uint64_t batch_limit(lbk_brute *e, uint64_t n)
 {
-    if (e->icascade->probed)
-        return n;
-    e->icascade->probed = true;
-    return n < ICASCADE_PROBE_QUERIES ? n : ICASCADE_PROBE_QUERIES;
+    return lbk_brute_cascade_probe(&e->icascade->cap, n);
 }
 
 const lbk_brute_path lbk_brute_icascade_path = {"icascade", applies, batch_limit, run};
