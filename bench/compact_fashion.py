@@ -56,13 +56,16 @@ def lbknn(binary, d, tmp, type_, queries, k):
             read_vecs(out + ".fvecs", "<f4")[:queries])
 
 
-def oracle_check(xb, xq, ids, dist, k):
-    """Ids by (exact squared distance, id), distances sqrtf(float32(exact))."""
-    b = xb.astype(np.float64)
-    nb = (b * b).sum(axis=1)
+def oracle_check(xb, xq, ids, dist, k, dtype=np.float64, chunk=500):
+    """Ids by (exact squared distance, id), distances sqrtf(float32(exact)),
+    for integer points: the GEMM form is exact in `dtype` while every
+    squared distance and norm is below its 2^53 (float64) or 2^24 (float32,
+    cheaper for large sets of small vectors)."""
+    b = xb.astype(dtype)
+    nb = np.einsum("ij,ij->i", b, b)
     bad = 0
-    for lo in range(0, len(xq), 500):
-        q = xq[lo:lo + 500].astype(np.float64)
+    for lo in range(0, len(xq), chunk):
+        q = xq[lo:lo + chunk].astype(dtype)
         d2 = (q * q).sum(axis=1)[:, None] + nb[None, :] - 2.0 * (q @ b.T)  # exact integers
         for i in range(len(q)):
             row = d2[i]

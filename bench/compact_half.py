@@ -27,6 +27,8 @@ import time
 
 import numpy as np
 
+from compact_fashion import read_vecs
+
 
 def make_data(d, n, dim, nq, seed):
     ref_path, q_path = os.path.join(d, "ref_f16.npy"), os.path.join(d, "q_f32.npy")
@@ -48,12 +50,6 @@ def make_data(d, n, dim, nq, seed):
     q = (c + 0.6 * rng.standard_normal((nq, dim), dtype=np.float32) * scale).astype(np.float32)
     np.save(q_path, q)
     return ref_path, q_path
-
-
-def read_vecs(path, dtype):
-    raw = np.fromfile(path, dtype="<i4")
-    k = raw[0]
-    return raw.reshape(-1, k + 1)[:, 1:].copy().view(dtype)
 
 
 def lbknn(binary, ref, q, tmp, type_, k, tag, metric="cosine"):

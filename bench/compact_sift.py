@@ -33,6 +33,8 @@ import time
 
 import numpy as np
 
+from compact_fashion import oracle_check, read_vecs  # the exact integer oracle
+
 DIM = 128
 
 
@@ -48,12 +50,6 @@ def write_bvecs(path, x):
     rows[:, :4] = np.frombuffer(np.int32(DIM).tobytes(), dtype=np.uint8)
     rows[:, 4:] = x
     rows.tofile(path)
-
-
-def read_vecs(path, dtype):
-    raw = np.fromfile(path, dtype="<i4")
-    k = raw[0]
-    return raw.reshape(-1, k + 1)[:, 1:].copy().view(dtype)
 
 
 def report_fields(path):
@@ -93,26 +89,6 @@ def lbknn(binary, ref, qry, tmp, type_, k):
           % (type_, wall, f["search"], cpu, f["peak_device_bytes"] / 2**20,
              f["peak_rss_bytes"] / 2**20, "  (widened)" if widened else ""), flush=True)
     return wall, f, read_vecs(out + ".ivecs", "<i4"), read_vecs(out + ".fvecs", "<f4")
-
-
-def oracle_check(xb, xq, ids, dist, k):
-    """Ids by (exact squared distance, id), distances sqrtf(float32(exact))."""
-    b = xb.astype(np.float32)
-    nb = np.einsum("ij,ij->i", b, b)
-    bad = 0
-    for lo in range(0, len(xq), 25):
-        q = xq[lo:lo + 25].astype(np.float32)
-        d2 = (q * q).sum(axis=1)[:, None] + nb[None, :] - 2.0 * (q @ b.T)  # exact below 2^24
-        for i in range(len(q)):
-            row = d2[i]
-            kth = np.partition(row, k - 1)[k - 1]
-            cand = np.nonzero(row <= kth)[0]
-            order = cand[np.lexsort((cand, row[cand]))][:k]
-            want = np.sqrt(row[order].astype(np.float32), dtype=np.float32)
-            if not (np.array_equal(order, ids[lo + i]) and
-                    np.array_equal(want.view("<u4"), dist[lo + i].view("<u4"))):
-                bad += 1
-    return bad
 
 
 def main():
@@ -179,7 +155,8 @@ def main():
           % (f_u8["cpu"] / f_f32["cpu"], f_u8["cpu"] / cpu, args.rounds))
     print("every lbknn run's lists identical to the first uint8 run's: %s" % same)
     c = min(args.check, args.queries)
-    bad = oracle_check(xb, xq[:c], ids, dist, args.k)
+    # float32 holds every 128-d uint8 squared distance and norm (< 2^24)
+    bad = oracle_check(xb, xq[:c], ids, dist, args.k, dtype=np.float32, chunk=25)
     print("uint8 run vs the exact oracle: %d of the first %d queries differ (ids or distance bits)"
           % (bad, c))
     print("uint8 vs float32 runs: %d queries with other ids, %d with other distance bits" %

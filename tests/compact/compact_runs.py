@@ -21,11 +21,12 @@ named, row shards) under `MPIEXEC -n NP` and checks that
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from compact_common import fail, read_vecs, run, write_bin
 
 N, NQ, DIM, K = 700, 45, 29, 6
 
@@ -63,42 +64,6 @@ def oracle(ref, q, metric):
     return ids, dist
 
 
-def write_bin(path, x, dtype):
-    with open(path, "wb") as f:
-        f.write(np.array(x.shape, dtype="<u4").tobytes())
-        f.write(x.astype(dtype).tobytes())
-
-
-def read_vecs(path, dtype):
-    raw = np.fromfile(path, dtype="<i4")
-    k = raw[0]
-    return raw.reshape(-1, k + 1)[:, 1:].copy().view(dtype)
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-
-def run(lbknn, mpiexec, np_, job, out, sets):
-    cmd = [lbknn, "run", job, "--set", "output.neighbors=" + out + ".ivecs",
-           "--set", "output.distances=" + out + ".fvecs", "--set", "output.report=" + out + ".yaml"]
-    for s in sets:
-        cmd += ["--set", s]
-    if np_ > 1:
-        cmd = [mpiexec, "-n", str(np_)] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        fail("%s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
-    if "widened" in p.stderr:
-        fail("the points were widened: " + p.stderr)
-    with open(out + ".ivecs", "rb") as f:
-        ids = f.read()
-    with open(out + ".fvecs", "rb") as f:
-        dist = f.read()
-    return ids, dist
-
-
 def main():
     lbknn, mpiexec, plan = sys.argv[1], sys.argv[2], sys.argv[3]
     metrics = ["l2", "l1", "linf", "ip"]
@@ -129,8 +94,8 @@ def main():
         for t, m, np_, batch in cases:
             ref, q, job = sets[t]
             out = os.path.join(d, "%s_%s_p%d_b%d" % (t, m, np_, batch))
-            ids, dist = run(lbknn, mpiexec, np_, job, out,
-                            ["knn.metric=" + m, "device.batch=%d" % batch])
+            ids, dist, report, _ = run(lbknn, mpiexec, np_, job, out,
+                                       ["knn.metric=" + m, "device.batch=%d" % batch], True)
             name = "%s %s on %d ranks, batch %d" % (t, m, np_, batch)
             if (t, m) not in first:
                 want_ids, want_dist = oracle(ref, q, m)
@@ -144,8 +109,7 @@ def main():
                 if len(bad):
                     fail("%s: query %d distances %r, oracle %r" % (name, bad[0], got_dist[bad[0]],
                                                                    want_dist[bad[0]]))
-                with open(out + ".yaml") as f:
-                    dev = re.search(r"peak_device_bytes: (\d+)", f.read())
+                dev = re.search(r"peak_device_bytes: (\d+)", report)
                 if not dev:
                     fail("%s: the report has no peak_device_bytes" % name)
                 # The shard's bytes are a quarter of float32's; the batch's

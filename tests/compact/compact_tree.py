@@ -29,6 +29,8 @@ import tempfile
 
 import numpy as np
 
+from compact_common import fail, read_vecs, run, write_bin
+
 N, NQ, K = 900, 40, 6
 
 
@@ -82,43 +84,6 @@ def oracle(ref, q, metric, exact):
         f = key[order].astype(np.float32)
         dist[i] = np.sqrt(f, dtype=np.float32) if metric == "l2" else f
     return ids, dist
-
-
-def write_bin(path, x, dtype):
-    with open(path, "wb") as f:
-        f.write(np.array(x.shape, dtype="<u4").tobytes())
-        f.write(x.astype(dtype).tobytes())
-
-
-def read_vecs(path, dtype):
-    raw = np.fromfile(path, dtype="<i4")
-    return raw.reshape(-1, raw[0] + 1)[:, 1:].copy().view(dtype)
-
-
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-
-def run(lbknn, mpiexec, np_, job, out, sets, compact):
-    cmd = [lbknn, "run", job, "--set", "output.neighbors=" + out + ".ivecs",
-           "--set", "output.distances=" + out + ".fvecs", "--set", "output.report=" + out + ".yaml"]
-    for s in sets:
-        cmd += ["--set", s]
-    if np_ > 1:
-        cmd = [mpiexec, "-n", str(np_)] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        fail("%s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
-    if compact and "widened" in p.stderr:
-        fail("the points were widened: " + p.stderr)
-    with open(out + ".ivecs", "rb") as f:
-        ids = f.read()
-    with open(out + ".fvecs", "rb") as f:
-        dist = f.read()
-    with open(out + ".yaml") as f:
-        report = f.read()
-    return ids, dist, report
 
 
 # (set, metric, dim, [(engine, partition, ranks)]); the first run is the
@@ -209,7 +174,7 @@ def main():
                 if widened:
                     sets.append("reference.type=float32")
                 out = os.path.join(d, "g%d_r%d" % (g, i))
-                ids, dist, report = run(lbknn, mpiexec, np_, job, out, sets, not widened)
+                ids, dist, report, _ = run(lbknn, mpiexec, np_, job, out, sets, not widened)
                 name = "%s %s %d-d, %s %s on %d ranks%s" % (
                     t, m, dim, engine, partition, np_, " (widened)" if widened else "")
                 if first is None:

@@ -18,11 +18,12 @@ and checks that
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
+
+from compact_common import fail, run
 
 N, NQ, DIM, K = 900, 31, 40, 7
 SEED = 4242
@@ -57,28 +58,11 @@ def oracle_ids(ref, q, metric):
     return ids
 
 
-def fail(msg):
-    print("FAIL:", msg)
-    sys.exit(1)
-
-
-def run(lbknn, mpiexec, np_, job, out, sets):
-    cmd = [lbknn, "run", job, "--set", "output.neighbors=" + out + ".ivecs",
-           "--set", "output.distances=" + out + ".fvecs", "--set", "output.report=" + out + ".yaml"]
-    for s in sets:
-        cmd += ["--set", s]
-    if np_ > 1:
-        cmd = [mpiexec, "-n", str(np_)] + cmd
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        fail("%s\n%s%s" % (" ".join(cmd), p.stdout, p.stderr))
-    with open(out + ".ivecs", "rb") as f:
-        ids = f.read()
-    with open(out + ".fvecs", "rb") as f:
-        dist = f.read()
-    with open(out + ".yaml") as f:
-        dev = [int(v) for v in re.findall(r"peak_device_bytes: (\d+)", f.read())]
-    return ids + dist, p.stderr, max(dev) if dev else None
+def run_bytes(lbknn, mpiexec, np_, job, out, sets):
+    """One run's output bytes, stderr and largest per-rank peak device bytes."""
+    ids, dist, report, err = run(lbknn, mpiexec, np_, job, out, sets, False)
+    dev = [int(v) for v in re.findall(r"peak_device_bytes: (\d+)", report)]
+    return ids + dist, err, max(dev) if dev else None
 
 
 def main():
@@ -101,9 +85,9 @@ def main():
         wide = ref.astype(np.float32)
         for m in ("l2", "ip", "cosine"):
             base = os.path.join(d, m)
-            want, err, dev32 = run(lbknn, mpiexec, 1, job, base + "_f32",
+            want, err, dev32 = run_bytes(lbknn, mpiexec, 1, job, base + "_f32",
                                    ["knn.metric=" + m, "reference.type=float32"])
-            got, err, dev16 = run(lbknn, mpiexec, 1, job, base + "_f16", ["knn.metric=" + m])
+            got, err, dev16 = run_bytes(lbknn, mpiexec, 1, job, base + "_f16", ["knn.metric=" + m])
             if "widened" in err:
                 fail("%s: the float16 points were widened: %s" % (m, err))
             if got != want:
@@ -113,7 +97,7 @@ def main():
             ranks = "1 rank"
             if m == "cosine":
                 ranks = "1 and 2 ranks"
-                got2, _, _ = run(lbknn, mpiexec, 2, job, base + "_f16_p2", ["knn.metric=" + m])
+                got2, _, _ = run_bytes(lbknn, mpiexec, 2, job, base + "_f16_p2", ["knn.metric=" + m])
             if m == "cosine" and got2 != want:
                 fail("%s: float16 outputs on 2 ranks differ from the float32 run's" % m)
             r, qq = (normalise(wide), normalise(q)) if m == "cosine" else (wide, q)
