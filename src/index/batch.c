@@ -26,11 +26,7 @@ void lbk_batch_rows_as_floats(const lbk_dataset *shard, uint64_t row, uint64_t c
         memcpy(out, shard->points + first, (size_t)values * sizeof(float));
         return;
     }
-    for (uint64_t i = 0; i < values; i++)
-        out[i] = shard->dtype == LBK_DTYPE_UINT8 ? (float)((const uint8_t *)shard->raw)[first + i]
-                 : shard->dtype == LBK_DTYPE_INT8
-                     ? (float)((const int8_t *)shard->raw)[first + i]
-                     : lbk_dataset_half_to_float(((const uint16_t *)shard->raw)[first + i]);
+    lbk_dataset_values_to_float(shard->dtype, shard->raw, first, values, out);
 }
 
 const float *lbk_batch_own_points(lbk_index *s, lbk_batch *b)

@@ -46,6 +46,10 @@ static inline bool lbk_dataset_type_integer(lbk_dtype type)
 }
 /* IEEE binary16 bits to float: exact for every value (subnormals too). */
 float lbk_dataset_half_to_float(uint16_t bits);
+/* Values first .. first + count - 1 of compact `values` of `type` (UINT8,
+ * INT8, FLOAT16) into out as floats, exactly. */
+void lbk_dataset_values_to_float(lbk_dtype type, const void *values, uint64_t first,
+                                 uint64_t count, float *out);
 
 /* Compact rows (raw) widened to float32 points, in place: exact for every
  * type, and the memory of four bytes a value (a float32 set: nothing to

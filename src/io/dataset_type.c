@@ -58,6 +58,24 @@ lbk_status lbk_dataset_resolve_type(const char *path, lbk_dtype asked, lbk_dtype
     return LBK_OK;
 }
 
+void lbk_dataset_values_to_float(lbk_dtype type, const void *values, uint64_t first,
+                                 uint64_t count, float *out)
+{
+    if (type == LBK_DTYPE_UINT8) {
+        const uint8_t *v = (const uint8_t *)values + first;
+        for (uint64_t i = 0; i < count; i++)
+            out[i] = (float)v[i];
+    } else if (type == LBK_DTYPE_INT8) {
+        const int8_t *v = (const int8_t *)values + first;
+        for (uint64_t i = 0; i < count; i++)
+            out[i] = (float)v[i];
+    } else {
+        const uint16_t *v = (const uint16_t *)values + first;
+        for (uint64_t i = 0; i < count; i++)
+            out[i] = lbk_dataset_half_to_float(v[i]);
+    }
+}
+
 lbk_status lbk_dataset_widen(lbk_dataset *data)
 {
     if (data->dtype == LBK_DTYPE_FLOAT32)
@@ -65,19 +83,7 @@ lbk_status lbk_dataset_widen(lbk_dataset *data)
     const uint64_t n = data->rows * (uint64_t)data->dim;
     float *points = NULL;
     LBK_TRY(lbk_fmt_alloc((void **)&points, n, sizeof *points));
-    if (data->dtype == LBK_DTYPE_UINT8) {
-        const uint8_t *v = data->raw;
-        for (uint64_t i = 0; i < n; i++)
-            points[i] = (float)v[i];
-    } else if (data->dtype == LBK_DTYPE_INT8) {
-        const int8_t *v = data->raw;
-        for (uint64_t i = 0; i < n; i++)
-            points[i] = (float)v[i];
-    } else {
-        const uint16_t *v = data->raw;
-        for (uint64_t i = 0; i < n; i++)
-            points[i] = lbk_dataset_half_to_float(v[i]);
-    }
+    lbk_dataset_values_to_float(data->dtype, data->raw, 0, n, points);
     lbk_alloc_large_free(data->raw);
     data->raw = NULL;
     data->points = points;
