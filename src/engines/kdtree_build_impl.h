@@ -63,4 +63,13 @@ lbk_status lbk_kdtree_launch(lbk_kdtree_builder *b, int k, uint64_t global, size
 lbk_status lbk_kdtree_sort_range(lbk_kdtree_builder *b, uint64_t lo, uint32_t tag_lo,
                                  uint32_t tag_hi, int tag_only, int level);
 
+/* kdtree_compact.c: compact points (uint8, int8, float16) uploaded and
+ * widened into a new float32 buffer *wide for the builders (the upload
+ * released; *peak: both at once); and `count` float32 values narrowed back
+ * to `type` into a new buffer *out, exactly. */
+lbk_status lbk_kdtree_compact_widen(lbk_device *dev, const lbk_dataset *reference, cl_mem *wide,
+                                    uint64_t *peak);
+lbk_status lbk_kdtree_compact_narrow(lbk_device *dev, lbk_dtype type, cl_mem points,
+                                     uint64_t count, cl_mem *out);
+
 #endif
